@@ -1,0 +1,1 @@
+"""The ``kafka-runbook`` command line: the runbook actions without Airflow."""

@@ -1,0 +1,58 @@
+"""``kafka-runbook``: one subcommand per module, flags mirroring Kafka's own tools.
+
+Each command module exposes ``add_parser(subparsers)`` (which registers its parser and sets
+``func``) and is imported lazily, so ``kafka-runbook topics`` does not import Spark or Airflow.
+Errors of this project (:class:`kafka_zk.errors.KafkaZkError`) print one line on stderr and
+exit 1; argparse usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS: dict[str, str] = {
+    "topics": "cli.topics",          # kafka-topics.sh --zookeeper
+    "configs": "cli.configs",        # kafka-configs.sh --zookeeper
+    "reassign": "cli.reassign",      # kafka-reassign-partitions.sh (generate/execute/verify)
+    "elect": "cli.elect",            # kafka-preferred-replica-election.sh
+    "throttle": "cli.throttle",      # set/remove replication throttles
+    "plan": "cli.plan",              # Spark plans (decommission, add-brokers, ...)
+    "sim": "cli.sim",                # the controller emulator
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kafka-runbook", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module in COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        mod.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from kafka_zk.errors import KafkaZkError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    only = argv[0] if argv and argv[0] in COMMANDS else None
+    args = build_parser(only).parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KafkaZkError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

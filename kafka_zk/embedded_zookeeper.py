@@ -1,0 +1,144 @@
+"""A private ZooKeeper server for tests, benchmarks, the demo and rehearsals.
+
+Runs Debian's ``zookeeper`` package (jars under /usr/share/java) as a standalone server bound
+to 127.0.0.1 on a free port, with its own temporary data dir; waits until it answers
+``ruok``; stops it by its own pid (SIGTERM, then SIGKILL) and removes the data dir.
+
+Fails with :class:`EmbeddedZooKeeperError` naming the missing piece (Java, the package) or
+the server's last log lines when it does not come up within the timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
+MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+
+class EmbeddedZooKeeperError(RuntimeError):
+    """The private ZooKeeper could not be started."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def four_letter_word(host: str, port: int, word: str, timeout: float = 1.0) -> str:
+    """Send a ZooKeeper four-letter command (``ruok``, ``srvr``, ``mntr``) and return the answer."""
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.sendall(word.encode("ascii"))
+        chunks = []
+        while True:
+            data = s.recv(4096)
+            if not data:
+                break
+            chunks.append(data)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+class EmbeddedZooKeeper:
+    """One standalone ZooKeeper on 127.0.0.1; use as a context manager or start()/stop()."""
+
+    def __init__(self, port: int | None = None, data_dir: str | None = None,
+                 max_buffer: int = 0xFFFFF, start_timeout: float = 30.0) -> None:
+        self.host = "127.0.0.1"
+        self.port = port or free_port()
+        self._own_dir = data_dir is None
+        self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-runbooks-zk-"))
+        self.max_buffer = max_buffer
+        self.start_timeout = start_timeout
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def connect_string(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def _write_config(self) -> Path:
+        (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
+        cfg = self.data_dir / "zoo.cfg"
+        cfg.write_text("\n".join([
+            "tickTime=500",
+            "minSessionTimeout=1000",
+            "maxSessionTimeout=60000",
+            f"dataDir={self.data_dir / 'data'}",
+            f"clientPort={self.port}",
+            f"clientPortAddress={self.host}",
+            "admin.enableServer=false",
+            "4lw.commands.whitelist=ruok,srvr,mntr,stat",
+            "maxClientCnxns=0",
+            "globalOutstandingLimit=100000",
+            "snapCount=1000000",
+            "autopurge.purgeInterval=0",
+            "forceSync=no",
+            "",
+        ]))
+        (self.data_dir / "log4j.properties").write_text("log4j.rootLogger=WARN, stdout\n")
+        return cfg
+
+    def start(self) -> "EmbeddedZooKeeper":
+        java = shutil.which("java")
+        if java is None:
+            raise EmbeddedZooKeeperError("java not found: install a JRE (apt-get install default-jre-headless)")
+        if not ZOOKEEPER_JAR.exists():
+            raise EmbeddedZooKeeperError(
+                f"{ZOOKEEPER_JAR} not found: install Debian's ZooKeeper (apt-get install zookeeper)")
+        cfg = self._write_config()
+        log = open(self.data_dir / "server.log", "wb")
+        cmd = [java, "-Xmx512m", f"-Djute.maxbuffer={self.max_buffer}",
+               "-Dzookeeper.jmx.log4j.disable=true", "-cp", str(ZOOKEEPER_JAR), MAIN_CLASS, str(cfg)]
+        self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise EmbeddedZooKeeperError(f"ZooKeeper exited with {self.process.returncode}: "
+                                             + self._log_tail())
+            try:
+                if four_letter_word(self.host, self.port, "ruok", 0.5) == "imok":
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise EmbeddedZooKeeperError(
+            f"ZooKeeper did not answer on {self.connect_string} within {self.start_timeout}s: "
+            + self._log_tail())
+
+    def _log_tail(self) -> str:
+        try:
+            return (self.data_dir / "server.log").read_text(errors="replace")[-2000:]
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        proc, self.process = self.process, None
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self) -> "EmbeddedZooKeeper":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

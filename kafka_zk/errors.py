@@ -1,0 +1,102 @@
+"""Every refusal and failure of the ZooKeeper layer: one root, one class per refusal.
+
+Messages name the input that is wrong and how to fix it. kazoo's exceptions are translated
+in one place, :func:`translate`, so callers never catch kazoo types.
+"""
+
+from __future__ import annotations
+
+
+class KafkaZkError(Exception):
+    """Root of every error this project raises about a Kafka cluster in ZooKeeper."""
+
+
+class InvalidInput(KafkaZkError):
+    """Bad user input; nothing was written. The message names the problem and the fix."""
+
+
+class InvalidPayload(KafkaZkError):
+    """A znode or file payload that does not follow Kafka's format."""
+
+
+class InvalidTopicName(InvalidInput):
+    """A topic name Kafka rejects (contract §6.2)."""
+
+
+class InvalidReplicationFactor(InvalidInput):
+    """Replication factor ≤ 0 or larger than the live brokers."""
+
+
+class InvalidReplicaAssignment(InvalidInput):
+    """An explicit replica assignment Kafka rejects (contract V6)."""
+
+
+class InvalidConfig(InvalidInput):
+    """An unknown config key or a value of the wrong type or range."""
+
+
+class TopicExists(KafkaZkError):
+    """``Topic '<t>' already exists.``"""
+
+
+class TopicCollision(InvalidInput):
+    """A name that collides with an existing topic once '.' is replaced by '_'."""
+
+
+class TopicNotFound(KafkaZkError):
+    """A topic that is not in ``/brokers/topics``."""
+
+
+class BrokerNotAvailable(InvalidInput):
+    """A broker id that is not registered under ``/brokers/ids``."""
+
+
+class ZnodeTooLarge(KafkaZkError):
+    """A payload over the znode size limit (ZooKeeper's jute.maxbuffer, 1 MB by default)."""
+
+
+class ReassignmentInProgress(KafkaZkError):
+    """``/admin/reassign_partitions`` exists: another reassignment is running."""
+
+
+class ForeignReassignment(ReassignmentInProgress):
+    """The running reassignment is not the one this run submitted."""
+
+
+class ElectionInProgress(KafkaZkError):
+    """``/admin/preferred_replica_election`` exists: an election is being processed."""
+
+
+class StalePlan(KafkaZkError):
+    """The live cluster no longer has the replicas a plan assumed: re-plan."""
+
+
+class ConcurrentModification(KafkaZkError):
+    """A znode changed between our read and our conditional write."""
+
+
+class ZkUnavailable(KafkaZkError):
+    """ZooKeeper could not be reached within the timeout."""
+
+
+class NodeMissing(KafkaZkError):
+    """A znode that must exist does not."""
+
+
+def translate(exc: Exception, path: str) -> KafkaZkError:
+    """Map a kazoo exception raised while touching ``path`` to this module's types."""
+    from kazoo import exceptions as kz
+
+    if isinstance(exc, KafkaZkError):
+        return exc
+    if isinstance(exc, kz.NoNodeError):
+        return NodeMissing(f"[{path}] znode does not exist")
+    if isinstance(exc, kz.BadVersionError):
+        return ConcurrentModification(f"[{path}] changed since it was read; re-read and retry")
+    if isinstance(exc, (kz.ConnectionLoss, kz.SessionExpiredError, kz.OperationTimeoutError)) \
+            or type(exc).__name__ in ("KazooTimeoutError", "RetryFailedError"):
+        return ZkUnavailable(f"[{path}] ZooKeeper did not answer: {type(exc).__name__}")
+    if isinstance(exc, kz.NoAuthError):
+        return KafkaZkError(f"[{path}] not authorised: connect with the principal that owns the "
+                            "znode (digest/SASL credentials in the connection)")
+    return KafkaZkError(f"[{path}] {type(exc).__name__}: {exc}")

@@ -1,0 +1,58 @@
+"""Shared fixtures: one real ZooKeeper server per test run, a fresh chroot per test.
+
+The server is Debian's ZooKeeper started by :mod:`kafka_zk.embedded_zookeeper` on a free
+127.0.0.1 port. ``zk_connect`` is a chrooted connect string (``127.0.0.1:port/t<uuid>``) whose
+chroot exists; ``zk`` is a plain kazoo client on it (tests that check our admin layer read
+ZooKeeper back with it, never with our own code).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Iterator
+
+import pytest
+from kazoo.client import KazooClient
+
+from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+
+
+@pytest.fixture(scope="session")
+def zk_server() -> Iterator[EmbeddedZooKeeper]:
+    with EmbeddedZooKeeper() as server:
+        yield server
+
+
+@pytest.fixture
+def zk_chroot(zk_server: EmbeddedZooKeeper) -> str:
+    chroot = f"/t{uuid.uuid4().hex[:12]}"
+    root = KazooClient(hosts=zk_server.connect_string, timeout=10)
+    root.start(timeout=10)
+    try:
+        root.create(chroot)
+    finally:
+        root.stop()
+        root.close()
+    return chroot
+
+
+@pytest.fixture
+def zk_connect(zk_server: EmbeddedZooKeeper, zk_chroot: str) -> str:
+    return f"{zk_server.connect_string}{zk_chroot}"
+
+
+@pytest.fixture
+def zk(zk_connect: str) -> Iterator[KazooClient]:
+    client = KazooClient(hosts=zk_connect, timeout=10)
+    client.start(timeout=10)
+    yield client
+    client.stop()
+    client.close()
+
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None)
+settings.load_profile(__import__("os").environ.get("HYPOTHESIS_PROFILE", "dev"))

@@ -1,0 +1,48 @@
+"""Test helpers that write what a Kafka broker would, with plain kazoo (not our admin layer).
+
+Used by tests that need registered brokers without running the emulator.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kazoo.client import KazooClient
+
+STARTUP_PATHS = ("/consumers", "/brokers/ids", "/brokers/topics", "/brokers/seqid", "/config/changes",
+                 "/config/topics", "/config/clients", "/config/users", "/config/brokers",
+                 "/admin/delete_topics", "/isr_change_notification", "/latest_producer_id_block",
+                 "/log_dir_event_notification")
+
+
+def register_brokers(zk: KazooClient, racks: dict[int, str | None]) -> None:
+    """Create the startup paths and a v4 registration per broker (contract §1.3), ephemeral."""
+    for path in STARTUP_PATHS:
+        zk.ensure_path(path)
+    for broker_id, rack in racks.items():
+        doc = {"listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+               "endpoints": [f"PLAINTEXT://127.0.0.1:{19092 + broker_id}"], "jmx_port": -1,
+               "host": "127.0.0.1", "port": 19092 + broker_id, "version": 4,
+               "timestamp": "1600000000000"}
+        if rack is not None:
+            doc["rack"] = rack
+        zk.create(f"/brokers/ids/{broker_id}", json.dumps(doc).encode(), ephemeral=True)
+
+
+def read_json(zk: KazooClient, path: str):
+    data, _ = zk.get(path)
+    return json.loads(data) if data else None
+
+
+def tree(zk: KazooClient, path: str = "/") -> dict[str, bytes | None]:
+    """Every znode under ``path`` with its data: to assert that nothing was written."""
+    out: dict[str, bytes | None] = {}
+
+    def walk(p: str) -> None:
+        data, _ = zk.get(p)
+        out[p] = data
+        for child in sorted(zk.get_children(p)):
+            walk(p.rstrip("/") + "/" + child)
+
+    walk(path)
+    return out
