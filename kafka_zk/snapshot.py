@@ -1,0 +1,188 @@
+"""The fast snapshot reader: a whole :class:`ClusterSnapshot` from ZooKeeper with pipelined reads.
+
+Reads are issued with kazoo's ``get_async`` / ``get_children_async`` and many requests are kept
+in flight (a sliding window) before results are collected, instead of one blocking round trip
+per znode: ZooKeeper answers a session's requests in order, so the cost per znode becomes
+server time instead of network latency. Order of reads: live brokers, topic names, delete
+markers, controller and admin nodes; then every broker registration, topic znode and config;
+then every partition state of those topics.
+
+A znode that vanishes between listing and reading (a broker dying, a topic being deleted) is
+skipped as absent; a topic whose topic znode vanished is left out. This is a consistent-enough
+view, not an atomic one: ``taken_at_ms`` says when reading started.
+
+Failure: a payload Kafka would not have written raises :class:`InvalidPayload` naming its path;
+ZooKeeper not answering within ``timeout`` raises :class:`ZkUnavailable`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Callable, Iterable, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from kafka_zk import codecs, paths
+from kafka_zk.codecs import PartitionState, TopicAssignment, TopicPartition
+from kafka_zk.errors import InvalidPayload, translate
+from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
+
+T = TypeVar("T")
+WINDOW = 4096
+TIMEOUT = 30.0
+
+
+def _collect(result, path: str, timeout: float):
+    try:
+        return result.get(timeout=timeout)
+    except NoNodeError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - translated
+        raise translate(exc, path) from exc
+
+
+def pipelined(client: KazooClient, method: str, znodes: Iterable[str], window: int = WINDOW,
+              timeout: float = TIMEOUT) -> dict[str, object]:
+    """``{path: result}`` of ``client.<method>_async(path)`` for every path, ``window`` in flight.
+
+    ``method`` is ``"get"`` (result ``(data, stat)``) or ``"get_children"`` (a list). Missing
+    nodes map to ``None``.
+    """
+    call = getattr(client, f"{method}_async")
+    out: dict[str, object] = {}
+    inflight: deque = deque()
+    for path in znodes:
+        inflight.append((path, call(path)))
+        if len(inflight) >= window:
+            p, r = inflight.popleft()
+            out[p] = _collect(r, p, timeout)
+    while inflight:
+        p, r = inflight.popleft()
+        out[p] = _collect(r, p, timeout)
+    return out
+
+
+def _decode(decoder: Callable[[bytes], T], data: bytes | None, path: str) -> T:
+    try:
+        return decoder(data)
+    except InvalidPayload as exc:
+        raise InvalidPayload(f"[{path}] {exc}") from None
+
+
+def read_partition_states(client: KazooClient, partitions: Iterable[TopicPartition],
+                          window: int = WINDOW) -> dict[TopicPartition, PartitionState | None]:
+    """Pipelined: the state of every partition (``None`` where no state znode exists)."""
+    tps = list(partitions)
+    by_path = {paths.partition_state(tp.topic, tp.partition): tp for tp in tps}
+    raw = pipelined(client, "get", by_path, window)
+    out: dict[TopicPartition, PartitionState | None] = {}
+    for path, tp in by_path.items():
+        got = raw[path]
+        out[tp] = None if got is None or not got[0] else _decode(codecs.decode_partition_state, got[0], path)
+    return out
+
+
+def read_partition_states_one_by_one(client: KazooClient, partitions: Iterable[TopicPartition]
+                                     ) -> dict[TopicPartition, PartitionState | None]:
+    """The baseline the benchmark compares with: one blocking ``get`` per state znode."""
+    out: dict[TopicPartition, PartitionState | None] = {}
+    for tp in partitions:
+        path = paths.partition_state(tp.topic, tp.partition)
+        try:
+            data, _ = client.get(path)
+        except NoNodeError:
+            out[tp] = None
+            continue
+        out[tp] = _decode(codecs.decode_partition_state, data, path) if data else None
+    return out
+
+
+def _children(raw: dict[str, object], path: str) -> list[str]:
+    got = raw.get(path)
+    return sorted(got) if isinstance(got, list) else []
+
+
+def _data(raw: dict[str, object], path: str) -> bytes | None:
+    got = raw.get(path)
+    return got[0] if got is not None and got[0] else None
+
+
+def read_snapshot(client: KazooClient, topics: Iterable[str] | None = None,
+                  with_configs: bool = True, window: int = WINDOW) -> ClusterSnapshot:
+    """Read brokers, topics (all, or only ``topics``), partition states, configs and admin nodes."""
+    taken = int(time.time() * 1000)
+    lists = pipelined(client, "get_children",
+                      [paths.BROKER_IDS, paths.BROKER_TOPICS, paths.DELETE_TOPICS, paths.CONFIG_BROKERS])
+    singles = pipelined(client, "get", [paths.CONTROLLER, paths.CONTROLLER_EPOCH,
+                                        paths.REASSIGN_PARTITIONS, paths.PREFERRED_REPLICA_ELECTION])
+    broker_ids = sorted(int(c) for c in _children(lists, paths.BROKER_IDS) if c.isdigit())
+    names = _children(lists, paths.BROKER_TOPICS)
+    if topics is not None:
+        wanted = set(topics)
+        names = [n for n in names if n in wanted]
+    markers = frozenset(_children(lists, paths.DELETE_TOPICS))
+    broker_entities = _children(lists, paths.CONFIG_BROKERS) if with_configs else []
+
+    second = [paths.broker(b) for b in broker_ids] + [paths.topic(n) for n in names]
+    if with_configs:
+        second += [paths.topic_config(n) for n in names] + [paths.broker_config(e) for e in broker_entities]
+    raw = pipelined(client, "get", second, window)
+
+    brokers: dict[int, Broker] = {}
+    for b in broker_ids:
+        data = _data(raw, paths.broker(b))
+        if data is not None:
+            brokers[b] = Broker.from_registration(
+                b, _decode(codecs.decode_broker_registration, data, paths.broker(b)))
+    assignments: dict[str, TopicAssignment] = {}
+    for n in names:
+        data = _data(raw, paths.topic(n))
+        if data is not None:
+            assignments[n] = _decode(codecs.decode_topic_assignment, data, paths.topic(n))
+
+    states = read_partition_states(
+        client, [TopicPartition(n, p) for n, a in assignments.items() for p in a.partitions], window)
+
+    built: dict[str, Topic] = {}
+    for n, a in assignments.items():
+        config = {}
+        if with_configs:
+            cfg_data = _data(raw, paths.topic_config(n))
+            config = dict(_decode(codecs.decode_entity_config, cfg_data, paths.topic_config(n)).config) \
+                if cfg_data else {}
+        parts = {}
+        for p, replicas in a.partitions.items():
+            st = states.get(TopicPartition(n, p))
+            parts[p] = Partition(n, p, replicas, a.adding.get(p, ()), a.removing.get(p, ()),
+                                 st.leader if st else None, st.leader_epoch if st else None,
+                                 st.isr if st else (), st.controller_epoch if st else None)
+        built[n] = Topic(n, parts, config, a.topic_id, n in markers, a.version)
+
+    broker_configs = {}
+    for e in broker_entities:
+        data = _data(raw, paths.broker_config(e))
+        if data is not None:
+            broker_configs[e] = dict(_decode(codecs.decode_entity_config, data, paths.broker_config(e)).config)
+
+    controller = _data(singles, paths.CONTROLLER)
+    epoch = _data(singles, paths.CONTROLLER_EPOCH)
+    reassign = _data(singles, paths.REASSIGN_PARTITIONS)
+    election = _data(singles, paths.PREFERRED_REPLICA_ELECTION)
+    return ClusterSnapshot(
+        brokers=brokers, topics=built, broker_configs=broker_configs,
+        reassignment=_lenient_reassignment(reassign) if reassign else None,
+        preferred_election=_decode(codecs.decode_preferred_election, election,
+                                   paths.PREFERRED_REPLICA_ELECTION) if election else None,
+        delete_markers=markers,
+        controller_id=_decode(codecs.decode_controller, controller, paths.CONTROLLER).broker_id
+        if controller else None,
+        controller_epoch=_decode(codecs.decode_controller_epoch, epoch, paths.CONTROLLER_EPOCH)
+        if epoch else None,
+        taken_at_ms=taken)
+
+
+def _lenient_reassignment(data: bytes) -> codecs.ReassignmentRequest:
+    """A live reassignment node read leniently: a stuck node with ``log_dirs`` is still shown."""
+    return _decode(lambda d: codecs.decode_reassignment(d, strict=False), data, paths.REASSIGN_PARTITIONS)

@@ -1,0 +1,119 @@
+"""ZkWriter on a real ZooKeeper: validation, size limit, create-only admin nodes, audit, dry run."""
+
+import json
+
+import pytest
+
+from kafka_zk.audit import AuditLog
+from kafka_zk.errors import (ElectionInProgress, InvalidInput, InvalidPayload, NodeMissing,
+                             ReassignmentInProgress, TopicExists, ZnodeTooLarge)
+from kafka_zk.writer import PlannedWrite, ZkWriter
+from tests.zk_helpers import read_json, tree
+
+REASSIGN = b'{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[1,2]}]}'
+
+
+def test_create_set_delete_are_audited_with_before_and_after(zk, tmp_path):
+    log = AuditLog(tmp_path / "audit.jsonl", run_id="r1", task="t1")
+    w = ZkWriter(zk, log, actor="alice")
+    assert w.create("/brokers/topics/foo", b'{"version":1,"partitions":{"0":[1,2]}}') == "/brokers/topics/foo"
+    w.set("/brokers/topics/foo", b'{"version":1,"partitions":{"0":[1,2],"1":[2,1]}}')
+    w.delete("/brokers/topics/foo")
+    assert not zk.exists("/brokers/topics/foo")
+    recs = AuditLog.read(tmp_path / "audit.jsonl")
+    assert [(r.op, r.path) for r in recs] == [("create", "/brokers/topics/foo")] + \
+        [("set", "/brokers/topics/foo"), ("delete", "/brokers/topics/foo")]
+    assert recs[1].before == {"version": 1, "partitions": {"0": [1, 2]}}
+    assert recs[1].after["partitions"]["1"] == [2, 1]
+    assert recs[2].after is None and recs[2].before["partitions"]["1"] == [2, 1]
+    assert all(r.actor == "alice" and r.run_id == "r1" and r.task == "t1" and not r.dry_run for r in recs)
+    assert recs[0].time.endswith("Z")
+
+
+def test_write_config_writes_the_node_then_one_v2_notification(zk):
+    w = ZkWriter(zk)
+    note = w.write_config("brokers", "1", {"leader.replication.throttled.rate": "1000"})
+    assert note.startswith("/config/changes/config_change_")
+    assert read_json(zk, "/config/brokers/1") == {"version": 1, "config": {
+        "leader.replication.throttled.rate": "1000"}}
+    assert zk.get_children("/config/changes") == [note.rsplit("/", 1)[1]]
+    assert read_json(zk, note) == {"version": 2, "entity_path": "brokers/1"}
+    w.write_config("brokers", "1", {})
+    assert read_json(zk, "/config/brokers/1") == {"version": 1, "config": {}}
+    assert len(zk.get_children("/config/changes")) == 2
+
+
+def test_admin_nodes_are_create_only(zk):
+    w = ZkWriter(zk)
+    w.create("/admin/reassign_partitions", REASSIGN)
+    with pytest.raises(ReassignmentInProgress, match="already in progress"):
+        w.create("/admin/reassign_partitions", REASSIGN)
+    with pytest.raises(InvalidInput, match="create-only"):
+        w.set("/admin/reassign_partitions", REASSIGN)
+    w.create("/admin/preferred_replica_election", b'{"version":1,"partitions":[]}')
+    with pytest.raises(ElectionInProgress):
+        w.create("/admin/preferred_replica_election", b'{"version":1,"partitions":[]}')
+    assert w.create("/admin/delete_topics/foo", None) == "/admin/delete_topics/foo"
+    n = len(w.planned)
+    assert w.create("/admin/delete_topics/foo", None) == "/admin/delete_topics/foo"
+    assert len(w.planned) == n  # already requested: nothing written
+    w.create("/brokers/topics/foo", b'{"version":1,"partitions":{"0":[1]}}')
+    with pytest.raises(TopicExists, match="Topic 'foo' already exists."):
+        w.create("/brokers/topics/foo", b'{"version":1,"partitions":{"0":[1]}}')
+
+
+@pytest.mark.parametrize("path,data,error,match", [
+    ("/admin/reassign_partitions",
+     b'{"version":1,"partitions":[{"topic":"f","partition":0,"replicas":[1],"log_dirs":["any"]}]}',
+     InvalidInput, "log_dirs"),
+    ("/admin/reassign_partitions", b'{"version":1,"partitions":[{"topic":"f","partition":0,"replicas":[1],'
+     b'"foo":1}]}', InvalidPayload, "unrecognized field 'foo'"),
+    ("/brokers/topics/foo", b'{"version":1}', InvalidPayload, "missing 'partitions'"),
+    ("/brokers/topics/foo", b"not json", InvalidPayload, "not valid JSON"),
+    ("/config/topics/foo", b'{"version":1,"config":{"a":1}}', InvalidPayload, "must be a string"),
+    ("/admin/delete_topics/foo", b"x", InvalidInput, "without data"),
+])
+def test_bad_payloads_are_refused_before_anything_is_written(zk, tmp_path, path, data, error, match):
+    before = tree(zk)
+    log = AuditLog(tmp_path / "a.jsonl")
+    with pytest.raises(error, match=match):
+        ZkWriter(zk, log).create(path, data)
+    assert tree(zk) == before
+    assert not (tmp_path / "a.jsonl").exists()
+
+
+def test_oversized_payload_names_path_size_and_limit(zk):
+    before = tree(zk)
+    big = json.dumps({"version": 1, "partitions": [{"topic": "t" * 50, "partition": i} for i in range(20000)]},
+                     separators=(",", ":")).encode()
+    with pytest.raises(ZnodeTooLarge) as exc:
+        ZkWriter(zk).create("/admin/preferred_replica_election", big)
+    msg = str(exc.value)
+    assert "/admin/preferred_replica_election" in msg and str(len(big)) in msg
+    assert str(1_048_576 - 4096) in msg and "split into batches" in msg
+    assert tree(zk) == before
+
+
+def test_missing_node_set_and_delete(zk):
+    with pytest.raises(NodeMissing):
+        ZkWriter(zk).set("/config/topics/nope", b'{"version":1,"config":{}}')
+    with pytest.raises(NodeMissing):
+        ZkWriter(zk).delete("/config/topics/nope")
+
+
+def test_dry_run_writes_nothing_and_audits_plans(zk, tmp_path):
+    zk.create("/config/brokers/1", b'{"version":1,"config":{"x":"1"}}', makepath=True)
+    before = tree(zk)
+    log = AuditLog(tmp_path / "dry.jsonl", run_id="r")
+    w = ZkWriter(zk, log, dry_run=True)
+    w.write_config("brokers", "1", {"x": "2"})
+    w.create("/admin/reassign_partitions", REASSIGN)
+    w.delete("/config/brokers/1")
+    assert tree(zk) == before
+    assert [p.op for p in w.planned] == ["set", "create", "create", "delete"]
+    assert w.planned[0] == PlannedWrite("set", "/config/brokers/1", b'{"version":1,"config":{"x":"2"}}',
+                                        b'{"version":1,"config":{"x":"1"}}')
+    recs = AuditLog.read(tmp_path / "dry.jsonl")
+    assert len(recs) == 4 and all(r.dry_run for r in recs)
+    assert recs[1].path == "/config/changes/config_change_"
+    assert recs[1].after == {"version": 2, "entity_path": "brokers/1"}
