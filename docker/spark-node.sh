@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Starts one Spark standalone node (master or worker) from the PySpark installed in the image.
+#
+#   spark-node.sh master                      # listens on $SPARK_MASTER_PORT (7077), UI on 8080
+#   spark-node.sh worker spark://HOST:PORT    # registers with that master, UI on 8081
+#
+# The Spark distribution is the one inside the pyspark wheel (it ships bin/spark-class and the
+# jars), so master, worker and the drivers started by Airflow tasks are the same Spark and the
+# same Python. The node runs in the foreground (exec), so the container stops when it stops.
+# How it fails: a missing role or master URL prints the usage line and exits 2; a pyspark that
+# cannot be imported stops with Python's ImportError before anything starts.
+set -euo pipefail
+
+usage() { echo "usage: spark-node.sh master | worker spark://HOST:PORT" >&2; exit 2; }
+
+role="${1:-}"
+SPARK_HOME="$(python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+export SPARK_HOME
+export SPARK_NO_DAEMONIZE=1
+host="${SPARK_NODE_HOST:-$(hostname)}"
+
+case "$role" in
+  master)
+    exec "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.master.Master \
+      --host "$host" \
+      --port "${SPARK_MASTER_PORT:-7077}" \
+      --webui-port "${SPARK_MASTER_WEBUI_PORT:-8080}"
+    ;;
+  worker)
+    master_url="${2:-}"
+    [[ "$master_url" == spark://* ]] || usage
+    mkdir -p "${SPARK_WORKER_DIR:-/tmp/spark-work}"
+    exec "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
+      --host "$host" \
+      --webui-port "${SPARK_WORKER_WEBUI_PORT:-8081}" \
+      --cores "${SPARK_WORKER_CORES:-2}" \
+      --memory "${SPARK_WORKER_MEMORY:-2g}" \
+      --work-dir "${SPARK_WORKER_DIR:-/tmp/spark-work}" \
+      "$master_url"
+    ;;
+  *)
+    usage
+    ;;
+esac
