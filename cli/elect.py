@@ -1,0 +1,90 @@
+"""``kafka-runbook elect``: preferred replica election through ZooKeeper, in batches.
+
+Like ``kafka-preferred-replica-election.sh --zookeeper``: ``--path-to-json-file F`` names the
+partitions (``{"partitions":[{"topic":"foo","partition":1}]}``), otherwise every partition of
+the cluster; partitions that do not exist are skipped with Kafka's message. Unlike the tool,
+the list is split into batches whose znode payload stays under ``--batch-bytes`` (default
+512 KiB); before each next batch the command waits (up to ``--batch-timeout`` seconds) for the
+controller to delete the node. ``--only-eligible`` leaves out partitions whose preferred
+replica already leads or could not be elected. ``--dry-run`` prints the batches' writes.
+
+Failure: a malformed file, an election already in progress, a controller that does not
+process a batch in time: one ``Error:`` line, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from pathlib import Path
+
+from cli.topics import add_zk_arguments, open_cluster, print_planned
+from kafka_zk import paths
+from kafka_zk.admin.election import (DEFAULT_BATCH_BYTES, election_batches, preferred_election_candidates,
+                                     submit_preferred_election)
+from kafka_zk.codecs import PreferredElectionRequest, decode_election_file
+from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.snapshot import read_snapshot
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("elect", help="preferred replica election (kafka-preferred-replica-election)",
+                              description=__doc__.splitlines()[0])
+    add_zk_arguments(p)
+    p.add_argument("--path-to-json-file", metavar="FILE")
+    p.add_argument("--batch-bytes", type=int, default=DEFAULT_BATCH_BYTES)
+    p.add_argument("--batch-partitions", type=int)
+    p.add_argument("--batch-timeout", type=float, default=60.0, metavar="SECONDS")
+    p.add_argument("--only-eligible", action="store_true")
+    p.set_defaults(func=run)
+
+
+def _wait_gone(client, path: str, timeout: float) -> None:
+    gone = threading.Event()
+
+    def watch(event=None):
+        if client.exists(path, watch=watch) is None:
+            gone.set()
+    watch()
+    if not gone.wait(timeout):
+        raise KafkaZkError(f"[{path}] the controller did not process the previous election batch within "
+                           f"{timeout:g}s: check that a controller is running (/controller), then retry")
+
+
+def run(args: argparse.Namespace) -> int:
+    wanted = None
+    if args.path_to_json_file:
+        try:
+            text = Path(args.path_to_json_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {args.path_to_json_file}: {exc.strerror}") from None
+        wanted = decode_election_file(text)
+    if args.batch_bytes <= 0:
+        raise InvalidInput("--batch-bytes must be positive")
+    with open_cluster(args, "elect") as w:
+        snap = read_snapshot(w.client, topics=None if wanted is None else {tp.topic for tp in wanted},
+                             with_configs=False)
+        partitions = list(wanted) if wanted is not None else [p.tp for p in snap.partitions()]
+        for tp in partitions:
+            if not snap.has_partition(tp):
+                print(f"Skipping preferred replica leader election for partition {tp} since it doesn't exist.")
+        partitions = [tp for tp in partitions if snap.has_partition(tp)]
+        if args.only_eligible:
+            eligible, _ = preferred_election_candidates(snap, partitions)
+            partitions = [tp for tp in partitions if tp in set(eligible)]
+        if not partitions:
+            print("No partition to elect.")
+            return 0
+        batches = election_batches(partitions, args.batch_bytes, args.batch_partitions)
+        for i, batch in enumerate(batches):
+            if i > 0 and not w.dry_run:
+                _wait_gone(w.client, paths.PREFERRED_REPLICA_ELECTION, args.batch_timeout)
+                snap = read_snapshot(w.client, topics={tp.topic for tp in batch}, with_configs=False)
+            sub = submit_preferred_election(w, snap, batch)
+            if sub.submitted:
+                print("Created preferred replica election path with "
+                      + PreferredElectionRequest(sub.submitted).encode().decode())
+                print("Successfully started preferred replica election for partitions "
+                      + ",".join(map(str, sub.submitted)))
+        print_planned(w)
+    return 0

@@ -1,0 +1,185 @@
+"""``kafka-runbook topics``: what ``kafka-topics.sh --zookeeper`` (2.4) does, through kafka_zk.
+
+Actions: ``--list``, ``--describe`` (with Kafka's filters; ``--describe-format 1.x`` for the
+pre-2.4 header), ``--create``, ``--alter`` (``--partitions`` and/or ``--config``/``--delete-config``),
+``--delete``. ``--topic`` takes a regular expression for list/describe/alter/delete, as Kafka's
+does. Every writing action accepts ``--dry-run`` (print the planned writes, write nothing) and
+``--audit-log FILE``. Also home of the small helpers the other ZooKeeper commands share
+(:func:`add_zk_arguments`, :func:`open_cluster`, :func:`print_planned`).
+
+Failure: bad input prints one ``Error: ...`` line and exits 1 (see cli.main), nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from typing import Iterator
+
+from kafka_zk.admin import topics as admin
+from kafka_zk.admin.configs import alter_config
+from kafka_zk.assignment import parse_replica_assignment
+from kafka_zk.audit import AuditLog
+from kafka_zk.connect import close, connect
+from kafka_zk.describe import DescribeFilters, describe_lines
+from kafka_zk.errors import InvalidConfig, InvalidInput, TopicNotFound
+from kafka_zk.snapshot import read_snapshot
+from kafka_zk.topic_configs import validate_topic_config
+from kafka_zk.writer import ZkWriter
+
+
+# ---------------------------------------------------------------------------- shared helpers
+
+def add_zk_arguments(p: argparse.ArgumentParser, writes: bool = True) -> None:
+    p.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]",
+                   help="ZooKeeper connect string of the cluster (Kafka's zookeeper.connect)")
+    p.add_argument("--zk-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="give up connecting after this many seconds (default 10)")
+    if writes:
+        p.add_argument("--dry-run", action="store_true", help="print the ZooKeeper writes, make none")
+        p.add_argument("--audit-log", metavar="FILE", help="append one JSON line per write to FILE")
+        p.add_argument("--run-id", default="", help="run id recorded in the audit log")
+
+
+@contextlib.contextmanager
+def open_cluster(args: argparse.Namespace, task: str) -> Iterator[ZkWriter]:
+    """A connected :class:`ZkWriter` (dry-run and audit log from ``args``); closes the client."""
+    client = connect(args.zookeeper, timeout=args.zk_timeout, session_timeout=max(args.zk_timeout, 4.0))
+    try:
+        audit = AuditLog(getattr(args, "audit_log", None), run_id=getattr(args, "run_id", ""), task=task)
+        yield ZkWriter(client, audit, dry_run=getattr(args, "dry_run", False))
+    finally:
+        close(client)
+
+
+def print_planned(writer: ZkWriter) -> None:
+    """In a dry run, one line per planned write."""
+    if not writer.dry_run:
+        return
+    if not writer.planned:
+        print("DRY RUN: nothing would be written.")
+    for w in writer.planned:
+        data = "" if w.data is None else " " + w.data.decode("utf-8", "replace")
+        print(f"DRY RUN: would {w.op} {w.path}{data}")
+
+
+def parse_config_options(items: list[str] | None) -> dict[str, str]:
+    """Repeated ``--config k=v`` options."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise InvalidConfig(f"--config {item!r} is not key=value; write e.g. --config retention.ms=86400000")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+# ---------------------------------------------------------------------------- the command
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("topics", help="create, list, describe, alter and delete topics (kafka-topics)",
+                              description=__doc__.splitlines()[0])
+    add_zk_arguments(p)
+    act = p.add_mutually_exclusive_group(required=True)
+    for name in ("list", "describe", "create", "alter", "delete"):
+        act.add_argument(f"--{name}", action="store_true")
+    p.add_argument("--topic", help="topic name (a regular expression except for --create)")
+    p.add_argument("--partitions", type=int)
+    p.add_argument("--replication-factor", type=int)
+    p.add_argument("--replica-assignment", metavar="0:1,1:2", help="broker lists per partition")
+    p.add_argument("--config", action="append", metavar="K=V", help="topic config override (repeatable)")
+    p.add_argument("--delete-config", action="append", metavar="K", help="--alter: remove an override")
+    p.add_argument("--if-not-exists", action="store_true")
+    p.add_argument("--if-exists", action="store_true")
+    p.add_argument("--disable-rack-aware", action="store_true")
+    p.add_argument("--force", action="store_true", help="allow deleting an internal topic")
+    p.add_argument("--exclude-internal", action="store_true")
+    p.add_argument("--under-replicated-partitions", action="store_true")
+    p.add_argument("--unavailable-partitions", action="store_true")
+    p.add_argument("--under-min-isr-partitions", action="store_true")
+    p.add_argument("--at-min-isr-partitions", action="store_true")
+    p.add_argument("--topics-with-overrides", action="store_true")
+    p.add_argument("--describe-format", choices=("2.4", "1.x"), default="2.4",
+                   help="output of Kafka 2.4+ (default) or the 1.x-2.3 header format")
+    p.set_defaults(func=run)
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if (args.create or args.alter or args.delete) and not args.topic:
+        raise InvalidInput("--topic is required for --create, --alter and --delete")
+    if args.create and args.replica_assignment is None:
+        missing = [f for f, v in (("--partitions", args.partitions), ("--replication-factor",
+                                                                      args.replication_factor)) if v is None]
+        if missing:
+            raise InvalidInput(f"Missing required argument(s) {', '.join(missing)} for --create (or give "
+                               "--replica-assignment)")
+    if args.replica_assignment is not None and args.replication_factor is not None:
+        raise InvalidInput("--replication-factor cannot be combined with --replica-assignment")
+    if args.create and args.replica_assignment is not None and args.partitions is not None:
+        raise InvalidInput("--partitions cannot be combined with --replica-assignment for --create")
+    if args.alter and args.partitions is None and not args.config and not args.delete_config:
+        raise InvalidInput("--alter needs --partitions and/or --config/--delete-config")
+
+
+def _matching(writer: ZkWriter, args: argparse.Namespace) -> list[str]:
+    names = admin.match_topics(admin.list_topics(writer.client, args.exclude_internal), args.topic)
+    if args.topic is not None and not names and not args.if_exists:
+        raise TopicNotFound(f"Topic '{args.topic}' does not exist as expected (use --if-exists to ignore)")
+    return names
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_args(args)
+    config = parse_config_options(args.config)
+    assignment = parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
+    task = next(a for a in ("list", "describe", "create", "alter", "delete") if getattr(args, a))
+    with open_cluster(args, f"topics-{task}") as w:
+        if args.list:
+            snap = read_snapshot(w.client, topics=_matching(w, args), with_configs=False)
+            for name in sorted(snap.topics):
+                print(f"{name} - marked for deletion" if snap.topics[name].marked_for_deletion else name)
+        elif args.describe:
+            names = _matching(w, args)
+            snap = read_snapshot(w.client, topics=names)
+            filters = DescribeFilters(args.under_replicated_partitions, args.unavailable_partitions,
+                                      args.under_min_isr_partitions, args.at_min_isr_partitions,
+                                      args.topics_with_overrides, args.exclude_internal)
+            for line in describe_lines(snap, names, filters, args.describe_format):
+                print(line)
+        elif args.create:
+            res = admin.create_topic(w, None, args.topic, args.partitions, args.replication_factor, config,
+                                     assignment, args.disable_rack_aware, if_not_exists=args.if_not_exists)
+            if res.warning:
+                print(res.warning)
+            print_planned(w)
+            if res.created:
+                print(f"Created topic {args.topic}.")
+        elif args.alter:
+            validate_topic_config(config)
+            for name in _matching(w, args):
+                if args.partitions is not None:
+                    print("WARNING: If partitions are increased for a topic that has a key, the partition logic "
+                          "or ordering of the messages will be affected")
+                    admin.add_partitions(w, name, args.partitions, assignment, args.disable_rack_aware)
+                    print("Adding partitions succeeded!")
+                if config or args.delete_config:
+                    alter_config(w, "topics", name, config, args.delete_config or [])
+                    print(f"Updated config for topic {name}.")
+            print_planned(w)
+        else:
+            names = _matching(w, args)
+            internal = [n for n in names if n in admin.INTERNAL_TOPICS]
+            if internal and not args.force:
+                raise InvalidInput(f"Topic {internal[0]} is a kafka internal topic and is not allowed to be marked "
+                                   "for deletion.")
+            for name in names:
+                res = admin.delete_topic(w, None, name, force=args.force, if_exists=args.if_exists)
+                if res.outcome == "already_marked":
+                    print(f"Topic {name} is already marked for deletion.")
+                elif res.outcome == "marked":
+                    print(f"Topic {name} is marked for deletion.")
+                    print("Note: This will have no impact if delete.topic.enable is not set to true.")
+            print_planned(w)
+    sys.stdout.flush()
+    return 0
