@@ -180,9 +180,15 @@ def test_dags_folder_and_project_on_the_path(services: dict[str, dict[str, Any]]
         path = env["PYTHONPATH"].split(":")
         project = [m for m in mounts(svc) if bind_source(m) == REPO]
         assert project and project[0].target in path, f"{name}: the project is not on PYTHONPATH"
-    worker_mounts = {m.target for m in mounts(services["spark-worker"])}
-    sched_mounts = {m.target: m.source for m in mounts(services["airflow-scheduler"])}
-    assert "/opt/airflow/runs" in worker_mounts and sched_mounts["/opt/airflow/runs"] == "runbook-runs"
+
+
+def test_run_root_is_shared_with_the_spark_worker(services: dict[str, dict[str, Any]]) -> None:
+    run_root = environment(services["airflow-scheduler"])["KAFKA_RUNBOOKS_RUN_ROOT"]
+    worker = {m.target: m.source for m in mounts(services["spark-worker"])}
+    for name, svc in airflow_services(services).items():
+        ours = {m.target: m.source for m in mounts(svc)}
+        assert run_root in ours, f"{name}: {run_root} is not mounted"
+        assert ours[run_root] == worker.get(run_root), f"{name}: executors would not see {run_root}"
 
 
 def test_zookeeper_connection_matches_the_brokers(services: dict[str, dict[str, Any]]) -> None:
@@ -195,8 +201,9 @@ def test_zookeeper_connection_matches_the_brokers(services: dict[str, dict[str, 
     for name, env in brokers(services).items():
         theirs = parse_connect_string(env["KAFKA_ZOOKEEPER_CONNECT"])
         assert theirs == ours, f"{name}: zookeeper.connect {theirs} differs from the connection {ours}"
-    values = {environment(s)["AIRFLOW_CONN_KAFKA_ZK"] for s in airflow_services(services).values()}
-    assert len(values) == 1, "every Airflow component must see the same cluster"
+    values = {environment(s)[key] for s in airflow_services(services).values()
+              for key in ("AIRFLOW_CONN_KAFKA_ZK", "AIRFLOW_CONN_KAFKA_ZOOKEEPER_DEFAULT")}
+    assert len(values) == 1, "every Airflow component and both connection ids: one cluster"
 
 
 def test_brokers_have_unique_ids_racks_and_own_listeners(services: dict[str, dict[str, Any]]) -> None:
