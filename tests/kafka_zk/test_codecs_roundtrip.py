@@ -1,0 +1,112 @@
+"""Property tests: every payload version round-trips through encode/decode, in any key order."""
+
+import json
+
+from hypothesis import given, strategies as st
+
+from kafka_zk import codecs
+from kafka_zk.codecs import TopicPartition
+
+ids = st.integers(0, 2**31 - 1)
+small_ids = st.integers(0, 5000)
+names = st.text(st.sampled_from("abcXYZ019._-"), min_size=1, max_size=30)
+replicas = st.lists(small_ids, min_size=1, max_size=6, unique=True).map(tuple)
+pmap = st.dictionaries(st.integers(0, 200), replicas, max_size=8)
+tps = st.builds(TopicPartition, names, st.integers(0, 10000))
+
+
+def scrambled(data: bytes) -> bytes:
+    """The same JSON with keys in reverse order and whitespace: readers must not care."""
+    def rev(x):
+        if isinstance(x, dict):
+            return {k: rev(x[k]) for k in reversed(list(x))}
+        if isinstance(x, list):
+            return [rev(v) for v in x]
+        return x
+    return json.dumps(rev(json.loads(data)), indent=2).encode()
+
+
+def roundtrip(obj, decode, **kw):
+    data = obj.encode(**kw) if kw else obj.encode()
+    assert data == codecs.dumps(json.loads(data))  # compact, as Kafka's Jackson writes
+    assert decode(data) == obj
+    assert decode(scrambled(data)) == obj
+
+
+@given(pmap, st.data())
+def test_topic_assignment_v1_v2_v3(partitions, data):
+    keys = sorted(partitions)
+    sub = st.sampled_from(keys) if keys else st.nothing()
+    adding = {p: data.draw(replicas) for p in data.draw(st.lists(sub, unique=True, max_size=3))} if keys else {}
+    removing = {p: data.draw(replicas) for p in data.draw(st.lists(sub, unique=True, max_size=3))} if keys else {}
+    v1 = codecs.TopicAssignment(partitions)
+    roundtrip(v1, codecs.decode_topic_assignment)
+    v2 = codecs.TopicAssignment(partitions, adding, removing, None, 2)
+    roundtrip(v2, codecs.decode_topic_assignment, version=2)
+    v3 = codecs.TopicAssignment(partitions, adding, removing, "Y5ZfQ0m9S4uuVx8pCqS0Fg", 3)
+    roundtrip(v3, codecs.decode_topic_assignment)
+    assert json.loads(v1.encode(version=1)) == {"version": 1, "partitions": {
+        str(p): list(r) for p, r in partitions.items()}}
+
+
+@given(st.integers(1, 5), st.sampled_from(["h1", None]), st.integers(-1, 65535),
+       st.lists(st.sampled_from(["PLAINTEXT://h:1", "SSL://h:2"]), unique=True, min_size=1),
+       st.sampled_from([None, "r1"]), st.integers(0, 2**40).map(str))
+def test_broker_registration_v1_to_v5(version, host, port, endpoints, rack, ts):
+    reg = codecs.BrokerRegistration(
+        host=host, port=port, endpoints=tuple(endpoints) if version >= 2 else (),
+        rack=rack if version >= 3 else None, jmx_port=-1, timestamp=ts,
+        listener_security_protocol_map={e.split("://")[0]: e.split("://")[0] for e in endpoints}
+        if version >= 4 else None,
+        features={} if version >= 5 else None, version=version)
+    roundtrip(reg, codecs.decode_broker_registration)
+
+
+@given(ids, st.integers(0, 2**40).map(str), st.sampled_from([1, 2]), st.integers(-1, 100))
+def test_controller_v1_v2_and_epoch(broker, ts, version, kraft):
+    c = codecs.ControllerInfo(broker, ts, version, kraft if version == 2 else None)
+    roundtrip(c, codecs.decode_controller)
+    assert codecs.decode_controller_epoch(codecs.encode_controller_epoch(broker)) == broker
+
+
+@given(st.integers(-1, 5000), ids, st.lists(small_ids, max_size=6, unique=True).map(tuple), ids,
+       st.sampled_from([None, 1]))
+def test_partition_state_with_and_without_leader_recovery_state(leader, epoch, isr, cepoch, lrs):
+    roundtrip(codecs.PartitionState(leader, epoch, isr, cepoch, 1, lrs), codecs.decode_partition_state)
+
+
+@given(st.lists(st.builds(codecs.ReassignmentEntry, names, st.integers(0, 10000), replicas), max_size=20))
+def test_reassignment_node(entries):
+    req = codecs.ReassignmentRequest(tuple(entries))
+    roundtrip(req, lambda d: codecs.decode_reassignment(d, strict=True))
+    targets = {e.tp: e.replicas for e in entries}
+    back = codecs.decode_reassignment_file(codecs.encode_reassignment_file(targets, with_log_dirs=True)) \
+        if targets else ()
+    assert {e.tp: e.replicas for e in back} == targets
+
+
+@given(st.lists(tps, max_size=30))
+def test_election_isr_change(partitions):
+    roundtrip(codecs.PreferredElectionRequest(tuple(partitions)), codecs.decode_preferred_election)
+    roundtrip(codecs.IsrChangeNotification(tuple(partitions)), codecs.decode_isr_change)
+
+
+@given(st.dictionaries(names, st.text(max_size=20), max_size=10))
+def test_entity_config(cfg):
+    roundtrip(codecs.EntityConfig(cfg), codecs.decode_entity_config)
+
+
+@given(st.sampled_from(["topics", "clients", "brokers", "users"]), names)
+def test_config_change_v1_and_v2(etype, name):
+    roundtrip(codecs.ConfigChangeNotification(f"{etype}/{name}"), codecs.decode_config_change)
+    if etype in ("topics", "clients"):
+        v1 = json.dumps({"version": 1, "entity_type": etype, "entity_name": name}).encode()
+        assert codecs.decode_config_change(v1) == codecs.ConfigChangeNotification(f"{etype}/{name}", 1)
+
+
+@given(st.text(st.sampled_from("ABCabc0123-_"), min_size=22, max_size=22), ids, st.integers(0, 2**62))
+def test_singletons(cid, broker, start):
+    roundtrip(codecs.ClusterId(cid), codecs.decode_cluster_id)
+    assert json.loads(codecs.ClusterId(cid).encode())["version"] == "1"
+    roundtrip(codecs.ProducerIdBlock(broker, start, start + 999), codecs.decode_producer_id_block)
+    roundtrip(codecs.LogDirEvent(broker), codecs.decode_log_dir_event)
