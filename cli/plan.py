@@ -1,0 +1,155 @@
+"""``kafka-runbook plan <operation>``: snapshot the cluster, run the Spark plan job, print the summary.
+
+Operations: decommission, add-brokers, change-rf, move-topics, reassign-json, election,
+delete-topics. Each takes ``--zookeeper`` (a snapshot is read with
+:func:`kafka_zk.snapshot.read_snapshot` and saved as ``<out>/snapshot.jsonl``) or
+``--snapshot FILE`` (plan offline from a saved snapshot), runs
+:mod:`spark_jobs.plan_job` in this process (``--master`` picks a Spark master; default
+``local[*]``), and prints the summary. Nothing is written to ZooKeeper.
+
+Failure: bad flags exit 2 (argparse); a refused plan or an unreachable ZooKeeper prints one
+``Error: ...`` line and exits 1, with no artifacts written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from kafka_zk.errors import InvalidInput
+
+OPS = ("decommission", "add-brokers", "change-rf", "move-topics", "reassign-json", "election",
+       "delete-topics")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--zookeeper", help="host:port[/chroot] of the cluster (Kafka's zookeeper.connect)")
+    src.add_argument("--snapshot", help="plan from a saved snapshot file instead")
+    p.add_argument("--sizes", help="output of `kafka-log-dirs.sh --describe` (partition sizes)")
+    p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S")
+    p.add_argument("--max-moves-per-broker", type=int, default=5)
+    p.add_argument("--max-wave-bytes", type=int, default=None)
+    p.add_argument("--max-znode-bytes", type=int, default=512 * 1024)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--master", default=None, help="Spark master (default local[*])")
+    p.add_argument("--out", required=True, help="folder for the plan artifacts")
+    p.add_argument("--json", action="store_true", help="print the whole summary as JSON")
+
+
+def add_parser(subparsers: Any) -> None:
+    plan = subparsers.add_parser("plan", help="make a plan with the Spark job (nothing is written to ZooKeeper)")
+    ops = plan.add_subparsers(dest="operation", required=True, metavar="OPERATION")
+    p = ops.add_parser("decommission", help="move every replica off the given brokers")
+    p.add_argument("--brokers", required=True, help="ids of the brokers to empty, e.g. 3,4")
+    _common(p)
+    p = ops.add_parser("add-brokers", help="move a balanced share onto new brokers")
+    p.add_argument("--brokers", required=True, help="ids of the new brokers")
+    _common(p)
+    p = ops.add_parser("change-rf", help="raise or lower the replication factor of topics")
+    p.add_argument("--topics", required=True)
+    p.add_argument("--replication-factor", type=int, required=True)
+    _common(p)
+    p = ops.add_parser("move-topics", help="move topics onto a broker set with least movement")
+    p.add_argument("--topics", required=True)
+    p.add_argument("--brokers", required=True, help="the broker set the topics must live on")
+    _common(p)
+    p = ops.add_parser("reassign-json", help="validate and schedule a user reassignment JSON")
+    p.add_argument("--reassignment-json-file", required=True)
+    _common(p)
+    p = ops.add_parser("election", help="preferred leader election batches")
+    p.add_argument("--topics", default="", help="limit to these topics (default: all)")
+    p.add_argument("--batch-size", type=int, default=None)
+    _common(p)
+    p = ops.add_parser("delete-topics", help="topic deletion batches (dry-run preview)")
+    grp = p.add_mutually_exclusive_group(required=True)
+    grp.add_argument("--topics", default="")
+    grp.add_argument("--topic-regex", default=None)
+    p.add_argument("--batch-size", type=int, default=None)
+    _common(p)
+    plan.set_defaults(func=run)
+
+
+def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
+    """The plan job's command line for these CLI arguments."""
+    argv = ["--snapshot", snapshot_path, "--op", args.operation, "--out", args.out,
+            "--seed", str(args.seed), "--max-moves-per-broker", str(args.max_moves_per_broker),
+            "--max-znode-bytes", str(args.max_znode_bytes)]
+    for flag, attr in (("--brokers", "brokers"), ("--topics", "topics"), ("--topic-regex", "topic_regex"),
+                       ("--replication-factor", "replication_factor"), ("--sizes", "sizes"),
+                       ("--reassignment-json-file", "reassignment_json_file"), ("--throttle", "throttle"),
+                       ("--max-wave-bytes", "max_wave_bytes"), ("--batch-size", "batch_size"),
+                       ("--master", "master")):
+        value = getattr(args, attr, None)
+        if value not in (None, ""):
+            argv += [flag, str(value)]
+    return argv
+
+
+def take_snapshot(connect_string: str, path: str) -> None:
+    from kafka_zk.connect import close, connect
+    from kafka_zk.snapshot import read_snapshot
+    from kafka_zk.snapshot_file import write_snapshot
+
+    client = connect(connect_string)
+    try:
+        snapshot = read_snapshot(client)
+    finally:
+        close(client)
+    write_snapshot(snapshot, path)
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    print(f"Plan {summary['operation']}: {summary['moves']} partition(s) move, "
+          f"{summary['replica_moves']} new replica(s), {summary['bytes_moved']} bytes")
+    if summary.get("replica_moves_lower_bound") is not None:
+        print(f"Least movement: lower bound {summary['replica_moves_lower_bound']} replica(s)")
+    after = summary["balance_after"]
+    print(f"Balance after: replica spread {after['replica_spread']} "
+          f"(within racks {after['replica_spread_within_rack'] or '-'}), "
+          f"preferred-leader spread {after['leader_spread']}, "
+          f"bytes spread {after['bytes_relative_spread']:.1%}")
+    if summary["predicted_seconds"] is not None:
+        print(f"Waves: {summary['waves']}, predicted {summary['predicted_seconds']:.0f} s at the throttle "
+              f"(lower bound {summary['lower_bound_seconds']:.0f} s, fixed batches of 10 "
+              f"{summary['fixed_batches_of_10_seconds']:.0f} s)")
+    else:
+        print(f"Waves: {summary['waves']} (pass --throttle for a predicted duration)")
+    for batch_kind in ("election_batches", "deletion_batches"):
+        if summary.get(batch_kind):
+            print(f"{batch_kind.replace('_', ' ').capitalize()}: {summary[batch_kind]}")
+    for note in summary.get("notes", ()):
+        print(f"Note: {note}")
+    print(f"Artifacts in {summary['out']}, plan hash {summary['plan_hash']}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from spark_jobs import plan_job
+
+    if os.path.exists(args.out) and os.listdir(args.out) and not os.path.exists(
+            os.path.join(args.out, "plan.sha256")):
+        raise InvalidInput(f"--out {args.out} is a non-empty folder that is not a plan folder; "
+                           "pick an empty or new folder")
+    os.makedirs(args.out, exist_ok=True)
+    snapshot_path = args.snapshot
+    if args.zookeeper:
+        snapshot_path = os.path.join(args.out, "snapshot.jsonl")
+        take_snapshot(args.zookeeper, snapshot_path)
+    job_args = plan_job.parse_args(job_argv(args, os.path.abspath(snapshot_path)))
+    from pyspark.sql import SparkSession
+
+    existing = SparkSession.getActiveSession()
+    spark = existing or plan_job.spark_session(job_args.master)
+    try:
+        summary = plan_job.run(spark, job_args)
+    finally:
+        if existing is None:  # an embedding process (a test, a notebook) keeps its session
+            spark.stop()
+    summary["out"] = args.out
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        print_summary(summary)
+    return 0

@@ -1,0 +1,146 @@
+"""The snapshot artifact: a :class:`ClusterSnapshot` to and from a JSON-lines file (pure I/O).
+
+Format (version 1), one JSON object per line, each with a ``kind``:
+
+* ``{"kind":"cluster","version":1,"controller_id":..,"controller_epoch":..,"taken_at_ms":..,
+  "reassignment":[{"topic":..,"partition":..,"replicas":[..]}]|null,
+  "preferred_election":[{"topic":..,"partition":..}]|null,"delete_markers":[..]}`` — first line;
+* ``{"kind":"broker","id":1,"rack":"r1","host":..,"port":..,"endpoints":[..]}`` per live broker;
+* ``{"kind":"broker_config","entity":"1","config":{..}}`` per ``/config/brokers/<entity>``;
+* ``{"kind":"topic","topic":..,"config":{..},"topic_id":..,"marked_for_deletion":..,
+  "assignment_version":..}`` per topic, followed by its partitions;
+* ``{"kind":"partition","topic":..,"partition":..,"replicas":[..],"adding":[..],"removing":[..],
+  "leader":..,"leader_epoch":..,"isr":[..],"controller_epoch":..}`` per partition.
+
+Why JSON lines rather than Parquet: Spark reads it natively and splits it across tasks by line
+(``spark.read.json`` with a fixed schema, no Python per row), a human can ``grep`` it, the
+snapshot reader can stream it out line by line, and the plain-Python loader needs only the
+stdlib (a Spark executor or an Airflow worker may not have pyarrow). Loading 1M partitions in
+plain Python takes a few seconds (measured in bench/bench_plan.py); Spark never loads it in Python.
+
+Failure: a file that is missing, not JSON lines, of another version or missing the cluster line
+raises :class:`kafka_zk.errors.InvalidPayload` naming the file, the line and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterator
+
+from kafka_zk.codecs import PreferredElectionRequest, ReassignmentEntry, ReassignmentRequest, TopicPartition
+from kafka_zk.errors import InvalidPayload
+from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
+
+FORMAT_VERSION = 1
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def snapshot_lines(snapshot: ClusterSnapshot) -> Iterator[str]:
+    """The file's lines (without newlines), cluster line first, topics in name order."""
+    re = snapshot.reassignment
+    pe = snapshot.preferred_election
+    yield _dump({"kind": "cluster", "version": FORMAT_VERSION, "controller_id": snapshot.controller_id,
+                 "controller_epoch": snapshot.controller_epoch, "taken_at_ms": snapshot.taken_at_ms,
+                 "reassignment": None if re is None else [
+                     {"topic": e.topic, "partition": e.partition, "replicas": list(e.replicas)}
+                     for e in re.entries],
+                 "preferred_election": None if pe is None else [
+                     {"topic": tp.topic, "partition": tp.partition} for tp in pe.partitions],
+                 "delete_markers": sorted(snapshot.delete_markers)})
+    for b in sorted(snapshot.brokers):
+        br = snapshot.brokers[b]
+        yield _dump({"kind": "broker", "id": b, "rack": br.rack, "host": br.host, "port": br.port,
+                     "endpoints": list(br.endpoints)})
+    for entity in sorted(snapshot.broker_configs):
+        yield _dump({"kind": "broker_config", "entity": entity,
+                     "config": dict(snapshot.broker_configs[entity])})
+    for name in sorted(snapshot.topics):
+        t = snapshot.topics[name]
+        yield _dump({"kind": "topic", "topic": name, "config": dict(t.config), "topic_id": t.topic_id,
+                     "marked_for_deletion": t.marked_for_deletion,
+                     "assignment_version": t.assignment_version})
+        for pid in sorted(t.partitions):
+            p = t.partitions[pid]
+            yield _dump({"kind": "partition", "topic": name, "partition": pid,
+                         "replicas": list(p.replicas), "adding": list(p.adding),
+                         "removing": list(p.removing), "leader": p.leader,
+                         "leader_epoch": p.leader_epoch, "isr": list(p.isr),
+                         "controller_epoch": p.controller_epoch})
+
+
+def write_snapshot(snapshot: ClusterSnapshot, path: str) -> None:
+    """Write ``snapshot`` to ``path`` atomically (temp file + rename)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for line in snapshot_lines(snapshot):
+            f.write(line)
+            f.write("\n")
+    os.replace(tmp, path)
+
+
+def load_snapshot(path: str) -> ClusterSnapshot:
+    """Read a snapshot written by :func:`write_snapshot`."""
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidPayload(f"snapshot file {path}: cannot open ({exc.strerror}); "
+                             "take one with `kafka-runbook plan ... --zookeeper` or check the path") from None
+    brokers: dict[int, Broker] = {}
+    configs: dict[str, dict[str, str]] = {}
+    topic_docs: dict[str, dict[str, Any]] = {}
+    parts: dict[str, dict[int, Partition]] = {}
+    head: dict[str, Any] | None = None
+    loads = json.loads
+    with f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                d = loads(line)
+                kind = d["kind"]
+                if kind == "partition":
+                    t = d["topic"]
+                    parts[t][d["partition"]] = Partition(
+                        t, d["partition"], tuple(d["replicas"]), tuple(d.get("adding") or ()),
+                        tuple(d.get("removing") or ()), d.get("leader"), d.get("leader_epoch"),
+                        tuple(d.get("isr") or ()), d.get("controller_epoch"))
+                elif kind == "topic":
+                    topic_docs[d["topic"]] = d
+                    parts.setdefault(d["topic"], {})
+                elif kind == "broker":
+                    brokers[d["id"]] = Broker(d["id"], d.get("rack"), d.get("host"), d.get("port", -1),
+                                              tuple(d.get("endpoints") or ()), True)
+                elif kind == "broker_config":
+                    configs[d["entity"]] = dict(d["config"])
+                elif kind == "cluster":
+                    if d.get("version") != FORMAT_VERSION:
+                        raise InvalidPayload(f"snapshot file {path}: format version {d.get('version')!r} "
+                                             f"is not {FORMAT_VERSION}; re-take the snapshot with this tool")
+                    head = d
+                else:
+                    raise KeyError(kind)
+            except InvalidPayload:
+                raise
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InvalidPayload(f"snapshot file {path} line {n}: not a snapshot record ({exc!r}); "
+                                     "the file is truncated or not a snapshot — re-take it") from None
+    if head is None:
+        raise InvalidPayload(f"snapshot file {path}: no cluster line; it is not a snapshot file "
+                             "written by kafka_zk.snapshot_file.write_snapshot")
+    topics = {name: Topic(name, parts.get(name, {}), dict(doc.get("config") or {}), doc.get("topic_id"),
+                          bool(doc.get("marked_for_deletion")), int(doc.get("assignment_version") or 1))
+              for name, doc in topic_docs.items()}
+    re = head.get("reassignment")
+    pe = head.get("preferred_election")
+    return ClusterSnapshot(
+        brokers, topics, configs,
+        None if re is None else ReassignmentRequest(tuple(
+            ReassignmentEntry(e["topic"], e["partition"], tuple(e["replicas"])) for e in re)),
+        None if pe is None else PreferredElectionRequest(tuple(
+            TopicPartition(e["topic"], e["partition"]) for e in pe)),
+        frozenset(head.get("delete_markers") or ()), head.get("controller_id"),
+        head.get("controller_epoch"), int(head.get("taken_at_ms") or 0))

@@ -1,0 +1,157 @@
+"""Greedy replica placement: pick the least-loaded eligible broker, rack-aware, seeded ties.
+
+:class:`Placer` keeps candidate brokers in a heap keyed by (replica count, bytes, seeded rank)
+with lazy invalidation, so one pick costs a few heap operations even with hundreds of brokers
+and a million partitions. Eligibility: not already a replica of the partition and, when
+possible, in a rack the partition does not use yet; when no unused rack has a candidate, the
+least-used rack is taken (the plan then notes a rack the partition has to share).
+
+:class:`LeaderBalancer` picks preferred leaders among a partition's replicas, fewest preferred
+leaderships first. Ties are broken only by ranks drawn from ``random.Random(seed)``.
+
+Failure: :class:`PlanRefused` when a partition has no candidate broker at all (more replicas
+than eligible brokers).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from typing import Iterable, Mapping, Sequence
+
+from spark_jobs.kernels.loads import Loads, rack_of
+from spark_jobs.kernels.model import PlanRefused
+
+
+def seeded_ranks(broker_ids: Iterable[int], seed: int) -> dict[int, int]:
+    """A seeded permutation rank per broker: the only tie-breaker of every kernel."""
+    ids = sorted(broker_ids)
+    order = list(ids)
+    random.Random(seed).shuffle(order)
+    return {b: i for i, b in enumerate(order)}
+
+
+class Placer:
+    """Least-loaded-first destination choice among ``candidates`` (live, allowed brokers)."""
+
+    def __init__(self, candidates: Sequence[int], loads: Loads, racks: Mapping[int, str],
+                 ranks: Mapping[int, int], by_bytes: bool) -> None:
+        self.loads = loads
+        self.racks = racks
+        self.ranks = ranks
+        self.by_bytes = by_bytes
+        self.candidates = sorted(candidates)
+        self._version = {b: 0 for b in self.candidates}
+        self._heap: list[tuple[tuple[int, int, int], int, int]] = []
+        for b in self.candidates:
+            heapq.heappush(self._heap, (self._key(b), b, 0))
+
+    def _key(self, b: int) -> tuple[int, int, int]:
+        return (self.loads.replicas.get(b, 0), self.loads.bytes.get(b, 0) if self.by_bytes else 0,
+                self.ranks[b])
+
+    def add(self, b: int, size: int, delta: int = 1) -> None:
+        """Charge (or with ``delta=-1`` release) one replica of ``size`` bytes on ``b``."""
+        self.loads.replicas[b] = self.loads.replicas.get(b, 0) + delta
+        self.loads.bytes[b] = self.loads.bytes.get(b, 0) + delta * size
+        if b in self._version:
+            self._version[b] += 1
+            heapq.heappush(self._heap, (self._key(b), b, self._version[b]))
+
+    def pick(self, replicas: Iterable[int], size: int) -> int:
+        """Choose and charge a destination for a new replica of a partition on ``replicas``.
+
+        ``replicas`` are the partition's other replicas (kept ones and ones already chosen).
+        """
+        taken = set(replicas)
+        used_racks = {rack_of(self.racks, b) for b in taken}
+        heap = self._heap
+        popped: list[tuple[tuple[int, int, int], int, int]] = []
+        chosen = -1
+        while heap:
+            entry = heapq.heappop(heap)
+            _key, b, version = entry
+            if version != self._version[b]:
+                continue
+            popped.append(entry)
+            if b not in taken and self.racks[b] not in used_racks:
+                chosen = b
+                break
+        for entry in popped:
+            heapq.heappush(heap, entry)
+        if chosen < 0:
+            chosen = self._pick_shared_rack(taken)
+        self.add(chosen, size)
+        return chosen
+
+    def _pick_shared_rack(self, taken: set[int]) -> int:
+        """No unused rack has a candidate: least-used rack, then least-loaded broker."""
+        rack_use: dict[str, int] = {}
+        for b in taken:
+            r = rack_of(self.racks, b)
+            rack_use[r] = rack_use.get(r, 0) + 1
+        best = None
+        for b in self.candidates:
+            if b in taken:
+                continue
+            key = (rack_use.get(self.racks[b], 0),) + self._key(b)
+            if best is None or key < best[0]:
+                best = (key, b)
+        if best is None:
+            raise PlanRefused(f"no broker is left for a new replica next to {sorted(taken)}: "
+                              f"the partition needs more brokers than the {len(self.candidates)} "
+                              "allowed ones; lower its replication factor or allow more brokers")
+        return best[1]
+
+    def eligible(self, b: int, others: Iterable[int]) -> bool:
+        """Whether ``b`` could hold a replica next to ``others`` without sharing a rack."""
+        others = set(others)
+        return b not in others and self.racks[b] not in {rack_of(self.racks, o) for o in others}
+
+
+class LeaderBalancer:
+    """Choose preferred leaders so preferred-leader counts stay even."""
+
+    def __init__(self, loads: Loads, ranks: Mapping[int, int], live: Iterable[int]) -> None:
+        self.loads = loads
+        self.ranks = ranks
+        self.live = frozenset(live)
+
+    def order(self, replicas: tuple[int, ...]) -> tuple[int, ...]:
+        """``replicas`` with the chosen preferred leader (a live one) swapped to position 0."""
+        pool = [b for b in replicas if b in self.live] or list(replicas)
+        leader = min(pool, key=lambda b: (self.loads.leaders.get(b, 0), self.ranks.get(b, b)))
+        self.loads.leaders[leader] = self.loads.leaders.get(leader, 0) + 1
+        if replicas[0] == leader:
+            return replicas
+        out = list(replicas)
+        i = out.index(leader)
+        out[0], out[i] = out[i], out[0]
+        return tuple(out)
+
+    def repair(self, targets: dict, chosen: Iterable) -> None:
+        """Swap a chosen leader with a replica of the same partition > 1 leadership below it.
+
+        ``targets`` maps tp → ordered replicas (updated in place) for the partitions in
+        ``chosen`` whose preferred leader this balancer picked. Each swap lowers the sum of
+        squared leader counts, so the loop ends.
+        """
+        counts = self.loads.leaders
+        tps = list(chosen)
+        for _round in range(len(tps) + 1):
+            changed = False
+            for tp in tps:
+                replicas = targets[tp]
+                lead = replicas[0]
+                low = min((b for b in replicas[1:] if b in self.live), key=lambda b: (counts.get(b, 0), self.ranks.get(b, b)),
+                          default=None)
+                if low is not None and counts.get(low, 0) < counts.get(lead, 0) - 1:
+                    out = list(replicas)
+                    i = out.index(low)
+                    out[0], out[i] = out[i], out[0]
+                    targets[tp] = tuple(out)
+                    counts[lead] -= 1
+                    counts[low] = counts.get(low, 0) + 1
+                    changed = True
+            if not changed:
+                return

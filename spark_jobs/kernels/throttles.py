@@ -1,0 +1,30 @@
+"""Per-wave throttle lists, computed exactly as Kafka does (via :mod:`kafka_zk.throttle_lists`).
+
+Leader list of a topic = every current replica of its partitions that actually move in the
+wave; follower list = the move destinations; the brokers that get the throttle rates are the
+sources and destinations of those moves. Pure; a wave with no data movement has no throttles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from kafka_zk.throttle_lists import TopicThrottle, throttled_brokers, throttled_replicas
+from spark_jobs.kernels.waves import Wave
+
+
+@dataclass(frozen=True)
+class WaveThrottle:
+    """Throttled replicas per topic and the brokers needing rates, for one wave."""
+
+    wave: int
+    topics: Mapping[str, TopicThrottle]
+    brokers: frozenset[int]
+
+
+def wave_throttles(wave: Wave) -> WaveThrottle:
+    current = {m.tp: m.current for m in wave.moves}
+    proposed = {m.tp: m.target for m in wave.moves}
+    return WaveThrottle(wave.index, throttled_replicas(current, proposed),
+                        throttled_brokers(current, proposed))

@@ -1,0 +1,145 @@
+"""The invariant checker every plan passes before it is written.
+
+Rules (each violation is listed, then :class:`PlanInvalid` is raised with all of them):
+
+1. every moved partition exists in the snapshot and its current list matches the snapshot;
+2. target lists are non-empty and name no broker twice;
+3. the replication factor is unchanged unless the operation changes it (``change-rf``);
+4. no target names a removed broker, and (decommission) every partition on a removed broker
+   is moved off it;
+5. destinations (new replicas) are live brokers, not removed;
+6. rack spread preserved: a target spans at least min(racks of its current list, its size,
+   racks available) distinct racks;
+7. least movement: decommission creates exactly one new replica per replica on a removed
+   broker; change-rf only adds (up) or only drops (down) replicas;
+8. balance (decommission, add-brokers): no broker that received a replica ends more than one
+   replica above a live, allowed broker that could have taken that replica (rack rule kept),
+   and no newly chosen preferred leader leads more than one partition more than another replica
+   of that partition. This is "spread ≤ 1 where the constraints allow" made checkable.
+
+Byte balance is a goal, not an invariant (kept replicas cannot be moved under least movement):
+it is reported in the summary, not checked here. Determinism is tested separately.
+"""
+
+from __future__ import annotations
+
+from typing import Collection, Mapping
+
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.model import ClusterSnapshot
+from spark_jobs.kernels.loads import cluster_loads, distinct_racks, rack_map, rack_of
+from spark_jobs.kernels.model import BrokerLoad, Plan, PlanInvalid
+
+RF_CHANGING = frozenset({"change-rf"})
+BALANCED = frozenset({"decommission", "add-brokers"})
+
+
+def _structure(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> list[str]:
+    out: list[str] = []
+    racks = rack_map(snapshot.brokers)
+    allowed_racks = {rack_of(racks, b) for b in snapshot.brokers if b not in gone}
+    for m in plan.moves:
+        if not snapshot.has_partition(m.tp):
+            out.append(f"{m.tp}: not in the snapshot")
+            continue
+        if snapshot.partition(m.tp).replicas != m.current:
+            out.append(f"{m.tp}: current {list(m.current)} differs from the snapshot's "
+                       f"{list(snapshot.partition(m.tp).replicas)}")
+        if plan.target.get(m.tp) != m.target:
+            out.append(f"{m.tp}: move target differs from the plan's target map")
+        if not m.target:
+            out.append(f"{m.tp}: empty target")
+            continue
+        if len(set(m.target)) != len(m.target):
+            out.append(f"{m.tp}: duplicate broker in target {list(m.target)}")
+        if plan.operation not in RF_CHANGING and len(m.target) != len(m.current):
+            out.append(f"{m.tp}: replication factor changed {len(m.current)} → {len(m.target)}")
+        on_removed = sorted(set(m.target) & gone)
+        if on_removed:
+            out.append(f"{m.tp}: target keeps removed broker(s) {on_removed}")
+        bad = [d for d in m.destinations if d not in snapshot.brokers or d in gone]
+        if bad:
+            out.append(f"{m.tp}: destination(s) {bad} are not live brokers")
+        need = min(distinct_racks(m.current, racks), len(m.target), len(allowed_racks))
+        have = distinct_racks(m.target, racks)
+        if have < need:
+            out.append(f"{m.tp}: target {list(m.target)} spans {have} rack(s), needs {need}")
+    if len(plan.target) != len(plan.moves):
+        out.append("target map and moves list differ in length")
+    return out
+
+
+def _movement(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> list[str]:
+    out: list[str] = []
+    if plan.operation == "decommission":
+        for p in snapshot.partitions():
+            on = sum(1 for b in p.replicas if b in gone)
+            m_target = plan.target.get(p.tp)
+            if on and m_target is None:
+                out.append(f"{p.tp}: has replica(s) on removed brokers but is not moved")
+            elif m_target is not None:
+                new = len(set(m_target) - set(p.replicas))
+                if new != on:
+                    out.append(f"{p.tp}: {new} new replica(s) for {on} on removed brokers (not minimal)")
+    if plan.operation == "change-rf":
+        for m in plan.moves:
+            if m.sources and m.destinations:
+                out.append(f"{m.tp}: change-rf both adds {list(m.destinations)} and drops {list(m.sources)}")
+    return out
+
+
+def _balance(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int],
+             sizes: Mapping[TopicPartition, int] | None,
+             baseline: Mapping[int, BrokerLoad] | None) -> list[str]:
+    out: list[str] = []
+    cands = sorted(b for b in snapshot.brokers if b not in gone)
+    if not cands or not plan.moves:
+        return out
+    racks = rack_map(snapshot.brokers)
+    final = cluster_loads(snapshot.partitions(), cands, sizes, baseline, plan.target)
+    counts, leaders = final.replicas, final.leaders
+    low = min(counts.get(c, 0) for c in cands)
+    receivers = {d for m in plan.moves for d in m.destinations}
+    if receivers and max(counts.get(b, 0) for b in receivers) > low + 1:
+        for m in plan.moves:
+            for i, b in enumerate(m.target):
+                if b in m.current or counts.get(b, 0) <= low + 1:
+                    continue
+                others = [x for j, x in enumerate(m.target) if j != i]
+                used = {rack_of(racks, o) for o in others}
+                shares = rack_of(racks, b) in used
+                better = [c for c in cands if counts.get(c, 0) < counts[b] - 1 and c not in others
+                          and (shares or racks[c] not in used)]
+                if better:
+                    out.append(f"{m.tp}: new replica on broker {b} ({counts[b]} replicas) while broker "
+                               f"{better[0]} ({counts[better[0]]}) could take it")
+    for m in plan.moves:
+        lead = m.target[0]
+        if lead == m.current[0] or len(m.target) < 2:
+            continue
+        alt = [r for r in m.target[1:] if r in snapshot.brokers and r not in gone
+               and leaders.get(r, 0) < leaders.get(lead, 0) - 1]
+        if alt:
+            out.append(f"{m.tp}: preferred leader {lead} leads {leaders.get(lead, 0)} partitions, "
+                       f"replica {alt[0]} only {leaders.get(alt[0], 0)}")
+    return out
+
+
+def plan_violations(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int] = (),
+                    sizes: Mapping[TopicPartition, int] | None = None,
+                    baseline: Mapping[int, BrokerLoad] | None = None) -> list[str]:
+    """Every violated invariant of ``plan`` against ``snapshot`` (empty list: valid)."""
+    gone = frozenset(int(b) for b in removed) | plan.removed
+    out = _structure(snapshot, plan, gone) + _movement(snapshot, plan, gone)
+    if plan.operation in BALANCED:
+        out += _balance(snapshot, plan, gone, sizes, baseline)
+    return out
+
+
+def validate_plan(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int] = (),
+                  sizes: Mapping[TopicPartition, int] | None = None,
+                  baseline: Mapping[int, BrokerLoad] | None = None) -> None:
+    """Raise :class:`PlanInvalid` listing every violation; return quietly for a valid plan."""
+    violations = plan_violations(snapshot, plan, removed, sizes, baseline)
+    if violations:
+        raise PlanInvalid(plan.operation, violations)

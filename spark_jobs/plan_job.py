@@ -1,0 +1,129 @@
+"""The plan Spark application: snapshot (+ sizes) → plan → waves → validated artifacts.
+
+Run as ``spark-submit spark_jobs/plan_job.py --snapshot F --op decommission --brokers 3,4
+[--sizes F] [--throttle N] [--max-moves-per-broker N] --out DIR [--seed S]`` or as
+``python -m spark_jobs.plan_job ...`` (same code; the master is ``local[*]`` unless
+spark-submit or ``--master`` names one; nothing assumes local mode: inputs are read by Spark
+and the artifacts are written by the driver).
+
+What runs where, honestly: Spark (executors, JVM) parses the snapshot and sizes files, joins
+sizes to partitions, selects the partitions the operation touches and aggregates the load of
+all others per broker (:mod:`spark_jobs.spark_io`). The placement itself is a sequential
+greedy (each choice depends on the loads left by the previous one), so it runs in the driver in
+pure Python (:mod:`spark_jobs.kernels`), on the touched partitions only — for a decommission
+that is the partitions with a replica on a removed broker. Validation, wave packing and the
+artifacts are also driver-side. Operations that may move any partition (add-brokers,
+move-topics, change-rf, ...) bring the partitions of the topics concerned to the driver.
+
+Failure: bad input raises a :class:`kafka_zk.errors.KafkaZkError` subclass (exit 1, one
+line on stderr, nothing written); an invalid plan raises :class:`PlanInvalid` (nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file by spark-submit: make the repo importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from kafka_zk.errors import InvalidInput, KafkaZkError
+from spark_jobs.artifacts import write_plan_artifacts
+from spark_jobs.kernels.waves import WaveLimits, pack_waves
+from spark_jobs.operations import OPERATIONS, run_kernel, touched_sql
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="plan_job", description=__doc__.splitlines()[0])
+    p.add_argument("--snapshot", required=True, help="snapshot file (kafka_zk.snapshot_file format)")
+    p.add_argument("--op", required=True, choices=sorted(OPERATIONS))
+    p.add_argument("--brokers", default="", help="broker ids: removed (decommission), new (add-brokers), "
+                   "target set (move-topics)")
+    p.add_argument("--topics", default="", help="comma-separated topic names (change-rf, move-topics, "
+                   "election, delete-topics)")
+    p.add_argument("--topic-regex", default=None, help="delete-topics: topics matching this regex")
+    p.add_argument("--replication-factor", type=int, default=None, help="change-rf: the new RF")
+    p.add_argument("--reassignment-json-file", default=None, help="reassign-json: the user's JSON")
+    p.add_argument("--sizes", default=None, help="`kafka-log-dirs.sh --describe` output")
+    p.add_argument("--throttle", type=int, default=None, help="replication throttle, bytes/s")
+    p.add_argument("--max-moves-per-broker", type=int, default=5)
+    p.add_argument("--max-wave-bytes", type=int, default=None)
+    p.add_argument("--max-znode-bytes", type=int, default=512 * 1024)
+    p.add_argument("--batch-size", type=int, default=None, help="election/delete-topics batch size")
+    p.add_argument("--out", required=True, help="output folder for the artifacts")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--master", default=None, help="Spark master (default: spark-submit's, else local[*])")
+    return p.parse_args(argv)
+
+
+def int_list(text: str, what: str) -> list[int]:
+    out = []
+    for part in (text or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.lstrip("-").isdigit():
+            raise InvalidInput(f"{what}: {part!r} is not a broker id; write e.g. --brokers 3,4")
+        out.append(int(part))
+    if len(set(out)) != len(out):
+        raise InvalidInput(f"{what}: duplicate broker ids in {text!r}")
+    return out
+
+
+def spark_session(master: str | None):
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("kafka-runbooks-plan")
+    if master:
+        builder = builder.master(master)
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ and "SPARK_MASTER" not in os.environ:
+        builder = builder.master("local[*]")
+    builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "8")
+    return builder.getOrCreate()
+
+
+def run(spark, args: argparse.Namespace) -> dict[str, Any]:
+    """Plan with an existing session; write artifacts; return the summary (with plan_hash)."""
+    from spark_jobs.spark_io import load_input
+    from spark_jobs.summary import build_summary
+
+    limits = WaveLimits(args.max_moves_per_broker, args.max_wave_bytes, args.max_znode_bytes, args.throttle)
+    limits.check()
+    started = time.monotonic()
+    data = load_input(spark, args.snapshot, args.sizes, touched_sql(args))
+    loaded = time.monotonic()
+    plan = run_kernel(args, data)
+    planned = time.monotonic()
+    waves = pack_waves(plan.moves, limits)
+    summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
+                            data.partitions_total)
+    summary["timings_s"] = {"spark_read_aggregate": round(loaded - started, 3),
+                            "kernel_and_validate": round(planned - loaded, 3),
+                            "waves_summary": round(time.monotonic() - planned, 3)}
+    digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle)
+    summary["plan_hash"] = digest
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        spark = spark_session(args.master)
+        try:
+            summary = run(spark, args)
+        finally:
+            spark.stop()
+    except KafkaZkError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps({k: summary[k] for k in ("operation", "moves", "replica_moves", "waves",
+                                              "predicted_seconds", "plan_hash")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""The plan summary (summary.json): movement, per-broker balance before/after, bounds, timing.
+
+Pure: built from the snapshot (or slice + baseline), the plan, its waves and the limits.
+Racks are reported because with rack-aware placement the replica-count spread ≤ 1 holds within
+each rack; across racks of unequal size it cannot (a rack holds its share of every partition).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.model import ClusterSnapshot
+from spark_jobs.kernels.loads import cluster_loads, rack_map, relative_spread, spread
+from spark_jobs.kernels.model import BrokerLoad, Plan
+from spark_jobs.kernels.waves import Wave, WaveLimits, fixed_batches, wave_bounds
+
+
+def _balance(loads, brokers: Sequence[int], racks: Mapping[int, str]) -> dict[str, Any]:
+    by_rack: dict[str, list[int]] = {}
+    for b in brokers:
+        by_rack.setdefault(racks.get(b, f"\0{b}"), []).append(b)
+    real = {r: bs for r, bs in by_rack.items() if not r.startswith("\0")}
+    return {
+        "replica_spread": spread(loads.replicas.get(b, 0) for b in brokers),
+        "leader_spread": spread(loads.leaders.get(b, 0) for b in brokers),
+        "bytes_relative_spread": round(relative_spread(loads.bytes.get(b, 0) for b in brokers), 4),
+        "replica_spread_within_rack": {r: spread(loads.replicas.get(b, 0) for b in bs)
+                                       for r, bs in sorted(real.items())},
+        "bytes_relative_spread_within_rack": {
+            r: round(relative_spread(loads.bytes.get(b, 0) for b in bs), 4) for r, bs in sorted(real.items())},
+    }
+
+
+def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], limits: WaveLimits,
+                  sizes: Mapping[TopicPartition, int] | None = None,
+                  baseline: Mapping[int, BrokerLoad] | None = None,
+                  partitions_total: int | None = None) -> dict[str, Any]:
+    """The summary document (without ``plan_hash``, which the artifact writer adds)."""
+    racks = rack_map(snapshot.brokers)
+    live_after = sorted(b for b in snapshot.brokers if b not in plan.removed)
+    ids = sorted(set(snapshot.brokers) | set(baseline or {}) | {b for m in plan.moves for b in m.current})
+    before = cluster_loads(snapshot.partitions(), ids, sizes, baseline)
+    after = cluster_loads(snapshot.partitions(), ids, sizes, baseline, plan.target)
+    bounds = wave_bounds(plan.moves, waves, limits)
+    fixed = wave_bounds(plan.moves, fixed_batches(plan.moves, 10, limits), limits)
+    on_removed = sum(1 for p in snapshot.partitions() for b in p.replicas if b in plan.removed)
+    return {
+        "operation": plan.operation,
+        "params": dict(plan.params),
+        "seed": plan.seed,
+        "partitions_total": partitions_total if partitions_total is not None else snapshot.partition_count,
+        "moves": len(plan.moves),
+        "replica_moves": plan.replica_moves,
+        "replica_moves_lower_bound": on_removed if plan.operation == "decommission" else None,
+        "bytes_moved": plan.bytes_moved,
+        "sized": plan.sized,
+        "removed_brokers": sorted(plan.removed),
+        "brokers": {str(b): {"rack": snapshot.brokers[b].rack if b in snapshot.brokers else None,
+                             "live": b in snapshot.brokers,
+                             "before": {"replicas": before.replicas.get(b, 0), "bytes": before.bytes.get(b, 0),
+                                        "leaders": before.leaders.get(b, 0)},
+                             "after": {"replicas": after.replicas.get(b, 0), "bytes": after.bytes.get(b, 0),
+                                       "leaders": after.leaders.get(b, 0)}} for b in ids},
+        "balance_before": _balance(before, sorted(snapshot.brokers), racks),
+        "balance_after": _balance(after, live_after, racks),
+        "waves": len(waves),
+        "limits": {"max_moves_per_broker": limits.max_moves_per_broker,
+                   "max_wave_bytes": limits.max_wave_bytes, "max_znode_bytes": limits.max_znode_bytes,
+                   "throttle_bytes_per_s": limits.throttle_bytes_per_s},
+        "lower_bound_bytes": bounds.lower_bound_bytes,
+        "busiest_bytes_sum": bounds.busiest_sum_bytes,
+        "lower_bound_seconds": bounds.lower_bound_seconds,
+        "predicted_seconds": bounds.predicted_seconds,
+        "predicted_over_lower_bound": round(bounds.ratio, 4),
+        "fixed_batches_of_10_seconds": fixed.predicted_seconds,
+        "fixed_batches_of_10_busiest_bytes_sum": fixed.busiest_sum_bytes,
+        "election_batches": len(plan.election),
+        "deletion_batches": len(plan.deletion),
+        "notes": list(plan.notes),
+    }

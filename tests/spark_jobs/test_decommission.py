@@ -1,0 +1,140 @@
+"""Decommission kernel: golden plan, no-op, determinism, refusals, invariants on random clusters."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_zk.codecs import TopicPartition, encode_reassignment_file
+from spark_jobs.kernels.decommission import plan_decommission
+from spark_jobs.kernels.loads import cluster_loads, rack_map, spread
+from spark_jobs.kernels.model import PlanInvalid, PlanRefused, make_plan, Move
+from spark_jobs.kernels.validate import plan_violations, validate_plan
+from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
+from tests.spark_jobs.conftest import literal_cluster
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+
+SMALL = {"orders": {0: (1, 2, 3), 1: (2, 3, 4), 2: (3, 4, 5), 3: (4, 5, 6), 4: (5, 6, 1), 5: (6, 1, 2)},
+         "events": {0: (3, 1), 1: (4, 2), 2: (5, 3), 3: (6, 4)}}
+SMALL_RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c", 7: "a", 8: "b", 9: "c"}
+
+
+def test_golden_small_cluster() -> None:
+    snap = literal_cluster(SMALL, SMALL_RACKS)
+    plan = plan_decommission(snap, [3], seed=0)
+    validate_plan(snap, plan, [3])
+    got = json.loads(encode_reassignment_file(plan.target))
+    with open(os.path.join(GOLDEN, "decommission_small_target.json")) as f:
+        assert got == json.load(f)
+    # every replica of broker 3 moved (orders spans racks a,b,c: it stays in rack c), rest kept
+    for m in plan.moves:
+        assert 3 in m.current and 3 not in m.target and len(m.destinations) == 1
+        if m.tp.topic == "orders":
+            assert SMALL_RACKS[m.destinations[0]] == "c"
+        for i, b in enumerate(m.current):
+            if b != 3 and i > 0:
+                assert b in m.target
+
+
+def test_no_op_when_nothing_on_removed_brokers() -> None:
+    snap = literal_cluster(SMALL, SMALL_RACKS)
+    plan = plan_decommission(snap, [7, 8], seed=0)
+    assert plan.moves == () and dict(plan.target) == {}
+    validate_plan(snap, plan, [7, 8])
+
+
+def test_deterministic_and_seed_only_breaks_ties() -> None:
+    snap = synthetic_cluster(12, 3, 6, 20, 3, seed=4)
+    sizes = synthetic_sizes(snap, seed=5)
+    a = encode_reassignment_file(plan_decommission(snap, [1, 5], sizes, seed=7).target)
+    b = encode_reassignment_file(plan_decommission(snap, [1, 5], sizes, seed=7).target)
+    assert a == b
+    c = plan_decommission(snap, [1, 5], sizes, seed=8)
+    assert c.replica_moves == plan_decommission(snap, [1, 5], sizes, seed=7).replica_moves
+
+
+@pytest.mark.parametrize("removed,message", [
+    ([], "no broker to decommission"),
+    ([42], "neither registered nor hosting"),
+    ([1, 2, 3, 4, 5, 6, 7, 8, 9], "leaves no live broker"),
+])
+def test_refusals(removed, message) -> None:
+    snap = literal_cluster(SMALL, SMALL_RACKS)
+    with pytest.raises(PlanRefused, match=message):
+        plan_decommission(snap, removed)
+
+
+def test_refuses_partition_too_wide_for_remaining_brokers() -> None:
+    snap = literal_cluster({"t": {0: (1, 2, 3)}}, {1: None, 2: None, 3: None})
+    with pytest.raises(PlanRefused, match="more replicas than the 2 brokers left"):
+        plan_decommission(snap, [3])
+
+
+def test_dead_removed_broker_is_accepted() -> None:
+    snap = literal_cluster({"t": {0: (1, 2, 3), 1: (3, 1, 2)}}, {1: None, 2: None, 4: None})
+    plan = plan_decommission(snap, [3])
+    targets = {m.tp: m.target for m in plan.moves}
+    assert targets[TopicPartition("t", 0)] == (1, 2, 4)            # 3 replaced in place
+    t1 = targets[TopicPartition("t", 1)]
+    assert set(t1) == {1, 2, 4} and t1[0] in (2, 4)                # leader evened: 1 already leads t-0
+
+
+def test_validator_lists_violations() -> None:
+    snap = literal_cluster(SMALL, SMALL_RACKS)
+    bad = make_plan("decommission", [Move(TopicPartition("orders", 0), (1, 2, 3), (1, 1, 2))], 0,
+                    removed=frozenset({3}))
+    problems = plan_violations(snap, bad, [3])
+    text = "\n".join(problems)
+    assert "duplicate broker" in text and "not moved" in text and "rack" in text
+    with pytest.raises(PlanInvalid, match="invariant"):
+        validate_plan(snap, bad, [3])
+
+
+@st.composite
+def clusters(draw):
+    brokers = draw(st.integers(3, 60))
+    racks = draw(st.integers(1, min(6, brokers)))
+    rf = draw(st.integers(1, min(4, brokers - 1) if brokers > 1 else 1))
+    racks_used = 0 if draw(st.booleans()) and racks == 1 else racks
+    topics = draw(st.integers(1, 5))
+    partitions = draw(st.integers(1, 30))
+    seed = draw(st.integers(0, 10_000))
+    snap = synthetic_cluster(brokers, racks_used, topics, partitions, rf, seed=seed)
+    n_removed = draw(st.integers(1, max(1, min(brokers - rf, brokers // 3))))
+    removed = draw(st.lists(st.sampled_from(sorted(snap.brokers)), min_size=n_removed,
+                            max_size=n_removed, unique=True))
+    sizes = synthetic_sizes(snap, seed=seed, alpha=draw(st.sampled_from([1.1, 1.5, 3.0]))) \
+        if draw(st.booleans()) else None
+    return snap, removed, sizes, seed
+
+
+@settings(max_examples=60)
+@given(clusters())
+def test_invariants_on_random_clusters(case) -> None:
+    snap, removed, sizes, seed = case
+    plan = plan_decommission(snap, removed, sizes, seed=seed)
+    assert plan_violations(snap, plan, removed, sizes) == []
+    on_removed = sum(1 for p in snap.partitions() for b in p.replicas if b in removed)
+    assert plan.replica_moves == on_removed                      # lower bound, exactly
+    racks = rack_map(snap.brokers)
+    live = [b for b in snap.brokers if b not in removed]
+    final = cluster_loads(snap.partitions(), live, sizes, None, plan.target)
+    by_rack: dict[str, list[int]] = {}
+    for b in live:
+        by_rack.setdefault(racks[b], []).append(b)
+    rack_sizes = {len(v) for v in by_rack.values()}
+    rf = {len(p.replicas) for p in snap.partitions()}
+    if len(by_rack) == len(live) or len(by_rack) == 1:             # no rack constraint: spread ≤ 1
+        before = cluster_loads(snap.partitions(), live, sizes)
+        assert spread(final.replicas[b] for b in live) <= max(1, spread(before.replicas[b] for b in live))
+    elif len(rack_sizes) == 1 and rf == {len(by_rack)}:           # one replica per rack: per-rack spread
+        for bs in by_rack.values():
+            before = cluster_loads(snap.partitions(), bs, sizes)
+            assert spread(final.replicas[b] for b in bs) <= max(1, spread(before.replicas[b] for b in bs))
+    again = plan_decommission(snap, removed, sizes, seed=seed)
+    assert again == plan

@@ -1,0 +1,149 @@
+"""The plan job on a real local SparkSession (shared), one real spark-submit, and the CLI on ZooKeeper."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import pyspark
+from kafka_zk.codecs import TopicPartition, decode_reassignment_file
+from kafka_zk.log_dirs import encode_log_dirs, load_sizes
+from kafka_zk.snapshot_file import load_snapshot, write_snapshot
+from kafka_zk.throttle_lists import throttled_replicas
+from spark_jobs import plan_job
+from spark_jobs.artifacts import load_plan_artifacts, plan_hash
+from spark_jobs.kernels.decommission import plan_decommission
+from spark_jobs.kernels.validate import plan_violations
+from spark_jobs.kernels.waves import WaveLimits, pack_waves
+from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
+from tests.zk_helpers import register_brokers
+
+pytestmark = pytest.mark.spark
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def cluster_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("plan")
+    snap = synthetic_cluster(15, 3, 8, 40, 3, seed=11)
+    sizes = synthetic_sizes(snap, seed=12)
+    write_snapshot(snap, str(d / "snap.jsonl"))
+    replica_sizes: dict[int, dict[TopicPartition, int]] = {}
+    for p in snap.partitions():
+        for i, b in enumerate(p.replicas):
+            replica_sizes.setdefault(b, {})[p.tp] = sizes[p.tp] - i  # followers a little behind
+    (d / "sizes.txt").write_text(encode_log_dirs(replica_sizes))
+    return d, snap
+
+
+def _args(d, out: str, *extra: str) -> argparse.Namespace:
+    return plan_job.parse_args(["--snapshot", str(d / "snap.jsonl"), "--out", out, *extra])
+
+
+def test_decommission_job_matches_kernel_on_full_snapshot(spark, cluster_files) -> None:
+    d, snap = cluster_files
+    out = str(d / "out")
+    summary = plan_job.run(spark, _args(d, out, "--op", "decommission", "--brokers", "3,4",
+                                        "--sizes", str(d / "sizes.txt"), "--throttle", "10000000",
+                                        "--seed", "3"))
+    sizes = load_sizes(str(d / "sizes.txt"))
+    plan = plan_decommission(load_snapshot(str(d / "snap.jsonl")), [3, 4], sizes, seed=3)
+    assert plan_violations(snap, plan, [3, 4], sizes) == []
+    waves = pack_waves(plan.moves, WaveLimits(5, None, 512 * 1024, 10_000_000))
+    assert summary["plan_hash"] == plan_hash(plan, waves)          # Spark slice + baseline == full kernel
+    assert summary["replica_moves"] == summary["replica_moves_lower_bound"] == plan.replica_moves
+
+    art = load_plan_artifacts(out)
+    assert art.plan_hash == summary["plan_hash"] and art.operation == "decommission"
+    assert dict(art.target) == dict(plan.target)
+    assert dict(art.rollback) == {tp: snap.partition(tp).replicas for tp in plan.target}
+    assert sum(len(w.target) for w in art.waves) == len(plan.moves)
+    for w in art.waves:
+        assert dict(w.throttles) == throttled_replicas(w.current, w.target)
+        assert all(3 not in r and 4 not in r for r in w.target.values())
+    with open(os.path.join(out, "plan.json")) as f:
+        entries = decode_reassignment_file(f.read())
+    assert {e.tp: e.replicas for e in entries} == dict(plan.target)
+    with open(os.path.join(out, "summary.json")) as f:
+        doc = json.load(f)
+    assert doc["predicted_seconds"] >= doc["lower_bound_seconds"] > 0
+    assert doc["balance_after"]["replica_spread_within_rack"] == {"r0": 0, "r1": 0, "r2": 0} or \
+        max(doc["balance_after"]["replica_spread_within_rack"].values()) <= \
+        max(1, max(doc["balance_before"]["replica_spread_within_rack"].values()))
+
+
+def test_edited_plan_is_refused(spark, cluster_files) -> None:
+    d, _ = cluster_files
+    out = str(d / "edited")
+    plan_job.run(spark, _args(d, out, "--op", "decommission", "--brokers", "5"))
+    path = os.path.join(out, "plan.json")
+    doc = json.load(open(path))
+    doc["partitions"][0]["replicas"] = list(reversed(doc["partitions"][0]["replicas"]))
+    open(path, "w").write(json.dumps(doc))
+    from kafka_zk.errors import InvalidPayload
+    with pytest.raises(InvalidPayload, match="does not match plan.sha256"):
+        load_plan_artifacts(out)
+
+
+def test_bad_broker_writes_nothing(spark, cluster_files) -> None:
+    d, _ = cluster_files
+    out = str(d / "bad")
+    from kafka_zk.errors import InvalidInput
+    with pytest.raises(InvalidInput, match="neither registered nor hosting"):
+        plan_job.run(spark, _args(d, out, "--op", "decommission", "--brokers", "99"))
+    assert not os.path.exists(out)
+
+
+def test_spark_submit_decommission(cluster_files) -> None:
+    d, _ = cluster_files
+    submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
+    out = str(d / "submitted")
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    proc = subprocess.run([submit, "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+                           os.path.join(REPO, "spark_jobs", "plan_job.py"), "--snapshot", str(d / "snap.jsonl"),
+                           "--op", "decommission", "--brokers", "3,4", "--sizes", str(d / "sizes.txt"),
+                           "--throttle", "10000000", "--seed", "3", "--out", out],
+                          env=env, capture_output=True, text=True, timeout=300, cwd=str(d))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    printed = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert printed["operation"] == "decommission"
+    assert load_plan_artifacts(out).plan_hash == printed["plan_hash"]
+    with open(os.path.join(str(d / "out"), "plan.sha256")) as f:       # same plan as the in-process run
+        assert f.read().strip() == printed["plan_hash"]
+
+
+def _create_topic(zk, name: str, assignment: dict[int, list[int]]) -> None:
+    zk.create(f"/brokers/topics/{name}", json.dumps({"version": 1, "partitions": {
+        str(p): r for p, r in assignment.items()}}).encode(), makepath=True)
+    for p, r in assignment.items():
+        zk.create(f"/brokers/topics/{name}/partitions/{p}/state", json.dumps({
+            "controller_epoch": 1, "leader": r[0], "version": 1, "leader_epoch": 0, "isr": r}).encode(),
+            makepath=True)
+
+
+def test_cli_plan_decommission_from_zookeeper(spark, zk, zk_connect, tmp_path, capsys) -> None:
+    from cli.main import main
+    from tests.zk_helpers import tree
+
+    register_brokers(zk, {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"})
+    _create_topic(zk, "orders", {0: [1, 2, 3], 1: [2, 3, 4], 2: [3, 4, 5], 3: [4, 5, 6]})
+    _create_topic(zk, "events", {0: [3, 1], 1: [6, 2]})
+    before = tree(zk)
+    out = str(tmp_path / "cli")
+    assert main(["plan", "decommission", "--zookeeper", zk_connect, "--brokers", "3", "--out", out,
+                 "--throttle", "1000000"]) == 0
+    text = capsys.readouterr().out
+    assert "Plan decommission: 4 partition(s) move, 4 new replica(s)" in text
+    assert "lower bound 4 replica(s)" in text
+    assert tree(zk) == before                                            # planning writes nothing
+    art = load_plan_artifacts(out)
+    assert all(3 not in r for r in art.target.values()) and len(art.target) == 4
+    assert os.path.exists(os.path.join(out, "snapshot.jsonl"))
+    assert main(["plan", "decommission", "--zookeeper", zk_connect, "--brokers", "42",
+                 "--out", str(tmp_path / "bad")]) == 1
+    assert "neither registered nor hosting" in capsys.readouterr().err
