@@ -56,3 +56,9 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", deadline=None)
 settings.load_profile(__import__("os").environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+# --- Airflow (helper H4): an isolated AIRFLOW_HOME, set before any test imports airflow. ---
+from tests.airflow_env import configure_env  # noqa: E402
+
+configure_env()

@@ -1,0 +1,148 @@
+"""decommission_brokers: move every replica and all leadership off some brokers, safely.
+
+The reference runbook. Steps (task ids): snapshot → plan (Spark) → render_plan_report → approve →
+guards → demote → set_throttles (setup) → execute_waves → final_verify → remove_throttles
+(teardown) → elect_preferred_leaders → verify_drained → final_report → notify.
+Inputs are Params with a JSON schema (the trigger form); artifacts go to the run folder
+``<run_root>/decommission_brokers/<run id>/``. See ``doc_md`` below for the SRE guide.
+
+Failure: any step that fails stops the steps after it; the throttles are still removed (teardown),
+the report and the notification still run, and the notify step fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+
+from airflow.sdk import DAG, Param
+
+from operators.approval import PlanApprovalOperator
+from operators.election import DemoteOperator, ElectPreferredLeadersOperator
+from operators.guards import GuardsOperator
+from operators.plan import DecommissionPlanOperator
+from operators.reassignment import ExecuteWavesOperator
+from operators.report import FinalReportOperator, NotifyOperator, RenderPlanReportOperator
+from operators.snapshot import SnapshotOperator
+from operators.throttles import RemoveThrottlesOperator, SetThrottlesOperator
+from operators.verify import FinalVerifyOperator, VerifyDrainedOperator
+
+DAG_ID = "decommission_brokers"
+DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
+
+DOC_MD = """
+# Decommission brokers (Kafka in ZooKeeper mode)
+
+**When to use**: a broker (or a rack) must leave the cluster for good — hardware retirement,
+downsizing, moving hosts. Not for a restart: a bounced broker keeps its replicas.
+
+**Steps**
+1. `snapshot` reads the cluster; `plan` (Spark) moves exactly the replicas on the brokers to
+   remove, keeps racks apart and balance even, and packs waves; `render_plan_report` writes the
+   report (per-broker before/after chart) to the run folder.
+2. `approve` waits for a human in *Required actions* (Approve/Reject), showing the plan hash.
+   `pre_approved=true` (maintenance-window policy) skips the wait and records it;
+   `dry_run=true` stops writing anything: every later write is only planned into the audit log.
+3. `guards`: no other reassignment running, the plan still matches the cluster ("plan is stale,
+   re-plan" otherwise), brokers exist, plan hash = approved hash.
+4. `demote` moves leadership off the brokers first; `set_throttles` caps replication traffic;
+   `execute_waves` submits one wave at a time and waits (deferred) for the controller.
+5. `final_verify`, `remove_throttles` (always runs), `elect_preferred_leaders`, `verify_drained`,
+   `final_report`, `notify`.
+
+**What to watch**: the `execute_waves` log prints per poll: partitions done/total (wave and
+overall), bytes remaining, throughput, ETA; a warning when a wave makes no progress.
+`kafka-reassign-partitions --verify` with the run's `plan/plan.json` shows the same.
+
+**How to stop safely**: mark `execute_waves` failed (or let it time out). The wave already in
+`/admin/reassign_partitions` keeps running in Kafka (ZooKeeper-mode reassignments cannot be
+paused); the teardown removes our throttles and restores any that existed before. Clearing
+`execute_waves` later resumes: finished waves are never submitted again.
+
+**How to roll back**: the run folder holds `plan/rollback.json` (the original assignment, Kafka's
+format). Run the `rollback` runbook (or `kafka-reassign-partitions --execute`) with it once no
+reassignment is in progress, then a preferred-leader election.
+
+Run folder: `<run_root>/decommission_brokers/<run id>/` — snapshot, plan, approval.json,
+audit.jsonl (every ZooKeeper write), guards.json, throttles.json, waves.json, verify.json, reports.
+"""
+
+PARAMS = {
+    "zk_conn_id": Param("kafka_zookeeper_default", type="string", minLength=1,
+                        description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot"),
+    "brokers_to_remove": Param([], type="array", items={"type": "integer", "minimum": 0}, minItems=1,
+                               uniqueItems=True, description="Broker ids to decommission, e.g. [4, 5]"),
+    "throttle_bytes_per_sec": Param(52428800, type="integer", minimum=1,
+                                    description="Replication throttle per broker during the move, bytes/s"),
+    "max_moves_per_broker": Param(5, type="integer", minimum=1,
+                                  description="At most this many partition moves per broker in one wave"),
+    "sizes_file": Param(None, type=["null", "string"],
+                        description="Optional path to `kafka-log-dirs.sh --describe` output (partition sizes)"),
+    "dry_run": Param(False, type="boolean",
+                     description="Plan and report, then only *plan* every write (audit log); write nothing"),
+    "pre_approved": Param(False, type="boolean",
+                          description="Skip the human approval (maintenance-window policy); the skip is recorded"),
+    "spark_conn_id": Param("spark_default", type="string", minLength=1,
+                           description="Airflow Spark connection (JSON form, e.g. host local[*]) for the plan job"),
+    "run_root": Param(DEFAULT_RUN_ROOT, type="string", minLength=1,
+                      description="Directory under which each run's folder (artifacts, audit, reports) is made"),
+    "plan_from": Param(None, type=["null", "string"],
+                       description="Optional plan/ folder of an earlier run (e.g. a rehearsal) to use instead of "
+                                   "planning; guards refuse it if the cluster changed since"),
+    "wave_timeout_s": Param(21600, type="integer", minimum=1,
+                            description="Fail a wave not finished this many seconds after it was submitted"),
+    "poll_interval_s": Param(5.0, type="number", exclusiveMinimum=0,
+                             description="Seconds between progress polls while a wave runs"),
+    "stall_warning_s": Param(600, type="integer", minimum=1,
+                             description="Warn when a wave made no progress for this many seconds"),
+    "stall_timeout_s": Param(None, type=["null", "integer"], minimum=1,
+                             description="Fail a wave that made no progress for this many seconds (null: never)"),
+}
+
+ZK = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}", dry_run="{{ params.dry_run }}",
+          brokers_to_remove="{{ params.brokers_to_remove }}")
+
+with DAG(
+    dag_id=DAG_ID,
+    description="Move all replicas and leadership off brokers, in throttled, approved, resumable waves",
+    schedule=None,
+    start_date=datetime(2024, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    params=PARAMS,
+    render_template_as_native_obj=True,
+    doc_md=DOC_MD,
+    tags=["kafka", "runbook", "zookeeper"],
+) as dag:
+    snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
+                                run_root="{{ params.run_root }}", sizes_file="{{ params.sizes_file }}")
+    plan = DecommissionPlanOperator(
+        task_id="plan", spark_conn_id="{{ params.spark_conn_id }}", run_root="{{ params.run_root }}",
+        brokers_to_remove="{{ params.brokers_to_remove }}", throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",
+        max_moves_per_broker="{{ params.max_moves_per_broker }}", plan_from="{{ params.plan_from }}")
+    report = RenderPlanReportOperator(task_id="render_plan_report",
+                                      throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **ZK)
+    approve = PlanApprovalOperator(
+        task_id="approve", run_root="{{ params.run_root }}", pre_approved="{{ params.pre_approved }}",
+        dry_run="{{ params.dry_run }}",
+        subject="Decommission brokers {{ params.brokers_to_remove | join(', ') }}: approve plan "
+                "{{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
+        body="{{ ti.xcom_pull(task_ids='render_plan_report')['approval_body'] }}")
+    guards = GuardsOperator(task_id="guards", **ZK)
+    demote = DemoteOperator(task_id="demote", **ZK)
+    set_throttles = SetThrottlesOperator(task_id="set_throttles",
+                                         throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **ZK)
+    execute_waves = ExecuteWavesOperator(
+        task_id="execute_waves", throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",
+        wave_timeout_s="{{ params.wave_timeout_s }}", poll_interval_s="{{ params.poll_interval_s }}",
+        stall_warning_s="{{ params.stall_warning_s }}", stall_timeout_s="{{ params.stall_timeout_s }}", **ZK)
+    final_verify = FinalVerifyOperator(task_id="final_verify", **ZK)
+    remove_throttles = RemoveThrottlesOperator(task_id="remove_throttles", **ZK)
+    elect = ElectPreferredLeadersOperator(task_id="elect_preferred_leaders", **ZK)
+    drained = VerifyDrainedOperator(task_id="verify_drained", **ZK)
+    final_report = FinalReportOperator(task_id="final_report", trigger_rule="all_done", **ZK)
+    notify = NotifyOperator(task_id="notify", trigger_rule="all_done", **ZK)
+
+    snapshot >> plan >> report >> approve >> guards >> demote >> set_throttles >> execute_waves >> final_verify
+    final_verify >> remove_throttles.as_teardown(setups=set_throttles)
+    [final_verify, remove_throttles] >> elect >> drained >> final_report >> notify

@@ -1,0 +1,179 @@
+"""The run folder: where one runbook run keeps everything it produced, and nothing else.
+
+A run folder is ``<run_root>/<dag_id>/<safe run id>/`` and holds, by fixed names:
+
+=====================  ==========================================================
+``snapshot.jsonl``     the cluster snapshot the plan was made from
+``plan/``              the plan artifacts written by the Spark job (plan.json, ...)
+``approval.json``      who approved which plan hash, and when (or the rejection)
+``audit.jsonl``        one line per ZooKeeper write made or planned
+``guards.json``        what the guards checked and what they refused
+``throttles.json``     the throttle record: values present before the run
+``waves.json``         wave progress: which waves are submitted / done, and when
+``plan_report.*``      the plan report (Markdown and HTML)
+``final_report.*``     the final report (Markdown and HTML)
+``notification.txt``   the rendered notification
+=====================  ==========================================================
+
+Only paths and JSON I/O live here: no ZooKeeper, no Airflow. Writes are atomic (temporary file
+in the same directory, then ``os.replace``), so a task killed mid-write leaves either the old or
+the new file, never half of one. Reading a file that is not JSON raises :class:`InvalidPayload`
+naming the file; a missing file is ``None`` from :meth:`RunFolder.read_json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kafka_zk.errors import InvalidInput, InvalidPayload
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(text: str) -> str:
+    """A run id or dag id as one directory name: unsafe characters become ``_``.
+
+    ``manual__2026-11-22T03:16:01.662427+00:00`` → ``manual__2026-11-22T03_16_01.662427_00_00``.
+    """
+    if not text or not text.strip():
+        raise InvalidInput("run folder: empty dag id or run id; give the Airflow run id")
+    name = _UNSAFE.sub("_", text.strip())
+    if name in (".", ".."):
+        raise InvalidInput(f"run folder: {text!r} is not a usable directory name")
+    return name
+
+
+def write_json_atomic(path: str | Path, value: Any) -> Path:
+    """Write ``value`` as indented JSON to ``path`` atomically; parents are created."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(value, fh, indent=2, sort_keys=True, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically; parents are created."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_json(path: str | Path) -> Any:
+    """The JSON in ``path``, or ``None`` when the file does not exist."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidPayload(f"{path}: not valid JSON ({exc}); delete or restore the file") from None
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """The folder of one DAG run; every property is a path inside it."""
+
+    root: Path
+
+    @classmethod
+    def for_run(cls, run_root: str | Path, dag_id: str, run_id: str) -> "RunFolder":
+        if not str(run_root).strip():
+            raise InvalidInput("run_root is empty: give a directory for run folders, e.g. /var/lib/kafka-runbooks")
+        return cls(Path(run_root) / safe_name(dag_id) / safe_name(run_id))
+
+    def ensure(self) -> "RunFolder":
+        self.root.mkdir(parents=True, exist_ok=True)
+        return self
+
+    @property
+    def snapshot(self) -> Path:
+        return self.root / "snapshot.jsonl"
+
+    @property
+    def plan_dir(self) -> Path:
+        return self.root / "plan"
+
+    @property
+    def sizes(self) -> Path:
+        return self.root / "sizes.json"
+
+    @property
+    def approval(self) -> Path:
+        return self.root / "approval.json"
+
+    @property
+    def audit(self) -> Path:
+        return self.root / "audit.jsonl"
+
+    @property
+    def guards(self) -> Path:
+        return self.root / "guards.json"
+
+    @property
+    def throttle_record(self) -> Path:
+        return self.root / "throttles.json"
+
+    @property
+    def wave_progress(self) -> Path:
+        return self.root / "waves.json"
+
+    @property
+    def verify(self) -> Path:
+        return self.root / "verify.json"
+
+    @property
+    def plan_report_md(self) -> Path:
+        return self.root / "plan_report.md"
+
+    @property
+    def plan_report_html(self) -> Path:
+        return self.root / "plan_report.html"
+
+    @property
+    def final_report_md(self) -> Path:
+        return self.root / "final_report.md"
+
+    @property
+    def final_report_html(self) -> Path:
+        return self.root / "final_report.html"
+
+    @property
+    def notification(self) -> Path:
+        return self.root / "notification.txt"
+
+    def read_json(self, path: Path) -> Any:
+        return read_json(path)
+
+    def write_json(self, path: Path, value: Any) -> Path:
+        return write_json_atomic(path, value)
+
+    def write_text(self, path: Path, text: str) -> Path:
+        return write_text_atomic(path, text)

@@ -1,0 +1,74 @@
+"""RunbookOperator: the shared shape of the runbook's ZooKeeper steps.
+
+Every step names its cluster (``zk_conn_id``), its run folder root (``run_root``) and whether
+this is a dry run; all three are template fields, rendered as native values from the DAG's
+Params. :meth:`RunbookOperator.session` yields a started client and an audited writer (dry-run
+writers plan and audit, never write). :func:`wait_node_gone` is the short, bounded wait used
+for admin znodes the controller consumes at once (elections, same-set re-orderings).
+
+Failure: a wait that runs out raises :class:`TimeoutError` naming the znode and the timeout.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from airflow.sdk import BaseOperator
+from kazoo.client import KazooClient
+
+from kafka_zk.run_folder import RunFolder
+from kafka_zk.writer import ZkWriter
+from operators.hooks.zookeeper import ZooKeeperHook
+from operators.runtime import audited_writer, run_folder
+
+
+def as_bool(value: Any) -> bool:
+    """A Param value as a bool (native rendering gives bools; text 'true'/'false' also accepted)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def wait_node_gone(client: KazooClient, path: str, timeout: float, poll: float = 0.1) -> None:
+    """Return once ``path`` does not exist; :class:`TimeoutError` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while client.exists(path) is not None:
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"{path} still exists after {timeout:g}s: the controller has not processed "
+                               "it. Check that a controller is elected (/controller) and see its log")
+        time.sleep(poll)
+
+
+class RunbookOperator(BaseOperator):
+    """Base of the runbook's ZooKeeper steps (see module docstring)."""
+
+    template_fields: Sequence[str] = ("zk_conn_id", "run_root", "dry_run", "brokers_to_remove")
+
+    def __init__(self, *, zk_conn_id: str, run_root: str, dry_run: Any = False, brokers_to_remove: Any = (),
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.zk_conn_id = zk_conn_id
+        self.run_root = run_root
+        self.dry_run = dry_run
+        self.brokers_to_remove = brokers_to_remove
+
+    @property
+    def is_dry_run(self) -> bool:
+        return as_bool(self.dry_run)
+
+    @property
+    def removed(self) -> frozenset[int]:
+        from operators.plan import check_brokers
+
+        return frozenset(check_brokers(self.brokers_to_remove)) if self.brokers_to_remove else frozenset()
+
+    def folder(self, context: Any) -> RunFolder:
+        return run_folder(context, self.run_root)
+
+    @contextmanager
+    def session(self, context: Any) -> Iterator[tuple[KazooClient, ZkWriter]]:
+        with ZooKeeperHook(self.zk_conn_id) as hook:
+            client = hook.get_conn()
+            yield client, audited_writer(client, self.folder(context), context, dry_run=self.is_dry_run)

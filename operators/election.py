@@ -1,0 +1,149 @@
+"""Leadership steps: demote the brokers to remove, and the final preferred-leader election.
+
+**DemoteOperator** moves leadership off the brokers to remove *before* data moves, so clients
+never lose their leader mid-copy. (1) Every partition whose preferred (first) replica is a
+broker to remove gets its replica list re-ordered so the removed brokers come last — a same-set
+reassignment, which the controller completes at once (contract §2.7.3: empty adding/removing);
+(2) a batched preferred-replica election then moves leadership to the new first replicas.
+**ElectPreferredLeadersOperator** runs after the data moved and the throttles are gone: a
+batched election of every partition whose leader is not its preferred replica.
+
+Batches keep each znode ≤ 512 KiB; each batch is waited on (the controller deletes the node after
+one pass) with a bounded wait. Both steps recompute what to do from the live cluster, so a retry
+does only what is left; a node already present from an earlier attempt is waited on, not rewritten.
+In a dry run the writes are planned and audited, and nothing is waited on.
+
+Failure: a controller that does not consume a node within ``wait_timeout`` raises
+:class:`TimeoutError`; partitions an election could not move are logged with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from kafka_zk import paths
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.model import ClusterSnapshot
+from operators.base import RunbookOperator, wait_node_gone
+
+REORDER_BATCH_BYTES = 512 * 1024
+
+
+def demoted_order(replicas: Sequence[int], removed: frozenset[int]) -> tuple[int, ...]:
+    """``replicas`` with the removed brokers moved to the end (relative order kept)."""
+    return tuple([b for b in replicas if b not in removed] + [b for b in replicas if b in removed])
+
+
+def demotion_targets(snap: ClusterSnapshot, removed: frozenset[int]) -> dict[TopicPartition, tuple[int, ...]]:
+    """Partitions preferred-led by a removed broker that have another replica to lead."""
+    out = {}
+    for p in snap.partitions():
+        if p.replicas and p.replicas[0] in removed and not p.is_reassigning:
+            order = demoted_order(p.replicas, removed)
+            if order[0] not in removed:
+                out[p.tp] = order
+    return out
+
+
+def reorder_batches(targets: dict[TopicPartition, tuple[int, ...]],
+                    max_bytes: int = REORDER_BATCH_BYTES) -> list[dict[TopicPartition, tuple[int, ...]]]:
+    """Consecutive batches whose reassignment payload stays ≤ ``max_bytes``."""
+    from kafka_zk.admin.reassignment import reassignment_request
+
+    batches: list[dict[TopicPartition, tuple[int, ...]]] = []
+    current: dict[TopicPartition, tuple[int, ...]] = {}
+    for tp in sorted(targets):
+        current[tp] = targets[tp]
+        if len(current) > 1 and len(reassignment_request(current).encode()) > max_bytes:
+            del current[tp]
+            batches.append(current)
+            current = {tp: targets[tp]}
+    if current:
+        batches.append(current)
+    return batches
+
+
+class _ElectionSteps(RunbookOperator):
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "wait_timeout")
+
+    def __init__(self, *, wait_timeout: Any = 120.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.wait_timeout = wait_timeout
+
+    def _elect(self, client, writer, partitions: Sequence[TopicPartition] | None) -> dict:
+        """Batched preferred election of ``partitions`` (None: every partition), waiting each batch."""
+        from kafka_zk.admin.election import (election_batches, preferred_election_candidates,
+                                             submit_preferred_election)
+        from kafka_zk.snapshot import read_snapshot
+
+        if client.exists(paths.PREFERRED_REPLICA_ELECTION) is not None and not self.is_dry_run:
+            self.log.info("an election node exists (earlier attempt or another tool): waiting for the controller")
+            wait_node_gone(client, paths.PREFERRED_REPLICA_ELECTION, float(self.wait_timeout))
+        snap = read_snapshot(client, with_configs=False)
+        eligible, not_eligible = preferred_election_candidates(snap, partitions)
+        batches = election_batches(list(eligible))
+        for i, batch in enumerate(batches):
+            if i:
+                snap = read_snapshot(client, with_configs=False)
+            submit_preferred_election(writer, snap, batch)
+            self.log.info("election batch %d/%d: %d partition(s)%s", i + 1, len(batches), len(batch),
+                          " (dry run: planned only)" if self.is_dry_run else "")
+            if not self.is_dry_run:
+                wait_node_gone(client, paths.PREFERRED_REPLICA_ELECTION, float(self.wait_timeout))
+        for ne in not_eligible:
+            if "already the leader" not in ne.reason:
+                self.log.warning("not elected: %s: %s", ne.tp, ne.reason)
+        return {"elected": len(eligible), "batches": len(batches),
+                "not_eligible": [f"{ne.tp}: {ne.reason}" for ne in not_eligible if "already the leader" not in ne.reason]}
+
+
+class DemoteOperator(_ElectionSteps):
+    """Re-order replica lists so removed brokers are last, then elect preferred leaders."""
+
+    ui_color = "#fde2e2"
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
+        from kafka_zk.snapshot import read_snapshot
+
+        removed = self.removed
+        with self.session(context) as (client, writer):
+            snap = read_snapshot(client, with_configs=False)
+            targets = demotion_targets(snap, removed)
+            if snap.reassignment is not None and not self.is_dry_run:
+                if classify_live_reassignment(snap.reassignment, targets) == "ours" or not targets:
+                    self.log.info("a re-ordering from an earlier attempt is in ZooKeeper: waiting for it")
+                    wait_node_gone(client, paths.REASSIGN_PARTITIONS, float(self.wait_timeout))
+                    snap = read_snapshot(client, with_configs=False)
+                    targets = demotion_targets(snap, removed)
+            batches = reorder_batches(targets)
+            for i, batch in enumerate(batches):
+                if i and not self.is_dry_run:
+                    snap = read_snapshot(client, with_configs=False)
+                submit_reassignment(writer, snap, batch)
+                self.log.info("re-order batch %d/%d: %d partition(s) now list removed brokers last%s",
+                              i + 1, len(batches), len(batch), " (dry run: planned only)" if self.is_dry_run else "")
+                if not self.is_dry_run:
+                    wait_node_gone(client, paths.REASSIGN_PARTITIONS, float(self.wait_timeout))
+            led = [p.tp for p in read_snapshot(client, with_configs=False).partitions()
+                   if p.leader in removed or (self.is_dry_run and p.tp in targets)]
+            result = self._elect(client, writer, led)
+            if not self.is_dry_run:
+                still = [str(p.tp) for p in read_snapshot(client, with_configs=False).partitions()
+                         if p.leader in removed]
+                if still:
+                    self.log.warning("%d partition(s) still led by a removed broker (no other replica in the ISR "
+                                     "to lead): %s", len(still), ", ".join(still[:10]))
+                result["still_led_by_removed"] = still
+        result["reordered"] = len(targets)
+        return result
+
+
+class ElectPreferredLeadersOperator(_ElectionSteps):
+    """Batched preferred-replica election of every partition not led by its preferred replica."""
+
+    ui_color = "#e2f0d9"
+
+    def execute(self, context: Any) -> dict:
+        with self.session(context) as (client, writer):
+            return self._elect(client, writer, None)

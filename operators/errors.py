@@ -1,0 +1,45 @@
+"""Failures of the Airflow side, one class per cause, beside the operators that raise them.
+
+They subclass :class:`kafka_zk.errors.KafkaZkError` so the CLI and reports treat them like
+every other refusal; each message names what was found and what to do.
+"""
+
+from __future__ import annotations
+
+from kafka_zk.errors import KafkaZkError
+
+
+class ApprovalMissing(KafkaZkError):
+    """No approval record for this run's plan (approve was skipped, rejected or never ran)."""
+
+
+class PlanHashMismatch(KafkaZkError):
+    """The plan on disk is not the plan that was approved: re-plan and approve again."""
+
+
+class WaveTimeout(KafkaZkError):
+    """A wave did not finish before its deadline."""
+
+
+class WaveStalled(KafkaZkError):
+    """A wave made no progress for longer than the stall timeout."""
+
+
+class WaveWaitFailed(KafkaZkError):
+    """The wait on a wave failed (ZooKeeper unreachable, progress file unreadable)."""
+
+
+class VerificationFailed(KafkaZkError):
+    """The cluster does not match the plan after execution (replicas or ISR)."""
+
+
+class DrainIncomplete(KafkaZkError):
+    """A removed broker still hosts a replica or leads a partition."""
+
+
+class GuardRefused(KafkaZkError):
+    """A pre-execution guard refused the run; the message lists every problem found."""
+
+
+class RunFailed(KafkaZkError):
+    """A step of the run failed; raised by the notify step after reporting, so the run shows failed."""

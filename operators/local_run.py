@@ -1,0 +1,166 @@
+"""Run a runbook DAG in-process with ``dag.test()``, answering its approval like a human would.
+
+For the demo, tests and rehearsals on a laptop: :func:`configure_local_airflow` points Airflow at
+a private ``AIRFLOW_HOME`` with a SQLite metadata DB and this repository's ``dags/`` folder (call
+it before anything imports ``airflow``), :func:`set_connection` defines a connection through an
+``AIRFLOW_CONN_<ID>`` variable in JSON form, and :func:`run_dag` runs one DAG run while a second
+thread answers the human-in-the-loop task the way the UI's *Required actions* page does: it calls
+the Core API's HITL response handler (``PATCH .../hitlDetails``) on the same metadata DB, which
+records who answered and resumes the parked task.
+
+Example (what ``scripts/demo`` can call)::
+
+    from operators.local_run import configure_local_airflow, set_connection, run_dag
+    configure_local_airflow("/tmp/kr-airflow")
+    set_connection("kafka_zk", {"conn_type": "kafka_zookeeper", "host": "127.0.0.1:2181",
+                                "extra": {"chroot": "/kafka"}})
+    set_connection("spark_local", {"conn_type": "spark", "host": "local[*]"})
+    result = run_dag("decommission_brokers", {"zk_conn_id": "kafka_zk", "spark_conn_id": "spark_local",
+                                              "brokers_to_remove": [4], "run_root": "/tmp/kr-runs"},
+                     answer="Approve", approver="sre-on-call")
+    print(result.state, result.run_folder)
+
+Failure: when the approval task never parks within ``answer_timeout`` the answering thread stops
+and says so in :attr:`RunResult.answer_error` (a run that never reaches the approval ends on its
+own; one that parks and is never answered waits, as it would for a human). A DAG file that does
+not import raises :class:`ImportError` naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def local_airflow_env(home: str | os.PathLike, dags_folder: str | os.PathLike | None = None) -> dict[str, str]:
+    """The environment variables of an in-process Airflow on SQLite in ``home`` (nothing imported)."""
+    home = Path(home)
+    return {
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder or REPO / "dags"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": os.environ.get("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO"),
+    }
+
+
+def configure_local_airflow(home: str | os.PathLike, dags_folder: str | os.PathLike | None = None) -> Path:
+    """Set :func:`local_airflow_env` in ``os.environ`` and create the metadata DB. Returns the home."""
+    home = Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ.update(local_airflow_env(home, dags_folder))
+    from airflow.utils import db
+
+    if not (home / "airflow.db").exists():
+        db.initdb()
+    return home
+
+
+def set_connection(conn_id: str, conn: Mapping[str, Any]) -> None:
+    """Define connection ``conn_id`` in JSON form (``AIRFLOW_CONN_<ID>``), e.g. conn_type/host/extra."""
+    os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(dict(conn))
+
+
+class _Responder:
+    """Minimal authenticated user, as the auth manager would hand to the API route."""
+
+    def __init__(self, user: str) -> None:
+        self.user = user
+
+    def get_id(self) -> str:
+        return self.user
+
+    def get_name(self) -> str:
+        return self.user
+
+
+def answer_approval(dag_id: str, task_id: str, option: str, approver: str, timeout: float = 120.0,
+                    after: float | None = None) -> str:
+    """Wait until ``task_id`` of a run of ``dag_id`` awaits input, then answer ``option``.
+
+    Records the response through the Core API's HITL handler (the Required-actions page's call).
+    Returns the run id answered. ``after``: only runs started after this epoch time.
+    """
+    from sqlalchemy import select
+
+    from airflow.api_fastapi.core_api.datamodels.hitl import UpdateHITLDetailPayload
+    from airflow.api_fastapi.core_api.routes.public.hitl import update_hitl_detail
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.utils.session import create_session
+    from airflow.utils.state import TaskInstanceState
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with create_session() as session:
+            ti = session.scalar(select(TaskInstance).where(
+                TaskInstance.dag_id == dag_id, TaskInstance.task_id == task_id,
+                TaskInstance.state == TaskInstanceState.AWAITING_INPUT))
+            if ti is not None and (after is None or ti.start_date is None or ti.start_date.timestamp() >= after):
+                update_hitl_detail(dag_id=dag_id, dag_run_id=ti.run_id, task_id=task_id,
+                                   update_hitl_detail_payload=UpdateHITLDetailPayload(chosen_options=[option]),
+                                   user=_Responder(approver), session=session, map_index=ti.map_index)
+                return ti.run_id
+        time.sleep(0.3)
+    raise TimeoutError(f"{dag_id}.{task_id} did not wait for input within {timeout:g}s")
+
+
+@dataclass
+class RunResult:
+    """One ``dag.test()`` run: its state, task states and run folder."""
+
+    run_id: str
+    state: str
+    task_states: dict[str, str]
+    run_folder: Path | None
+    answered_by: str | None = None
+    answer_error: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def load_dag(dag_id: str):
+    """The DAG object from this repository's ``dags/<dag_id>.py``."""
+    import importlib
+
+    return importlib.import_module(f"dags.{dag_id}").dag
+
+
+def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, approver: str = "sre-on-call",
+            approval_task: str = "approve", answer_timeout: float = 300.0, logical_date=None) -> RunResult:
+    """``dag.test(run_conf=conf)``; if ``answer`` ("Approve"/"Reject"), a thread gives it when asked."""
+    from kafka_zk.run_folder import RunFolder
+
+    dag = load_dag(dag_id)
+    errors: list[str] = []
+    started = time.time()
+
+    def respond() -> None:
+        try:
+            answer_approval(dag_id, approval_task, answer, approver, answer_timeout, after=started - 1)
+        except Exception as exc:  # noqa: BLE001 - reported in the result
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    thread = None
+    if answer is not None:
+        thread = threading.Thread(target=respond, name=f"hitl-{answer}", daemon=True)
+        thread.start()
+    kwargs = {"run_conf": dict(conf)}
+    if logical_date is not None:
+        kwargs["logical_date"] = logical_date
+    dr = dag.test(**kwargs)
+    if thread is not None:
+        thread.join(timeout=5)
+    states = {ti.task_id: str(ti.state.value if hasattr(ti.state, "value") else ti.state)
+              for ti in dr.get_task_instances()}
+    params = {**{k: p.value if hasattr(p, "value") else p for k, p in dag.params.items()}, **dict(conf)}
+    folder = RunFolder.for_run(params["run_root"], dag_id, dr.run_id).root if params.get("run_root") else None
+    state = str(dr.state.value if hasattr(dr.state, "value") else dr.state)
+    return RunResult(dr.run_id, state, states, folder, approver if answer else None,
+                     errors[0] if errors else None)

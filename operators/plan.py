@@ -1,0 +1,135 @@
+"""DecommissionPlanOperator: the Spark plan step, submitted with ``spark-submit``.
+
+Why ``SparkSubmitOperator`` and not ``@task.pyspark``: the plan job
+(``spark_jobs/plan_job.py``) is a standalone Spark application that runs on whatever master the
+Airflow Spark connection names (``local[*]`` by default, a cluster in production); submitting it
+keeps the JVM and the driver out of the Airflow worker process, so a crashed or killed plan never
+takes the worker (or ``dag.test()``'s process) with it, and the same file runs by hand with
+``spark-submit``. ``@task.pyspark`` would start the Spark session inside the worker.
+
+The connection must be given in JSON form, e.g.
+``AIRFLOW_CONN_SPARK_LOCAL='{"conn_type": "spark", "host": "local[*]"}'`` (the URI form
+``spark://local[2]`` made provider 6.3.4 submit with ``--master yarn``). ``spark-submit`` is
+taken from the running interpreter's bin directory (the pyspark package installs it there),
+else from ``PATH``; the driver and executors use the same interpreter.
+
+Idempotent: a run folder that already holds a plan keeps it (its hash may already be approved).
+``plan_from`` copies a plan made earlier (a rehearsal or dry run) instead of running Spark; the
+guards still refuse it if the live cluster no longer matches it.
+
+Failure: bad inputs (no broker to remove, non-positive throttle) raise :class:`InvalidInput`
+before Spark starts; a failing job fails the task with spark-submit's exit code in the log.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+from kafka_zk.errors import InvalidInput
+from operators.runtime import plan_hash, run_folder
+
+PLAN_JOB = Path(__file__).resolve().parent.parent / "spark_jobs" / "plan_job.py"
+
+
+def spark_submit_binary() -> str:
+    """``spark-submit`` beside the running interpreter, else the one on ``PATH``."""
+    beside = Path(sys.executable).parent / "spark-submit"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("spark-submit")
+    if found:
+        return found
+    try:
+        import pyspark
+        in_pkg = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+        if in_pkg.is_file():
+            return str(in_pkg)
+    except ImportError:
+        pass
+    raise InvalidInput("spark-submit not found: install pyspark in the Airflow environment or put "
+                       "spark-submit on PATH")
+
+
+def check_brokers(brokers: Any) -> list[int]:
+    if isinstance(brokers, str):
+        brokers = [b for b in brokers.replace(" ", "").split(",") if b]
+    try:
+        out = sorted({int(b) for b in brokers})
+    except (TypeError, ValueError):
+        raise InvalidInput(f"brokers_to_remove={brokers!r}: give a list of broker ids, e.g. [3, 4]") from None
+    if not out or any(b < 0 for b in out):
+        raise InvalidInput(f"brokers_to_remove={brokers!r}: give at least one broker id ≥ 0, e.g. [3, 4]")
+    return out
+
+
+class DecommissionPlanOperator(SparkSubmitOperator):
+    """Plan the decommission of ``brokers_to_remove`` from the run's snapshot into ``plan/``."""
+
+    template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "spark_conn_id", "run_root",
+                                      "brokers_to_remove", "throttle_bytes_per_sec", "max_moves_per_broker",
+                                      "plan_from", "seed")
+
+    def __init__(self, *, spark_conn_id: str, run_root: str, brokers_to_remove: Any,
+                 throttle_bytes_per_sec: Any = None, max_moves_per_broker: Any = None,
+                 plan_from: str | None = None, seed: Any = 0, **kwargs: Any) -> None:
+        kwargs.setdefault("application", str(PLAN_JOB))
+        kwargs.setdefault("name", "kafka-runbooks-plan")
+        kwargs.setdefault("conf", {"spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
+                                   "spark.driver.bindAddress": "127.0.0.1"})
+        kwargs.setdefault("env_vars", {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable})
+        super().__init__(**kwargs)
+        self.spark_conn_id = spark_conn_id
+        self.run_root = run_root
+        self.brokers_to_remove = brokers_to_remove
+        self.throttle_bytes_per_sec = throttle_bytes_per_sec
+        self.max_moves_per_broker = max_moves_per_broker
+        self.plan_from = plan_from
+        self.seed = seed
+
+    def execute(self, context: Any) -> dict:
+        folder = run_folder(context, self.run_root)
+        brokers = check_brokers(self.brokers_to_remove)
+        if (folder.plan_dir / "plan.json").is_file():
+            self.log.info("plan already in %s (run cleared or retried): keeping it", folder.plan_dir)
+        elif self.plan_from:
+            src = Path(self.plan_from)
+            if not (src / "plan.json").is_file():
+                raise InvalidInput(f"plan_from={src}: no plan.json there; give the plan/ folder of an earlier "
+                                   "run, or leave plan_from empty to plan now")
+            shutil.copytree(src, folder.plan_dir)
+            self.log.info("plan copied from %s (no Spark run)", src)
+        else:
+            if not folder.snapshot.is_file():
+                raise InvalidInput(f"{folder.snapshot} is missing: the snapshot task must run first")
+            args = ["--snapshot", str(folder.snapshot), "--op", "decommission",
+                    "--brokers", ",".join(str(b) for b in brokers), "--out", str(folder.plan_dir),
+                    "--seed", str(int(self.seed or 0))]
+            if folder.sizes.is_file():
+                args += ["--sizes", str(folder.sizes)]
+            if self.throttle_bytes_per_sec not in (None, ""):
+                throttle = int(self.throttle_bytes_per_sec)
+                if throttle <= 0:
+                    raise InvalidInput(f"throttle_bytes_per_sec={throttle}: give a positive rate in bytes/s")
+                args += ["--throttle", str(throttle)]
+            if self.max_moves_per_broker not in (None, ""):
+                moves = int(self.max_moves_per_broker)
+                if moves <= 0:
+                    raise InvalidInput(f"max_moves_per_broker={moves}: give a positive number of moves")
+                args += ["--max-moves-per-broker", str(moves)]
+            self.application_args = args
+            self._conn_id = self.spark_conn_id
+            if not self.spark_binary:
+                self.spark_binary = spark_submit_binary()
+            self._hook = None
+            super().execute(context)
+            if not (folder.plan_dir / "plan.json").is_file():
+                raise InvalidInput(f"the plan job finished without writing {folder.plan_dir}/plan.json; "
+                                   "see the spark-submit output above")
+        digest = plan_hash(folder.plan_dir)
+        self.log.info("plan hash %s", digest)
+        return {"plan_dir": str(folder.plan_dir), "plan_hash": digest, "brokers_to_remove": brokers}

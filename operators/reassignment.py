@@ -1,0 +1,188 @@
+"""ExecuteWavesOperator: submit the plan's waves one at a time, deferring while each one runs.
+
+A loop of deferrals in one task. :meth:`execute` (and :meth:`execute_complete` after each wave)
+calls :meth:`_advance`, which walks the waves in order and, for the first one not done:
+
+* all its partitions already finished in ZooKeeper and the admin node gone → marks it done
+  (a wave finished while the task was down is never submitted again);
+* ``/admin/reassign_partitions`` holds it ("ours": entries ⊆ the wave, same targets) → waits;
+* the node holds anything else → :class:`ForeignReassignment`;
+* otherwise → checks the wave's unfinished partitions still have the replicas the plan assumed
+  (else :class:`StalePlan`), merges the wave's throttled replicas, submits the unfinished
+  partitions, records ``submitted`` in ``waves.json`` and defers on :class:`WaveDoneTrigger`.
+
+Progress lives in ZooKeeper and the run folder (``waves.json``), never in memory, so a task that
+is killed, retried or cleared resumes where the cluster is. Each wave's deadline is absolute
+(submission time + ``wave_timeout_s``), kept across retries. In a dry run every wave's write is
+planned and audited, nothing is waited on.
+
+Failure: the approved hash must match the plan (:class:`PlanHashMismatch`); trigger statuses
+map to :class:`WaveTimeout`, :class:`WaveStalled`, :class:`WaveWaitFailed`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any, Sequence
+
+from kafka_zk.errors import ForeignReassignment, StalePlan
+from kafka_zk.run_folder import RunFolder
+from operators.base import RunbookOperator
+from operators.errors import PlanHashMismatch, WaveStalled, WaveTimeout, WaveWaitFailed
+from operators.runtime import require_approval
+from operators.throttles import record_then_apply, resolve_rate
+from operators.triggers.reassignment import WaveDoneTrigger
+from operators.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, live_partitions, measure,
+                            partition_done)
+
+ERRORS = {"timeout": WaveTimeout, "stalled": WaveStalled, "error": WaveWaitFailed}
+
+
+def build_wave_book(plan_dir: str) -> WaveBook:
+    """Waves from the plan artifacts (hash-checked), with each partition's size from waves.json."""
+    from spark_jobs.artifacts import load_plan_artifacts
+
+    plan = load_plan_artifacts(plan_dir)
+    with open(f"{plan_dir}/waves.json", encoding="utf-8") as fh:
+        sizes = {(p["topic"], int(p["partition"])): int(p.get("size") or 0)
+                 for w in json.load(fh)["waves"] for p in w["partitions"]}
+    waves = []
+    for i, w in enumerate(plan.waves):
+        moves = tuple(WaveMove(tp, tuple(w.current[tp]), tuple(w.target[tp]), sizes.get((tp.topic, tp.partition), 0))
+                      for tp in sorted(w.target, key=lambda t: (t.topic, t.partition)))
+        waves.append(WaveSpec(i, moves))
+    return WaveBook(plan.plan_hash, tuple(waves))
+
+
+class ExecuteWavesOperator(RunbookOperator):
+    """Run every wave of the plan to completion, resumably (see module docstring)."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "throttle_bytes_per_sec",
+                                      "wave_timeout_s", "poll_interval_s", "stall_warning_s", "stall_timeout_s")
+    ui_color = "#cfe2f3"
+
+    def __init__(self, *, throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 6 * 3600,
+                 poll_interval_s: Any = 5.0, stall_warning_s: Any = 600.0, stall_timeout_s: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.throttle_bytes_per_sec = throttle_bytes_per_sec
+        self.wave_timeout_s = wave_timeout_s
+        self.poll_interval_s = poll_interval_s
+        self.stall_warning_s = stall_warning_s
+        self.stall_timeout_s = stall_timeout_s
+
+    # -- entry points ------------------------------------------------------------------------
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        if self.is_dry_run:
+            return self._dry_run(context, folder)
+        record = require_approval(folder)
+        book = WaveBook.load(folder.wave_progress)
+        if book is None:
+            book = build_wave_book(str(folder.plan_dir))
+            book.save(folder.wave_progress)
+        if book.plan_hash != record.plan_hash:
+            raise PlanHashMismatch(f"{folder.wave_progress} belongs to plan {book.plan_hash[:12]}…, the approved "
+                                   f"plan is {record.plan_hash[:12]}…: re-plan and approve again")
+        return self._advance(context, folder, book)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict:
+        folder = self.folder(context)
+        book = WaveBook.load(folder.wave_progress)
+        status = event.get("status")
+        if status != "done":
+            raise ERRORS.get(status, WaveWaitFailed)(
+                f"{event.get('message', status)}. The throttles are removed by the teardown; the wave keeps "
+                "running in the cluster. Clear execute_waves to resume waiting, or see the runbook's rollback")
+        wave = book.wave(int(event["wave_id"]))
+        book = book.with_wave(replace(wave, status=DONE, done_at=time.time()))
+        book.save(folder.wave_progress)
+        self.log.info("wave %d done in %.1fs", wave.id, event.get("elapsed_s", 0.0))
+        return self._advance(context, folder, book)
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def _advance(self, context: Any, folder: RunFolder, book: WaveBook) -> dict:
+        from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
+        from kafka_zk.snapshot import read_snapshot
+
+        with self.session(context) as (client, writer):
+            for wave in book.waves:
+                if wave.status == DONE:
+                    continue
+                snap = read_snapshot(client, topics={m.tp.topic for m in wave.moves}, with_configs=False)
+                live = live_partitions(snap.partitions())
+                progress = measure(wave, live)
+                if progress.complete and snap.reassignment is None:
+                    self.log.info("wave %d already finished in ZooKeeper: not submitting it again", wave.id)
+                    book = book.with_wave(replace(wave, status=DONE, done_at=time.time()))
+                    book.save(folder.wave_progress)
+                    continue
+                kind = classify_live_reassignment(snap.reassignment, wave.targets)
+                if kind == "foreign":
+                    raise ForeignReassignment(
+                        f"/admin/reassign_partitions holds a reassignment that is not wave {wave.id} of this run "
+                        f"({len(snap.reassignment.entries)} partition(s)); wait for it or cancel it, then clear "
+                        "execute_waves")
+                if kind == "ours":
+                    self.log.info("wave %d is already in /admin/reassign_partitions: waiting for it, "
+                                  "not rewriting it", wave.id)
+                    if wave.status != SUBMITTED:
+                        wave = replace(wave, status=SUBMITTED, submitted_at=wave.submitted_at or time.time())
+                        book = book.with_wave(wave)
+                        book.save(folder.wave_progress)
+                    self._defer(context, folder, wave)
+                todo = {m.tp: m for m in wave.moves if not partition_done(live.get(m.tp), m.target)}
+                stale = [f"{tp}: plan assumed {list(m.current)}, cluster has "
+                         f"{list(live[tp].replicas) if tp in live else 'no such partition'}"
+                         for tp, m in todo.items()
+                         if tp not in live or (set(live[tp].replicas) != set(m.current)
+                                               and live[tp].target != m.target)]
+                if stale:
+                    raise StalePlan(f"plan is stale, re-plan: wave {wave.id}: " + "; ".join(stale[:10]))
+                self._throttle_wave(folder, writer, wave)
+                submit_reassignment(writer, snap, {tp: m.target for tp, m in todo.items()})
+                wave = replace(wave, status=SUBMITTED, submitted_at=wave.submitted_at or time.time())
+                book = book.with_wave(wave)
+                book.save(folder.wave_progress)
+                self.log.info("wave %d submitted: %d partition(s), %d bytes to copy", wave.id, len(todo),
+                              wave.bytes_total)
+                self._defer(context, folder, wave)
+        self.log.info("all %d waves done (%d partitions)", len(book.waves), book.total_partitions)
+        return {"waves": len(book.waves), "partitions": book.total_partitions}
+
+    def _throttle_wave(self, folder: RunFolder, writer, wave: WaveSpec) -> None:
+        from spark_jobs.artifacts import load_plan_artifacts
+
+        plan = load_plan_artifacts(str(folder.plan_dir))
+        art = plan.waves[wave.id]
+        rate = resolve_rate(self.throttle_bytes_per_sec, plan.throttle_bytes_per_s)
+        record_then_apply(folder, writer, art.throttles.values(), art.throttled_brokers, rate)
+
+    def _defer(self, context: Any, folder: RunFolder, wave: WaveSpec) -> None:
+        deadline = (wave.submitted_at or time.time()) + float(self.wave_timeout_s)
+        trigger = WaveDoneTrigger(
+            zk_conn_id=self.zk_conn_id, run_id=context["run_id"], wave_id=wave.id, deadline=deadline,
+            run_dir=str(folder.root), poll_interval=float(self.poll_interval_s),
+            stall_warning_s=float(self.stall_warning_s),
+            stall_timeout_s=None if self.stall_timeout_s in (None, "") else float(self.stall_timeout_s))
+        self.defer(trigger=trigger, method_name="execute_complete",
+                   timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
+
+    def _dry_run(self, context: Any, folder: RunFolder) -> dict:
+        from kafka_zk.admin.reassignment import submit_reassignment
+        from kafka_zk.snapshot import read_snapshot
+
+        book = build_wave_book(str(folder.plan_dir))
+        self.log.info("dry run of plan %s: every write below is planned and audited, none is made", book.plan_hash)
+        with self.session(context) as (client, writer):
+            snap = read_snapshot(client, with_configs=False)
+            for wave in book.waves:
+                self._throttle_wave(folder, writer, wave)
+                submit_reassignment(writer, snap, wave.targets)
+                self.log.info("dry run: wave %d would submit %d partition(s)", wave.id, len(wave.moves))
+        return {"waves": len(book.waves), "partitions": book.total_partitions, "dry_run": True}

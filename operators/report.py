@@ -1,0 +1,215 @@
+"""Reports and notification: the plan report, the final report, the notification message.
+
+Prose lives in ``templates/`` (Jinja2); this module gathers the data from the run folder (the
+planner's ``summary.json`` and ``waves.json``, ``approval.json``, ``guards.json``, ``waves.json``
+progress, ``verify.json``, the audit log) and renders. Charts are inline SVG bars per broker,
+before and after (replicas, and bytes when sizes were given).
+
+* **RenderPlanReportOperator** writes ``plan_report.md`` / ``.html`` and returns the approval
+  body (Markdown with the plan hash) for the approve step.
+* **FinalReportOperator** (runs whatever happened upstream) writes ``final_report.md`` / ``.html``.
+* **NotifyOperator** renders ``notify.txt.j2``; with no channel configured the message is logged
+  and written to the run folder. It then fails if any step of the run failed, so the DAG run's
+  state tells the truth even though the report and the notification ran.
+
+Failure: a missing template raises jinja2's ``TemplateNotFound`` naming it; missing run-folder
+files are reported as "not run" rather than failing the report.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import jinja2
+
+from kafka_zk.audit import AuditLog
+from kafka_zk.run_folder import RunFolder
+from operators.base import RunbookOperator
+from operators.errors import RunFailed
+from operators.waves import WaveBook, human_bytes
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+BAR_PX = 300
+
+
+def render(name: str, **values: Any) -> str:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=name.endswith(".html.j2"),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return env.get_template(name).render(**values)
+
+
+def seconds_text(s: float | None) -> str:
+    if s is None:
+        return "unknown"
+    s = float(s)
+    if s < 120:
+        return f"{s:.0f}s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def chart(title: str, rows: Sequence[tuple[int, bool, float, float]], fmt=str) -> dict:
+    """Bars for ``(broker, removed, before, after)`` rows, scaled to the largest value."""
+    top = max([max(b, a) for _, _, b, a in rows] + [1])
+    return {"title": title, "rows": [
+        {"broker": br, "removed": rm, "w_before": round(BAR_PX * b / top, 1), "w_after": round(BAR_PX * a / top, 1),
+         "before_text": fmt(b), "after_text": fmt(a)} for br, rm, b, a in rows]}
+
+
+def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, throttle: Any) -> dict:
+    """Everything the plan report and the approval body show."""
+    summary = json.loads((folder.plan_dir / "summary.json").read_text(encoding="utf-8"))
+    waves_doc = json.loads((folder.plan_dir / "waves.json").read_text(encoding="utf-8"))
+    removed = [int(b) for b in summary.get("removed_brokers", [])]
+    brokers = []
+    for key, b in sorted(summary["brokers"].items(), key=lambda kv: int(kv[0])):
+        bid = int(key)
+        brokers.append({"id": bid, "rack": b.get("rack"), "removed": bid in removed, "before": b["before"],
+                        "after": b["after"], "before_bytes": human_bytes(b["before"]["bytes"]),
+                        "after_bytes": human_bytes(b["after"]["bytes"])})
+    charts = [chart("Replicas per broker", [(b["id"], b["removed"], b["before"]["replicas"], b["after"]["replicas"])
+                                           for b in brokers])]
+    if summary.get("sized"):
+        charts.append(chart("Bytes per broker", [(b["id"], b["removed"], b["before"]["bytes"], b["after"]["bytes"])
+                                                for b in brokers], human_bytes))
+    rate = throttle if throttle not in (None, "") else summary.get("limits", {}).get("throttle_bytes_per_s")
+    return {
+        "s": summary, "removed": removed, "brokers": brokers, "charts": charts,
+        "plan_hash": (folder.plan_dir / "plan.sha256").read_text(encoding="ascii").strip(),
+        "run_id": context["run_id"], "dag_id": context["dag"].dag_id, "dry_run": dry_run,
+        "bytes_moved": human_bytes(summary.get("bytes_moved", 0)),
+        "throttle": f"{human_bytes(int(rate))}/s" if rate else "none",
+        "predicted": seconds_text(summary.get("predicted_seconds")),
+        "lower_bound": seconds_text(summary.get("lower_bound_seconds")),
+        "waves": [{"index": w["index"], "partitions": len(w["partitions"]), "bytes": human_bytes(w["bytes"]),
+                   "busiest_broker": w.get("busiest_broker"), "predicted": seconds_text(w.get("predicted_seconds"))}
+                  for w in waves_doc["waves"]],
+    }
+
+
+class RenderPlanReportOperator(RunbookOperator):
+    """Write the plan report (Markdown + HTML); return the approval body."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "throttle_bytes_per_sec")
+    ui_color = "#f3e5f5"
+
+    def __init__(self, *, throttle_bytes_per_sec: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.throttle_bytes_per_sec = throttle_bytes_per_sec
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        values = plan_values(folder, context, self.is_dry_run, self.throttle_bytes_per_sec)
+        folder.write_text(folder.plan_report_md, render("plan_report.md.j2", **values))
+        folder.write_text(folder.plan_report_html, render("plan_report.html.j2", **values))
+        body = render("approval_body.md.j2", zk=self.zk_conn_id, report_path=str(folder.plan_report_html), **values)
+        self.log.info("plan report: %s (hash %s)", folder.plan_report_html, values["plan_hash"])
+        return {"plan_hash": values["plan_hash"], "approval_body": body, "report": str(folder.plan_report_html)}
+
+
+def _failures(context: Mapping[str, Any]) -> list[str]:
+    """Task ids of this run that failed or could not run because something upstream failed."""
+    ti = context["ti"]
+    try:
+        states = ti.get_task_states(dag_id=context["dag"].dag_id, run_ids=[context["run_id"]])
+    except Exception:  # noqa: BLE001 - the report must not fail on a missing API
+        return []
+    per_task = states.get(context["run_id"], {})
+    return sorted(t for t, s in per_task.items() if s in ("failed", "upstream_failed") and t != ti.task_id)
+
+
+def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequence[int], dry_run: bool) -> dict:
+    approval = folder.read_json(folder.approval)
+    guards = folder.read_json(folder.guards)
+    verify = folder.read_json(folder.verify) or {}
+    book = WaveBook.load(folder.wave_progress)
+    records = AuditLog.read(folder.audit) if folder.audit.is_file() else []
+    failures = _failures(context)
+    if approval is None:
+        approval_text = "not reached"
+    else:
+        approval_text = f"{approval['decision']} by {approval.get('by') or 'policy'} at {approval['at']}"
+    guards_text = "not run" if guards is None else ("passed" if guards["ok"] else "refused: " + "; ".join(guards["problems"]))
+
+    def check(key: str) -> str:
+        v = verify.get(key)
+        if v is None:
+            return "not run"
+        if v["ok"] is None:
+            return v.get("note", "skipped")
+        return "passed" if v["ok"] else "FAILED: " + "; ".join(v["problems"][:5])
+
+    waves = []
+    for w in (book.waves if book else ()):
+        took = seconds_text(w.done_at - w.submitted_at) if w.done_at and w.submitted_at else "-"
+        waves.append({"id": w.id, "partitions": len(w.moves), "status": w.status, "took": took})
+    if dry_run:
+        outcome = "dry run"
+    elif approval is not None and approval["decision"] == "rejected":
+        outcome = "rejected"
+    elif failures:
+        outcome = "FAILED"
+    else:
+        outcome = "succeeded"
+    throttle_writes = [r for r in records if r.path.startswith("/config/") and not r.dry_run]
+    charts = []
+    summary_file = folder.plan_dir / "summary.json"
+    if summary_file.is_file():
+        s = json.loads(summary_file.read_text(encoding="utf-8"))
+        charts.append(chart("Replicas per broker (planned)", [
+            (int(k), int(k) in removed, b["before"]["replicas"], b["after"]["replicas"])
+            for k, b in sorted(s["brokers"].items(), key=lambda kv: int(kv[0]))]))
+    return {
+        "outcome": outcome, "removed": list(removed), "run_id": context["run_id"], "dag_id": context["dag"].dag_id,
+        "dry_run": dry_run, "plan_hash": approval.get("plan_hash") if approval else None,
+        "approval_text": approval_text, "guards_text": guards_text,
+        "writes": sum(1 for r in records if not r.dry_run), "planned_writes": sum(1 for r in records if r.dry_run),
+        "audit_path": str(folder.audit),
+        "throttles_text": (f"{len(throttle_writes)} config write(s); pre-run values restored by remove_throttles"
+                           if throttle_writes else "none set"),
+        "waves": waves, "verify_text": check("final_verify"), "drained_text": check("verify_drained"),
+        "failures": failures, "charts": charts, "report_path": str(folder.final_report_html),
+    }
+
+
+class FinalReportOperator(RunbookOperator):
+    """Write the final report, whatever happened upstream."""
+
+    ui_color = "#f3e5f5"
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        values = final_values(folder, context, sorted(self.removed), self.is_dry_run)
+        folder.write_text(folder.final_report_md, render("final_report.md.j2", **values))
+        folder.write_text(folder.final_report_html, render("final_report.html.j2", **values))
+        self.log.info("final report (%s): %s", values["outcome"], folder.final_report_md)
+        return {"outcome": values["outcome"], "failures": values["failures"]}
+
+
+class NotifyOperator(RunbookOperator):
+    """Send (or, with no channel configured, log) the templated notification; fail if the run failed."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "channel_conn_id")
+
+    def __init__(self, *, channel_conn_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.channel_conn_id = channel_conn_id
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        values = final_values(folder, context, sorted(self.removed), self.is_dry_run)
+        waves_done = sum(1 for w in values["waves"] if w["status"] == "done")
+        values["summary_line"] = (f"{waves_done}/{len(values['waves'])} waves done; approval: {values['approval_text']}; "
+                                  f"final verify: {values['verify_text']}; drained: {values['drained_text']}")
+        message = render("notify.txt.j2", **values)
+        folder.write_text(folder.notification, message)
+        if self.channel_conn_id:
+            self.log.warning("notification channel %s: no sender is implemented for it; message logged only",
+                             self.channel_conn_id)
+        self.log.info("notification (no channel configured, logged):\n%s", message)
+        if values["failures"]:
+            raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {folder.final_report_md}")
+        return {"outcome": values["outcome"]}

@@ -1,0 +1,63 @@
+"""SnapshotOperator: read the cluster once and keep that snapshot in the run folder.
+
+The snapshot is what the plan is made from and what the report's "before" shows. A run that is
+cleared and re-run keeps the snapshot it already has (re-reading mid-execution would describe a
+half-moved cluster); guards compare the plan against the *live* cluster before any write.
+An optional ``sizes_file`` (what ``kafka-log-dirs.sh --describe`` prints) is copied into the
+run folder so the plan can be reproduced.
+
+Failure: an unreachable ZooKeeper raises :class:`ZkUnavailable`; a sizes file that is missing raises
+:class:`InvalidInput`, one that is not kafka-log-dirs output :class:`InvalidPayload`, naming the file; a removed broker that is not registered is
+refused later by the plan and the guards, not here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from airflow.sdk import BaseOperator
+
+from kafka_zk.errors import InvalidInput
+from operators.hooks.zookeeper import ZooKeeperHook
+from operators.runtime import run_folder
+
+
+class SnapshotOperator(BaseOperator):
+    """Write ``snapshot.json`` (and ``sizes.json``) into the run folder; return a short summary."""
+
+    template_fields: Sequence[str] = ("zk_conn_id", "run_root", "sizes_file")
+    ui_color = "#e8f4fd"
+
+    def __init__(self, *, zk_conn_id: str, run_root: str, sizes_file: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.zk_conn_id = zk_conn_id
+        self.run_root = run_root
+        self.sizes_file = sizes_file
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.log_dirs import load_sizes
+        from kafka_zk.snapshot import read_snapshot
+        from kafka_zk.snapshot_file import load_snapshot, write_snapshot
+
+        folder = run_folder(context, self.run_root)
+        if self.sizes_file:
+            src = Path(self.sizes_file)
+            if not src.is_file():
+                raise InvalidInput(f"sizes_file {src} does not exist: give the output of "
+                                   "kafka-log-dirs.sh --describe, or leave sizes_file empty")
+            sizes = load_sizes(str(src))  # refuses a file that is not kafka-log-dirs output
+            folder.write_text(folder.sizes, src.read_text(encoding="utf-8"))
+            self.log.info("sizes of %d partitions copied from %s", len(sizes), src)
+        if folder.snapshot.is_file():
+            snap = load_snapshot(str(folder.snapshot))
+            self.log.info("snapshot already in %s (run cleared or retried): keeping it", folder.root)
+        else:
+            with ZooKeeperHook(self.zk_conn_id) as hook:
+                snap = read_snapshot(hook.get_conn())
+            write_snapshot(snap, str(folder.snapshot))
+        summary = {"brokers": list(snap.live_broker_ids), "topics": len(snap.topics),
+                   "partitions": snap.partition_count, "run_folder": str(folder.root),
+                   "reassignment_in_progress": snap.reassignment is not None}
+        self.log.info("snapshot: %s", summary)
+        return summary

@@ -1,0 +1,108 @@
+"""Throttle steps: the setup that sets replication throttles and the teardown that removes them.
+
+**SetThrottlesOperator** (a setup task) sets the leader/follower rate on every broker any wave
+throttles. **apply_wave_throttles** (called by the executor before each wave) merges that wave's
+throttled-replica lists into the topics. Both go through :func:`record_then_apply`: the
+:class:`ThrottleRecord` of pre-run values is computed with a dry-run writer and saved to the run
+folder *before* the first real write, so a task killed mid-write still leaves the record that
+lets the teardown restore; a record already on disk is extended, never replaced, so a retried
+task never mistakes our own throttles for the user's.
+
+**RemoveThrottlesOperator** (the teardown: runs when anything between it and its setup failed)
+restores exactly the recorded pre-run values and removes only what we added
+(:func:`kafka_zk.admin.throttles.remove_throttles`), then checks nothing of ours is left.
+
+Failure: a non-positive rate raises :class:`InvalidInput` before any write; if ours are still
+present after the removal, :class:`VerificationFailed` lists them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from kafka_zk.errors import InvalidInput
+from kafka_zk.run_folder import RunFolder
+from kafka_zk.throttle_lists import TopicThrottle
+from kafka_zk.writer import ZkWriter
+from operators.base import RunbookOperator
+from operators.errors import VerificationFailed
+
+
+def resolve_rate(param: Any, planned: int | None) -> int:
+    """The throttle rate: the run's Param, else the plan's; must be a positive byte rate."""
+    value = planned if param in (None, "") else param
+    try:
+        rate = int(value)
+    except (TypeError, ValueError):
+        rate = -1
+    if rate <= 0:
+        raise InvalidInput(f"throttle_bytes_per_sec={value!r}: give a positive replication rate in bytes/s "
+                           "(e.g. 52428800 for 50 MiB/s)")
+    return rate
+
+
+def record_then_apply(folder: RunFolder, writer: ZkWriter, throttles: Iterable[TopicThrottle],
+                      brokers: Iterable[int], rate: int | None):
+    """Save the extended pre-run record, then apply (see module docstring); returns the record."""
+    from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles
+
+    throttles, brokers = list(throttles), list(brokers)
+    previous = ThrottleRecord.load(folder.throttle_record) if folder.throttle_record.is_file() else None
+    planner = ZkWriter(writer.client, audit=None, actor=writer.actor, dry_run=True)
+    record = apply_throttles(planner, throttles, brokers, rate, record=previous)
+    record.save(folder.throttle_record)
+    apply_throttles(writer, throttles, brokers, rate, record=previous)
+    return record
+
+
+class SetThrottlesOperator(RunbookOperator):
+    """Setup: set the replication rate on every broker the plan throttles; record what was there."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "throttle_bytes_per_sec")
+    ui_color = "#dbe9f6"
+
+    def __init__(self, *, throttle_bytes_per_sec: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.throttle_bytes_per_sec = throttle_bytes_per_sec
+
+    def execute(self, context: Any) -> dict:
+        from spark_jobs.artifacts import load_plan_artifacts
+
+        folder = self.folder(context)
+        plan = load_plan_artifacts(str(folder.plan_dir))
+        rate = resolve_rate(self.throttle_bytes_per_sec, plan.throttle_bytes_per_s)
+        brokers = sorted({b for w in plan.waves for b in w.throttled_brokers})
+        with self.session(context) as (_client, writer):
+            record = record_then_apply(folder, writer, (), brokers, rate)
+        self.log.info("throttle %d B/s on brokers %s%s; pre-run values recorded in %s", rate, brokers,
+                      " (dry run: planned only)" if self.is_dry_run else "", folder.throttle_record)
+        for b in record.brokers:
+            kept = {k: v for k, v in b.before.items() if v is not None}
+            if kept:
+                self.log.info("broker %s had throttles before the run (restored at the end): %s", b.broker, kept)
+        return {"rate": rate, "brokers": brokers}
+
+
+class RemoveThrottlesOperator(RunbookOperator):
+    """Teardown: restore the recorded pre-run throttle values, remove only ours."""
+
+    ui_color = "#dbe9f6"
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles, throttles_left
+
+        folder = self.folder(context)
+        if not folder.throttle_record.is_file():
+            self.log.info("no throttle record in %s: no throttle was set by this run", folder.root)
+            return {"restored": []}
+        record = ThrottleRecord.load(folder.throttle_record)
+        with self.session(context) as (client, writer):
+            written = remove_throttles(writer, record)
+            left = {} if self.is_dry_run else throttles_left(client, record)
+        for path in written:
+            self.log.info("restored pre-run throttle values at %s%s", path,
+                          " (dry run: planned only)" if self.is_dry_run else "")
+        if left:
+            raise VerificationFailed(f"throttles of this run still present after removal: {left}; "
+                                     "re-run remove_throttles, or remove them with kafka-configs")
+        return {"restored": written}

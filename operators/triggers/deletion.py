@@ -1,0 +1,112 @@
+"""TopicsDeletedTrigger: wait, without holding a worker, until a batch of topics is deleted.
+
+A topic is deleted when its topic znode, its config node and its delete marker are all gone
+(contract §2.9, §8.6; :func:`kafka_zk.admin.deletion.deletion_status`). The trigger carries
+only primitives — connection id, topic names, an *absolute* deadline (epoch seconds) and poll
+timings — so a restarted triggerer resumes the same wait with the same clock. Each poll runs in
+a worker thread (``asyncio.to_thread``; kazoo never blocks the event loop) and logs one line:
+topics deleted / total and the ones still pending.
+
+It yields exactly one :class:`TriggerEvent`, ``status`` being:
+
+* ``done`` — every topic is deleted;
+* ``not_deleted`` — some topic's marker is gone but the topic is still in ``/brokers/topics``
+  on two polls in a row: a 2.4+ controller with ``delete.topic.enable=false`` deletes markers
+  at once and leaves the topic (§1.9, §2.9). A successful deletion removes the marker *last*,
+  so this state never occurs on the way to success;
+* ``timeout`` — the deadline passed with topics still there (marked or not): an older
+  controller with deletion disabled keeps markers, or a replica is on a dead broker;
+* ``error`` — ZooKeeper unreachable (the message says which call failed).
+
+The payload lists ``deleted``, ``pending`` (still marked) and ``not_deleted`` topics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, AsyncIterator, Sequence
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from kafka_zk.errors import KafkaZkError
+
+
+class TopicsDeletedTrigger(BaseTrigger):
+    """Fires once every topic of ``topics`` is deleted, or deletion is shown not to happen."""
+
+    def __init__(self, zk_conn_id: str, topics: Sequence[str], deadline: float, poll_interval: float = 1.0,
+                 batch: int = -1) -> None:
+        super().__init__()
+        self.zk_conn_id = zk_conn_id
+        self.topics = [str(t) for t in topics]
+        self.deadline = float(deadline)
+        self.poll_interval = float(poll_interval)
+        self.batch = int(batch)
+        self._hook = None
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{__name__}.TopicsDeletedTrigger", {
+            "zk_conn_id": self.zk_conn_id, "topics": list(self.topics), "deadline": self.deadline,
+            "poll_interval": self.poll_interval, "batch": self.batch})
+
+    def _poll(self) -> dict[str, str]:
+        from kafka_zk.admin.deletion import deletion_status
+        from operators.hooks.zookeeper import ZooKeeperHook
+
+        if self._hook is None:
+            self._hook = ZooKeeperHook(self.zk_conn_id)
+        status = deletion_status(self._hook.get_conn(), self.topics)
+        return {t: s.state for t, s in status.items()}
+
+    def _close(self) -> None:
+        if self._hook is not None:
+            hook, self._hook = self._hook, None
+            hook.close()
+
+    def _event(self, status: str, states: dict[str, str], message: str, started: float) -> TriggerEvent:
+        return TriggerEvent({
+            "status": status, "batch": self.batch, "message": message,
+            "deleted": sorted(t for t, s in states.items() if s == "deleted"),
+            "pending": sorted(t for t, s in states.items() if s == "pending"),
+            "not_deleted": sorted(t for t, s in states.items() if s == "not_deleted"),
+            "elapsed_s": round(time.time() - started, 3), "at": time.time()})
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        started = time.time()
+        states: dict[str, str] = {}
+        suspect: set[str] = set()
+        try:
+            while True:
+                try:
+                    states = await asyncio.to_thread(self._poll)
+                except KafkaZkError as exc:
+                    yield self._event("error", states, f"ZooKeeper: {exc}", started)
+                    return
+                deleted = [t for t, s in states.items() if s == "deleted"]
+                left = sorted(t for t, s in states.items() if s != "deleted")
+                self.log.info("batch %d: %d/%d topics deleted%s", self.batch, len(deleted), len(states),
+                              f"; waiting for {', '.join(left[:10])}" + (" …" if len(left) > 10 else "")
+                              if left else "")
+                if not left:
+                    yield self._event("done", states, f"batch {self.batch}: {len(deleted)} topic(s) deleted", started)
+                    return
+                now_not_deleted = {t for t, s in states.items() if s == "not_deleted"}
+                confirmed = sorted(now_not_deleted & suspect)
+                if confirmed:
+                    yield self._event("not_deleted", states, f"topic(s) {', '.join(confirmed)} marked for deletion "
+                                      "but not deleted: the controller removed the marker and kept the topic",
+                                      started)
+                    return
+                suspect = now_not_deleted
+                now = time.time()
+                if now >= self.deadline:
+                    yield self._event("timeout", states, f"topic(s) {', '.join(left)} still present after the "
+                                      "deletion timeout", started)
+                    return
+                await asyncio.sleep(min(self.poll_interval, max(0.0, self.deadline - now)))
+        finally:
+            await asyncio.to_thread(self._close)
+
+    async def cleanup(self) -> None:
+        await asyncio.to_thread(self._close)

@@ -1,0 +1,108 @@
+"""Verification steps: the cluster matches the plan, and the removed brokers are drained.
+
+**FinalVerifyOperator**: every planned partition has exactly its target replica list, nothing
+adding/removing, and its whole target in the ISR (a full ISR), and no reassignment is left.
+**VerifyDrainedOperator**: no partition of the whole cluster has a replica on, or is led by, a
+removed broker. Both write their findings to ``verify.json`` in the run folder; in a dry run they
+only record that nothing was verified (nothing was changed).
+
+Failure: :class:`VerificationFailed` / :class:`DrainIncomplete`, listing the first partitions
+that fail and how many there are in all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.model import ClusterSnapshot
+from operators.base import RunbookOperator
+from operators.errors import DrainIncomplete, VerificationFailed
+from operators.waves import partition_done
+
+SHOWN = 10
+
+
+def plan_mismatches(snap: ClusterSnapshot, target: dict[TopicPartition, tuple[int, ...]]) -> list[str]:
+    out = []
+    for tp in sorted(target):
+        if not snap.has_partition(tp):
+            out.append(f"{tp}: does not exist")
+            continue
+        p = snap.partition(tp)
+        if not partition_done(p, target[tp]):
+            out.append(f"{tp}: replicas {list(p.replicas)} isr {list(p.isr)} (planned {list(target[tp])})")
+    return out
+
+
+def drain_problems(snap: ClusterSnapshot, removed: frozenset[int]) -> list[str]:
+    out = []
+    for p in snap.partitions():
+        on = sorted(set(p.replicas) & removed)
+        if on:
+            out.append(f"{p.tp}: replica on {on}")
+        if p.leader in removed:
+            out.append(f"{p.tp}: led by {p.leader}")
+    return out
+
+
+def _summary(problems: list[str]) -> str:
+    more = f" (and {len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
+    return "; ".join(problems[:SHOWN]) + more
+
+
+class _VerifyStep(RunbookOperator):
+    def _record(self, folder, key: str, value: dict) -> None:
+        doc = folder.read_json(folder.verify) or {}
+        doc[key] = value
+        folder.write_json(folder.verify, doc)
+
+
+class FinalVerifyOperator(_VerifyStep):
+    """Replicas equal the plan and every ISR is full."""
+
+    ui_color = "#d9ead3"
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.snapshot import read_snapshot
+        from spark_jobs.artifacts import load_plan_artifacts
+
+        folder = self.folder(context)
+        if self.is_dry_run:
+            self._record(folder, "final_verify", {"ok": None, "note": "dry run: nothing changed, nothing verified"})
+            return {"dry_run": True}
+        plan = load_plan_artifacts(str(folder.plan_dir))
+        with self.session(context) as (client, _writer):
+            snap = read_snapshot(client, with_configs=False)
+        problems = plan_mismatches(snap, dict(plan.target))
+        if snap.reassignment is not None:
+            problems.append(f"/admin/reassign_partitions still exists ({len(snap.reassignment.entries)} entries)")
+        self._record(folder, "final_verify", {"ok": not problems, "partitions": len(plan.target),
+                                              "problems": problems})
+        if problems:
+            raise VerificationFailed(f"{len(problems)} partition(s) do not match the plan: {_summary(problems)}")
+        self.log.info("all %d planned partitions have their target replicas and a full ISR", len(plan.target))
+        return {"partitions": len(plan.target)}
+
+
+class VerifyDrainedOperator(_VerifyStep):
+    """No replica and no leadership left on the removed brokers."""
+
+    ui_color = "#d9ead3"
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.snapshot import read_snapshot
+
+        folder = self.folder(context)
+        removed = self.removed
+        if self.is_dry_run:
+            self._record(folder, "verify_drained", {"ok": None, "note": "dry run: nothing changed, nothing verified"})
+            return {"dry_run": True}
+        with self.session(context) as (client, _writer):
+            snap = read_snapshot(client, with_configs=False)
+        problems = drain_problems(snap, removed)
+        self._record(folder, "verify_drained", {"ok": not problems, "removed": sorted(removed), "problems": problems})
+        if problems:
+            raise DrainIncomplete(f"brokers {sorted(removed)} are not drained: {_summary(problems)}")
+        self.log.info("brokers %s host no replica and lead no partition: safe to shut down", sorted(removed))
+        return {"removed": sorted(removed)}

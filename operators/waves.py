@@ -1,0 +1,182 @@
+"""Waves as the executor sees them, their progress file, and progress arithmetic.
+
+A :class:`WaveSpec` is one wave of a plan: the partitions it moves, each with the replica set
+the plan assumed (``current``), its target list and the bytes one new replica copies. The
+executor writes every wave's spec and status to the run folder's ``waves.json``
+(:class:`WaveBook`), so a retried or cleared task, and the trigger that waits on a wave, read
+the same facts from disk rather than from memory.
+
+:func:`measure` turns live partitions (from a snapshot) into a :class:`WaveProgress`: partitions
+done/total, bytes remaining (a new replica counts as copied once it is in the ISR), and
+:func:`progress_line` formats the line logged at every poll (with throughput and ETA).
+
+Failure: a progress file that does not parse raises :class:`InvalidPayload` naming the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.errors import InvalidPayload
+from kafka_zk.model import Partition
+from kafka_zk.run_folder import read_json, write_json_atomic
+
+PENDING, SUBMITTED, DONE = "pending", "submitted", "done"
+
+
+@dataclass(frozen=True)
+class WaveMove:
+    """One partition of a wave."""
+
+    tp: TopicPartition
+    current: tuple[int, ...]
+    target: tuple[int, ...]
+    size: int = 0
+
+    @property
+    def new_replicas(self) -> tuple[int, ...]:
+        return tuple(b for b in self.target if b not in self.current)
+
+
+@dataclass(frozen=True)
+class WaveSpec:
+    """One wave: its moves, and where it stands (``pending``/``submitted``/``done``)."""
+
+    id: int
+    moves: tuple[WaveMove, ...]
+    status: str = PENDING
+    submitted_at: str | None = None
+    done_at: str | None = None
+
+    @property
+    def targets(self) -> dict[TopicPartition, tuple[int, ...]]:
+        return {m.tp: m.target for m in self.moves}
+
+    @property
+    def bytes_total(self) -> int:
+        return sum(m.size * len(m.new_replicas) for m in self.moves)
+
+
+@dataclass(frozen=True)
+class WaveBook:
+    """Every wave of a run and its status: the content of ``waves.json``."""
+
+    plan_hash: str
+    waves: tuple[WaveSpec, ...]
+
+    @property
+    def total_partitions(self) -> int:
+        return sum(len(w.moves) for w in self.waves)
+
+    def with_wave(self, wave: WaveSpec) -> "WaveBook":
+        return replace(self, waves=tuple(wave if w.id == wave.id else w for w in self.waves))
+
+    def wave(self, wave_id: int) -> WaveSpec:
+        for w in self.waves:
+            if w.id == wave_id:
+                return w
+        raise InvalidPayload(f"wave {wave_id} is not in the plan (waves 0..{len(self.waves) - 1})")
+
+    def to_json(self) -> dict:
+        return {"plan_hash": self.plan_hash, "waves": [
+            {"id": w.id, "status": w.status, "submitted_at": w.submitted_at, "done_at": w.done_at,
+             "moves": [{"topic": m.tp.topic, "partition": m.tp.partition, "current": list(m.current),
+                        "target": list(m.target), "size": m.size} for m in w.moves]}
+            for w in self.waves]}
+
+    @classmethod
+    def from_json(cls, doc: Mapping, where: str = "waves.json") -> "WaveBook":
+        try:
+            waves = tuple(
+                WaveSpec(int(w["id"]), tuple(WaveMove(TopicPartition(m["topic"], int(m["partition"])),
+                                                      tuple(int(b) for b in m["current"]),
+                                                      tuple(int(b) for b in m["target"]), int(m.get("size", 0)))
+                                             for m in w["moves"]),
+                         str(w["status"]), w.get("submitted_at"), w.get("done_at"))
+                for w in doc["waves"])
+            return cls(str(doc["plan_hash"]), waves)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidPayload(f"{where}: not a wave progress file ({type(exc).__name__}: {exc}); "
+                                 "restore it from the plan or re-run the plan step") from None
+
+    def save(self, path: str | Path) -> None:
+        write_json_atomic(path, self.to_json())
+
+    @classmethod
+    def load(cls, path: str | Path) -> "WaveBook | None":
+        doc = read_json(path)
+        return None if doc is None else cls.from_json(doc, str(path))
+
+
+@dataclass(frozen=True)
+class WaveProgress:
+    """Where one wave stands, measured from live partitions."""
+
+    wave_id: int
+    done: int
+    total: int
+    bytes_remaining: int
+    bytes_total: int
+    pending: tuple[str, ...] = field(default=())
+
+    @property
+    def complete(self) -> bool:
+        return self.done == self.total
+
+
+def partition_done(live: Partition | None, target: tuple[int, ...]) -> bool:
+    """Finished as the controller finishes it: replicas == target, nothing adding/removing,
+    every target replica in the ISR."""
+    return (live is not None and tuple(live.replicas) == tuple(target) and not live.is_reassigning
+            and set(target) <= set(live.isr))
+
+
+def measure(wave: WaveSpec, live: Mapping[TopicPartition, Partition]) -> WaveProgress:
+    """Progress of ``wave`` given the live partitions (missing ones count as not done)."""
+    done = 0
+    remaining = 0
+    pending = []
+    for m in wave.moves:
+        p = live.get(m.tp)
+        if partition_done(p, m.target):
+            done += 1
+            continue
+        pending.append(str(m.tp))
+        isr = set(p.isr) if p is not None else set()
+        remaining += m.size * sum(1 for b in m.new_replicas if b not in isr)
+    return WaveProgress(wave.id, done, len(wave.moves), remaining, wave.bytes_total, tuple(pending[:5]))
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def progress_line(p: WaveProgress, overall_done: int, overall_total: int, elapsed_s: float,
+                  bytes_copied: int) -> str:
+    """``wave 2: 14/20 partitions, overall 54/80, 1.2 GiB remaining, 40.0 MiB/s, ETA 31s``."""
+    rate = bytes_copied / elapsed_s if elapsed_s > 0 else 0.0
+    if p.bytes_remaining == 0:
+        eta = "0s"
+    elif rate > 0:
+        eta = f"{p.bytes_remaining / rate:.0f}s"
+    else:
+        eta = "unknown"
+    return (f"wave {p.wave_id}: {p.done}/{p.total} partitions, overall {overall_done}/{overall_total}, "
+            f"{human_bytes(p.bytes_remaining)} remaining of {human_bytes(p.bytes_total)}, "
+            f"{human_bytes(rate)}/s, ETA {eta}")
+
+
+def overall_done(book: WaveBook, current: WaveProgress) -> int:
+    """Partitions done across the plan: finished waves plus the current wave's done ones."""
+    return sum(len(w.moves) for w in book.waves if w.status == DONE and w.id != current.wave_id) + current.done
+
+
+def live_partitions(partitions: Iterable[Partition]) -> dict[TopicPartition, Partition]:
+    return {p.tp: p for p in partitions}

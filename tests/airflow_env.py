@@ -1,0 +1,41 @@
+"""Airflow for the test run: a private AIRFLOW_HOME with a SQLite metadata DB, set up once.
+
+:func:`configure_env` only sets environment variables (it must run before anything imports
+``airflow``; ``tests/conftest.py`` calls it at import). :func:`ensure_db` creates the metadata DB
+once per process (about a second). The home is a temporary directory removed at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from operators.local_run import local_airflow_env
+
+_HOME: Path | None = None
+
+
+def configure_env() -> Path:
+    global _HOME
+    if _HOME is None:
+        if os.environ.get("KR_TEST_AIRFLOW_HOME"):
+            _HOME = Path(os.environ["KR_TEST_AIRFLOW_HOME"])
+        else:
+            _HOME = Path(tempfile.mkdtemp(prefix="kr-airflow-"))
+            os.environ["KR_TEST_AIRFLOW_HOME"] = str(_HOME)  # child processes share the DB
+            atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
+        os.environ.update(local_airflow_env(_HOME))
+    return _HOME
+
+
+def ensure_db() -> Path:
+    """The configured home, with its metadata DB created."""
+    home = configure_env()
+    if not (home / "airflow.db").exists():
+        from airflow.utils import db
+
+        db.initdb()
+    return home

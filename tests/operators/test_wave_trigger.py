@@ -1,0 +1,86 @@
+"""WaveDoneTrigger: serialize() pins path and primitives; run() on a real ZooKeeper yields one event."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.run_folder import RunFolder
+from operators.triggers.reassignment import WaveDoneTrigger
+from operators.waves import WaveBook, WaveMove, WaveSpec
+from tests.zk_helpers import register_brokers
+
+TP = TopicPartition("orders", 0)
+
+
+def test_serialize_pins_the_dotted_path_and_primitive_kwargs() -> None:
+    trigger = WaveDoneTrigger(zk_conn_id="kz", run_id="manual__1", wave_id=3, deadline=1_900_000_000.5,
+                              run_dir="/runs/x", poll_interval=1.5, stall_warning_s=60, stall_timeout_s=None)
+    path, kwargs = trigger.serialize()
+    assert path == "operators.triggers.reassignment.WaveDoneTrigger"
+    assert kwargs == {"zk_conn_id": "kz", "run_id": "manual__1", "wave_id": 3, "deadline": 1_900_000_000.5,
+                      "run_dir": "/runs/x", "poll_interval": 1.5, "stall_warning_s": 60.0, "stall_timeout_s": None}
+    assert all(isinstance(v, (str, int, float, type(None))) for v in kwargs.values())
+    assert WaveDoneTrigger(**kwargs).serialize() == (path, kwargs)  # what a restarted triggerer rebuilds
+
+
+def _cluster(zk: KazooClient, replicas: list[int], isr: list[int], adding: list[int] = (),
+             removing: list[int] = ()) -> None:
+    register_brokers(zk, {1: None, 2: None, 3: None})
+    doc = {"version": 2, "partitions": {"0": replicas}, "adding_replicas": {"0": list(adding)} if adding else {},
+           "removing_replicas": {"0": list(removing)} if removing else {}}
+    zk.create("/brokers/topics/orders", json.dumps(doc).encode())
+    zk.create("/brokers/topics/orders/partitions/0/state", json.dumps(
+        {"controller_epoch": 1, "leader": replicas[0], "version": 1, "leader_epoch": 0, "isr": isr}).encode(),
+        makepath=True)
+
+
+def _book(tmp_path: Path) -> str:
+    folder = RunFolder(tmp_path / "run").ensure()
+    WaveBook("h" * 64, (WaveSpec(0, (WaveMove(TP, (1, 2), (3, 2), size=1000),), status="submitted",
+                                 submitted_at=time.time()),)).save(folder.wave_progress)
+    return str(folder.root)
+
+
+def _first_event(trigger: WaveDoneTrigger) -> dict:
+    async def go():
+        return await anext(trigger.run())
+    return asyncio.run(asyncio.wait_for(go(), timeout=30)).payload
+
+
+def test_done_when_replicas_equal_target_isr_full_and_no_admin_node(zk: KazooClient, zk_conn_id: str,
+                                                                     tmp_path: Path) -> None:
+    _cluster(zk, [3, 2], [2, 3])
+    event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 30, _book(tmp_path), poll_interval=0.1))
+    assert event["status"] == "done" and event["done"] == 1 and event["total"] == 1
+    assert event["bytes_remaining"] == 0
+
+
+def test_timeout_at_the_absolute_deadline_with_progress(zk: KazooClient, zk_conn_id: str, tmp_path: Path) -> None:
+    _cluster(zk, [3, 2, 1], [1, 2], adding=[3], removing=[1])
+    zk.create("/admin/reassign_partitions", b'{"version":1,"partitions":[{"topic":"orders","partition":0,'
+                                            b'"replicas":[3,2]}]}', makepath=True)
+    event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 0.5, _book(tmp_path), poll_interval=0.1))
+    assert event["status"] == "timeout"
+    assert event["done"] == 0 and event["bytes_remaining"] == 1000 and event["pending"] == ["orders-0"]
+
+
+def test_stalled_after_the_stall_timeout(zk: KazooClient, zk_conn_id: str, tmp_path: Path,
+                                         caplog: pytest.LogCaptureFixture) -> None:
+    _cluster(zk, [3, 2, 1], [1, 2], adding=[3], removing=[1])
+    trigger = WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 30, _book(tmp_path), poll_interval=0.1,
+                              stall_warning_s=0.2, stall_timeout_s=0.6)
+    event = _first_event(trigger)
+    assert event["status"] == "stalled" and "no progress" in event["message"]
+
+
+def test_error_event_when_the_progress_file_is_missing(zk: KazooClient, zk_conn_id: str, tmp_path: Path) -> None:
+    _cluster(zk, [1, 2], [1, 2])
+    event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 30, str(tmp_path), poll_interval=0.1))
+    assert event["status"] == "error" and "waves.json is missing" in event["message"]
