@@ -123,8 +123,8 @@ class DecommissionPlanOperator(SparkSubmitOperator):
                 args += ["--max-moves-per-broker", str(moves)]
             self.application_args = args
             self._conn_id = self.spark_conn_id
-            if not self.spark_binary:
-                self.spark_binary = spark_submit_binary()
+            if not self._spark_binary:
+                self._spark_binary = spark_submit_binary()
             self._hook = None
             super().execute(context)
             if not (folder.plan_dir / "plan.json").is_file():

@@ -44,6 +44,8 @@ def seconds_text(s: float | None) -> str:
     if s is None:
         return "unknown"
     s = float(s)
+    if s < 10:
+        return f"{s:.1f}s"
     if s < 120:
         return f"{s:.0f}s"
     if s < 7200:
@@ -111,14 +113,14 @@ class RenderPlanReportOperator(RunbookOperator):
 
 
 def _failures(context: Mapping[str, Any]) -> list[str]:
-    """Task ids of this run that failed or could not run because something upstream failed."""
+    """Task ids of this run that failed (not those that could not run because of them)."""
     ti = context["ti"]
     try:
         states = ti.get_task_states(dag_id=context["dag"].dag_id, run_ids=[context["run_id"]])
     except Exception:  # noqa: BLE001 - the report must not fail on a missing API
         return []
     per_task = states.get(context["run_id"], {})
-    return sorted(t for t, s in per_task.items() if s in ("failed", "upstream_failed") and t != ti.task_id)
+    return sorted(t for t, s in per_task.items() if s == "failed" and t != ti.task_id)
 
 
 def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequence[int], dry_run: bool) -> dict:
@@ -154,7 +156,8 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
         outcome = "FAILED"
     else:
         outcome = "succeeded"
-    throttle_writes = [r for r in records if r.path.startswith("/config/") and not r.dry_run]
+    throttle_writes = [r for r in records if r.path.startswith(("/config/topics/", "/config/brokers/"))
+                       and not r.dry_run]
     charts = []
     summary_file = folder.plan_dir / "summary.json"
     if summary_file.is_file():

@@ -1,0 +1,393 @@
+"""The delete_topics runbook's steps: select topics, delete them in waited-on batches, report.
+
+* :func:`select_topics` (pure) resolves the topic list and the regex against the snapshot
+  (``re.fullmatch``, as Kafka's ``--topic`` whitelist matches), refuses — with one reason per
+  topic — topics that do not exist, internal topics (``__consumer_offsets``,
+  ``__transaction_state``) unless ``allow_internal``, and topics with a reassignment in
+  progress, and cuts the rest into batches of at most ``batch_size`` topics and, when partition
+  sizes are known, at most ``max_batch_bytes`` bytes of log data (size × replicas).
+* **SelectTopicsOperator** writes that selection as ``plan/plan.json`` (the hash the approver
+  approves) and fails the run on any refusal, before anything is written to ZooKeeper.
+* **DeleteTopicBatchesOperator** marks one batch (``/admin/delete_topics/<t>``, through the
+  audited writer and :func:`kafka_zk.admin.deletion.mark_for_deletion`), defers to
+  :class:`TopicsDeletedTrigger` until every topic of the batch is gone from ``/brokers/topics``,
+  ``/config/topics`` and ``/admin/delete_topics``, pauses, then does the next batch. Progress is
+  in ``deletion.json``; a retried task recomputes from ZooKeeper: topics already gone are not
+  marked again, markers already present are waited on, batches done stay done.
+* **DeletionReportOperator** renders the preview (before approval) or final report.
+
+Failure: refusals raise :class:`InvalidInput` listing every topic and reason; a batch whose topics
+stay after the timeout (or whose markers vanish while the topic stays) raises
+:class:`TopicsNotDeleted` with "marked for deletion but not deleted: the brokers probably run with
+delete.topic.enable=false" (or the dead-broker cause when that is what blocks it).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from typing import Any, Mapping, Sequence
+
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.model import INTERNAL_TOPICS, ClusterSnapshot
+from operators.base import RunbookOperator, as_bool
+from operators.triggers.deletion import TopicsDeletedTrigger
+
+PROGRESS_FILE = "deletion.json"
+NOT_DELETED_HINT = ("marked for deletion but not deleted: the brokers probably run with delete.topic.enable=false "
+                    "(set it to true and restart them, then clear this task)")
+
+
+class TopicsNotDeleted(KafkaZkError):
+    """Topics marked for deletion that the cluster did not delete."""
+
+
+@dataclass(frozen=True)
+class DeletionSelection:
+    """What the run will delete, what it refused and why, and the batches."""
+
+    requested: tuple[str, ...]
+    regex: str
+    matched: tuple[str, ...]
+    refused: Mapping[str, str]
+    batches: tuple[tuple[str, ...], ...]
+    partitions: Mapping[str, int] = field(default_factory=dict)
+    data_bytes: Mapping[str, int] = field(default_factory=dict)
+    already_marked: tuple[str, ...] = ()
+
+    @property
+    def selected(self) -> tuple[str, ...]:
+        return tuple(t for b in self.batches for t in b)
+
+    def to_json(self) -> dict:
+        doc = asdict(self)
+        doc["batches"] = [list(b) for b in self.batches]
+        doc["selected"] = list(self.selected)
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "DeletionSelection":
+        return cls(tuple(doc["requested"]), doc["regex"], tuple(doc["matched"]), dict(doc["refused"]),
+                   tuple(tuple(b) for b in doc["batches"]), dict(doc.get("partitions", {})),
+                   dict(doc.get("data_bytes", {})), tuple(doc.get("already_marked", ())))
+
+
+def _int(value: Any, name: str, minimum: int) -> int:
+    try:
+        out = int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{name}={value!r} must be an integer ≥ {minimum}") from None
+    if out < minimum:
+        raise InvalidInput(f"{name}={value!r} must be an integer ≥ {minimum}")
+    return out
+
+
+def select_topics(snapshot: ClusterSnapshot, topics: Sequence[str] = (), topic_regex: str | None = None,
+                  allow_internal: bool = False, batch_size: int = 10, max_batch_bytes: int = 0,
+                  sizes: Mapping[TopicPartition, int] | None = None) -> DeletionSelection:
+    """Resolve and check the topics to delete, then batch them (see module docstring)."""
+    batch_size = _int(batch_size, "batch_size", 1)
+    max_batch_bytes = _int(max_batch_bytes or 0, "max_batch_bytes", 0)
+    if isinstance(topics, str):
+        raise InvalidInput(f"topics={topics!r} must be a list of topic names, e.g. [\"orders\", \"payments\"]")
+    requested = tuple(dict.fromkeys(str(t) for t in (topics or ())))
+    regex = (topic_regex or "").strip()
+    if not requested and not regex:
+        raise InvalidInput("nothing to delete: give topics (a list of names) or topic_regex (matched against the "
+                           "whole topic name)")
+    if max_batch_bytes and sizes is None:
+        raise InvalidInput(f"max_batch_bytes={max_batch_bytes} needs partition sizes: give sizes_file (the output of "
+                           "kafka-log-dirs.sh --describe), or set max_batch_bytes to 0")
+    matched: tuple[str, ...] = ()
+    if regex:
+        try:
+            pattern = re.compile(regex)
+        except re.error as exc:
+            raise InvalidInput(f"topic_regex {regex!r} is not a valid regular expression ({exc}): fix it") from None
+        matched = tuple(t for t in sorted(snapshot.topics) if pattern.fullmatch(t))
+        if not matched and not requested:
+            raise InvalidInput(f"topic_regex {regex!r} matches no topic of the cluster (it must match the whole "
+                               "name, e.g. 'test-.*'): nothing to delete")
+    wanted = list(dict.fromkeys(requested + matched))
+    moving = {tp.topic for tp in snapshot.reassigning_partitions()}
+    if snapshot.reassignment is not None:
+        moving |= {e.topic for e in snapshot.reassignment.entries}
+    refused: dict[str, str] = {}
+    for t in wanted:
+        if t not in snapshot.topics:
+            refused[t] = "does not exist (not in /brokers/topics): remove it from the list"
+        elif t in INTERNAL_TOPICS and not allow_internal:
+            refused[t] = ("is a Kafka internal topic: deleting it loses consumer offsets or transaction state; "
+                          "set allow_internal=true only if that is intended")
+        elif t in moving:
+            refused[t] = "has a partition reassignment in progress: wait for it to finish, then retry"
+    ok = [t for t in wanted if t not in refused]
+    data = {t: sum(sizes.get(TopicPartition(t, p), 0) * len(part.replicas)
+                   for p, part in snapshot.topics[t].partitions.items()) for t in ok} if sizes is not None else {}
+    batches: list[tuple[str, ...]] = []
+    current: list[str] = []
+    current_bytes = 0
+    for t in ok:
+        over = max_batch_bytes and current and current_bytes + data.get(t, 0) > max_batch_bytes
+        if len(current) >= batch_size or over:
+            batches.append(tuple(current))
+            current, current_bytes = [], 0
+        current.append(t)
+        current_bytes += data.get(t, 0)
+    if current:
+        batches.append(tuple(current))
+    return DeletionSelection(requested, regex, matched, refused, tuple(batches),
+                             {t: len(snapshot.topics[t].partitions) for t in ok}, data,
+                             tuple(t for t in ok if t in snapshot.delete_markers))
+
+
+def refusal_error(selection: DeletionSelection) -> InvalidInput:
+    lines = [f"{t} {why}" for t, why in selection.refused.items()]
+    return InvalidInput(f"refusing to delete {len(lines)} topic(s), nothing was written: " + "; ".join(lines))
+
+
+class SelectTopicsOperator(RunbookOperator):
+    """Resolve the selection into ``plan/plan.json``; fail (nothing written) on any refusal."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "topics", "topic_regex", "allow_internal",
+                                      "batch_size", "max_batch_bytes")
+    ui_color = "#fff2cc"
+
+    def __init__(self, *, topics: Any = (), topic_regex: Any = None, allow_internal: Any = False,
+                 batch_size: Any = 10, max_batch_bytes: Any = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.topics, self.topic_regex, self.allow_internal = topics, topic_regex, allow_internal
+        self.batch_size, self.max_batch_bytes = batch_size, max_batch_bytes
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.log_dirs import load_sizes
+        from kafka_zk.snapshot_file import load_snapshot
+
+        folder = self.folder(context)
+        snap = load_snapshot(str(folder.snapshot))
+        sizes = load_sizes(str(folder.sizes)) if folder.sizes.is_file() else None
+        selection = select_topics(snap, self.topics or (), self.topic_regex, as_bool(self.allow_internal),
+                                  self.batch_size, self.max_batch_bytes, sizes)
+        folder.write_json(folder.plan_dir / "plan.json", selection.to_json())
+        if selection.matched:
+            self.log.info("topic_regex %r matched %d topic(s): %s", selection.regex, len(selection.matched),
+                          ", ".join(selection.matched))
+        if selection.refused:
+            raise refusal_error(selection)
+        self.log.info("%d topic(s) to delete in %d batch(es)", len(selection.selected), len(selection.batches))
+        return {"topics": len(selection.selected), "batches": len(selection.batches),
+                "matched": list(selection.matched)}
+
+
+def load_selection(folder) -> DeletionSelection:
+    doc = folder.read_json(folder.plan_dir / "plan.json")
+    if doc is None:
+        raise InvalidInput(f"{folder.plan_dir}/plan.json is missing: run the select step first")
+    return DeletionSelection.from_json(doc)
+
+
+@dataclass
+class BatchProgress:
+    """One batch in ``deletion.json``."""
+
+    index: int
+    topics: list[str]
+    state: str = "pending"
+    marked: list[str] = field(default_factory=list)
+    submitted_at: float | None = None
+    done_at: float | None = None
+    message: str = ""
+
+
+def load_progress(folder, selection: DeletionSelection) -> list[BatchProgress]:
+    doc = folder.read_json(folder.root / PROGRESS_FILE)
+    if doc and [b["topics"] for b in doc["batches"]] == [list(b) for b in selection.batches]:
+        return [BatchProgress(**b) for b in doc["batches"]]
+    return [BatchProgress(i, list(b)) for i, b in enumerate(selection.batches)]
+
+
+def save_progress(folder, batches: list[BatchProgress]) -> None:
+    folder.write_json(folder.root / PROGRESS_FILE, {"batches": [asdict(b) for b in batches]})
+
+
+class DeleteTopicBatchesOperator(RunbookOperator):
+    """Mark one batch, wait (deferred) until it is deleted, pause, next batch (see module docstring)."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "allow_internal", "batch_timeout_s",
+                                      "pause_between_batches_s", "poll_interval_s")
+    ui_color = "#f4cccc"
+
+    def __init__(self, *, allow_internal: Any = False, batch_timeout_s: Any = 600, pause_between_batches_s: Any = 0,
+                 poll_interval_s: Any = 1.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.allow_internal = allow_internal
+        self.batch_timeout_s = batch_timeout_s
+        self.pause_between_batches_s = pause_between_batches_s
+        self.poll_interval_s = poll_interval_s
+
+    def execute(self, context: Any) -> dict:
+        from operators.runtime import require_approval
+
+        folder = self.folder(context)
+        selection = load_selection(folder)
+        if selection.refused:
+            raise refusal_error(selection)
+        if not self.is_dry_run:
+            require_approval(folder)
+        return self._advance(context, folder, selection)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict:
+        folder = self.folder(context)
+        selection = load_selection(folder)
+        batches = load_progress(folder, selection)
+        b = batches[int(event["batch"])]
+        if event.get("status") != "done":
+            b.state, b.message = "failed", str(event.get("message", ""))
+            save_progress(folder, batches)
+            raise self._failure(context, event)
+        b.state, b.done_at = "done", float(event.get("at") or time.time())
+        save_progress(folder, batches)
+        self.log.info("batch %d done: %d topic(s) deleted in %.1fs", b.index, len(b.topics), event.get("elapsed_s", 0))
+        pause = float(self.pause_between_batches_s or 0)
+        if pause > 0 and any(x.state != "done" for x in batches):
+            from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
+
+            self.log.info("pausing %.0fs before the next batch", pause)
+            self.defer(trigger=TimeDeltaTrigger(timedelta(seconds=pause)), method_name="resume")
+        return self._advance(context, folder, selection)
+
+    def resume(self, context: Any, event: Any = None) -> dict:
+        return self._advance(context, self.folder(context), load_selection(self.folder(context)))
+
+    def _failure(self, context: Any, event: Mapping[str, Any]) -> KafkaZkError:
+        status = event.get("status")
+        stuck = sorted(set(event.get("pending", [])) | set(event.get("not_deleted", [])))
+        if status == "error":
+            return KafkaZkError(f"batch {event.get('batch')}: {event.get('message')}; clear the task to resume")
+        cause = NOT_DELETED_HINT
+        try:
+            from kafka_zk.snapshot import read_snapshot
+
+            with self.session(context) as (client, _):
+                snap = read_snapshot(client, topics=stuck, with_configs=False)
+            dead = sorted({r for t in snap.topics.values() for p in t.partitions.values() for r in p.replicas
+                           if r not in snap.brokers})
+            if dead:
+                cause = (f"marked for deletion but not deleted: replicas on broker(s) {','.join(map(str, dead))} "
+                         "that are not live; deletion resumes when they register again (§2.9)")
+        except KafkaZkError as exc:
+            self.log.warning("could not read the stuck topics to find the cause: %s", exc)
+        return TopicsNotDeleted(f"topic(s) {', '.join(stuck)} {cause} ({event.get('message')})")
+
+    def _advance(self, context: Any, folder, selection: DeletionSelection) -> dict:
+        from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
+        from kafka_zk.snapshot import read_snapshot
+
+        batches = load_progress(folder, selection)
+        with self.session(context) as (client, writer):
+            for b in batches:
+                if b.state == "done":
+                    continue
+                status = deletion_status(client, b.topics)
+                gone = [t for t in b.topics if status[t].state == "deleted"]
+                if len(gone) == len(b.topics) and not self.is_dry_run:
+                    b.state, b.done_at = "done", b.done_at or time.time()
+                    save_progress(folder, batches)
+                    self.log.info("batch %d already deleted in ZooKeeper: nothing to do", b.index)
+                    continue
+                to_mark = [t for t in b.topics if status[t].state != "deleted" and not status[t].marker]
+                if to_mark:
+                    snap = read_snapshot(client, topics=to_mark, with_configs=False)
+                    result = mark_for_deletion(writer, snap, [t for t in to_mark if t in snap.topics],
+                                               force=as_bool(self.allow_internal))
+                    b.marked = sorted(set(b.marked) | {t for t, r in result.items() if r == "marked"})
+                self.log.info("batch %d/%d: %d topic(s) marked now, %d already marked, %d already gone%s", b.index + 1,
+                              len(batches), len(to_mark), len(b.topics) - len(to_mark) - len(gone), len(gone),
+                              " (dry run: planned only)" if self.is_dry_run else "")
+                if self.is_dry_run:
+                    b.state = "planned"
+                    continue
+                b.state, b.submitted_at = "submitted", b.submitted_at or time.time()
+                save_progress(folder, batches)
+                deadline = b.submitted_at + float(self.batch_timeout_s)
+                self.defer(trigger=TopicsDeletedTrigger(self.zk_conn_id, b.topics, deadline,
+                                                        float(self.poll_interval_s), b.index),
+                           method_name="execute_complete",
+                           timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
+        save_progress(folder, batches)
+        return {"batches": len(batches), "topics": sum(len(b.topics) for b in batches), "dry_run": self.is_dry_run}
+
+
+def deletion_values(folder, context: Mapping[str, Any], dry_run: bool) -> dict:
+    """What the preview and final reports show (missing files read as "not reached")."""
+    from kafka_zk.audit import AuditLog
+    from operators.report import _failures
+    from operators.waves import human_bytes
+
+    doc = folder.read_json(folder.plan_dir / "plan.json")
+    selection = DeletionSelection.from_json(doc) if doc else None
+    progress = (folder.read_json(folder.root / PROGRESS_FILE) or {}).get("batches", [])
+    approval = folder.read_json(folder.approval)
+    records = [r for r in (AuditLog.read(folder.audit) if folder.audit.is_file() else [])
+               if r.path.startswith("/admin/delete_topics/")]
+    failures = _failures(context)
+    if selection is None:
+        outcome = "FAILED before selection"
+    elif selection.refused:
+        outcome = "REFUSED (nothing written)"
+    elif approval is not None and approval["decision"] == "rejected":
+        outcome = "rejected"
+    elif dry_run:
+        outcome = "dry run (nothing written)"
+    elif failures:
+        outcome = "FAILED"
+    elif progress and all(b["state"] == "done" for b in progress):
+        outcome = "succeeded"
+    else:
+        outcome = "pending"
+    return {
+        "dag_id": context["dag"].dag_id, "run_id": context["run_id"], "dry_run": dry_run, "sel": selection,
+        "selected": list(selection.selected) if selection else [],
+        "bytes": {t: human_bytes(b) for t, b in (selection.data_bytes if selection else {}).items()},
+        "batch_rows": [{"index": i + 1, "topics": list(b), "partitions": sum(selection.partitions.get(t, 0) for t in b),
+                        "bytes": human_bytes(sum(selection.data_bytes.get(t, 0) for t in b))}
+                       for i, b in enumerate(selection.batches)] if selection else [],
+        "progress": progress, "approval": approval, "failures": failures, "outcome": outcome,
+        "marker_writes": [{"topic": r.path.rsplit("/", 1)[1], "time": r.time, "dry_run": r.dry_run} for r in records],
+        "audit_path": str(folder.audit), "run_folder": str(folder.root)}
+
+
+class DeletionReportOperator(RunbookOperator):
+    """Render ``templates/delete_topics/<kind>.{md,html}.j2``; the final report fails a failed run."""
+
+    ui_color = "#f3e5f5"
+
+    def __init__(self, *, kind: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if kind not in ("preview", "final"):
+            raise ValueError(f"kind={kind!r} must be 'preview' or 'final'")
+        self.kind = kind
+
+    def execute(self, context: Any) -> dict:
+        from operators.errors import RunFailed
+        from operators.report import render
+        from operators.runtime import plan_hash
+
+        folder = self.folder(context)
+        values = deletion_values(folder, context, self.is_dry_run)
+        md, html = (folder.plan_report_md, folder.plan_report_html) if self.kind == "preview" else \
+            (folder.final_report_md, folder.final_report_html)
+        folder.write_text(md, render(f"delete_topics/{self.kind}.md.j2", **values))
+        folder.write_text(html, render(f"delete_topics/{self.kind}.html.j2", **values))
+        self.log.info("%s report (%s): %s", self.kind, values["outcome"], md)
+        out = {"outcome": values["outcome"], "report": str(md)}
+        if self.kind == "preview":
+            out["plan_hash"] = plan_hash(folder.plan_dir)
+            out["approval_body"] = render("delete_topics/approval_body.md.j2", plan_hash=out["plan_hash"],
+                                          report_path=str(html), **values)
+        elif values["failures"]:
+            raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {md}")
+        return out

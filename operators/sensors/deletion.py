@@ -1,0 +1,56 @@
+"""TopicsDeletedSensor: a step that waits, deferred, until topics are deleted (contract §2.9).
+
+``execute()`` only defers to :class:`operators.triggers.deletion.TopicsDeletedTrigger` with an
+absolute deadline; ``execute_complete`` maps the event: ``done`` returns the deleted topics,
+``not_deleted``/``timeout`` raise :class:`operators.deletion.TopicsNotDeleted` ("marked for
+deletion but not deleted: the brokers probably run with delete.topic.enable=false"),
+``error`` raises :class:`kafka_zk.errors.KafkaZkError`. The delete_topics runbook uses it as its
+final ``verify_deleted`` check over every selected topic (``topics`` may be an XCom list).
+
+Failure: an empty topic list raises :class:`InvalidInput` at execution (nothing to wait for).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any, Sequence
+
+from airflow.sdk import BaseOperator
+
+from kafka_zk.errors import InvalidInput, KafkaZkError
+from operators.triggers.deletion import TopicsDeletedTrigger
+
+
+class TopicsDeletedSensor(BaseOperator):
+    """Wait until every topic of ``topics`` is gone from ``/brokers/topics``, ``/config/topics`` and the markers."""
+
+    template_fields: Sequence[str] = ("zk_conn_id", "topics", "timeout_s", "poll_interval_s")
+    ui_color = "#d9ead3"
+
+    def __init__(self, *, zk_conn_id: str, topics: Any, timeout_s: Any = 600, poll_interval_s: Any = 1.0,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.zk_conn_id = zk_conn_id
+        self.topics = topics
+        self.timeout_s = timeout_s
+        self.poll_interval_s = poll_interval_s
+
+    def execute(self, context: Any) -> None:
+        topics = [str(t) for t in (self.topics or [])]
+        if not topics:
+            raise InvalidInput(f"{self.task_id}: no topics to wait for; give the topics that were marked for deletion")
+        deadline = time.time() + float(self.timeout_s)
+        self.defer(trigger=TopicsDeletedTrigger(self.zk_conn_id, topics, deadline, float(self.poll_interval_s)),
+                   method_name="execute_complete", timeout=timedelta(seconds=float(self.timeout_s) + 60))
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> list[str]:
+        from operators.deletion import NOT_DELETED_HINT, TopicsNotDeleted
+
+        status = event.get("status")
+        if status == "done":
+            return list(event.get("deleted", []))
+        if status == "error":
+            raise KafkaZkError(str(event.get("message")))
+        stuck = sorted(set(event.get("pending", [])) | set(event.get("not_deleted", [])))
+        raise TopicsNotDeleted(f"topic(s) {', '.join(stuck)} {NOT_DELETED_HINT} ({event.get('message')})")

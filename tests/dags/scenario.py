@@ -1,0 +1,89 @@
+"""The emulated cluster the DAG end-to-end tests decommission, and plain-kazoo views of it.
+
+Six brokers in three racks; three topics with literal assignments and sizes, so every cluster
+built here has the same layout and a plan made on one applies to another (tests that do not need
+Spark reuse the plan of the Spark run). Broker 6 is removed. Final state is read back with plain
+kazoo (never with our own code): replicas, leaders, ISRs, configs and admin znodes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+
+RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
+REMOVED = [6]
+GB = 1024 ** 3
+TOPICS = {
+    "orders": ({0: [6, 1, 2], 1: [2, 6, 4], 2: [3, 4, 6], 3: [6, 5, 1], 4: [1, 2, 3], 5: [4, 5, 6]},
+               {0: 40 * GB, 1: 30 * GB, 2: 20 * GB, 3: 35 * GB, 4: 10 * GB, 5: 25 * GB}),
+    "payments": ({0: [6, 4], 1: [5, 6], 2: [1, 2], 3: [6, 3]},
+                 {0: 30 * GB, 1: 20 * GB, 2: 5 * GB, 3: 15 * GB}),
+    "events": ({0: [1, 5, 6], 1: [6, 2, 4], 2: [3, 1, 5], 3: [2, 6, 1]},
+               {0: 25 * GB, 1: 20 * GB, 2: 5 * GB, 3: 30 * GB}),
+}
+THROTTLE = 40 * 1024 ** 2
+
+
+def start_cluster(connect: str, speed: float = 3600.0) -> EmulatedCluster:
+    cluster = EmulatedCluster(connect, ClusterSpec(brokers=RACKS, speed=speed, seed=0)).start()
+    cluster.create_topics({name: (assignment, sizes, None) for name, (assignment, sizes) in TOPICS.items()})
+    return cluster
+
+
+def write_sizes(cluster: EmulatedCluster, directory: Path) -> str:
+    path = directory / "log_dirs.json"
+    path.write_text(cluster.log_dirs_json(), encoding="utf-8")
+    return str(path)
+
+
+def read(zk: KazooClient, path: str):
+    if zk.exists(path) is None:
+        return None
+    data, _ = zk.get(path)
+    return json.loads(data) if data else None
+
+
+def assignment(zk: KazooClient) -> dict[tuple[str, int], list[int]]:
+    out = {}
+    for topic in zk.get_children("/brokers/topics"):
+        doc = read(zk, f"/brokers/topics/{topic}")
+        for p, replicas in doc["partitions"].items():
+            out[(topic, int(p))] = replicas
+    return out
+
+
+def states(zk: KazooClient) -> dict[tuple[str, int], dict]:
+    return {(t, p): read(zk, f"/brokers/topics/{t}/partitions/{p}/state") for t, p in assignment(zk)}
+
+
+def config(zk: KazooClient, entity_type: str, name: str) -> dict[str, str]:
+    doc = read(zk, f"/config/{entity_type}/{name}")
+    return dict(doc["config"]) if doc else {}
+
+
+def throttle_configs(zk: KazooClient) -> dict[str, dict[str, str]]:
+    """Every throttle key present anywhere (topics and brokers)."""
+    out = {}
+    for entity_type in ("topics", "brokers"):
+        if zk.exists(f"/config/{entity_type}") is None:
+            continue
+        for name in zk.get_children(f"/config/{entity_type}"):
+            found = {k: v for k, v in config(zk, entity_type, name).items() if "throttled" in k}
+            if found:
+                out[f"{entity_type}/{name}"] = found
+    return out
+
+
+def plan_targets(run_folder: Path) -> dict[tuple[str, int], list[int]]:
+    doc = json.loads((run_folder / "plan" / "plan.json").read_text())
+    return {(e["topic"], e["partition"]): e["replicas"] for e in doc["partitions"]}
+
+
+def audit(run_folder: Path) -> list[dict]:
+    path = run_folder / "audit.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
