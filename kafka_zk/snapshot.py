@@ -1,9 +1,10 @@
 """The fast snapshot reader: a whole :class:`ClusterSnapshot` from ZooKeeper with pipelined reads.
 
-Reads are issued with kazoo's ``get_async`` / ``get_children_async`` and many requests are kept
-in flight (a sliding window) before results are collected, instead of one blocking round trip
-per znode: ZooKeeper answers a session's requests in order, so the cost per znode becomes
-server time instead of network latency. Order of reads: live brokers, topic names, delete
+Reads are pipelined instead of one blocking round trip per znode. On ZooKeeper ≥ 3.6 (which
+has the ``multiRead`` operation) znode data is fetched in batches of many ``getData`` ops per
+request, several batches in flight; on older servers (Kafka 2.4 ships ZooKeeper 3.5) kazoo's
+``get_async`` requests are kept in flight in a sliding window before results are collected.
+Which one is used is probed once per client (:func:`supports_multi_read`). Order of reads: live brokers, topic names, delete
 markers, controller and admin nodes; then every broker registration, topic znode and config;
 then every partition state of those topics.
 
@@ -19,10 +20,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections import namedtuple
 from typing import Callable, Iterable, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import EXCEPTIONS, NoNodeError
+from kazoo.protocol.serialization import (GetData, MultiHeader, int_struct, multiheader_struct,
+                                          read_buffer, stat_struct)
+from kazoo.protocol.states import ZnodeStat
 
 from kafka_zk import codecs, paths
 from kafka_zk.codecs import PartitionState, TopicAssignment, TopicPartition
@@ -64,6 +69,103 @@ def pipelined(client: KazooClient, method: str, znodes: Iterable[str], window: i
     return out
 
 
+class _MultiRead(namedtuple("_MultiRead", "paths")):
+    """ZooKeeper's ``multiRead`` (opcode 22, server ≥ 3.6): many getData ops in one request.
+
+    Each op succeeds or fails on its own (a missing node is an error result for that op only).
+    Shaped like kazoo's request classes so kazoo's connection sends it and parses the reply.
+    """
+
+    type = 22
+
+    def serialize(self) -> bytearray:
+        b = bytearray()
+        for path in self.paths:
+            b.extend(MultiHeader(GetData.type, False, -1).serialize())
+            b.extend(GetData(path, None).serialize())
+        b.extend(multiheader_struct.pack(-1, True, -1))
+        return b
+
+    @classmethod
+    def deserialize(cls, data: bytes, offset: int) -> list:
+        results: list = []
+        header, offset = MultiHeader.deserialize(data, offset)
+        while not header.done:
+            if header.type == GetData.type:
+                value, offset = read_buffer(data, offset)
+                results.append((value, ZnodeStat._make(stat_struct.unpack_from(data, offset))))
+                offset += stat_struct.size
+            elif header.type == -1:
+                err = int_struct.unpack_from(data, offset)[0]
+                offset += int_struct.size
+                results.append(EXCEPTIONS[err]())
+            else:
+                raise ValueError(f"multiRead: unexpected result type {header.type}")
+            header, offset = MultiHeader.deserialize(data, offset)
+        return results
+
+
+def _submit_multi_read(client: KazooClient, znodes: list[str]):
+    result = client.handler.async_result()
+    chroot = client.chroot or ""
+    client._call(_MultiRead(tuple(chroot + p if p != "/" or not chroot else chroot for p in znodes)), result)
+    return result
+
+
+def supports_multi_read(client: KazooClient, timeout: float = 5.0) -> bool:
+    """Whether the server answers ``multiRead`` (probed once per client with a read of ``/``)."""
+    known = getattr(client, "_kafka_zk_multi_read", None)
+    if known is None:
+        try:
+            got = _submit_multi_read(client, ["/"]).get(timeout=timeout)
+            known = isinstance(got, list) and len(got) == 1 and isinstance(got[0], tuple)
+        except Exception:  # noqa: BLE001 - any failure means: use plain pipelined reads
+            known = False
+        client._kafka_zk_multi_read = known
+    return known
+
+
+def multi_read(client: KazooClient, znodes: Iterable[str], batch: int = 1000, window: int = 8,
+               timeout: float = TIMEOUT) -> dict[str, object]:
+    """``{path: (data, stat) | None}`` with ``batch`` getData ops per multiRead, ``window`` in flight."""
+    paths_list = list(znodes)
+    out: dict[str, object] = {}
+    inflight: deque = deque()
+
+    def collect() -> None:
+        chunk, r = inflight.popleft()
+        try:
+            results = r.get(timeout=timeout)
+        except Exception as exc:  # noqa: BLE001 - translated
+            raise translate(exc, chunk[0]) from exc
+        for path, res in zip(chunk, results):
+            if isinstance(res, NoNodeError):
+                out[path] = None
+            elif isinstance(res, Exception):
+                raise translate(res, path)
+            else:
+                out[path] = res
+
+    for i in range(0, len(paths_list), batch):
+        chunk = paths_list[i:i + batch]
+        inflight.append((chunk, _submit_multi_read(client, chunk)))
+        if len(inflight) >= window:
+            collect()
+    while inflight:
+        collect()
+    return out
+
+
+def read_data(client: KazooClient, znodes: Iterable[str], window: int = WINDOW, batch: int = 1000,
+              multi: bool | None = None) -> dict[str, object]:
+    """``{path: (data, stat) | None}``, by multiRead when the server has it, else pipelined gets."""
+    if multi is None:
+        multi = supports_multi_read(client)
+    if multi:
+        return multi_read(client, znodes, batch=batch)
+    return pipelined(client, "get", znodes, window)
+
+
 def _decode(decoder: Callable[[bytes], T], data: bytes | None, path: str) -> T:
     try:
         return decoder(data)
@@ -72,11 +174,15 @@ def _decode(decoder: Callable[[bytes], T], data: bytes | None, path: str) -> T:
 
 
 def read_partition_states(client: KazooClient, partitions: Iterable[TopicPartition],
-                          window: int = WINDOW) -> dict[TopicPartition, PartitionState | None]:
-    """Pipelined: the state of every partition (``None`` where no state znode exists)."""
+                          window: int = WINDOW, multi: bool | None = None
+                          ) -> dict[TopicPartition, PartitionState | None]:
+    """Pipelined: the state of every partition (``None`` where no state znode exists).
+
+    ``multi``: force multiRead (True) or plain pipelined gets (False); default probes the server.
+    """
     tps = list(partitions)
     by_path = {paths.partition_state(tp.topic, tp.partition): tp for tp in tps}
-    raw = pipelined(client, "get", by_path, window)
+    raw = read_data(client, by_path, window, multi=multi)
     out: dict[TopicPartition, PartitionState | None] = {}
     for path, tp in by_path.items():
         got = raw[path]
@@ -110,7 +216,8 @@ def _data(raw: dict[str, object], path: str) -> bytes | None:
 
 
 def read_snapshot(client: KazooClient, topics: Iterable[str] | None = None,
-                  with_configs: bool = True, window: int = WINDOW) -> ClusterSnapshot:
+                  with_configs: bool = True, window: int = WINDOW, multi: bool | None = None
+                  ) -> ClusterSnapshot:
     """Read brokers, topics (all, or only ``topics``), partition states, configs and admin nodes."""
     taken = int(time.time() * 1000)
     lists = pipelined(client, "get_children",
@@ -128,7 +235,7 @@ def read_snapshot(client: KazooClient, topics: Iterable[str] | None = None,
     second = [paths.broker(b) for b in broker_ids] + [paths.topic(n) for n in names]
     if with_configs:
         second += [paths.topic_config(n) for n in names] + [paths.broker_config(e) for e in broker_entities]
-    raw = pipelined(client, "get", second, window)
+    raw = read_data(client, second, window, batch=200, multi=multi)
 
     brokers: dict[int, Broker] = {}
     for b in broker_ids:
@@ -143,7 +250,7 @@ def read_snapshot(client: KazooClient, topics: Iterable[str] | None = None,
             assignments[n] = _decode(codecs.decode_topic_assignment, data, paths.topic(n))
 
     states = read_partition_states(
-        client, [TopicPartition(n, p) for n, a in assignments.items() for p in a.partitions], window)
+        client, [TopicPartition(n, p) for n, a in assignments.items() for p in a.partitions], window, multi)
 
     built: dict[str, Topic] = {}
     for n, a in assignments.items():

@@ -1,10 +1,13 @@
 """The snapshot reader on a real ZooKeeper, against a tree written with plain kazoo."""
 
+import dataclasses
 import json
 
+import pytest
+
 from kafka_zk.codecs import PartitionState, TopicPartition as TP
-from kafka_zk.snapshot import (pipelined, read_partition_states, read_partition_states_one_by_one,
-                               read_snapshot)
+from kafka_zk.snapshot import (multi_read, pipelined, read_partition_states, read_partition_states_one_by_one,
+                               read_snapshot, supports_multi_read)
 from tests.zk_helpers import register_brokers
 
 
@@ -29,9 +32,12 @@ def build(zk):
               b'"replicas":[1,2],"log_dirs":["any","any"]}]}')
 
 
-def test_read_snapshot_reads_everything(zk):
+@pytest.mark.parametrize("multi", [True, False])
+def test_read_snapshot_reads_everything(zk, multi):
     build(zk)
-    snap = read_snapshot(zk)
+    snap = read_snapshot(zk, multi=multi)
+    other = read_snapshot(zk, multi=not multi)
+    assert dataclasses.replace(other, taken_at_ms=0) == dataclasses.replace(snap, taken_at_ms=0)
     assert snap.live_broker_ids == (0, 1, 2)
     assert snap.brokers[2].rack == "c" and snap.brokers[0].port == 19092
     assert snap.controller_id == 1 and snap.controller_epoch == 3
@@ -57,9 +63,14 @@ def test_empty_cluster(zk):
 def test_pipelined_and_one_by_one_agree_and_missing_nodes_are_none(zk):
     build(zk)
     tps = [TP("foo", 0), TP("foo", 1), TP("gone", 0)]
-    fast = read_partition_states(zk, tps, window=2)
+    fast = read_partition_states(zk, tps, window=2, multi=False)
     slow = read_partition_states_one_by_one(zk, tps)
     assert fast == slow
+    assert supports_multi_read(zk)  # Debian's ZooKeeper 3.8 has multiRead
+    assert read_partition_states(zk, tps, multi=True) == slow
+    got = multi_read(zk, ["/", "/brokers/ids/0", "/nope", "/brokers/topics/foo"], batch=3, window=1)
+    assert got["/nope"] is None and got["/brokers/ids/0"][1].ephemeralOwner != 0
+    assert got["/brokers/topics/foo"][0] == zk.get("/brokers/topics/foo")[0]
     assert fast[TP("foo", 0)] == PartitionState(0, 4, (0, 1), 1)
     assert fast[TP("foo", 1)] is None and fast[TP("gone", 0)] is None
     got = pipelined(zk, "get_children", ["/brokers/ids", "/nope"])
