@@ -1,0 +1,157 @@
+"""``kafka-runbook sim``: run the Kafka emulator against a ZooKeeper, in the foreground.
+
+``kafka-runbook sim --zookeeper HOST:PORT/chroot --brokers 6 --racks 3 --topics N --partitions P
+--replication-factor 3 --size-distribution lognormal --mean-size BYTES --seed S --speed 3600``
+starts N simulated brokers and their controller on the chroot, seeds the topics (those that
+already exist are kept), prints the connect string, and runs until SIGTERM/SIGINT, then closes
+every session. ``--embedded-zookeeper`` starts a private ZooKeeper on 127.0.0.1 instead (the
+connect string is printed). While it runs, partition sizes are published under
+``/kafka-sim/log-dirs`` every second.
+
+``kafka-runbook sim log-dirs --zookeeper …`` prints the sizes as ``kafka-log-dirs.sh
+--describe`` prints its JSON. ``kafka-runbook sim fault --zookeeper … kill-broker 3`` (also
+restart-broker, shutdown-broker, expire-session, move-controller [TO], stall-replica TOPIC P
+BROKER [--resume], slow-broker BROKER RATE) asks the running emulator for a fault.
+
+Failure: bad flags or an unreachable ZooKeeper: one ``Error:`` line, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from kafka_zk.errors import InvalidInput
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("sim", help="run the Kafka controller/broker emulator",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("--zookeeper", metavar="HOST:PORT/CHROOT")
+    p.add_argument("--embedded-zookeeper", action="store_true",
+                   help="start a private ZooKeeper on 127.0.0.1 (chroot /kafka)")
+    p.add_argument("--brokers", type=int, default=6)
+    p.add_argument("--racks", type=int, default=3, help="0 = no broker.rack")
+    p.add_argument("--topics", type=int, default=10)
+    p.add_argument("--partitions", type=int, default=10)
+    p.add_argument("--replication-factor", type=int, default=3)
+    p.add_argument("--size-distribution", choices=("lognormal", "uniform", "fixed"), default="lognormal")
+    p.add_argument("--mean-size", type=float, default=1024 ** 3, metavar="BYTES")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--speed", type=float, default=3600.0, help="simulated seconds per wall second")
+    p.add_argument("--network-rate", type=float, default=100 * 1024 ** 2, metavar="BYTES_PER_S")
+    p.add_argument("--delete-topic-enable", type=_bool, default=True, metavar="true|false")
+    p.add_argument("--auto-leader-rebalance", type=_bool, default=False, metavar="true|false")
+    p.set_defaults(func=run)
+    sub = p.add_subparsers(dest="sim_command", metavar="{log-dirs,fault}")
+    ld = sub.add_parser("log-dirs", help="print the emulator's kafka-log-dirs --describe JSON")
+    ld.add_argument("--zookeeper", required=True, metavar="HOST:PORT/CHROOT", dest="log_dirs_zookeeper")
+    ld.set_defaults(func=run_log_dirs)
+    f = sub.add_parser("fault", help="ask the running emulator for a fault")
+    f.add_argument("--zookeeper", required=True, metavar="HOST:PORT/CHROOT", dest="fault_zookeeper")
+    f.add_argument("--timeout", type=float, default=30.0)
+    f.add_argument("fault", choices=("kill-broker", "restart-broker", "shutdown-broker", "expire-session",
+                                     "move-controller", "stall-replica", "slow-broker"))
+    f.add_argument("values", nargs="*")
+    f.add_argument("--resume", action="store_true", help="stall-replica: resume instead")
+    f.set_defaults(func=run_fault)
+
+
+def _fault_args(fault: str, values: list[str], resume: bool) -> dict:
+    try:
+        if fault in ("kill-broker", "restart-broker", "shutdown-broker", "expire-session"):
+            (broker,) = values
+            return {"broker": int(broker)}
+        if fault == "move-controller":
+            return {"to": int(values[0]) if values else None}
+        if fault == "stall-replica":
+            topic, partition, broker = values
+            return {"topic": topic, "partition": int(partition), "broker": int(broker),
+                    "stalled": not resume}
+        broker, rate = values
+        return {"broker": int(broker), "rate": float(rate)}
+    except ValueError:
+        raise InvalidInput(f"sim fault {fault}: wrong arguments {values}; e.g. kill-broker 3, "
+                           "move-controller [TO], stall-replica TOPIC PARTITION BROKER, "
+                           "slow-broker BROKER BYTES_PER_S") from None
+
+
+def run_fault(args: argparse.Namespace) -> int:
+    from kafka_sim.control import send_command
+    from kafka_zk.connect import close, connect
+    client = connect(args.fault_zookeeper)
+    try:
+        result = send_command(client, args.fault, _fault_args(args.fault, args.values, args.resume),
+                              args.timeout)
+    finally:
+        close(client)
+    print(f"{args.fault}: done" + (f" ({result})" if result is not None else ""))
+    return 0
+
+
+def run_log_dirs(args: argparse.Namespace) -> int:
+    from kafka_sim.log_dirs import read_published
+    from kafka_zk.connect import close, connect
+    client = connect(args.log_dirs_zookeeper)
+    try:
+        print(read_published(client))
+    finally:
+        close(client)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from kafka_sim import seed
+    from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+    from kafka_sim.control import CommandQueue
+    from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+
+    if not args.zookeeper and not args.embedded_zookeeper:
+        raise InvalidInput("give --zookeeper HOST:PORT/chroot or --embedded-zookeeper")
+    racks = seed.broker_racks(args.brokers, args.racks)
+    layout = seed.topic_layout(racks, args.topics, args.partitions, args.replication_factor, args.seed)
+    sizes = seed.partition_sizes(layout, args.size_distribution, args.mean_size, args.seed)
+    spec = ClusterSpec(brokers=racks, network_rate=args.network_rate, speed=args.speed,
+                       delete_topic_enable=args.delete_topic_enable,
+                       auto_leader_rebalance=args.auto_leader_rebalance, seed=args.seed)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    server = EmbeddedZooKeeper().start() if args.embedded_zookeeper else None
+    connect_string = f"{server.connect_string}/kafka" if server else args.zookeeper
+    cluster = EmulatedCluster(connect_string, spec)
+    try:
+        cluster.start()
+        existing = set(cluster.topic_names())
+        todo = {n: (a, sizes[n], None) for n, a in layout.items() if n not in existing}
+        if todo:
+            cluster.create_topics(todo)
+        print(f"kafka-runbook sim: {len(racks)} brokers, {sum(len(a) for a in layout.values())} "
+              f"partitions, controller {cluster.controller_id()}, speed {args.speed:g}x", flush=True)
+        print(connect_string, flush=True)
+        commands = CommandQueue(cluster.tool_client)
+        last = None
+        while not stop.is_set():
+            commands.run_pending(cluster, timeout=1.0)
+            text = cluster.log_dirs_json()
+            if text != last:
+                cluster.publish_log_dirs()
+                last = text
+    finally:
+        import logging
+        logging.getLogger("kazoo.client").setLevel(logging.ERROR)   # sessions closing: expected
+        cluster.stop()
+        if server is not None:
+            server.stop()
+    print("kafka-runbook sim: stopped, sessions closed", file=sys.stderr)
+    return 0

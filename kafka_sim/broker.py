@@ -1,0 +1,232 @@
+"""One simulated broker: its own ZooKeeper session, registration, config view, ISR duties.
+
+* Start: own kazoo session; startup persistent paths and ``/cluster/id`` (§0, §1.14); the
+  ephemeral ``/brokers/ids/<id>`` v4 registration on 127.0.0.1 written as ``[create null,
+  setData]`` (zkVersion 1); its own dynamic config read; watches on ``/controller`` (to take
+  part in elections) and on ``/config/changes`` children (§2.10).
+* Kill = close the session (the controller sees the node vanish). An expired session (the
+  process keeps running) re-registers with a new session as soon as kazoo reconnects.
+* As a leader (IBP < 2.7): adds a caught-up follower at the end of the ISR (no epoch bump,
+  the controller epoch it learned), drops a follower that lagged ``replica.lag.time.max.ms``,
+  and batches the changed partitions into ``/isr_change_notification`` (2.5 s checks, flushed
+  after 5 s without change or 60 s since the last flush).
+
+Every write goes through :mod:`kafka_sim.zk_io`. Watch callbacks only post events to the
+engine; all work runs on the engine thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import NoNodeError
+from kazoo.retry import KazooRetry
+
+from kafka_sim import zk_io
+from kafka_sim.spec import CONFIG_NOTIFICATION_MAX_AGE, FIRST_PORT
+from kafka_zk import paths
+from kafka_zk.codecs import (BrokerRegistration, ClusterId, InvalidPayload, IsrChangeNotification,
+                             TopicPartition, decode_config_change, decode_entity_config)
+from kafka_zk.connect import retry_policy
+
+if TYPE_CHECKING:
+    from kafka_sim.engine import Engine
+
+log = logging.getLogger(__name__)
+RATE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+
+
+def parse_rate(value: str | None) -> float | None:
+    """A throttle rate in bytes/s; missing or unparsable ⇒ unlimited (None)."""
+    if value is None:
+        return None
+    try:
+        rate = float(int(value.strip()))
+    except ValueError:
+        return None
+    return rate if rate >= 0 else None
+
+
+class SimBroker:
+    """Broker ``broker_id`` in rack ``rack`` (None: no ``broker.rack``)."""
+
+    def __init__(self, engine: "Engine", broker_id: int, rack: str | None) -> None:
+        self.engine = engine
+        self.id = broker_id
+        self.rack = rack
+        self.client: KazooClient | None = None
+        self.alive = False
+        self.registered = False
+        self.incarnation = 0
+        self.last_config_seq = -1
+        self.isr_pending: set[TopicPartition] = set()
+        self.last_isr_change = 0.0
+        self.last_isr_flush = 0.0
+        self.flush_scheduled = False
+        self.name = f"broker {broker_id}"
+
+    # ------------------------------------------------------------------ lifecycle
+    def registration(self) -> bytes:
+        port = FIRST_PORT + self.id
+        return BrokerRegistration(
+            host="127.0.0.1", port=port, endpoints=(f"PLAINTEXT://127.0.0.1:{port}",), rack=self.rack,
+            jmx_port=-1, timestamp=str(int(time.time() * 1000)),
+            listener_security_protocol_map={"PLAINTEXT": "PLAINTEXT"}, version=4).encode()
+
+    def start(self) -> None:
+        """Open a session, create startup paths, register, read own config, arm watches."""
+        self.incarnation += 1
+        inc = self.incarnation
+        client = KazooClient(hosts=self.engine.connect, timeout=self.engine.session_timeout,
+                             connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=1.0),
+                             command_retry=retry_policy())
+        client.add_listener(lambda state: self.engine.post(("broker", self, "session", (inc, state))))
+        client.start(timeout=15)
+        self.client = client
+        journal = self.engine.journal
+        zk_io.ensure_startup_paths(client, journal, self.name)
+        zk_io.ensure_cluster_id(client, ClusterId(self.engine.cluster_id).encode(), journal, self.name)
+        self.alive = True
+        self.register()
+        self.load_own_config()
+
+    def register(self) -> None:
+        zk_io.register_broker(self.client, self.id, self.registration(), self.engine.journal, self.name)
+        self.registered = True
+        self.arm_watches()
+        kids = self.client.get_children(paths.CONFIG_CHANGES)
+        seqs = [paths.sequence_of(k) for k in kids if k.startswith("config_change_")]
+        self.last_config_seq = max(seqs, default=-1)
+
+    def arm_watches(self) -> None:
+        inc = self.incarnation
+        self.client.exists(paths.CONTROLLER,
+                           watch=lambda e: self.engine.post(("broker", self, "controller", inc)))
+        self.client.get_children(paths.CONFIG_CHANGES,
+                                 watch=lambda e: self.engine.post(("broker", self, "config", inc)))
+
+    def close(self) -> None:
+        """Close the session (a SIGKILL as ZooKeeper sees it, without the timeout wait)."""
+        self.alive = False
+        self.registered = False
+        client, self.client = self.client, None
+        self.isr_pending.clear()
+        if client is not None:
+            try:
+                client.stop()
+            finally:
+                client.close()
+
+    def on_session(self, inc: int, state: str) -> None:
+        if inc != self.incarnation or not self.alive or self.client is None:
+            return
+        if state == KazooState.LOST:
+            self.registered = False
+            self.engine.history("session_expired", None, self.id)
+        elif state == KazooState.CONNECTED and not self.registered:
+            self.register()
+            self.engine.history("broker_reregistered", None, self.id)
+            self.engine.check_controller()
+
+    # ------------------------------------------------------------------ config (§2.10)
+    def load_own_config(self) -> None:
+        try:
+            data, _ = self.client.get(paths.broker_config(self.id))
+            cfg = decode_entity_config(data).config
+        except (NoNodeError, InvalidPayload):
+            cfg = {}
+        rates = (parse_rate(cfg.get(RATE_KEYS[0])), parse_rate(cfg.get(RATE_KEYS[1])))
+        self.engine.model.set_throttle_rates(self.id, *rates)
+        self.engine.history("throttle_rates", None, self.id, detail=f"leader={rates[0]} follower={rates[1]}")
+
+    def on_config_changes(self, inc: int) -> None:
+        if inc != self.incarnation or not self.registered:
+            return
+        client = self.client
+        kids = client.get_children(paths.CONFIG_CHANGES,
+                                   watch=lambda e: self.engine.post(("broker", self, "config", inc)))
+        for name in sorted(k for k in kids if k.startswith("config_change_")):
+            seq = paths.sequence_of(name)
+            if seq <= self.last_config_seq:
+                continue
+            self.last_config_seq = seq
+            path = f"{paths.CONFIG_CHANGES}/{name}"
+            try:
+                data, stat = client.get(path)
+            except NoNodeError:
+                continue
+            try:
+                change = decode_config_change(data)
+            except InvalidPayload:
+                change = None
+            if change is not None:
+                self.apply(change.entity_type, change.entity_name, seq)
+            if stat.ctime / 1000.0 < time.time() - CONFIG_NOTIFICATION_MAX_AGE:
+                zk_io.plain_delete(client, path, self.engine.journal, self.name)
+
+    def apply(self, entity_type: str, entity_name: str, seq: int) -> None:
+        if entity_type == "topics":
+            self.engine.apply_topic_config(entity_name, seq, self.client)
+        elif entity_type == "brokers" and entity_name == str(self.id):
+            self.load_own_config()
+        # brokers/<default>: throttle rates there are ignored before 3.9 (§2.10)
+
+    # ------------------------------------------------------------------ leader duties (§2.6)
+    def change_isr(self, tp: TopicPartition, add: int | None = None, drop: int | None = None) -> bool:
+        """Rewrite the ISR of a partition this broker leads (conditional on zkVersion)."""
+        from kafka_zk.codecs import PartitionState, decode_partition_state
+        if not self.registered or self.client is None:
+            return False
+        path = paths.partition_state(*tp)
+        try:
+            data, stat = self.client.get(path)
+        except NoNodeError:
+            return False
+        st = decode_partition_state(data)
+        if st.leader != self.id:
+            return False
+        if add is not None:
+            if add in st.isr:
+                return True
+            isr = st.isr + (add,)
+        else:
+            if drop not in st.isr or st.isr == (drop,):
+                return True
+            isr = tuple(i for i in st.isr if i != drop)
+        epoch = self.engine.controller_epoch if self.engine.controller_epoch is not None else st.controller_epoch
+        new = PartitionState(st.leader, st.leader_epoch, isr, epoch)
+        version = zk_io.leader_isr_write(self.client, path, new.encode(), stat.version,
+                                         self.engine.journal, self.name)
+        if version is None:
+            return False
+        self.engine.model.set_view(tp, isr=isr)
+        self.record_isr_change(tp)
+        return True
+
+    def record_isr_change(self, tp: TopicPartition) -> None:
+        now = self.engine.now()
+        self.isr_pending.add(tp)
+        self.last_isr_change = now
+        if not self.flush_scheduled:
+            self.flush_scheduled = True
+            self.engine.at(now + 2.5, self.maybe_flush_isr_changes)
+
+    def maybe_flush_isr_changes(self) -> None:
+        from kafka_sim.spec import ISR_NOTIFICATION_MAX_DELAY, ISR_NOTIFICATION_QUIET
+        self.flush_scheduled = False
+        if not self.isr_pending or not self.registered:
+            return
+        now = self.engine.now()
+        if now - self.last_isr_change >= ISR_NOTIFICATION_QUIET - 1e-9 or \
+                now - self.last_isr_flush >= ISR_NOTIFICATION_MAX_DELAY:
+            tps = tuple(sorted(self.isr_pending))
+            self.isr_pending.clear()
+            self.last_isr_flush = now
+            zk_io.create_sequential(self.client, paths.ISR_CHANGE_PREFIX,
+                                    IsrChangeNotification(tps).encode(), self.engine.journal, self.name)
+        else:
+            self.flush_scheduled = True
+            self.engine.at(now + 2.5, self.maybe_flush_isr_changes)

@@ -1,0 +1,355 @@
+"""The emulator's public API: :class:`EmulatedCluster` (and :class:`ClusterSpec`).
+
+Runs N simulated brokers and their controller against a real ZooKeeper (see
+:mod:`kafka_sim.engine`); seeds topics as ``kafka-topics --create`` would; exposes sizes, the
+simulated clock and faults on demand (kill/restart/controlled shutdown of a broker, expire its
+session, move the controller, stall a replica, slow a broker).
+
+Failure: bad arguments raise :class:`kafka_zk.errors.InvalidInput` (nothing written); an
+unreachable ZooKeeper raises :class:`kafka_zk.errors.ZkUnavailable`; a start that does not
+reach "controller elected" in time raises :class:`EmulatorError`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Mapping, Sequence
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from kafka_sim import log_dirs, zk_io
+from kafka_sim.engine import Engine, SimEvent
+from kafka_sim.phases import Phase
+from kafka_sim.spec import ClusterSpec
+from kafka_zk import paths
+from kafka_zk.codecs import EntityConfig, TopicAssignment, TopicPartition
+from kafka_zk.connect import close, connect, parse_connect_string
+from kafka_zk.errors import InvalidInput, KafkaZkError, TopicExists
+
+__all__ = ["EmulatedCluster", "ClusterSpec", "EmulatorError", "SimEvent"]
+
+
+class EmulatorError(KafkaZkError):
+    """The emulator could not do what was asked in time (start, move the controller...)."""
+
+
+class EmulatedCluster:
+    """Brokers ``spec.brokers`` and their controller on ``connect_string`` ("host:port/chroot")."""
+
+    def __init__(self, connect_string: str, spec: ClusterSpec, session_timeout: float = 10.0) -> None:
+        self.connect_string = str(parse_connect_string(connect_string))
+        self.spec = spec
+        self._engine = Engine(self.connect_string, spec, session_timeout)
+        self._tool: KazooClient | None = None
+        self._started = False
+        self._stopped = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self, timeout: float = 60.0) -> "EmulatedCluster":
+        """Brokers register, a controller is elected and has loaded the cluster."""
+        if self._started:
+            return self
+        cs = parse_connect_string(self.connect_string)
+        if cs.chroot:
+            root = connect(cs.hosts_text)
+            try:
+                root.ensure_path(cs.chroot)
+            finally:
+                close(root)
+        self._tool = connect(self.connect_string)
+        self._engine.start()
+        self._started = True
+        eng = self._engine
+
+        def boot() -> None:
+            for b in eng.brokers.values():
+                b.start()
+                eng.model.broker_up(b.id)
+            eng.load_all_topic_configs(self._tool)
+            eng.check_controller()
+        eng.call(boot, timeout=timeout)
+        if not self.wait_until(lambda: eng.controller is not None, timeout):
+            raise EmulatorError(f"no controller elected within {timeout:g}s on {self.connect_string}")
+        return self
+
+    def stop(self) -> None:
+        """Close every session; idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._started:
+            eng = self._engine
+            eng.stopping = True
+            try:
+                eng.call(lambda: [b.close() for b in eng.brokers.values()], timeout=30)
+            except Exception:  # noqa: BLE001 - closing anyway
+                for b in eng.brokers.values():
+                    b.close()
+            eng.stop()
+        if self._tool is not None:
+            close(self._tool)
+            self._tool = None
+
+    def __enter__(self) -> "EmulatedCluster":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ topics and sizes
+    def create_topic(self, name: str, assignment: Mapping[int, Sequence[int]],
+                     sizes: Mapping[int, int] | None = None, config: Mapping[str, str] | None = None,
+                     timeout: float = 60.0) -> None:
+        """Seed one topic as ``kafka-topics --create`` does; wait until its states exist."""
+        self.create_topics({name: (assignment, sizes, config)}, timeout)
+
+    def create_topics(self, topics: Mapping[str, tuple[Mapping[int, Sequence[int]],
+                                                       Mapping[int, int] | None,
+                                                       Mapping[str, str] | None]],
+                      timeout: float = 120.0) -> None:
+        """Seed many topics at once (pipelined writes); wait until their states exist."""
+        self._require_started()
+        rows, seeds = [], {}
+        for name, (assignment, sizes, config) in sorted(topics.items()):
+            a = _check_assignment(name, assignment)
+            for p, n in (sizes or {}).items():
+                if p not in a or not isinstance(n, int) or n < 0:
+                    raise InvalidInput(f"topic {name!r}: size for partition {p!r} must be an int ≥ 0 "
+                                       "for a partition of the assignment")
+                seeds[TopicPartition(name, p)] = float(n)
+            if self._tool.exists(paths.topic(name)) is not None:
+                raise TopicExists(f"Topic '{name}' already exists.")
+            cfg = EntityConfig({str(k): str(v) for k, v in (config or {}).items()}).encode()
+            rows.append((name, cfg, TopicAssignment(a).encode(1)))
+        eng = self._engine
+        eng.call(lambda: eng.pending_sizes.update(seeds))
+        zk_io.seed_topics(self._tool, rows, eng.journal)
+        names = [r[0] for r in rows]
+
+        def ready() -> bool:
+            ctrl = eng.controller
+            if ctrl is None:
+                return False
+            for n in names:
+                if n not in ctrl.topics:
+                    return False
+                for tp in ctrl.tps(n):
+                    if tp not in ctrl.states and set(ctrl.replicas(tp)) & set(ctrl.live):
+                        return False
+            return True
+        if not self.wait_until(lambda: eng.call(ready), timeout):
+            raise EmulatorError(f"controller did not create the partitions of {names[:3]}... "
+                                f"within {timeout:g}s")
+
+    def topic_names(self) -> list[str]:
+        """Topics in ``/brokers/topics`` now."""
+        self._require_started()
+        return sorted(self._tool.get_children(paths.BROKER_TOPICS))
+
+    @property
+    def tool_client(self) -> KazooClient:
+        """The emulator's own session for tool-like writes (seeding, control channel)."""
+        self._require_started()
+        return self._tool
+
+    def set_partition_size(self, topic: str, partition: int, nbytes: int) -> None:
+        if not isinstance(nbytes, int) or nbytes < 0:
+            raise InvalidInput(f"size {nbytes!r} of {topic}-{partition} must be an int ≥ 0 bytes")
+        tp = TopicPartition(topic, partition)
+        eng = self._engine
+
+        def apply() -> None:
+            if tp in eng.model.parts:
+                eng.model.set_size(tp, nbytes)
+            else:
+                eng.pending_sizes[tp] = float(nbytes)
+        eng.call(apply)
+
+    def sizes(self) -> dict[TopicPartition, int]:
+        eng = self._engine
+        return eng.call(lambda: {tp: int(eng.model.size(tp)) for tp in sorted(eng.model.parts)})
+
+    def log_dirs_json(self) -> str:
+        eng = self._engine
+        return eng.call(lambda: log_dirs.render(
+            eng.model, [b for b, br in eng.brokers.items() if br.alive], self.spec.log_dir))
+
+    def publish_log_dirs(self) -> None:
+        """Write the log-dirs JSON under /kafka-sim/log-dirs for other processes."""
+        log_dirs.publish(self._tool, self.log_dirs_json(), self.now())
+
+    # ------------------------------------------------------------------ time and waiting
+    def now(self) -> float:
+        """Simulated seconds since start."""
+        return self._engine.clock.now()
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            if predicate():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """No reassignment, election or deletion pending, nothing copying, no event queued."""
+        eng = self._engine
+
+        def idle() -> bool:
+            ctrl = eng.controller
+            if ctrl is None or not eng.idle():
+                return False
+            if any(r.phase is not Phase.ABANDONED for r in ctrl.reassigning.values()):
+                return False
+            if ctrl.to_delete or eng.pending_joins or eng.model.flows():
+                return False
+            return ctrl.zk.exists(paths.PREFERRED_REPLICA_ELECTION) is None
+        return self.wait_until(lambda: eng.call(idle), timeout)
+
+    def history(self) -> list[SimEvent]:
+        """What happened, with simulated times (catch-ups, ISR joins, reassignments...)."""
+        return list(self._engine.events)
+
+    def journal(self) -> list[zk_io.Write]:
+        """Every emulator write, in commit order (only with ``spec.journal``)."""
+        return self._engine.journal.items()
+
+    # ------------------------------------------------------------------ faults
+    def kill_broker(self, broker_id: int) -> None:
+        """Close the broker's session (its registration vanishes at once)."""
+        b = self._broker(broker_id)
+        eng = self._engine
+
+        def kill() -> None:
+            if not b.alive:
+                return
+            if eng.controller is not None and eng.controller.id == broker_id:
+                eng._resign()
+            eng.model.broker_down(broker_id)
+            b.close()
+            eng.history("broker_killed", None, broker_id)
+        eng.call(kill)
+
+    def shutdown_broker(self, broker_id: int) -> None:
+        """Controlled shutdown (SIGTERM): leaderships moved and ISRs shrunk first, then the
+        session closes."""
+        b = self._broker(broker_id)
+        eng = self._engine
+
+        def shutdown() -> None:
+            if b.alive and eng.controller is not None:
+                eng._guard(lambda: eng.controller.controlled_shutdown(broker_id))
+        eng.call(shutdown)
+        self.kill_broker(broker_id)
+
+    def restart_broker(self, broker_id: int) -> None:
+        """Start a killed broker again: new session, new registration (new czxid)."""
+        b = self._broker(broker_id)
+        eng = self._engine
+
+        def restart() -> None:
+            if b.alive:
+                return
+            b.start()
+            eng.model.broker_up(broker_id)
+            eng.history("broker_started", None, broker_id)
+            eng.check_controller()
+        eng.call(restart)
+
+    def expire_session(self, broker_id: int) -> None:
+        """Expire the broker's ZooKeeper session (as ZooKeeper does after a long pause); the
+        broker keeps running and registers again with a new session."""
+        b = self._broker(broker_id)
+        eng = self._engine
+        client = eng.call(lambda: b.client if b.alive else None)
+        if client is None:
+            raise InvalidInput(f"broker {broker_id} is not running: restart_broker({broker_id}) first")
+        session_id, password = client.client_id
+        other = KazooClient(hosts=self.connect_string, client_id=(session_id, password), timeout=10)
+        other.start(timeout=10)
+        other.stop()
+        other.close()
+
+    def move_controller(self, to: int | None = None, timeout: float = 30.0) -> int:
+        """Delete ``/controller`` (as an operator would); ``to`` wins the election when live."""
+        eng = self._engine
+        if to is not None:
+            b = self._broker(to)
+            if not eng.call(lambda: b.registered):
+                raise InvalidInput(f"broker {to} is not live: restart_broker({to}) first")
+        before = self.controller_id()
+
+        def bounce() -> None:
+            eng.wanted_controller = to
+            zk_io.tool_delete(self._tool, paths.CONTROLLER, eng.journal)
+        eng.call(bounce)
+        ok = self.wait_until(lambda: eng.controller is not None and eng.idle()
+                             and (to is None or eng.controller.id == to), timeout)
+        if not ok:
+            raise EmulatorError(f"controller did not move from {before} within {timeout:g}s")
+        return self.controller_id()
+
+    def controller_id(self) -> int:
+        """The active controller's broker id, or −1 when there is none."""
+        try:
+            data, _ = self._tool.get(paths.CONTROLLER)
+        except NoNodeError:
+            return -1
+        from kafka_zk.codecs import decode_controller
+        return decode_controller(data).broker_id
+
+    def stall_replica(self, topic: str, partition: int, broker: int, stalled: bool = True) -> None:
+        """Stop (or resume) the replica's fetching; an in-sync one leaves the ISR after
+        replica.lag.time.max.ms (10 s simulated)."""
+        self._broker(broker)
+        tp = TopicPartition(topic, partition)
+        eng = self._engine
+
+        def apply() -> None:
+            eng.model.set_stalled(tp, broker, stalled)
+            pd = eng.model.parts.get(tp)
+            if stalled and pd is not None and broker in pd.isr and broker != pd.leader:
+                eng.schedule_lag_check(tp, broker)
+        eng.call(apply)
+
+    def slow_broker(self, broker_id: int, rate: float | None) -> None:
+        """Set the broker's network rate (bytes/s in and out); None restores the spec's."""
+        self._broker(broker_id)
+        if rate is not None and not rate > 0:
+            raise InvalidInput(f"rate {rate!r} for broker {broker_id} must be > 0 bytes/s (or None)")
+        self._engine.call(lambda: self._engine.model.set_network_rate(broker_id, rate))
+
+    # ------------------------------------------------------------------ helpers
+    def _broker(self, broker_id: int):
+        self._require_started()
+        b = self._engine.brokers.get(broker_id)
+        if b is None:
+            raise InvalidInput(f"broker {broker_id!r} is not in this cluster "
+                               f"(brokers: {sorted(self._engine.brokers)})")
+        return b
+
+    def _require_started(self) -> None:
+        if not self._started or self._stopped:
+            raise InvalidInput("the emulated cluster is not running: call start() first "
+                               "(or use it as a context manager)")
+
+
+def _check_assignment(name: str, assignment: Mapping[int, Sequence[int]]) -> dict[int, tuple[int, ...]]:
+    if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+        raise InvalidInput(f"topic name {name!r} is not valid: use letters, digits, '.', '_', '-'")
+    if not assignment:
+        raise InvalidInput(f"topic {name!r}: the assignment is empty; give {{partition: [brokers]}}")
+    out = {}
+    for p, replicas in assignment.items():
+        rs = tuple(replicas)
+        if not rs or len(set(rs)) != len(rs) or any(not isinstance(r, int) or r < 0 for r in rs):
+            raise InvalidInput(f"topic {name!r} partition {p}: replicas {list(rs)} must be distinct "
+                               "broker ids ≥ 0, at least one")
+        out[int(p)] = rs
+    if sorted(out) != list(range(len(out))):
+        raise InvalidInput(f"topic {name!r}: partition ids {sorted(out)} must be 0..{len(out) - 1}")
+    if len({len(r) for r in out.values()}) != 1:
+        raise InvalidInput(f"topic {name!r}: every partition must have the same replication factor")
+    return out

@@ -1,0 +1,420 @@
+"""The active controller (Kafka 2.4+): failover, brokers, topics, ISR notifications (§2.1–§2.6).
+
+A :class:`Controller` exists only while its broker holds ``/controller``; it is built on
+winning the election and loads everything from ZooKeeper (§2.1 order), so a failover never
+reuses the previous controller's memory. It reacts to events the engine hands it (ZooKeeper
+watch firings, which it re-arms by reading with a watch, as Kafka does). Reassignment,
+deletion and preferred election live in mixins (:mod:`kafka_sim.reassign`,
+:mod:`kafka_sim.deletion`, :mod:`kafka_sim.preferred`).
+
+Every write is a fenced multi (:class:`kafka_sim.zk_io.Fenced`); a failed fence raises
+:class:`kafka_sim.zk_io.ControllerMoved` and the engine drops this controller. Partition-state
+writes are conditional on the cached zkVersion; a BADVERSION is re-read and retried.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+
+from kafka_sim import elections
+from kafka_sim.deletion import DeletionMixin
+from kafka_sim.phases import PartitionReassignment
+from kafka_sim.preferred import PreferredMixin
+from kafka_sim.reassign import ReassignMixin
+from kafka_sim.zk_io import Fenced, Op, failed
+from kafka_zk import paths
+from kafka_zk.codecs import (InvalidPayload, PartitionState, TopicAssignment, TopicPartition,
+                             decode_isr_change, decode_partition_state, decode_topic_assignment)
+
+if TYPE_CHECKING:
+    from kafka_sim.engine import Engine
+
+log = logging.getLogger(__name__)
+StateFn = Callable[[PartitionState], "elections.LeaderIsr | None"]
+
+
+@dataclass
+class TopicMeta:
+    """The controller's copy of one topic znode (RS, ARS, RRS per partition)."""
+
+    partitions: dict[int, tuple[int, ...]]
+    adding: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    removing: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    topic_id: str | None = None
+
+    @classmethod
+    def from_assignment(cls, a: TopicAssignment) -> "TopicMeta":
+        return cls(dict(a.partitions), dict(a.adding), dict(a.removing), a.topic_id)
+
+    def encode(self) -> bytes:
+        """What a 2.4–2.7 controller writes: always v2 (v3 when a topic id exists)."""
+        return TopicAssignment(self.partitions, self.adding, self.removing, self.topic_id).encode(
+            3 if self.topic_id else 2)
+
+
+class Controller(ReassignMixin, DeletionMixin, PreferredMixin):
+    """The controller logic of broker ``broker_id`` for epoch ``epoch``."""
+
+    def __init__(self, engine: "Engine", broker_id: int, epoch: int, epoch_zk_version: int) -> None:
+        self.engine = engine
+        self.id = broker_id
+        self.zk = engine.brokers[broker_id].client
+        self.epoch = epoch
+        self.fenced = Fenced(self.zk, epoch_zk_version, engine.journal, f"broker {broker_id}")
+        self.live: dict[int, int] = {}
+        self.topics: dict[str, TopicMeta] = {}
+        self.states: dict[TopicPartition, tuple[PartitionState, int]] = {}
+        self.reassigning: dict[TopicPartition, PartitionReassignment] = {}
+        self.to_delete: set[str] = set()
+        self.ineligible: set[str] = set()
+        self.deletion_started: set[str] = set()
+        self.deleted_replicas: dict[str, set[tuple[TopicPartition, int]]] = {}
+        self.shutting_down: set[int] = set()
+        self._watchers: dict[tuple, Callable] = {}
+
+    # ------------------------------------------------------------------ watches
+    def watcher(self, kind: str, key: object = None, on: tuple[str, ...] = ()) -> Callable:
+        """A stable watch callback posting ``(kind, key)`` to the engine for this controller."""
+        w = self._watchers.get((kind, key))
+        if w is None:
+            engine, me = self.engine, self
+
+            def w(event, kind=kind, key=key):
+                if not on or event.type in on:
+                    engine.post(("controller", me, kind, key))
+            self._watchers[(kind, key)] = w
+        return w
+
+    # ------------------------------------------------------------------ helpers
+    def tps(self, topic: str) -> list[TopicPartition]:
+        return [TopicPartition(topic, p) for p in sorted(self.topics[topic].partitions)]
+
+    def all_tps(self) -> list[TopicPartition]:
+        return [tp for t in sorted(self.topics) for tp in self.tps(t)]
+
+    def replicas(self, tp: TopicPartition) -> tuple[int, ...]:
+        return self.topics[tp.topic].partitions[tp.partition]
+
+    def exists(self, tp: TopicPartition) -> bool:
+        meta = self.topics.get(tp.topic)
+        return meta is not None and tp.partition in meta.partitions
+
+    def live_set(self) -> set[int]:
+        return set(self.live)
+
+    def read_state(self, tp: TopicPartition, watch: Callable | None = None) -> PartitionState | None:
+        try:
+            data, stat = self.zk.get(paths.partition_state(*tp), watch=watch)
+        except NoNodeError:
+            self.states.pop(tp, None)
+            return None
+        st = decode_partition_state(data)
+        self.states[tp] = (st, stat.version)
+        return st
+
+    def update_states(self, items: Iterable[tuple[TopicPartition, StateFn]]) -> dict[TopicPartition, PartitionState]:
+        """Apply ``fn(state) -> (leader, isr) | None`` to each partition with leader_epoch + 1.
+
+        Pipelined; a BADVERSION is re-read from ZooKeeper and retried one by one.
+        """
+        done: dict[TopicPartition, PartitionState] = {}
+        todo = list(items)
+        for attempt in range(5):
+            ops, planned = [], []
+            for tp, fn in todo:
+                cached = self.states.get(tp)
+                if cached is None:
+                    continue
+                st, ver = cached
+                res = fn(st)
+                if res is None:
+                    continue
+                new = PartitionState(res[0], st.leader_epoch + 1, tuple(res[1]), self.epoch)
+                ops.append(Op("set", paths.partition_state(*tp), new.encode(), ver))
+                planned.append((tp, fn, new, ver))
+            if not ops:
+                break
+            results = self.fenced.write_many(ops)
+            retry = []
+            for (tp, fn, new, ver), r in zip(planned, results):
+                if isinstance(r, BadVersionError):
+                    self.read_state(tp)
+                    retry.append((tp, fn))
+                elif failed(r):
+                    log.warning("state write for %s failed: %r", tp, r)
+                else:
+                    self.states[tp] = (new, r.version)
+                    done[tp] = new
+                    self.engine.model.set_view(tp, leader=new.leader, isr=new.isr)
+            if not retry:
+                break
+            todo = retry
+        return done
+
+    def update_state(self, tp: TopicPartition, fn: StateFn) -> PartitionState | None:
+        return self.update_states([(tp, fn)]).get(tp)
+
+    def write_topic(self, topic: str) -> None:
+        meta = self.topics[topic]
+        r = self.fenced.write(Op("set", paths.topic(topic), meta.encode()))
+        if failed(r):
+            log.warning("topic znode write for %s failed: %r", topic, r)
+        for p, rs in meta.partitions.items():
+            self.engine.model.set_view(TopicPartition(topic, p), replicas=rs)
+
+    def remove_replicas_from_isr(self, pairs: Iterable[tuple[TopicPartition, int]]) -> None:
+        """OfflineReplica for each ``(tp, broker)``: one write per replica in the ISR,
+        processed one broker id at a time (ascending), partitions in order (§2.2)."""
+        by_broker: dict[int, list[TopicPartition]] = {}
+        for tp, b in pairs:
+            by_broker.setdefault(b, []).append(tp)
+        for b in sorted(by_broker):
+            self.update_states(
+                (tp, lambda st, b=b: elections.remove_from_isr(st.leader, st.isr, b)
+                 if b in st.isr else None) for tp in sorted(set(by_broker[b])))
+
+    def unclean_allowed(self, topic: str) -> bool:
+        try:
+            data, _ = self.zk.get(paths.topic_config(topic))
+            from kafka_zk.codecs import decode_entity_config
+            value = decode_entity_config(data).config.get("unclean.leader.election.enable")
+        except (NoNodeError, InvalidPayload):
+            value = None
+        if value is None:
+            return self.engine.spec.unclean_leader_election
+        return value.strip().lower() == "true"
+
+    # ------------------------------------------------------------------ failover (§2.1)
+    def failover(self) -> None:
+        zk = self.zk
+        ids = zk.get_children(paths.BROKER_IDS, watch=self.watcher("brokers"))
+        names = zk.get_children(paths.BROKER_TOPICS, watch=self.watcher("topics"))
+        zk.get_children(paths.DELETE_TOPICS, watch=self.watcher("delete_topics"))
+        zk.exists(paths.PREFERRED_REPLICA_ELECTION, watch=self.preferred_watcher())
+        zk.exists(paths.REASSIGN_PARTITIONS, watch=self.reassign_watcher())
+        for parent in (paths.LOG_DIR_EVENT_NOTIFICATION, paths.ISR_CHANGE_NOTIFICATION):
+            kids = zk.get_children(parent, watch=self.watcher("isr") if parent == paths.ISR_CHANGE_NOTIFICATION else None)
+            self.fenced.write_many(Op("delete", f"{parent}/{k}") for k in sorted(kids))
+        self.live = self._read_brokers(ids)
+        self._load_topics(names)
+        self._load_states(self.all_tps())
+        model = self.engine.model
+        for tp, (st, _) in self.states.items():
+            model.set_view(tp, replicas=self.replicas(tp), leader=st.leader, isr=st.isr)
+        self.init_deletion()
+        self.elect_offline_and_new()
+        self.resume_reassignments()
+        self.resume_deletions()
+        self.process_preferred_node()
+
+    def _read_brokers(self, ids: list[str]) -> dict[int, int]:
+        pending = [(int(i), self.zk.exists_async(paths.broker(int(i)))) for i in ids if i.isdigit()]
+        out = {}
+        for bid, res in pending:
+            stat = res.get(timeout=30)
+            if stat is not None:
+                out[bid] = stat.czxid
+        return out
+
+    def _load_topics(self, names: Iterable[str]) -> list[str]:
+        pending = [(t, self.zk.get_async(paths.topic(t), watch=self.watcher("topic", t, ("CHANGED",))))
+                   for t in sorted(names)]
+        loaded = []
+        for t, res in pending:
+            try:
+                data, _ = res.get(timeout=30)
+                self.topics[t] = TopicMeta.from_assignment(decode_topic_assignment(data))
+                loaded.append(t)
+            except NoNodeError:
+                continue
+            except InvalidPayload as exc:
+                log.warning("ignoring topic %s: %s", t, exc)
+        return loaded
+
+    def _load_states(self, tps: list[TopicPartition]) -> None:
+        pending = [(tp, self.zk.get_async(paths.partition_state(*tp))) for tp in tps]
+        for tp, res in pending:
+            try:
+                data, stat = res.get(timeout=30)
+                self.states[tp] = (decode_partition_state(data), stat.version)
+            except NoNodeError:
+                self.states.pop(tp, None)
+
+    # ------------------------------------------------------------------ partitions (§2.3)
+    def elect_offline_and_new(self, only: Iterable[TopicPartition] | None = None) -> None:
+        """triggerOnlinePartitionStateChange: New → create state; Offline → Offline election."""
+        live = self.live_set()
+        new, offline = [], []
+        for tp in (self.all_tps() if only is None else only):
+            if tp.topic in self.to_delete or not self.exists(tp):
+                continue
+            cached = self.states.get(tp)
+            if cached is None:
+                new.append(tp)
+            elif cached[0].leader not in live:
+                offline.append(tp)
+        if new:
+            self.create_partitions(new)
+        unclean = {t: self.unclean_allowed(t) for t in {tp.topic for tp in offline}} if offline else {}
+        self.update_states(
+            (tp, lambda st, tp=tp: elections.offline(self.replicas(tp), st.isr, live, unclean[tp.topic]))
+            for tp in offline)
+
+    def create_partitions(self, tps: list[TopicPartition]) -> None:
+        """New partitions with a live replica get partitions/, partitions/<p>, state (in that
+        order, batched); the others stay New with no node (§2.3)."""
+        live = self.live_set()
+        ready = [(tp, elections.new_partition(self.replicas(tp), live)) for tp in tps]
+        ready = [(tp, li) for tp, li in ready if li is not None]
+        if not ready:
+            return
+        topics = sorted({tp.topic for tp, _ in ready})
+        self.fenced.write_many(Op("create", paths.topic_partitions(t)) for t in topics)
+        self.fenced.write_many(Op("create", paths.partition(*tp)) for tp, _ in ready)
+        states = [PartitionState(li[0], 0, li[1], self.epoch) for _, li in ready]
+        results = self.fenced.write_many(
+            Op("create", paths.partition_state(*tp), st.encode()) for (tp, _), st in zip(ready, states))
+        model = self.engine.model
+        for (tp, _), st, r in zip(ready, states, results):
+            if isinstance(r, NodeExistsError):
+                st = self.read_state(tp)
+                if st is None:
+                    continue
+            elif failed(r):
+                continue
+            else:
+                self.states[tp] = (st, 0)
+            model.ensure(tp, self.engine.initial_size(tp))
+            model.set_view(tp, replicas=self.replicas(tp), leader=st.leader, isr=st.isr)
+
+    def on_topics_change(self) -> None:
+        names = set(self.zk.get_children(paths.BROKER_TOPICS, watch=self.watcher("topics")))
+        for gone in sorted(set(self.topics) - names):
+            self.forget_topic(gone)
+        added = self._load_topics(sorted(names - set(self.topics)))
+        tps = [tp for t in added for tp in self.tps(t)]
+        if tps:
+            self.create_partitions(tps)
+
+    def forget_topic(self, topic: str) -> None:
+        for tp in self.tps(topic):
+            self.states.pop(tp, None)
+        self.topics.pop(topic, None)
+
+    def on_topic_data(self, topic: str) -> None:
+        """§2.4: only new partition ids count; rewritten back while queued for deletion."""
+        try:
+            data, _ = self.zk.get(paths.topic(topic), watch=self.watcher("topic", topic, ("CHANGED",)))
+            assignment = decode_topic_assignment(data)
+        except (NoNodeError, InvalidPayload):
+            return
+        meta = self.topics.get(topic)
+        if meta is None:
+            return
+        added = sorted(set(assignment.partitions) - set(meta.partitions))
+        if not added:
+            return
+        if topic in self.to_delete:
+            self.fenced.write(Op("set", paths.topic(topic), meta.encode()))
+            return
+        for p in added:
+            meta.partitions[p] = assignment.partitions[p]
+        self.create_partitions([TopicPartition(topic, p) for p in added])
+
+    # ------------------------------------------------------------------ brokers (§2.5)
+    def on_brokers_change(self) -> None:
+        ids = self.zk.get_children(paths.BROKER_IDS, watch=self.watcher("brokers"))
+        current = self._read_brokers(ids)
+        new = sorted(set(current) - set(self.live))
+        dead = sorted(set(self.live) - set(current))
+        bounced = sorted(b for b in current if b in self.live and current[b] != self.live[b])
+        self.live = current
+        if new:
+            self.on_broker_startup(new)
+        if bounced:
+            for b in bounced:
+                self.live.pop(b)
+            self.on_broker_failure(bounced)
+            self.live.update({b: current[b] for b in bounced})
+            self.on_broker_startup(bounced)
+        if dead:
+            self.on_broker_failure(dead)
+
+    def on_broker_failure(self, dead: list[int]) -> None:
+        self.shutting_down -= set(dead)
+        dead_set = set(dead)
+        pairs, deleting_pairs = [], []
+        for tp in self.all_tps():
+            for b in self.replicas(tp):
+                if b in dead_set:
+                    (deleting_pairs if tp.topic in self.to_delete else pairs).append((tp, b))
+        self.elect_offline_and_new()
+        self.remove_replicas_from_isr(pairs)
+        if deleting_pairs:
+            self.fail_replica_deletion(deleting_pairs)
+
+    def on_broker_startup(self, new: list[int]) -> None:
+        new_set = set(new)
+        self.elect_offline_and_new()
+        for tp in sorted(self.reassigning):
+            if self.exists(tp) and tp.topic not in self.to_delete:
+                rs, _, rrs = self.full(tp)
+                if new_set & {r for r in rs if r not in rrs}:
+                    self.resume_reassignment(tp)
+        self.resume_deletion_for_brokers(new_set)
+
+    def controlled_shutdown(self, broker: int) -> None:
+        """ControlledShutdown RPC: move leaderships away, then drop it from the ISRs (§2.5)."""
+        self.shutting_down.add(broker)
+        live = self.live_set()
+        led, follows = [], []
+        for tp in self.all_tps():
+            cached = self.states.get(tp)
+            if cached is None or tp.topic in self.to_delete or broker not in self.replicas(tp):
+                continue
+            if cached[0].leader == broker:
+                if len(self.replicas(tp)) > 1:
+                    led.append(tp)
+            elif broker in cached[0].isr:
+                follows.append(tp)
+        sd = set(self.shutting_down)
+        self.update_states((tp, lambda st, tp=tp: elections.controlled_shutdown(
+            self.replicas(tp), st.isr, live, sd)) for tp in led)
+        self.remove_replicas_from_isr((tp, broker) for tp in follows)
+
+    # ------------------------------------------------------------------ ISR notifications (§2.6)
+    def on_isr_notifications(self) -> None:
+        kids = sorted(self.zk.get_children(paths.ISR_CHANGE_NOTIFICATION, watch=self.watcher("isr")))
+        tps: set[TopicPartition] = set()
+        for k in kids:
+            try:
+                data, _ = self.zk.get(f"{paths.ISR_CHANGE_NOTIFICATION}/{k}")
+                tps.update(decode_isr_change(data).partitions)
+            except (NoNodeError, InvalidPayload):
+                continue
+        for tp in sorted(tps):
+            if self.exists(tp):
+                self.read_state(tp)
+        self.fenced.write_many(Op("delete", f"{paths.ISR_CHANGE_NOTIFICATION}/{k}") for k in kids)
+        for tp in sorted(tps):
+            if tp in self.reassigning and self.exists(tp):
+                self.check_reassignment_progress(tp)
+
+    # ------------------------------------------------------------------ dispatch
+    def handle(self, kind: str, key: object) -> None:
+        handler = {
+            "brokers": lambda: self.on_brokers_change(),
+            "topics": lambda: self.on_topics_change(),
+            "topic": lambda: self.on_topic_data(key),
+            "delete_topics": lambda: self.on_delete_topics_change(),
+            "isr": lambda: self.on_isr_notifications(),
+            "reassign": lambda: self.on_reassign_created(),
+            "preferred": lambda: self.on_preferred_created(),
+            "state": lambda: self.on_reassigning_state_change(key),
+        }.get(kind)
+        if handler is not None:
+            handler()

@@ -1,0 +1,341 @@
+"""The emulator's single event loop: brokers, controller and replication on one thread.
+
+ZooKeeper watch callbacks (kazoo threads) and API calls only *post* to a queue; one engine
+thread does all the work, so the controller runs one event at a time as Kafka's does. Each turn
+it advances the replication model to the simulated now (exact catch-up times), lets leaders add
+caught-up followers to their ISR, runs due timers (simulated time) and handles queued events.
+It sleeps until the next catch-up or timer, or until an event arrives, so an idle cluster costs
+almost nothing.
+
+Failures: an exception while handling one event is logged and the loop goes on (a controller
+whose fence failed is dropped, as a resigning controller is). :meth:`Engine.call` re-raises in
+the caller what the posted function raised.
+"""
+
+from __future__ import annotations
+
+import base64
+import heapq
+import itertools
+import logging
+import queue
+import random
+import threading
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from kazoo.exceptions import KazooException, NoNodeError
+
+from kafka_sim import zk_io
+from kafka_sim.broker import SimBroker
+from kafka_sim.clock import SimClock
+from kafka_sim.controller import Controller
+from kafka_sim.replication import ReplicationModel
+from kafka_sim.spec import LEADER_IMBALANCE_CHECK_INTERVAL, REPLICA_LAG_TIME_MAX, ClusterSpec
+from kafka_sim.zk_io import ControllerMoved, Journal
+from kafka_zk import paths
+from kafka_zk.codecs import (ControllerInfo, InvalidPayload, TopicPartition, decode_controller,
+                             decode_controller_epoch, decode_entity_config)
+from kafka_zk.throttle_lists import FOLLOWER_KEY, LEADER_KEY, parse_replica_list
+from kafka_zk.errors import InvalidConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SimEvent:
+    """Something that happened, at simulated ``time`` (seconds since the cluster started)."""
+
+    time: float
+    kind: str
+    topic: str | None = None
+    partition: int | None = None
+    broker: int | None = None
+    detail: str = ""
+
+
+class Engine:
+    """Owns the brokers, the controller (when one of ours holds ``/controller``) and the model."""
+
+    def __init__(self, connect: str, spec: ClusterSpec, session_timeout: float = 10.0) -> None:
+        self.connect = connect
+        self.spec = spec
+        self.session_timeout = session_timeout
+        self.clock = SimClock(spec.speed)
+        self.journal = Journal(spec.journal)
+        self.model = ReplicationModel(spec.network_rate, spec.produce_rate)
+        self.rng = random.Random(spec.seed)
+        self.cluster_id = base64.urlsafe_b64encode(self.rng.getrandbits(128).to_bytes(16, "big")) \
+            .decode("ascii").rstrip("=")
+        self.brokers = {b: SimBroker(self, b, rack) for b, rack in sorted(spec.brokers.items())}
+        self.controller: Controller | None = None
+        self.controller_epoch: int | None = None
+        self.previous_controller: int | None = None
+        self.wanted_controller: int | None = None
+        self.pending_sizes: dict[TopicPartition, float] = {}
+        self.pending_joins: set[tuple[TopicPartition, int]] = set()
+        self.topic_config_seq: dict[str, int] = {}
+        self.events: deque[SimEvent] = deque(maxlen=200_000)
+        self._queue: queue.Queue = queue.Queue()
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._tseq = itertools.count()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kafka-sim-engine", daemon=True)
+        self.busy = False
+        self.stopping = False
+        if spec.auto_leader_rebalance:
+            self.at(LEADER_IMBALANCE_CHECK_INTERVAL, self._auto_rebalance)
+
+    # ------------------------------------------------------------------ plumbing
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._queue.put(("wake",))
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=30)
+
+    def post(self, item: tuple) -> None:
+        self._queue.put(item)
+
+    def call(self, fn: Callable[[], Any], timeout: float = 120.0) -> Any:
+        """Run ``fn`` on the engine thread and return its result (or raise its exception)."""
+        if threading.current_thread() is self._thread:
+            return fn()
+        fut: Future = Future()
+        self._queue.put(("call", fn, fut))
+        return fut.result(timeout=timeout)
+
+    def now(self) -> float:
+        return self.model.now
+
+    def at(self, sim_time: float, fn: Callable[[], None]) -> None:
+        heapq.heappush(self._timers, (sim_time, next(self._tseq), fn))
+
+    def history(self, kind: str, tp: TopicPartition | None = None, broker: int | None = None,
+                detail: str = "", at: float | None = None) -> None:
+        self.events.append(SimEvent(self.model.now if at is None else at, kind, tp.topic if tp else None,
+                                    tp.partition if tp else None, broker, detail))
+
+    def idle(self) -> bool:
+        """No event queued (and, seen from another thread, none being handled)."""
+        if threading.current_thread() is self._thread:
+            return self._queue.empty()
+        return not self.busy and self._queue.empty()
+
+    # ------------------------------------------------------------------ loop
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._step()
+            wait = 0.5
+            nxt = self.model.next_event_time()
+            if nxt is not None:
+                wait = min(wait, self.clock.wall_delay(nxt))
+            if self._timers:
+                wait = min(wait, self.clock.wall_delay(self._timers[0][0]))
+            if self.pending_joins:
+                wait = min(wait, 0.05)
+            try:
+                item = self._queue.get(timeout=max(wait, 0.0005))
+            except queue.Empty:
+                continue
+            self.busy = True
+            try:
+                self._step()
+                self._handle(item)
+                while True:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    self._step()
+                    self._handle(item)
+            finally:
+                self.busy = False
+
+    def _step(self) -> None:
+        """Advance the model to now; ISR joins; due timers."""
+        for c in self.model.advance(self.clock.now()):
+            self.history("caught_up", c.tp, c.broker, at=c.time)
+            self.pending_joins.add((c.tp, c.broker))
+        self._try_joins()
+        while self._timers and self._timers[0][0] <= self.model.now:
+            _, _, fn = heapq.heappop(self._timers)
+            self._guard(fn)
+
+    def _try_joins(self) -> None:
+        for tp, r in sorted(self.pending_joins):
+            pd = self.model.parts.get(tp)
+            if pd is None or r not in pd.caught or r not in pd.replicas:
+                self.pending_joins.discard((tp, r))
+                continue
+            leader = self.brokers.get(pd.leader)
+            if leader is None or not leader.registered:
+                continue
+            if self._guard(lambda: leader.change_isr(tp, add=r)):
+                self.pending_joins.discard((tp, r))
+                self.history("isr_join", tp, r)
+
+    def _guard(self, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except ControllerMoved:
+            self._resign()
+            self.check_controller()
+        except (KazooException, InvalidPayload) as exc:
+            if not self._stop.is_set() and not self.stopping:
+                log.warning("emulator step failed: %r", exc)
+        except Exception:  # noqa: BLE001 - never let one event kill the cluster
+            log.exception("emulator step failed")
+        return None
+
+    def _handle(self, item: tuple) -> None:
+        kind = item[0]
+        if kind == "call":
+            _, fn, fut = item
+            try:
+                fut.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+                fut.set_exception(exc)
+        elif kind == "controller":
+            _, ctrl, what, key = item
+            if ctrl is self.controller:
+                self._guard(lambda: ctrl.handle(what, key))
+        elif kind == "broker":
+            _, broker, what, arg = item
+            if what == "session":
+                self._guard(lambda: broker.on_session(*arg))
+            elif what == "config" and broker.alive:
+                self._guard(lambda: broker.on_config_changes(arg))
+            elif what == "controller" and broker.alive and arg == broker.incarnation:
+                def rearm():
+                    if broker.registered:
+                        broker.client.exists(
+                            paths.CONTROLLER,
+                            watch=lambda e: self.post(("broker", broker, "controller", arg)))
+                    self.check_controller()
+                self._guard(rearm)
+
+    # ------------------------------------------------------------------ controller election
+    def _any_client(self):
+        for b in self.brokers.values():
+            if b.registered and b.client is not None:
+                return b.client
+        return None
+
+    def _resign(self) -> None:
+        if self.controller is not None:
+            self.previous_controller = self.controller.id
+            self.history("controller_resigned", None, self.controller.id)
+        self.controller = None
+
+    def check_controller(self) -> None:
+        """React to ``/controller`` changing: resign if someone else holds it, elect if absent."""
+        client = self._any_client()
+        if client is None:
+            self._resign()
+            return
+        try:
+            data, _ = client.get(paths.CONTROLLER)
+        except NoNodeError:
+            self._resign()
+            self._elect()
+            return
+        holder = decode_controller(data).broker_id
+        if self.controller is not None and self.controller.id != holder:
+            self._resign()
+
+    def _candidates(self) -> list[int]:
+        live = [b for b, br in sorted(self.brokers.items()) if br.registered]
+        self.rng.shuffle(live)
+        if self.previous_controller in live and len(live) > 1:
+            live.remove(self.previous_controller)
+            live.append(self.previous_controller)
+        if self.wanted_controller in live:
+            live.remove(self.wanted_controller)
+            live.insert(0, self.wanted_controller)
+        return live
+
+    def _elect(self) -> None:
+        for b in self._candidates():
+            broker = self.brokers[b]
+            client = broker.client
+            zk_io.ensure_epoch_node(client, self.journal, broker.name)
+            data, stat = client.get(paths.CONTROLLER_EPOCH)
+            epoch = decode_controller_epoch(data)
+            import time as _time
+            payload = ControllerInfo(b, str(int(_time.time() * 1000))).encode()
+            version = zk_io.try_elect(client, payload, epoch, stat.version, self.journal, broker.name)
+            if version is None:
+                if client.exists(paths.CONTROLLER) is not None:
+                    return
+                continue
+            self.wanted_controller = None
+            self.controller_epoch = epoch + 1
+            self.controller = Controller(self, b, epoch + 1, version)
+            self.history("controller_elected", None, b, detail=f"epoch={epoch + 1}")
+            self.controller.failover()
+            return
+
+    def _auto_rebalance(self) -> None:
+        if self.controller is not None:
+            self.controller.auto_rebalance()
+        self.at(self.model.now + LEADER_IMBALANCE_CHECK_INTERVAL, self._auto_rebalance)
+
+    # ------------------------------------------------------------------ broker-side state
+    def initial_size(self, tp: TopicPartition) -> float:
+        return self.pending_sizes.pop(tp, 0.0)
+
+    def apply_topic_config(self, topic: str, seq: int, client) -> None:
+        """A ``topics/<t>`` notification: throttled-replica lists; unclean election trigger."""
+        if self.topic_config_seq.get(topic, -1) >= seq:
+            return
+        self.topic_config_seq[topic] = seq
+        self.load_topic_config(topic, client)
+        ctrl = self.controller
+        if ctrl is not None and topic in ctrl.topics and ctrl.unclean_allowed(topic):
+            ctrl.elect_offline_and_new(only=ctrl.tps(topic))
+
+    def load_topic_config(self, topic: str, client) -> None:
+        try:
+            data, _ = client.get(paths.topic_config(topic))
+            cfg = decode_entity_config(data).config
+        except (NoNodeError, InvalidPayload):
+            cfg = {}
+        lists = []
+        for key in (LEADER_KEY, FOLLOWER_KEY):
+            try:
+                lists.append(parse_replica_list(cfg.get(key, "")))
+            except InvalidConfig:
+                log.warning("topic %s: unparsable %s=%r ignored", topic, key, cfg.get(key))
+                lists.append(frozenset())
+        self.model.set_throttle_lists(topic, lists[0], lists[1])
+
+    def load_all_topic_configs(self, client) -> None:
+        try:
+            names = client.get_children(paths.CONFIG_TOPICS)
+        except NoNodeError:
+            return
+        for name in names:
+            self.load_topic_config(name, client)
+
+    def topic_deleted(self, topic: str) -> None:
+        self.model.set_throttle_lists(topic, frozenset(), frozenset())
+        self.history("topic_deleted", None, detail=topic)
+
+    def schedule_lag_check(self, tp: TopicPartition, broker: int) -> None:
+        """A stalled in-sync follower is dropped by its leader after replica.lag.time.max."""
+        def check() -> None:
+            pd = self.model.parts.get(tp)
+            if pd is None or (tp, broker) not in self.model.stalled or broker not in pd.isr \
+                    or broker == pd.leader:
+                return
+            leader = self.brokers.get(pd.leader)
+            if leader is not None and leader.registered and leader.change_isr(tp, drop=broker):
+                self.history("isr_shrink", tp, broker)
+            else:
+                self.at(self.model.now + 1.0, check)
+        self.at(self.model.now + REPLICA_LAG_TIME_MAX, check)

@@ -1,0 +1,69 @@
+"""Partition sizes as ``kafka-log-dirs.sh --describe`` prints them, and their publication.
+
+:func:`render` builds the exact JSON line the tool prints (2.4):
+``{"version":1,"brokers":[{"broker":0,"logDirs":[{"logDir":"/var/lib/kafka/data","error":null,
+"partitions":[{"partition":"t-0","size":123,"offsetLag":0,"isFuture":false}]}]}]}`` — live
+brokers only (the tool can only ask live brokers), one log dir each, partitions sorted. Sizes are
+bytes on that replica: the leader's log for the leader and in-sync followers, the copied bytes
+for a follower catching up; its ``offsetLag`` is the bytes it is behind (the emulator counts one
+offset per byte), 0 otherwise.
+
+Sizes live in the emulator process. So that another process (``kafka-runbook sim log-dirs``)
+can read them, :func:`publish` writes the JSON, zlib-compressed and split into chunks under the
+emulator-only path ``/kafka-sim/log-dirs`` (``chunk-0000``…, the parent holding a small JSON
+header), and :func:`read_published` reassembles it. No Kafka component reads ``/kafka-sim``.
+
+Failure: :func:`read_published` raises :class:`kafka_zk.errors.InvalidInput` when nothing was
+published under the chroot (no emulator running there).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Mapping
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from kafka_sim import zk_io
+from kafka_sim.replication import ReplicationModel
+from kafka_zk.errors import InvalidInput
+
+CHUNK = 900 * 1024
+
+
+def render(model: ReplicationModel, live: list[int], log_dir: str) -> str:
+    per_broker: Mapping[int, list] = {b: [] for b in live}
+    for tp in sorted(model.parts):
+        pd = model.parts[tp]
+        size = int(model.size(tp))
+        for r in pd.replicas:
+            if r not in per_broker:
+                continue
+            have = int(pd.have[r]) if r in pd.have else size
+            per_broker[r].append({"partition": f"{tp.topic}-{tp.partition}", "size": have,
+                                  "offsetLag": max(0, size - have), "isFuture": False})
+    doc = {"version": 1, "brokers": [
+        {"broker": b, "logDirs": [{"logDir": log_dir, "error": None, "partitions": per_broker[b]}]}
+        for b in sorted(per_broker)]}
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def publish(client: KazooClient, text: str, sim_time: float) -> None:
+    blob = zlib.compress(text.encode("utf-8"), 6)
+    chunks = [blob[i:i + CHUNK] for i in range(0, len(blob), CHUNK)] or [b""]
+    header = json.dumps({"version": 1, "encoding": "zlib", "chunks": len(chunks),
+                         "sim_time": round(sim_time, 3)}).encode("utf-8")
+    zk_io.publish_chunks(client, zk_io.SIM_LOG_DIRS, header, chunks)
+
+
+def read_published(client: KazooClient) -> str:
+    try:
+        header, _ = client.get(zk_io.SIM_LOG_DIRS)
+        n = json.loads(header)["chunks"]
+        blob = b"".join(client.get(f"{zk_io.SIM_LOG_DIRS}/chunk-{i:04d}")[0] for i in range(n))
+    except (NoNodeError, ValueError, KeyError, TypeError):
+        raise InvalidInput(f"no emulator sizes published under {zk_io.SIM_LOG_DIRS}: start "
+                           "`kafka-runbook sim` on this --zookeeper connect string first") from None
+    return zlib.decompress(blob).decode("utf-8")

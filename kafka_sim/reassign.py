@@ -1,0 +1,225 @@
+"""Partition reassignment as a 2.4+ controller runs it (contract §2.7.1, §2.7.3, §2.7.5).
+
+* Trigger: *creation* of ``/admin/reassign_partitions`` only. Processing re-arms the watch by
+  checking existence with a watch (Kafka's registerZNodeChangeHandlerAndCheckExistence), so a
+  hand deletion consumes the watch and the next node is ignored until the controller changes;
+  the controller's own deletion of the node re-arms it.
+* Strict binding: an unknown field anywhere (e.g. ``log_dirs``) makes the document invalid,
+  treated as empty; the node stays forever. Entries for unknown partitions or topics queued
+  for deletion are errors, removed from the node (fresh read; deleted when empty). No replica
+  validation on this path.
+* Per partition: U (topic znode RS/ARS/RRS, superseded adding replicas dropped), then A (epoch
+  +1, adding replicas start copying) or B (leader moved only if it leaves or is dead, epoch
+  +1; each removed replica out of the ISR, +1 each; topic znode := target; matching entry
+  removed from the node; deletion resumed).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Callable
+
+from kazoo.exceptions import NoNodeError
+
+from kafka_sim import elections
+from kafka_sim.phases import Phase, PartitionReassignment, advance
+from kafka_sim.zk_io import ControllerMoved, Op
+from kafka_zk import paths
+from kafka_zk.codecs import (InvalidPayload, ReassignmentRequest, TopicPartition,
+                             decode_reassignment)
+
+if TYPE_CHECKING:
+    from kafka_sim.controller import Controller
+
+log = logging.getLogger(__name__)
+Full = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]   # (RS, ARS, RRS)
+
+
+def plan(current: Full, target: tuple[int, ...]) -> Full:
+    """KIP-455 arithmetic: RS' = distinct(T ++ origin), ARS' = RS' − origin, RRS' = RS' − T."""
+    rs, ars, _ = current
+    origin = [r for r in rs if r not in ars]
+    new_rs = tuple(dict.fromkeys(list(target) + origin))
+    return (new_rs, tuple(r for r in new_rs if r not in origin),
+            tuple(r for r in new_rs if r not in target))
+
+
+class ReassignMixin:
+    """Reassignment reactions of :class:`kafka_sim.controller.Controller`."""
+
+    def reassign_watcher(self: "Controller") -> Callable:
+        return self.watcher("reassign", None, ("CREATED",))
+
+    def full(self: "Controller", tp: TopicPartition) -> Full:
+        meta = self.topics[tp.topic]
+        return (meta.partitions[tp.partition], meta.adding.get(tp.partition, ()),
+                meta.removing.get(tp.partition, ()))
+
+    # ------------------------------------------------------------------ the admin znode
+    def _read_node(self: "Controller", watch: bool) -> ReassignmentRequest | None | bool:
+        """The node's request; None if absent; False if present but invalid."""
+        if self.zk.exists(paths.REASSIGN_PARTITIONS,
+                          watch=self.reassign_watcher() if watch else None) is None:
+            return None
+        try:
+            data, _ = self.zk.get(paths.REASSIGN_PARTITIONS)
+        except NoNodeError:
+            return None
+        try:
+            return decode_reassignment(data, strict=True)
+        except InvalidPayload as exc:
+            log.warning("Ignoring partition reassignment due to invalid json: %s", exc)
+            return False
+
+    def on_reassign_created(self: "Controller") -> None:
+        self.process_reassign_node()
+
+    def process_reassign_node(self: "Controller") -> set[TopicPartition]:
+        """Run every entry of the node; returns the partitions it named."""
+        req = self._read_node(watch=True)
+        if not req:
+            return set()
+        errors: list[TopicPartition] = []
+        named: set[TopicPartition] = set()
+        for e in req.entries:
+            tp = e.tp
+            named.add(tp)
+            if tp.topic in self.to_delete or not self.exists(tp):
+                errors.append(tp)
+                continue
+            try:
+                self.on_partition_reassignment(tp, plan(self.full(tp), e.replicas))
+            except ControllerMoved:
+                raise
+            except Exception:  # noqa: BLE001 - Kafka answers UNKNOWN_SERVER_ERROR and goes on
+                log.exception("reassignment of %s failed", tp)
+                errors.append(tp)
+        if errors:
+            self.remove_from_node(set(errors), only_if_target=None)
+        return named
+
+    def remove_from_node(self: "Controller", tps: set[TopicPartition],
+                         only_if_target: dict[TopicPartition, tuple[int, ...]] | None) -> None:
+        """Drop entries (fresh read); delete the node when empty and re-arm the watch."""
+        req = self._read_node(watch=True)
+        if not req:
+            return
+        keep = []
+        for e in req.entries:
+            drop = e.tp in tps and (only_if_target is None or only_if_target.get(e.tp) == e.replicas)
+            if not drop:
+                keep.append(e)
+        if len(keep) == len(req.entries):
+            return
+        if keep:
+            self.fenced.write(Op("set", paths.REASSIGN_PARTITIONS,
+                                 ReassignmentRequest(tuple(keep), req.version).encode()))
+        else:
+            self.fenced.write(Op("delete", paths.REASSIGN_PARTITIONS))
+            self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self.reassign_watcher())
+
+    # ------------------------------------------------------------------ one partition
+    def _phase(self: "Controller", tp: TopicPartition) -> PartitionReassignment:
+        r = self.reassigning.get(tp)
+        if r is None:
+            r = self.reassigning[tp] = PartitionReassignment(since=self.engine.now())
+        return r
+
+    def on_partition_reassignment(self: "Controller", tp: TopicPartition, new: Full) -> None:
+        now = self.engine.now()
+        if tp.topic in self.to_delete:
+            self.ineligible.add(tp.topic)          # only a queued topic can be marked ineligible
+        meta = self.topics[tp.topic]
+        phase = self._phase(tp)
+        old_rs = meta.partitions[tp.partition]
+        if self.full(tp) != new:                   # U
+            meta.partitions[tp.partition] = new[0]
+            for table, value in ((meta.adding, new[1]), (meta.removing, new[2])):
+                if value:
+                    table[tp.partition] = value
+                else:
+                    table.pop(tp.partition, None)
+            self.write_topic(tp.topic)
+            dropped = [r for r in old_rs if r not in new[0]]
+            if dropped:
+                self.remove_replicas_from_isr((tp, r) for r in dropped)
+                self.engine.model.set_view(tp, replicas=new[0])
+        advance(phase, Phase.UPDATED, now)
+        self.engine.history("reassign_update", tp, detail=f"RS={list(new[0])} ARS={list(new[1])} RRS={list(new[2])}")
+        self.read_state(tp, watch=self.watcher("state", tp, ("CHANGED",)))
+        if self.is_complete(tp):
+            self.complete_reassignment(tp)
+        else:                                      # A
+            self.update_state(tp, lambda st: (st.leader, st.isr))
+            self.engine.model.set_view(tp, replicas=new[0])
+            advance(phase, Phase.CATCHING_UP, now)
+
+    def is_complete(self: "Controller", tp: TopicPartition) -> bool:
+        rs, ars, rrs = self.full(tp)
+        if not ars and not rrs:
+            return True
+        st = self.read_state(tp)
+        if st is None:
+            return False
+        target = [r for r in rs if r not in rrs]
+        return set(target) <= set(st.isr)
+
+    def complete_reassignment(self: "Controller", tp: TopicPartition) -> None:
+        """Phase B, steps 1–6 of §2.7.3 in order."""
+        meta = self.topics[tp.topic]
+        rs, ars, rrs = self.full(tp)
+        target = tuple(r for r in rs if r not in rrs)
+        advance(self._phase(tp), Phase.COMPLETING, self.engine.now())
+        meta.partitions[tp.partition] = target                        # B1
+        meta.adding.pop(tp.partition, None)
+        meta.removing.pop(tp.partition, None)
+        live = self.live_set()
+        cached = self.states.get(tp)
+        if cached is not None:                                         # B2
+            st = cached[0]
+            if st.leader not in target or st.leader not in live:
+                self.update_state(tp, lambda s: None if (l := elections.reassign(target, s.isr, live)) is None
+                                  else (l, s.isr))
+            else:
+                self.update_state(tp, lambda s: (s.leader, s.isr))
+        self.remove_replicas_from_isr((tp, r) for r in rrs)            # B3
+        self.engine.model.set_view(tp, replicas=target)
+        self.write_topic(tp.topic)                                     # B4
+        self.reassigning.pop(tp, None)
+        self.remove_from_node({tp}, only_if_target={tp: target})       # B5
+        self.engine.history("reassign_done", tp, detail=f"replicas={list(target)}")
+        if tp.topic in self.to_delete:                                 # B6
+            self.ineligible.discard(tp.topic)
+            self.resume_deletions()
+
+    def check_reassignment_progress(self: "Controller", tp: TopicPartition) -> None:
+        if tp in self.reassigning and self.reassigning[tp].phase is not Phase.ABANDONED \
+                and self.exists(tp) and self.is_complete(tp):
+            self.on_partition_reassignment(tp, self.full(tp))
+
+    def on_reassigning_state_change(self: "Controller", tp: TopicPartition) -> None:
+        if tp not in self.reassigning or not self.exists(tp):
+            return
+        self.read_state(tp, watch=self.watcher("state", tp, ("CHANGED",)))
+        self.check_reassignment_progress(tp)
+
+    def resume_reassignment(self: "Controller", tp: TopicPartition) -> None:
+        """Re-run onPartitionReassignment with the current (RS, ARS, RRS): A again or B."""
+        if self.exists(tp):
+            self.on_partition_reassignment(tp, self.full(tp))
+
+    def resume_reassignments(self: "Controller") -> None:
+        """Failover step 6: the admin node first, then every partition whose topic znode still
+        has adding/removing replicas (phase A again: one more epoch bump)."""
+        named = self.process_reassign_node()
+        for tp in self.all_tps():
+            if tp in named:
+                continue
+            rs, ars, rrs = self.full(tp)
+            if ars or rrs:
+                self.on_partition_reassignment(tp, (rs, ars, rrs))
+
+    def abandon_reassignment(self: "Controller", tp: TopicPartition) -> None:
+        r = self.reassigning.get(tp)
+        if r is not None and r.phase is not Phase.ABANDONED:
+            advance(r, Phase.ABANDONED, self.engine.now())

@@ -1,0 +1,314 @@
+"""Partition data and its replication, on simulated time passed in (contract §3).
+
+What brokers know about each partition (replicas, leader, ISR: what LeaderAndIsr told them) is
+held here as a *view*; the controller and the leaders update it after each ZooKeeper write.
+Every partition has a size (the leader's log); a follower that is live, not in the ISR and not
+stalled copies from a live leader. Rates are shared max-min fairly (progressive filling) over
+these resources: each broker's network out and in (``network_rate``), and for throttled
+replicas the leader broker's ``leader.replication.throttled.rate`` and the follower broker's
+``follower.replication.throttled.rate``. A replica is throttled on the leader side when
+``p:leader`` is in the topic's leader list (or ``*``), on the follower side when ``p:follower``
+is in the follower list; in-sync replicas are never throttled.
+
+:meth:`ReplicationModel.advance` moves from one time to another exactly (piecewise constant
+rates), returning each catch-up with the simulated time it happened, so results do not depend
+on how often it is called. Nothing here touches ZooKeeper or reads a clock.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Literal, Mapping
+
+from kafka_zk.codecs import TopicPartition
+
+Pairs = frozenset[tuple[int, int]] | Literal["*"]
+_EPS = 1e-6
+
+
+@dataclass
+class PartitionData:
+    """One partition as brokers see it, plus the bytes each replica holds."""
+
+    replicas: tuple[int, ...] = ()
+    leader: int = -1
+    isr: tuple[int, ...] = ()
+    size: float = 0.0           # leader's log size at time ``t``
+    t: float = 0.0
+    have: dict[int, float] = field(default_factory=dict)   # out-of-sync replicas' bytes
+    caught: set[int] = field(default_factory=set)          # caught up, ISR join pending
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """Follower ``broker`` of ``tp`` reached the leader's log end at simulated ``time``."""
+
+    time: float
+    tp: TopicPartition
+    broker: int
+    leader: int
+
+
+@dataclass(frozen=True)
+class Flow:
+    tp: TopicPartition
+    leader: int
+    follower: int
+    keys: tuple[tuple[str, int], ...]
+
+
+def allocate(flows: list[Flow], caps: Mapping[tuple[str, int], float]) -> list[float]:
+    """Max-min fair rates by progressive filling; a key absent from ``caps`` is unlimited."""
+    rates = [0.0] * len(flows)
+    users: dict[tuple[str, int], list[int]] = {}
+    for i, f in enumerate(flows):
+        for k in f.keys:
+            if k in caps:
+                users.setdefault(k, []).append(i)
+    remaining = dict(caps)
+    active = set(range(len(flows)))
+    while active:
+        best_key, best_share = None, math.inf
+        for k, us in users.items():
+            n = sum(1 for i in us if i in active)
+            if n:
+                share = max(0.0, remaining[k]) / n
+                if share < best_share:
+                    best_key, best_share = k, share
+        if best_key is None:
+            for i in active:
+                rates[i] = math.inf
+            break
+        for i in [i for i in users[best_key] if i in active]:
+            rates[i] = best_share
+            active.discard(i)
+            for k in flows[i].keys:
+                if k in remaining:
+                    remaining[k] -= best_share
+    return rates
+
+
+class ReplicationModel:
+    """All partitions' data and views; brokers' liveness, rates and throttle views."""
+
+    def __init__(self, network_rate: float, produce_rate: float = 0.0) -> None:
+        self.default_network_rate = float(network_rate)
+        self.produce_rate = float(produce_rate)
+        self.parts: dict[TopicPartition, PartitionData] = {}
+        self.live: set[int] = set()
+        self.network: dict[int, float] = {}
+        self.leader_rate: dict[int, float] = {}     # broker -> leader throttle (absent: unlimited)
+        self.follower_rate: dict[int, float] = {}
+        self.throttles: dict[str, tuple[Pairs, Pairs]] = {}  # topic -> (leader list, follower list)
+        self.stalled: set[tuple[TopicPartition, int]] = set()
+        self.now = 0.0
+        self._flows: list[Flow] | None = None
+        self._rates: list[float] = []
+
+    # ----------------------------------------------------------------------------- mutation
+    def _dirty(self) -> None:
+        self._flows = None
+
+    def _grows(self, pd: PartitionData) -> bool:
+        return self.produce_rate > 0 and pd.leader >= 0 and pd.leader in self.live
+
+    def _settle(self, pd: PartitionData, t: float) -> None:
+        if self._grows(pd) and t > pd.t:
+            pd.size += self.produce_rate * (t - pd.t)
+        pd.t = max(pd.t, t)
+
+    def size(self, tp: TopicPartition, t: float | None = None) -> float:
+        pd = self.parts[tp]
+        t = self.now if t is None else t
+        extra = self.produce_rate * (t - pd.t) if self._grows(pd) and t > pd.t else 0.0
+        return pd.size + extra
+
+    def set_size(self, tp: TopicPartition, nbytes: float) -> None:
+        pd = self.parts.setdefault(tp, PartitionData(t=self.now))
+        self._settle(pd, self.now)
+        pd.size = float(nbytes)
+        self._dirty()
+
+    def ensure(self, tp: TopicPartition, size: float = 0.0) -> PartitionData:
+        pd = self.parts.get(tp)
+        if pd is None:
+            pd = self.parts[tp] = PartitionData(size=float(size), t=self.now)
+        return pd
+
+    def set_view(self, tp: TopicPartition, replicas: Iterable[int] | None = None,
+                 leader: int | None = None, isr: Iterable[int] | None = None) -> None:
+        """What LeaderAndIsr (or a leader's own ISR change) tells the brokers about ``tp``."""
+        pd = self.ensure(tp)
+        self._settle(pd, self.now)
+        new_replicas = pd.replicas if replicas is None else tuple(replicas)
+        new_leader = pd.leader if leader is None else leader
+        new_isr = pd.isr if isr is None else tuple(isr)
+        size = pd.size
+        in_sync_before = set(pd.isr) | ({pd.leader} if pd.leader >= 0 else set())
+        for r in in_sync_before - set(new_isr) - {new_leader}:
+            pd.have[r] = size                       # leaves the ISR holding everything so far
+        if new_leader >= 0 and new_leader not in in_sync_before and new_leader in pd.have:
+            pd.size = size = pd.have[new_leader]    # unclean: the new leader's log is the log
+        for r in new_replicas:
+            if r not in new_isr and r != new_leader and r not in pd.have:
+                pd.have[r] = size if r in in_sync_before else 0.0
+        for r in list(pd.have):
+            if r not in new_replicas or r in new_isr or r == new_leader:
+                del pd.have[r]
+        pd.caught = {r for r in pd.caught if r in pd.have}
+        pd.replicas, pd.leader, pd.isr = new_replicas, new_leader, new_isr
+        self._dirty()
+
+    def remove(self, tp: TopicPartition) -> None:
+        self.parts.pop(tp, None)
+        self.stalled = {s for s in self.stalled if s[0] != tp}
+        self._dirty()
+
+    def broker_up(self, broker: int) -> None:
+        for pd in self.parts.values():
+            if pd.leader == broker:
+                self._settle(pd, self.now)
+        self.live.add(broker)
+        self._dirty()
+
+    def broker_down(self, broker: int) -> None:
+        for pd in self.parts.values():
+            if broker in pd.replicas:
+                self._settle(pd, self.now)
+                if broker in pd.isr and broker != pd.leader:
+                    pd.have.setdefault(broker, pd.size)
+        self.live.discard(broker)
+        self._dirty()
+
+    def set_network_rate(self, broker: int, rate: float | None) -> None:
+        if rate is None:
+            self.network.pop(broker, None)
+        else:
+            self.network[broker] = float(rate)
+        self._dirty()
+
+    def set_throttle_rates(self, broker: int, leader: float | None, follower: float | None) -> None:
+        for table, value in ((self.leader_rate, leader), (self.follower_rate, follower)):
+            if value is None:
+                table.pop(broker, None)
+            else:
+                table[broker] = float(value)
+        self._dirty()
+
+    def set_throttle_lists(self, topic: str, leader: Pairs, follower: Pairs) -> None:
+        if not leader and not follower:
+            self.throttles.pop(topic, None)
+        else:
+            self.throttles[topic] = (leader, follower)
+        self._dirty()
+
+    def set_stalled(self, tp: TopicPartition, broker: int, stalled: bool) -> None:
+        if stalled:
+            self.stalled.add((tp, broker))
+        else:
+            self.stalled.discard((tp, broker))
+        self._dirty()
+
+    # ----------------------------------------------------------------------------- flows
+    def _listed(self, pairs: Pairs, partition: int, broker: int) -> bool:
+        return pairs == "*" or (partition, broker) in pairs
+
+    def flows(self) -> list[Flow]:
+        if self._flows is None:
+            out = []
+            for tp, pd in self.parts.items():
+                if not pd.have or pd.leader < 0 or pd.leader not in self.live:
+                    continue
+                lists = self.throttles.get(tp.topic)
+                for r in pd.have:
+                    if r in pd.caught or r not in self.live or (tp, r) in self.stalled:
+                        continue
+                    keys = [("out", pd.leader), ("in", r)]
+                    if lists is not None:
+                        if self._listed(lists[0], tp.partition, pd.leader):
+                            keys.append(("lthr", pd.leader))
+                        if self._listed(lists[1], tp.partition, r):
+                            keys.append(("fthr", r))
+                    out.append(Flow(tp, pd.leader, r, tuple(keys)))
+            out.sort(key=lambda f: (f.tp, f.follower))
+            self._flows = out
+            self._rates = allocate(out, self._caps(out))
+        return self._flows
+
+    def _caps(self, flows: list[Flow]) -> dict[tuple[str, int], float]:
+        caps: dict[tuple[str, int], float] = {}
+        for f in flows:
+            for kind, b in f.keys:
+                if kind in ("out", "in"):
+                    caps[(kind, b)] = self.network.get(b, self.default_network_rate)
+                elif kind == "lthr" and b in self.leader_rate:
+                    caps[(kind, b)] = self.leader_rate[b]
+                elif kind == "fthr" and b in self.follower_rate:
+                    caps[(kind, b)] = self.follower_rate[b]
+        return caps
+
+    def rates(self) -> dict[tuple[TopicPartition, int], float]:
+        flows = self.flows()
+        return {(f.tp, f.follower): r for f, r in zip(flows, self._rates)}
+
+    def _remaining(self, f: Flow, t: float) -> float:
+        return self.size(f.tp, t) - self.parts[f.tp].have[f.follower]
+
+    def _time_to_finish(self, f: Flow, rate: float) -> float:
+        remaining = self._remaining(f, self.now)
+        if remaining <= _EPS:
+            return 0.0
+        gain = rate - (self.produce_rate if self._grows(self.parts[f.tp]) else 0.0)
+        return remaining / gain if gain > 0 else math.inf
+
+    def next_event_time(self) -> float | None:
+        """Simulated time of the next catch-up, or None when nothing is copying."""
+        flows = self.flows()
+        best = math.inf
+        for f, rate in zip(flows, self._rates):
+            best = min(best, self._time_to_finish(f, rate))
+        return None if best == math.inf else self.now + best
+
+    def advance(self, t: float) -> list[CatchUp]:
+        """Move to simulated time ``t``; every catch-up on the way, in time order."""
+        events: list[CatchUp] = []
+        while True:
+            flows = self.flows()
+            if not flows:
+                break
+            finish = [self._time_to_finish(f, r) for f, r in zip(flows, self._rates)]
+            step = min(finish)
+            if self.now + step > t:
+                self._apply(flows, t)
+                break
+            end = self.now + step
+            self._apply(flows, end)
+            for f, left in zip(flows, finish):
+                if left <= step or self._remaining(f, end) <= max(_EPS, 1e-9 * self.size(f.tp, end)):
+                    pd = self.parts[f.tp]
+                    pd.have[f.follower] = self.size(f.tp, end)
+                    pd.caught.add(f.follower)
+                    events.append(CatchUp(end, f.tp, f.follower, f.leader))
+            self._dirty()
+        self.now = max(self.now, t)
+        return events
+
+    def _apply(self, flows: list[Flow], end: float) -> None:
+        dt = end - self.now
+        if dt > 0:
+            for f, rate in zip(flows, self._rates):
+                if rate > 0:
+                    pd = self.parts[f.tp]
+                    pd.have[f.follower] = min(pd.have[f.follower] + rate * dt, self.size(f.tp, end))
+        self.now = max(self.now, end)
+
+    # ----------------------------------------------------------------------------- reading
+    def replica_bytes(self, tp: TopicPartition, broker: int) -> float | None:
+        """Bytes ``broker`` holds for ``tp`` (None if it hosts no replica)."""
+        pd = self.parts.get(tp)
+        if pd is None or broker not in pd.replicas:
+            return None
+        if broker in pd.have:
+            return pd.have[broker]
+        return self.size(tp)

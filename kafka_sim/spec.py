@@ -1,0 +1,66 @@
+"""The emulated cluster's shape and knobs (:class:`ClusterSpec`), checked before anything runs.
+
+Failure: a spec that cannot describe a cluster (no brokers, negative ids, rates or speed ≤ 0)
+raises :class:`kafka_zk.errors.InvalidInput` naming the field and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from kafka_zk.errors import InvalidInput
+
+#: Kafka's defaults that matter to the emulator (seconds of simulated time).
+REPLICA_LAG_TIME_MAX = 10.0          # replica.lag.time.max.ms
+ISR_NOTIFICATION_CHECK = 2.5         # ReplicaManager isr-change propagation check
+ISR_NOTIFICATION_QUIET = 5.0         # flush when no ISR change for 5 s
+ISR_NOTIFICATION_MAX_DELAY = 60.0    # ... or when the last flush is older than 60 s
+CONFIG_NOTIFICATION_MAX_AGE = 15 * 60.0  # brokers delete older config_change_ nodes (wall clock)
+LEADER_IMBALANCE_CHECK_INTERVAL = 300.0
+LEADER_IMBALANCE_PER_BROKER_PERCENTAGE = 10.0
+FIRST_PORT = 19092                   # broker b listens (nominally) on 127.0.0.1:19092+b
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """What to emulate.
+
+    ``brokers`` maps broker id to rack (``None``: no ``broker.rack``). ``network_rate`` is the
+    unthrottled bytes/s each broker can send and receive. ``speed`` is simulated seconds per
+    wall second. ``produce_rate`` (bytes/s per partition with a live leader) is optional
+    traffic. ``journal`` keeps a list of every emulator ZooKeeper write (tests, debugging).
+    """
+
+    brokers: Mapping[int, str | None]
+    network_rate: float = 100 * 1024 ** 2
+    speed: float = 3600.0
+    delete_topic_enable: bool = True
+    auto_leader_rebalance: bool = False
+    unclean_leader_election: bool = False
+    seed: int = 0
+    produce_rate: float = 0.0
+    journal: bool = False
+    log_dir: str = "/var/lib/kafka/data"
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.brokers:
+            raise InvalidInput("ClusterSpec.brokers is empty: give at least one broker, "
+                               "e.g. {0: 'a', 1: 'b', 2: 'c'}")
+        for bid, rack in self.brokers.items():
+            if isinstance(bid, bool) or not isinstance(bid, int) or bid < 0:
+                raise InvalidInput(f"ClusterSpec.brokers: broker id {bid!r} must be an int ≥ 0")
+            if rack is not None and (not isinstance(rack, str) or not rack):
+                raise InvalidInput(f"ClusterSpec.brokers: rack of broker {bid} must be a non-empty "
+                                   "string or None")
+        if not self.network_rate > 0:
+            raise InvalidInput(f"ClusterSpec.network_rate {self.network_rate!r} must be > 0 bytes/s")
+        if not self.speed > 0:
+            raise InvalidInput(f"ClusterSpec.speed {self.speed!r} must be > 0 (simulated s per wall s)")
+        if self.produce_rate < 0:
+            raise InvalidInput(f"ClusterSpec.produce_rate {self.produce_rate!r} must be ≥ 0 bytes/s")
+
+    @property
+    def broker_ids(self) -> tuple[int, ...]:
+        return tuple(sorted(self.brokers))

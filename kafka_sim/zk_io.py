@@ -1,0 +1,316 @@
+"""Every ZooKeeper write the emulator makes, in the shapes a Kafka 2.4 cluster makes them.
+
+* Controller writes (:class:`Fenced`): each one its own 2-op multi ``[check /controller_epoch
+  <zkVersion>, op]`` (contract §0, §10). A failed check raises :class:`ControllerMoved`; a failed
+  op comes back as the kazoo exception instance for that op (NodeExists, NoNode, BadVersion).
+* Broker writes: registration as ``[create ephemeral null, setData payload]`` (zkVersion 1),
+  leader-driven ISR rewrites (plain conditional setData), ``isr_change_`` notifications, plain
+  deletes of old config notifications, startup paths, ``/cluster/id``.
+* Election: ``[create ephemeral /controller, setData /controller_epoch]`` conditioned on the
+  epoch node's version.
+* Seeding (what ``kafka-topics --create`` would write) and the emulator-only ``/kafka-sim``
+  publication area.
+
+Znodes Kafka creates with null data are created with a null payload (kazoo's public API only
+sends bytes, so :func:`_null_create` adds the raw request to a transaction).
+Every committed write can be appended to a :class:`Journal` (tests, debugging).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from kazoo.client import KazooClient, TransactionRequest, _prefix_root
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from kazoo.protocol.serialization import Create
+from kazoo.security import OPEN_ACL_UNSAFE
+
+from kafka_zk import paths
+from kafka_zk.codecs import encode_controller_epoch
+
+
+class ControllerMoved(Exception):
+    """The fencing check on /controller_epoch failed: this controller must resign."""
+
+
+@dataclass(frozen=True)
+class Write:
+    """One committed emulator write: who, what, where, with which payload."""
+
+    seq: int
+    writer: str
+    op: str          # create | set | delete
+    path: str
+    data: bytes | None
+
+
+class Journal:
+    """Bounded, thread-safe list of committed writes (disabled unless asked for)."""
+
+    def __init__(self, enabled: bool, maxlen: int = 500_000) -> None:
+        self.enabled = enabled
+        self._items: deque[Write] = deque(maxlen=maxlen)
+        self._lock = threading.Lock()
+        self._seq = 0
+
+    def add(self, writer: str, op: str, path: str, data: bytes | None) -> None:
+        if not self.enabled:
+            return
+        with self._lock:
+            self._seq += 1
+            self._items.append(Write(self._seq, writer, op, path, data))
+
+    def items(self) -> list[Write]:
+        with self._lock:
+            return list(self._items)
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of a fenced multi: ``create`` (data None = null), ``set``, ``delete``."""
+
+    kind: str
+    path: str
+    data: bytes | None = None
+    version: int = -1
+    ephemeral: bool = False
+
+
+def _null_create(txn: TransactionRequest, client: KazooClient, path: str,
+                 ephemeral: bool = False) -> None:
+    txn.operations.append(Create(_prefix_root(client.chroot, path), None, OPEN_ACL_UNSAFE,
+                                 1 if ephemeral else 0))
+
+
+def _add(txn: TransactionRequest, client: KazooClient, op: Op) -> None:
+    if op.kind == "create":
+        if op.data is None:
+            _null_create(txn, client, op.path, op.ephemeral)
+        else:
+            txn.create(op.path, op.data, ephemeral=op.ephemeral)
+    elif op.kind == "set":
+        txn.set_data(op.path, op.data or b"", op.version)
+    elif op.kind == "delete":
+        txn.delete(op.path, op.version)
+    else:  # pragma: no cover - programming error
+        raise ValueError(f"unknown op kind {op.kind!r}")
+
+
+class Fenced:
+    """The controller's write path: one ``[check /controller_epoch, op]`` multi per write."""
+
+    def __init__(self, client: KazooClient, epoch_zk_version: int, journal: Journal,
+                 writer: str) -> None:
+        self.client = client
+        self.epoch_zk_version = epoch_zk_version
+        self.journal = journal
+        self.writer = writer
+
+    def _txn(self, op: Op) -> TransactionRequest:
+        txn = self.client.transaction()
+        txn.check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
+        _add(txn, self.client, op)
+        return txn
+
+    def _result(self, op: Op, results: Sequence[Any]) -> Any:
+        first, second = results[0], results[1]
+        if isinstance(first, BadVersionError):
+            raise ControllerMoved(f"/controller_epoch is no longer at version {self.epoch_zk_version}")
+        if isinstance(second, Exception) and not isinstance(second, RolledBackError):
+            return second
+        if isinstance(first, Exception) and not isinstance(first, RolledBackError):
+            return first
+        self.journal.add(self.writer, op.kind, op.path, op.data)
+        return second
+
+    def write(self, op: Op) -> Any:
+        """Commit one fenced write; returns the op's result or its kazoo exception instance."""
+        return self._result(op, self._txn(op).commit())
+
+    def write_many(self, ops: Iterable[Op]) -> list[Any]:
+        """Pipeline many fenced writes (each its own multi), in order; results in order."""
+        pending = [(op, self._txn(op).commit_async()) for op in ops]
+        out = []
+        moved = None
+        for op, res in pending:
+            try:
+                out.append(self._result(op, res.get(timeout=60)))
+            except ControllerMoved as exc:
+                moved = exc
+                out.append(exc)
+        if moved is not None:
+            raise moved
+        return out
+
+
+def failed(result: Any) -> bool:
+    return isinstance(result, Exception)
+
+
+# ---------------------------------------------------------------------------------------------
+# broker writes
+
+
+def ensure_startup_paths(client: KazooClient, journal: Journal, writer: str) -> None:
+    """Persistent paths every broker creates at startup when missing (contract §0)."""
+    for path in paths.BROKER_STARTUP_PATHS:
+        if client.exists(path) is None:
+            try:
+                client.create(path, b"", makepath=True)
+                journal.add(writer, "create", path, b"")
+            except NodeExistsError:
+                pass
+
+
+def ensure_cluster_id(client: KazooClient, cluster_id: bytes, journal: Journal, writer: str) -> None:
+    """``/cluster/id``: created by the first broker that finds it absent."""
+    if client.exists(paths.CLUSTER_ID) is None:
+        try:
+            client.create(paths.CLUSTER_ID, cluster_id, makepath=True)
+            journal.add(writer, "create", paths.CLUSTER_ID, cluster_id)
+        except NodeExistsError:
+            pass
+
+
+def register_broker(client: KazooClient, broker_id: int, payload: bytes, journal: Journal,
+                    writer: str) -> None:
+    """``[create ephemeral /brokers/ids/<id> null, setData payload]``: zkVersion ends at 1."""
+    path = paths.broker(broker_id)
+    txn = client.transaction()
+    _null_create(txn, client, path, ephemeral=True)
+    txn.set_data(path, payload, -1)
+    results = txn.commit()
+    for r in results:
+        if isinstance(r, Exception) and not isinstance(r, RolledBackError):
+            raise r
+    journal.add(writer, "create", path, None)
+    journal.add(writer, "set", path, payload)
+
+
+def leader_isr_write(client: KazooClient, path: str, payload: bytes, version: int,
+                     journal: Journal, writer: str) -> int | None:
+    """A leader's own conditional ISR rewrite (IBP < 2.7); new zkVersion, or None on BadVersion."""
+    try:
+        stat = client.set(path, payload, version=version)
+    except (BadVersionError, NoNodeError):
+        return None
+    journal.add(writer, "set", path, payload)
+    return stat.version
+
+
+def create_sequential(client: KazooClient, prefix: str, payload: bytes, journal: Journal,
+                      writer: str) -> str:
+    """A persistent sequential notification (``isr_change_``, ``log_dir_event_``)."""
+    created = client.create(prefix, payload, sequence=True)
+    journal.add(writer, "create", created, payload)
+    return created
+
+
+def plain_delete(client: KazooClient, path: str, journal: Journal, writer: str) -> bool:
+    """A broker's plain (unfenced) delete, e.g. of an old config notification."""
+    try:
+        client.delete(path)
+    except NoNodeError:
+        return False
+    journal.add(writer, "delete", path, None)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# controller election
+
+
+def ensure_epoch_node(client: KazooClient, journal: Journal, writer: str) -> None:
+    """2.1+: ``/controller_epoch`` is created with 0 before the first election."""
+    if client.exists(paths.CONTROLLER_EPOCH) is None:
+        try:
+            client.create(paths.CONTROLLER_EPOCH, encode_controller_epoch(0))
+            journal.add(writer, "create", paths.CONTROLLER_EPOCH, encode_controller_epoch(0))
+        except NodeExistsError:
+            pass
+
+
+def try_elect(client: KazooClient, controller_payload: bytes, epoch: int, epoch_version: int,
+              journal: Journal, writer: str) -> int | None:
+    """One election attempt; the new epoch's zkVersion when won, None when lost."""
+    txn = client.transaction()
+    txn.create(paths.CONTROLLER, controller_payload, ephemeral=True)
+    txn.set_data(paths.CONTROLLER_EPOCH, encode_controller_epoch(epoch + 1), epoch_version)
+    results = txn.commit()
+    if any(isinstance(r, Exception) for r in results):
+        return None
+    journal.add(writer, "create", paths.CONTROLLER, controller_payload)
+    journal.add(writer, "set", paths.CONTROLLER_EPOCH, encode_controller_epoch(epoch + 1))
+    return epoch_version + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# tool-like writes (seeding) and the emulator's own publication area
+
+SIM_ROOT = "/kafka-sim"
+SIM_LOG_DIRS = "/kafka-sim/log-dirs"
+
+
+def seed_topics(client: KazooClient, topics: Sequence[tuple[str, bytes, bytes]],
+                journal: Journal) -> None:
+    """Like ``kafka-topics --create``: ``/config/topics/<t>`` then ``/brokers/topics/<t>``.
+
+    Pipelined: all config nodes, then all topic nodes. An existing config node is overwritten.
+    """
+    pending = [(name, cfg, client.create_async(paths.topic_config(name), cfg, makepath=True))
+               for name, cfg, _ in topics]
+    for name, cfg, res in pending:
+        try:
+            res.get(timeout=60)
+        except NodeExistsError:
+            client.set(paths.topic_config(name), cfg)
+        journal.add("tool", "create", paths.topic_config(name), cfg)
+    pending2 = [(name, data, client.create_async(paths.topic(name), data, makepath=True))
+                for name, _, data in topics]
+    for name, data, res in pending2:
+        res.get(timeout=60)
+        journal.add("tool", "create", paths.topic(name), data)
+
+
+def tool_delete(client: KazooClient, path: str, journal: Journal) -> bool:
+    """A tool's plain delete (e.g. of ``/controller`` to move the controller)."""
+    try:
+        client.delete(path)
+    except NoNodeError:
+        return False
+    journal.add("tool", "delete", path, None)
+    return True
+
+
+def publish_chunks(client: KazooClient, base: str, header: bytes, chunks: Sequence[bytes]) -> None:
+    """Replace ``base`` (header) and ``base/chunk-NNNN`` children with new content."""
+    client.ensure_path(base)
+    existing = set(client.get_children(base))
+    for i, chunk in enumerate(chunks):
+        name = f"chunk-{i:04d}"
+        if name in existing:
+            client.set(f"{base}/{name}", chunk)
+        else:
+            client.create(f"{base}/{name}", chunk)
+    for name in sorted(existing):
+        if name.startswith("chunk-") and int(name[6:]) >= len(chunks):
+            client.delete(f"{base}/{name}")
+    client.set(base, header)
+
+
+def ensure_path(client: KazooClient, path: str) -> None:
+    """Create an emulator-only path (``/kafka-sim/...``) when missing."""
+    client.ensure_path(path)
+
+
+def create_command(client: KazooClient, prefix: str, payload: bytes) -> str:
+    """A fault request for a running emulator (``/kafka-sim/commands/command_<seq>``)."""
+    return client.create(prefix, payload, sequence=True, makepath=True)
+
+
+def answer_command(client: KazooClient, path: str, payload: bytes) -> None:
+    """The emulator's answer to a fault request, written into the request node."""
+    client.set(path, payload)

@@ -1,0 +1,75 @@
+"""Throttled replication takes the time the rates predict (contract §3), on the simulated clock."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.kafka_sim.zk_read import create_json, wait_for
+
+MB = 1_000_000
+
+
+def _set_config(zk, entity_path: str, config: dict) -> None:
+    path = f"/config/{entity_path}"
+    data = json.dumps({"version": 1, "config": config}).encode()
+    if zk.exists(path):
+        zk.set(path, data)
+    else:
+        zk.create(path, data, makepath=True)
+    zk.create("/config/changes/config_change_", json.dumps({"version": 2, "entity_path": entity_path}).encode(),
+              sequence=True)
+
+
+def _events(cluster, kind, topic="t"):
+    return [e for e in cluster.history() if e.kind == kind and (e.topic == topic or topic is None)]
+
+
+def _throttle(zk, rate: int) -> None:
+    for b in (0, 1):
+        _set_config(zk, f"brokers/{b}", {"leader.replication.throttled.rate": str(rate),
+                                         "follower.replication.throttled.rate": str(rate)})
+    _set_config(zk, "topics/t", {"leader.replication.throttled.replicas": "0:0",
+                                 "follower.replication.throttled.replicas": "0:1"})
+
+
+def test_throttled_move_takes_size_over_rate(make_cluster, zk):
+    cluster = make_cluster(speed=200.0, network_rate=100 * MB)
+    cluster.create_topic("t", {0: [0], 1: [0]}, sizes={0: 200 * MB, 1: 50 * MB})
+    _throttle(zk, 2 * MB)
+    wait_for(lambda: len(_events(cluster, "throttle_rates", None)) >= 6, what="rates applied")
+    create_json(zk, "/admin/reassign_partitions", {"version": 1, "partitions": [
+        {"topic": "t", "partition": 0, "replicas": [1]}, {"topic": "t", "partition": 1, "replicas": [2]}]})
+    wait_for(lambda: zk.exists("/admin/reassign_partitions") is None, timeout=30, what="done")
+    start = {e.partition: e.time for e in reversed(_events(cluster, "reassign_update"))}
+    caught = {e.partition: e.time for e in _events(cluster, "caught_up")}
+    done = {e.partition: e.time for e in _events(cluster, "reassign_done")}
+    # t-0 is throttled on both sides at 2 MB/s: 100 s; t-1 (not listed) runs at the network rate
+    assert caught[0] - start[0] == pytest.approx(100.0, rel=0.05)
+    assert caught[1] - start[1] == pytest.approx(0.5, abs=0.6)
+    assert done[0] - start[0] == pytest.approx(100.0, rel=0.05)
+    # the entry of the faster partition was pruned from the node before the other finished
+    node_writes = [w for w in cluster.journal() if w.path == "/admin/reassign_partitions"]
+    assert [w.op for w in node_writes] == ["set", "delete"]
+    assert json.loads(node_writes[0].data)["partitions"] == [{"topic": "t", "partition": 0, "replicas": [1]}]
+
+
+def test_removing_throttles_midway_finishes_sooner(make_cluster, zk):
+    cluster = make_cluster(speed=100.0, network_rate=100 * MB)
+    cluster.create_topic("t", {0: [0]}, sizes={0: 400 * MB})
+    _throttle(zk, 1 * MB)
+    wait_for(lambda: len(_events(cluster, "throttle_rates", None)) >= 6, what="rates applied")
+    create_json(zk, "/admin/reassign_partitions",
+                {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}]})
+    start = wait_for(lambda: _events(cluster, "reassign_update"), what="started")[0].time
+    wait_for(lambda: cluster.now() > start + 60, timeout=10, what="60 s simulated")
+    for b in (0, 1):
+        _set_config(zk, f"brokers/{b}", {})
+    wait_for(lambda: zk.exists("/admin/reassign_partitions") is None, timeout=30, what="done")
+    lifted = max(e.time for e in _events(cluster, "throttle_rates", None)[-2:])
+    caught = _events(cluster, "caught_up")[0].time
+    copied_throttled = 1 * MB * (lifted - start)
+    predicted = lifted + (400 * MB - copied_throttled) / (100 * MB)
+    assert caught == pytest.approx(predicted, rel=0.05)
+    assert caught - start < 400 * 0.5       # far sooner than the 400 s the throttle implies
