@@ -12,6 +12,8 @@ Failure: a payload that is not JSON, or lacks a mandatory field, raises
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple
 
@@ -51,7 +53,7 @@ def _obj(data: bytes | str | None, what: str) -> dict[str, Any]:
 
 def _int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.lstrip("-").isdigit():
+        if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
             return int(value)
         raise InvalidPayload(f"{what}: expected an integer, got {value!r}")
     return value
@@ -599,7 +601,7 @@ def decode_election_file(text: bytes | str) -> tuple[TopicPartition, ...]:
         if not isinstance(item, dict) or "topic" not in item or "partition" not in item:
             raise InvalidPayload(f"Preferred replica election data: entry {i} needs topic and partition")
         out.append(TopicPartition(str(item["topic"]), _int(item["partition"], "partition")))
-    dups = sorted({tp for tp in out if out.count(tp) > 1})
+    dups = sorted(tp for tp, n in Counter(out).items() if n > 1)
     if dups:
         raise InvalidPayload("Preferred replica election data contains duplicate partitions: "
                              + ",".join(str(tp) for tp in dups))
@@ -619,7 +621,7 @@ def decode_topics_to_move(text: bytes | str) -> tuple[str, ...]:
         if not isinstance(item, dict) or not isinstance(item.get("topic"), str):
             raise InvalidPayload(f"topics-to-move JSON file: entry {i} needs a 'topic' string")
         names.append(item["topic"])
-    dups = sorted({n for n in names if names.count(n) > 1})
+    dups = sorted(n for n, c in Counter(names).items() if c > 1)
     if dups:
         raise InvalidPayload(f"List of topics to reassign contains duplicate entries: {','.join(dups)}")
     return tuple(names)

@@ -37,10 +37,8 @@ class TopicDeletionState:
 
 def mark_for_deletion(writer: ZkWriter, snapshot: ClusterSnapshot, topics: Iterable[str], force: bool = False,
                       allow_reassigning: bool = False) -> dict[str, str]:
-    """Markers for ``topics``; returns topic → ``marked`` | ``already_marked``."""
+    """Markers for ``topics``; returns topic → ``marked`` | ``already_marked`` (``{}`` for none)."""
     names = list(dict.fromkeys(topics))
-    if not names:
-        raise InvalidInput("no topics to delete: give at least one topic name")
     missing = [t for t in names if t not in snapshot.topics]
     if missing:
         raise TopicNotFound(f"Topic(s) {', '.join(missing)} do not exist; remove them from the list")

@@ -16,6 +16,7 @@ Failure: duplicates raise :class:`InvalidInput` with Kafka's message; nothing is
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -103,7 +104,7 @@ def election_batches(partitions: Sequence[TopicPartition], max_bytes: int = DEFA
 def submit_preferred_election(writer: ZkWriter, snapshot: ClusterSnapshot,
                               partitions: Sequence[TopicPartition]) -> ElectionSubmission:
     """Create the election node for the existing partitions among ``partitions``."""
-    dups = sorted({tp for tp in partitions if list(partitions).count(tp) > 1})
+    dups = sorted(tp for tp, n in Counter(partitions).items() if n > 1)
     if dups:
         raise InvalidInput("Preferred replica election data contains duplicate partitions: "
                            + ",".join(map(str, dups)))

@@ -110,3 +110,15 @@ def test_singletons(cid, broker, start):
     assert json.loads(codecs.ClusterId(cid).encode())["version"] == "1"
     roundtrip(codecs.ProducerIdBlock(broker, start, start + 999), codecs.decode_producer_id_block)
     roundtrip(codecs.LogDirEvent(broker), codecs.decode_log_dir_event)
+
+
+def test_lead_codec_fixes():
+    import pytest
+    from kafka_zk.errors import InvalidPayload
+    with pytest.raises(InvalidPayload, match="expected an integer"):
+        codecs.decode_partition_state(b'{"leader":"--5","leader_epoch":0,"isr":[]}')
+    assert codecs.decode_partition_state(b'{"leader":"-1","leader_epoch":"2","isr":[]}').leader == -1
+    big = json.dumps({"partitions": [{"topic": "t", "partition": i} for i in range(50_000)]
+                      + [{"topic": "t", "partition": 7}]})
+    with pytest.raises(InvalidPayload, match="duplicate partitions: t-7$"):
+        codecs.decode_election_file(big)  # linear, not quadratic, in the number of entries
