@@ -233,7 +233,12 @@ class ZkWriter:
             raise translate(exc, path) from exc
 
     def delete(self, path: str, *, version: int = -1) -> None:
-        """Delete one node (no recursion: Kafka's topic znodes are never deleted by tools)."""
+        """Delete one node (no recursion). Topic znodes are refused: deleting them only makes the
+        controller forget the topic (contract §2.3); request deletion with a delete marker."""
+        if path.startswith(paths.BROKER_TOPICS + "/"):
+            topic = path.split("/")[3]
+            raise InvalidInput(f"[{path}] tools never delete topic znodes (the controller would only forget "
+                               f"the topic); request deletion with {paths.delete_topic_marker(topic)}")
         exists, before = self._read(path)
         if not exists:
             raise translate(NoNodeError(), path)

@@ -18,14 +18,17 @@ def test_create_set_delete_are_audited_with_before_and_after(zk, tmp_path):
     w = ZkWriter(zk, log, actor="alice")
     assert w.create("/brokers/topics/foo", b'{"version":1,"partitions":{"0":[1,2]}}') == "/brokers/topics/foo"
     w.set("/brokers/topics/foo", b'{"version":1,"partitions":{"0":[1,2],"1":[2,1]}}')
-    w.delete("/brokers/topics/foo")
-    assert not zk.exists("/brokers/topics/foo")
+    with pytest.raises(InvalidInput, match="never delete topic znodes"):
+        w.delete("/brokers/topics/foo")
+    w.create("/config/topics/foo", b'{"version":1,"config":{"retention.ms":"1"}}')
+    w.delete("/config/topics/foo")
+    assert not zk.exists("/config/topics/foo") and zk.exists("/brokers/topics/foo")
     recs = AuditLog.read(tmp_path / "audit.jsonl")
-    assert [(r.op, r.path) for r in recs] == [("create", "/brokers/topics/foo")] + \
-        [("set", "/brokers/topics/foo"), ("delete", "/brokers/topics/foo")]
+    assert [(r.op, r.path) for r in recs] == [("create", "/brokers/topics/foo"), ("set", "/brokers/topics/foo"),
+                                             ("create", "/config/topics/foo"), ("delete", "/config/topics/foo")]
     assert recs[1].before == {"version": 1, "partitions": {"0": [1, 2]}}
     assert recs[1].after["partitions"]["1"] == [2, 1]
-    assert recs[2].after is None and recs[2].before["partitions"]["1"] == [2, 1]
+    assert recs[3].after is None and recs[3].before == {"version": 1, "config": {"retention.ms": "1"}}
     assert all(r.actor == "alice" and r.run_id == "r1" and r.task == "t1" and not r.dry_run for r in recs)
     assert recs[0].time.endswith("Z")
 
