@@ -1,9 +1,11 @@
 """The plan job's operations: which partitions each one needs, and which kernel plans it.
 
 Each operation names a Spark SQL predicate selecting the partitions it must see on the driver
-(:func:`touched_sql`) and a kernel call on the resulting slice (:func:`run_kernel`), followed
-by :func:`spark_jobs.kernels.validate.validate_plan`. Failure: bad arguments raise
-:class:`kafka_zk.errors.InvalidInput` naming the flag to fix.
+(``None`` = all) and a kernel call on the resulting slice, followed by
+:func:`spark_jobs.kernels.validate.validate_plan`. Only decommission works on a slice plus a
+baseline; the topic operations bring their topics' partitions; add-brokers, election and
+delete-topics by regex bring every partition (they may touch any). Failure: bad arguments
+raise :class:`kafka_zk.errors.InvalidInput` naming the flag to fix.
 """
 
 from __future__ import annotations
@@ -11,32 +13,97 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
+from spark_jobs.kernels.batches import plan_preferred_election, plan_topic_deletion, plan_user_reassignment
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.model import Plan
+from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
+from spark_jobs.kernels.replication import plan_change_replication_factor
 from spark_jobs.kernels.validate import validate_plan
 from spark_jobs.spark_io import SparkInput, overlaps
 
 
-def _brokers(args: argparse.Namespace) -> list[int]:
-    from spark_jobs.plan_job import int_list
+def int_list(text: str, what: str) -> list[int]:
+    out = []
+    for part in (text or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.lstrip("-").isdigit():
+            raise InvalidInput(f"{what}: {part!r} is not a broker id; write e.g. {what} 3,4")
+        out.append(int(part))
+    if len(set(out)) != len(out):
+        raise InvalidInput(f"{what}: duplicate broker ids in {text!r}")
+    return out
 
+
+def _brokers(args: argparse.Namespace) -> list[int]:
     ids = int_list(args.brokers, "--brokers")
     if not ids:
         raise InvalidInput(f"--op {args.op} needs --brokers, e.g. --brokers 3,4")
     return ids
 
 
-def _decommission(args: argparse.Namespace, data: SparkInput) -> Plan:
-    removed = _brokers(args)
-    plan = plan_decommission(data.snapshot, removed, data.sizes, args.seed, data.baseline)
+def _topics(args: argparse.Namespace, required: bool = True) -> list[str]:
+    names = [t.strip() for t in (args.topics or "").split(",") if t.strip()]
+    if required and not names:
+        raise InvalidInput(f"--op {args.op} needs --topics, e.g. --topics orders,events")
+    return names
+
+
+def _in_topics(names: list[str]) -> str | None:
+    if not names:
+        return None
+    quoted = ",".join("'" + n.replace("\\", "\\\\").replace("'", "\\'") + "'" for n in names)
+    return f"topic IN ({quoted})"
+
+
+def _user_entries(args: argparse.Namespace):
+    if not args.reassignment_json_file:
+        raise InvalidInput("--op reassign-json needs --reassignment-json-file FILE")
+    try:
+        with open(args.reassignment_json_file, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise InvalidInput(f"--reassignment-json-file {args.reassignment_json_file}: {exc.strerror}") from None
+    return decode_reassignment_file(text)
+
+
+def _checked(data: SparkInput, plan: Plan, removed=()) -> Plan:
     validate_plan(data.snapshot, plan, removed, data.sizes, data.baseline)
     return plan
 
 
+def _rf(args: argparse.Namespace) -> int:
+    if args.replication_factor is None:
+        raise InvalidInput("--op change-rf needs --replication-factor N")
+    return args.replication_factor
+
+
 OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], str | None],
                             Callable[[argparse.Namespace, SparkInput], Plan]]] = {
-    "decommission": (lambda a: overlaps(_brokers(a)), _decommission),
+    "decommission": (lambda a: overlaps(_brokers(a)),
+                     lambda a, d: _checked(d, plan_decommission(d.snapshot, _brokers(a), d.sizes, a.seed,
+                                                                d.baseline), _brokers(a))),
+    "add-brokers": (lambda a: None,
+                    lambda a, d: _checked(d, plan_add_brokers(d.snapshot, _brokers(a), d.sizes, a.seed))),
+    "change-rf": (lambda a: _in_topics(_topics(a)),
+                  lambda a, d: _checked(d, plan_change_replication_factor(d.snapshot, _topics(a), _rf(a),
+                                                                          d.sizes, a.seed))),
+    "move-topics": (lambda a: _in_topics(_topics(a)),
+                    lambda a, d: _checked(d, plan_move_topics(d.snapshot, _topics(a), _brokers(a), d.sizes,
+                                                              a.seed),
+                                             sorted(set(d.snapshot.brokers) - set(_brokers(a))))),
+    "reassign-json": (lambda a: _in_topics(sorted({e.topic for e in _user_entries(a)})),
+                      lambda a, d: _checked(d, plan_user_reassignment(d.snapshot, _user_entries(a), d.sizes,
+                                                                      a.seed))),
+    "election": (lambda a: _in_topics(_topics(a, False)),
+                 lambda a, d: plan_preferred_election(d.snapshot, _topics(a, False) or None, a.batch_size,
+                                                      a.max_znode_bytes)),
+    "delete-topics": (lambda a: None if a.topic_regex else _in_topics(_topics(a)),
+                      lambda a, d: plan_topic_deletion(d.snapshot, _topics(a, False), a.topic_regex,
+                                                       a.batch_size or 50)),
 }
 
 

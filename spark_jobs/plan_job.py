@@ -31,10 +31,10 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file by spark-submit: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.errors import KafkaZkError
 from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
-from spark_jobs.operations import OPERATIONS, run_kernel, touched_sql
+from spark_jobs.operations import OPERATIONS, int_list, run_kernel, touched_sql  # noqa: F401
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -58,20 +58,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--master", default=None, help="Spark master (default: spark-submit's, else local[*])")
     return p.parse_args(argv)
-
-
-def int_list(text: str, what: str) -> list[int]:
-    out = []
-    for part in (text or "").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if not part.lstrip("-").isdigit():
-            raise InvalidInput(f"{what}: {part!r} is not a broker id; write e.g. --brokers 3,4")
-        out.append(int(part))
-    if len(set(out)) != len(out):
-        raise InvalidInput(f"{what}: duplicate broker ids in {text!r}")
-    return out
 
 
 def spark_session(master: str | None):

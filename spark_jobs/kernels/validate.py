@@ -12,9 +12,9 @@ Rules (each violation is listed, then :class:`PlanInvalid` is raised with all of
    racks available) distinct racks;
 7. least movement: decommission creates exactly one new replica per replica on a removed
    broker; change-rf only adds (up) or only drops (down) replicas;
-8. balance (decommission, add-brokers): no broker that received a replica ends more than one
-   replica above a live, allowed broker that could have taken that replica (rack rule kept),
-   and no newly chosen preferred leader leads more than one partition more than another replica
+8. balance: (decommission) no broker that received a replica ends more than one replica above
+   a live, allowed broker that could have taken that replica (rack rule kept); (decommission,
+   add-brokers) no newly chosen preferred leader leads more than one partition more than another replica
    of that partition. This is "spread ≤ 1 where the constraints allow" made checkable.
 
 Byte balance is a goal, not an invariant (kept replicas cannot be moved under least movement):
@@ -100,7 +100,7 @@ def _balance(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int],
     counts, leaders = final.replicas, final.leaders
     low = min(counts.get(c, 0) for c in cands)
     receivers = {d for m in plan.moves for d in m.destinations}
-    if receivers and max(counts.get(b, 0) for b in receivers) > low + 1:
+    if plan.operation == "decommission" and receivers and max(counts.get(b, 0) for b in receivers) > low + 1:
         for m in plan.moves:
             for i, b in enumerate(m.target):
                 if b in m.current or counts.get(b, 0) <= low + 1:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 
 import pyspark
 from kafka_zk.codecs import TopicPartition, decode_reassignment_file
+from kafka_zk.model import Broker
 from kafka_zk.log_dirs import encode_log_dirs, load_sizes
 from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 from kafka_zk.throttle_lists import throttled_replicas
@@ -38,6 +40,11 @@ def cluster_files(tmp_path_factory):
         for i, b in enumerate(p.replicas):
             replica_sizes.setdefault(b, {})[p.tp] = sizes[p.tp] - i  # followers a little behind
     (d / "sizes.txt").write_text(encode_log_dirs(replica_sizes))
+    plus = dataclasses.replace(snap, brokers=dict(snap.brokers) | {
+        b: Broker(b, f"r{b % 3}", "h", 9092) for b in (15, 16, 17)})
+    write_snapshot(plus, str(d / "plus.jsonl"))
+    (d / "user.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "topic-0001", "partition": 0, "replicas": [15, 16, 17]}]}))
     return d, snap
 
 
@@ -147,3 +154,28 @@ def test_cli_plan_decommission_from_zookeeper(spark, zk, zk_connect, tmp_path, c
     assert main(["plan", "decommission", "--zookeeper", zk_connect, "--brokers", "42",
                  "--out", str(tmp_path / "bad")]) == 1
     assert "neither registered nor hosting" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("op,extra,check", [
+    ("add-brokers", ["--brokers", "15,16,17"], lambda s, a: s["moves"] > 0 and all(
+        set(r) - set(a.rollback[tp]) <= {15, 16, 17} for tp, r in a.target.items())),
+    ("change-rf", ["--topics", "topic-0002", "--replication-factor", "2"],
+     lambda s, a: len(a.target) == 40 and all(len(r) == 2 for r in a.target.values())),
+    ("move-topics", ["--topics", "topic-0003", "--brokers", "15,16,17"],
+     lambda s, a: len(a.target) == 40 and all(set(r) == {15, 16, 17} for r in a.target.values())),
+    ("reassign-json", ["--reassignment-json-file", "user.json"],
+     lambda s, a: dict(a.target) == {TopicPartition("topic-0001", 0): (15, 16, 17)}),
+    ("election", ["--batch-size", "10"], lambda s, a: s["moves"] == 0 and a.election == ()),
+    ("delete-topics", ["--topic-regex", "topic-000[0-2]", "--batch-size", "2"],
+     lambda s, a: a.deletion == (("topic-0000", "topic-0001"), ("topic-0002",))),
+])
+def test_every_operation_through_spark(spark, cluster_files, op, extra, check) -> None:
+    d, _ = cluster_files
+    out = str(d / f"op-{op}")
+    extra = [str(d / x) if x.endswith(".json") else x for x in extra]
+    args = plan_job.parse_args(["--snapshot", str(d / "plus.jsonl"), "--out", out, "--op", op,
+                                "--sizes", str(d / "sizes.txt"), "--throttle", "1000000", *extra])
+    summary = plan_job.run(spark, args)
+    art = load_plan_artifacts(out)
+    assert art.plan_hash == summary["plan_hash"]
+    assert check(summary, art), summary
