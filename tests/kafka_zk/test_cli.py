@@ -5,6 +5,8 @@ ZooKeeper exactly as it was (compared with plain kazoo).
 """
 
 import json
+import threading
+import time
 
 import pytest
 
@@ -212,3 +214,35 @@ def test_bad_inputs_fail_cleanly_and_write_nothing(cluster, zk_connect, capsys, 
         assert len(err.strip().splitlines()) == 1, err
         assert tree(zk) == before, argv[:6]
     assert not (tmp_path / "r.json").exists()
+
+
+def test_elect_waits_for_the_controller_between_batches(cluster, zk_connect, capsys):
+    zk = cluster
+    seen, stop = [], threading.Event()
+
+    def controller():  # plays Kafka's controller: read the node, then delete it
+        while not stop.is_set():
+            try:
+                data, _ = zk.get("/admin/preferred_replica_election")
+            except Exception:  # noqa: BLE001 - not there yet
+                stop.wait(0.02)
+                continue
+            seen.append(json.loads(data)["partitions"])
+            zk.delete("/admin/preferred_replica_election")
+
+    t = threading.Thread(target=controller)
+    t.start()
+    try:
+        rc, out, err = run(capsys, "elect", "--zookeeper", zk_connect, "--batch-partitions", "2",
+                           "--batch-timeout", "10")
+    finally:
+        deadline = time.monotonic() + 10
+        while zk.exists("/admin/preferred_replica_election") and time.monotonic() < deadline:
+            stop.wait(0.02)
+        stop.set()
+        t.join(timeout=10)
+    assert rc == 0, err
+    assert [len(b) for b in seen] == [2, 2]
+    assert sorted((p["topic"], p["partition"]) for b in seen for p in b) == [
+        ("__consumer_offsets", 0), ("my-topic", 0), ("my-topic", 1), ("to_pic", 0)]
+    assert out.count("Successfully started preferred replica election") == 2

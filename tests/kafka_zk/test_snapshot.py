@@ -75,3 +75,41 @@ def test_pipelined_and_one_by_one_agree_and_missing_nodes_are_none(zk):
     assert fast[TP("foo", 1)] is None and fast[TP("gone", 0)] is None
     got = pipelined(zk, "get_children", ["/brokers/ids", "/nope"])
     assert sorted(got["/brokers/ids"]) == ["0", "1", "2"] and got["/nope"] is None
+
+
+def test_topics_vanishing_mid_read_are_skipped_not_fatal(zk):
+    import threading
+
+    register_brokers(zk, {0: "a", 1: "b"})
+    names = [f"v{i:02d}" for i in range(20)]
+    for n in names:
+        zk.create(f"/brokers/topics/{n}", json.dumps(
+            {"version": 1, "partitions": {str(p): [0, 1] for p in range(5)}}).encode())
+        for p in range(5):
+            zk.create(f"/brokers/topics/{n}/partitions/{p}/state", _state(0, [0, 1]), makepath=True)
+    stop = threading.Event()
+
+    def controller_deleting_topics():
+        for n in names:
+            if stop.is_set():
+                return
+            zk.delete(f"/brokers/topics/{n}", recursive=True)
+
+    deleter = threading.Thread(target=controller_deleting_topics)
+    deleter.start()
+    seen = []
+    try:
+        while deleter.is_alive() or not seen:
+            for multi in (True, False):
+                snap = read_snapshot(zk, multi=multi)
+                for t in snap.topics.values():
+                    assert sorted(t.partitions) == list(range(5))
+                    for p in t.partitions.values():
+                        assert p.replicas == (0, 1) and p.leader in (0, None)
+                seen.append(len(snap.topics))
+            stop.wait(0.01)  # let the deleting thread run
+    finally:
+        stop.set()
+        deleter.join(timeout=30)
+    assert read_snapshot(zk).topics == {}
+    assert seen[0] >= seen[-1]
