@@ -19,7 +19,7 @@ from kafka_zk.errors import InvalidInput
 from kafka_zk.paths import BROKER_DEFAULT_ENTITY
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = subparsers.add_parser("configs", help="describe/alter topic and broker config overrides (kafka-configs)",
                               description=__doc__.splitlines()[0])
     add_zk_arguments(p)

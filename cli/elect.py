@@ -27,7 +27,7 @@ from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.snapshot import read_snapshot
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = subparsers.add_parser("elect", help="preferred replica election (kafka-preferred-replica-election)",
                               description=__doc__.splitlines()[0])
     add_zk_arguments(p)

@@ -26,7 +26,7 @@ from kafka_zk.throttle_lists import FOLLOWER_KEY, LEADER_KEY, throttled_brokers,
 from kafka_zk.topic_configs import BROKER_THROTTLE_KEYS
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = subparsers.add_parser("throttle", help="set/show/remove replication throttles",
                               description=__doc__.splitlines()[0])
     add_zk_arguments(p)

@@ -77,7 +77,7 @@ def parse_config_options(items: list[str] | None) -> dict[str, str]:
 
 # ---------------------------------------------------------------------------- the command
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     p = subparsers.add_parser("topics", help="create, list, describe, alter and delete topics (kafka-topics)",
                               description=__doc__.splitlines()[0])
     add_zk_arguments(p)
