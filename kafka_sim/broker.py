@@ -98,7 +98,7 @@ class SimBroker:
         self.registered = True
         self.arm_watches()
         kids = self.client.get_children(paths.CONFIG_CHANGES)
-        seqs = [paths.sequence_of(k) for k in kids if k.startswith("config_change_")]
+        seqs = [paths.sequence_of(k) for k in kids if k.startswith("config_change_") and k[-10:].isdigit()]
         self.last_config_seq = max(seqs, default=-1)
 
     def arm_watches(self) -> None:
@@ -148,7 +148,7 @@ class SimBroker:
         client = self.client
         kids = client.get_children(paths.CONFIG_CHANGES,
                                    watch=lambda e: self.engine.post(("broker", self, "config", inc)))
-        for name in sorted(k for k in kids if k.startswith("config_change_")):
+        for name in sorted(k for k in kids if k.startswith("config_change_") and k[-10:].isdigit()):
             seq = paths.sequence_of(name)
             if seq <= self.last_config_seq:
                 continue

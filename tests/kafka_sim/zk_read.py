@@ -41,10 +41,19 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "c
         time.sleep(0.02)
 
 
-def writes_to(journal, path: str) -> list[Any]:
-    """Decoded payloads the emulator wrote to ``path`` (None for a delete), in order."""
+def writes_to(journal, path: str, tool: bool = False) -> list[Any]:
+    """Decoded payloads the emulator's brokers/controller wrote to ``path`` (None for a
+    delete), in order; ``tool=True`` includes the emulator's seeding writes."""
     out = []
     for w in journal:
-        if w.path == path:
+        if w.path == path and (tool or w.writer != "tool"):
             out.append(None if w.op == "delete" else (json.loads(w.data) if w.data else w.data))
     return out
+
+
+def isr_change_consumed(journal, topic: str, partition: int) -> bool:
+    """A leader announced an ISR change of topic-partition and the controller deleted it."""
+    created = [w.path for w in journal if w.op == "create" and "/isr_change_" in w.path and w.data
+               and {"topic": topic, "partition": partition} in json.loads(w.data)["partitions"]]
+    deleted = {w.path for w in journal if w.op == "delete"}
+    return any(p in deleted for p in created)
