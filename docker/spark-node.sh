@@ -14,6 +14,13 @@ set -euo pipefail
 usage() { echo "usage: spark-node.sh master | worker spark://HOST:PORT" >&2; exit 2; }
 
 role="${1:-}"
+master_url="${2:-}"
+case "$role" in
+  master) ;;
+  worker) [[ "$master_url" == spark://?* ]] || usage ;;
+  *) usage ;;
+esac
+
 SPARK_HOME="$(python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
 export SPARK_HOME
 export SPARK_NO_DAEMONIZE=1
@@ -27,8 +34,6 @@ case "$role" in
       --webui-port "${SPARK_MASTER_WEBUI_PORT:-8080}"
     ;;
   worker)
-    master_url="${2:-}"
-    [[ "$master_url" == spark://* ]] || usage
     mkdir -p "${SPARK_WORKER_DIR:-/tmp/spark-work}"
     exec "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
       --host "$host" \
@@ -37,8 +42,5 @@ case "$role" in
       --memory "${SPARK_WORKER_MEMORY:-2g}" \
       --work-dir "${SPARK_WORKER_DIR:-/tmp/spark-work}" \
       "$master_url"
-    ;;
-  *)
-    usage
     ;;
 esac

@@ -106,6 +106,8 @@ def test_project_image_built_from_the_pinned_airflow(services: dict[str, dict[st
     install = re.search(r"RUN pip install(.*?)(?:\n\n|\Z)", dockerfile, re.S)
     assert install and "-c /opt/kafka-runbooks/constraints.txt" in install.group(1)
     assert f'"apache-airflow=={version}"' in install.group(1)
+    ignored = (REPO / "docker/Dockerfile.dockerignore").read_text(encoding="utf-8").split()
+    assert {".git", ".venv", "runs"} <= set(ignored), "the build context would carry local state"
 
 
 def test_depends_on_targets_exist_and_can_be_met(services: dict[str, dict[str, Any]]) -> None:
@@ -250,9 +252,9 @@ def test_spark_nodes_share_the_airflow_image_and_script(services: dict[str, dict
         assert entry == ["bash", "/opt/kafka-runbooks/docker/spark-node.sh"], name
     script = REPO / "docker/spark-node.sh"
     subprocess.run(["bash", "-n", str(script)], check=True, timeout=10)
-    bad = subprocess.run(["bash", str(script), "worker", "not-a-url"], capture_output=True,
-                         text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
-    assert bad.returncode != 0
+    for args in (["worker", "not-a-url"], ["worker"], ["driver"], []):
+        bad = subprocess.run(["bash", str(script), *args], capture_output=True, text=True, timeout=30)
+        assert bad.returncode == 2 and "usage: spark-node.sh" in bad.stderr, args
 
 
 def test_host_ports_loopback_only_and_unique(services: dict[str, dict[str, Any]]) -> None:
