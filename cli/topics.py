@@ -123,8 +123,9 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _matching(writer: ZkWriter, args: argparse.Namespace) -> list[str]:
+    """Topics matching ``--topic``; none is an error except for --list or with --if-exists (as Kafka)."""
     names = admin.match_topics(admin.list_topics(writer.client, args.exclude_internal), args.topic)
-    if args.topic is not None and not names and not args.if_exists:
+    if args.topic is not None and not names and not args.if_exists and not args.list:
         raise TopicNotFound(f"Topic '{args.topic}' does not exist as expected (use --if-exists to ignore)")
     return names
 

@@ -65,6 +65,7 @@ def test_topics_happy_path(cluster, zk_connect, capsys, tmp_path):
     assert zk.exists("/admin/delete_topics/new")
     rc, out, _ = run(capsys, "topics", *Z, "--list")
     assert "new - marked for deletion" in out.splitlines()
+    assert run(capsys, "topics", *Z, "--list", "--topic", "zz.*") == (0, "", "")
 
 
 def test_configs_throttle_and_elect_happy_paths(cluster, zk_connect, capsys, tmp_path):
