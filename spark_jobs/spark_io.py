@@ -114,19 +114,21 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
         parts = parts.withColumn("size", F.lit(None).cast("long"))
     parts = parts.withColumn("size", F.coalesce("size", F.lit(0)))
     flag = F.expr(touched) if touched else F.lit(True)
-    parts = parts.withColumn("touched", flag).cache()
+    parts = parts.withColumn("touched", flag).cache()  # parsed once, used by the three steps below
     exploded = parts.filter(~F.col("touched")).select(
         F.posexplode("replicas").alias("pos", "broker"), "size")
     agg = exploded.groupBy("broker").agg(F.count("*").alias("replicas"), F.sum("size").alias("bytes"),
                                          F.sum(F.when(F.col("pos") == 0, 1).otherwise(0)).alias("leaders"))
     baseline = {int(r["broker"]): BrokerLoad(int(r["replicas"]), int(r["bytes"] or 0), int(r["leaders"]))
                 for r in agg.collect()}
-    total = parts.count()
+    untouched = parts.filter(~F.col("touched")).count()
     rows = parts.filter(F.col("touched")).drop("touched").toLocalIterator(prefetchPartitions=True)
     by_topic: dict[str, dict[int, Partition]] = {r["topic"]: {} for r in topic_rows}
+    touched_count = 0
     sizes: dict[TopicPartition, int] = {}
     for r in rows:
         t, p = r["topic"], int(r["partition"])
+        touched_count += 1
         by_topic.setdefault(t, {})[p] = Partition(
             t, p, tuple(r["replicas"]), tuple(r["adding"] or ()), tuple(r["removing"] or ()),
             r["leader"], r["leader_epoch"], tuple(r["isr"] or ()), r["controller_epoch"])
@@ -145,7 +147,7 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
             TopicPartition(e["topic"], int(e["partition"])) for e in pe)),
         frozenset(head.get("delete_markers") or ()), head.get("controller_id"),
         head.get("controller_epoch"), int(head.get("taken_at_ms") or 0))
-    return SparkInput(snapshot, sizes if sizes_path else None, baseline, total)
+    return SparkInput(snapshot, sizes if sizes_path else None, baseline, untouched + touched_count)
 
 
 def overlaps(brokers: Iterable[int]) -> str:
