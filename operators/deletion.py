@@ -6,13 +6,17 @@
   ``__transaction_state``) unless ``allow_internal``, and topics with a reassignment in
   progress, and cuts the rest into batches of at most ``batch_size`` topics and, when partition
   sizes are known, at most ``max_batch_bytes`` bytes of log data (size × replicas).
-* **SelectTopicsOperator** writes that selection as ``plan/plan.json`` (the hash the approver
-  approves) and fails the run on any refusal, before anything is written to ZooKeeper.
+* **SelectTopicsOperator** writes that selection to ``plan/selection.json`` and the batches as
+  plan artifacts (:func:`spark_jobs.artifacts.write_plan_artifacts`, operation ``delete-topics``:
+  the hash the approver approves), and fails the run on any refusal, before anything is written
+  to ZooKeeper. (:func:`spark_jobs.kernels.batches.plan_topic_deletion` is the CLI's stricter
+  cousin: one error per category, no ``allow_internal``, no byte cap, already-marked topics left
+  out of the batches; the runbook needs every reason at once and to wait on existing markers.)
 * **DeleteTopicBatchesOperator** marks one batch (``/admin/delete_topics/<t>``, through the
   audited writer and :func:`kafka_zk.admin.deletion.mark_for_deletion`), defers to
   :class:`TopicsDeletedTrigger` until every topic of the batch is gone from ``/brokers/topics``,
   ``/config/topics`` and ``/admin/delete_topics``, pauses, then does the next batch. Progress is
-  in ``deletion.json``; a retried task recomputes from ZooKeeper: topics already gone are not
+  in ``deletion_progress.json``; a retried task recomputes from ZooKeeper: topics already gone are not
   marked again, markers already present are waited on, batches done stay done.
 * **DeletionReportOperator** renders the preview (before approval) or final report.
 
@@ -36,7 +40,8 @@ from kafka_zk.model import INTERNAL_TOPICS, ClusterSnapshot
 from operators.base import RunbookOperator, as_bool
 from operators.triggers.deletion import TopicsDeletedTrigger
 
-PROGRESS_FILE = "deletion.json"
+PROGRESS_FILE = "deletion_progress.json"
+SELECTION_FILE = "selection.json"
 NOT_DELETED_HINT = ("marked for deletion but not deleted: the brokers probably run with delete.topic.enable=false "
                     "(set it to true and restart them, then clear this task)")
 
@@ -150,7 +155,7 @@ def refusal_error(selection: DeletionSelection) -> InvalidInput:
 
 
 class SelectTopicsOperator(RunbookOperator):
-    """Resolve the selection into ``plan/plan.json``; fail (nothing written) on any refusal."""
+    """Resolve the selection into ``plan/selection.json```` and plan artifacts; fail (nothing written) on any refusal."""
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "topics", "topic_regex", "allow_internal",
                                       "batch_size", "max_batch_bytes")
@@ -171,22 +176,44 @@ class SelectTopicsOperator(RunbookOperator):
         sizes = load_sizes(str(folder.sizes)) if folder.sizes.is_file() else None
         selection = select_topics(snap, self.topics or (), self.topic_regex, as_bool(self.allow_internal),
                                   self.batch_size, self.max_batch_bytes, sizes)
-        folder.write_json(folder.plan_dir / "plan.json", selection.to_json())
+        folder.write_json(folder.plan_dir / SELECTION_FILE, selection.to_json())
         if selection.matched:
             self.log.info("topic_regex %r matched %d topic(s): %s", selection.regex, len(selection.matched),
                           ", ".join(selection.matched))
         if selection.refused:
             raise refusal_error(selection)
-        self.log.info("%d topic(s) to delete in %d batch(es)", len(selection.selected), len(selection.batches))
-        return {"topics": len(selection.selected), "batches": len(selection.batches),
+        digest = write_selection_plan(str(folder.plan_dir), selection)
+        self.log.info("%d topic(s) to delete in %d batch(es); plan %s", len(selection.selected),
+                      len(selection.batches), digest)
+        return {"plan_hash": digest, "topics": len(selection.selected), "batches": len(selection.batches),
                 "matched": list(selection.matched)}
 
 
+def write_selection_plan(plan_dir: str, selection: DeletionSelection) -> str:
+    """The batches as plan artifacts (operation ``delete-topics``); returns the plan hash."""
+    from spark_jobs.artifacts import write_plan_artifacts
+    from spark_jobs.kernels.model import Plan
+
+    plan = Plan("delete-topics", (), {}, 0, deletion=selection.batches,
+                notes=(f"already marked for deletion: {', '.join(selection.already_marked)}",)
+                if selection.already_marked else (), params={"topics": ",".join(selection.selected)})
+    summary = {"operation": "delete-topics", "moves": 0, "topics": len(selection.selected),
+               "batches": len(selection.batches), "regex": selection.regex, "matched": list(selection.matched)}
+    return write_plan_artifacts(plan_dir, plan, [], summary, None)
+
+
 def load_selection(folder) -> DeletionSelection:
-    doc = folder.read_json(folder.plan_dir / "plan.json")
+    """The approved selection: ``selection.json`` whose batches are the hash-checked plan's."""
+    from spark_jobs.artifacts import load_plan_artifacts
+
+    doc = folder.read_json(folder.plan_dir / SELECTION_FILE)
     if doc is None:
-        raise InvalidInput(f"{folder.plan_dir}/plan.json is missing: run the select step first")
-    return DeletionSelection.from_json(doc)
+        raise InvalidInput(f"{folder.plan_dir}/{SELECTION_FILE} is missing: run the select step first")
+    selection = DeletionSelection.from_json(doc)
+    if not selection.refused and load_plan_artifacts(str(folder.plan_dir)).deletion != selection.batches:
+        raise InvalidInput(f"{folder.plan_dir}/{SELECTION_FILE} does not match the plan's batches: it was edited; "
+                           "re-run select and approve again")
+    return selection
 
 
 @dataclass
@@ -245,9 +272,10 @@ class DeleteTopicBatchesOperator(RunbookOperator):
         batches = load_progress(folder, selection)
         b = batches[int(event["batch"])]
         if event.get("status") != "done":
-            b.state, b.message = "failed", str(event.get("message", ""))
+            error = self._failure(context, event)
+            b.state, b.message = "failed", str(error)
             save_progress(folder, batches)
-            raise self._failure(context, event)
+            raise error
         b.state, b.done_at = "done", float(event.get("at") or time.time())
         save_progress(folder, batches)
         self.log.info("batch %d done: %d topic(s) deleted in %.1fs", b.index, len(b.topics), event.get("elapsed_s", 0))
@@ -318,7 +346,8 @@ class DeleteTopicBatchesOperator(RunbookOperator):
                            method_name="execute_complete",
                            timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
         save_progress(folder, batches)
-        return {"batches": len(batches), "topics": sum(len(b.topics) for b in batches), "dry_run": self.is_dry_run}
+        return {"batches": len(batches), "topics": sum(len(b.topics) for b in batches), "dry_run": self.is_dry_run,
+                "selected": [t for b in batches for t in b.topics]}
 
 
 def deletion_values(folder, context: Mapping[str, Any], dry_run: bool) -> dict:
@@ -327,7 +356,7 @@ def deletion_values(folder, context: Mapping[str, Any], dry_run: bool) -> dict:
     from operators.report import _failures
     from operators.waves import human_bytes
 
-    doc = folder.read_json(folder.plan_dir / "plan.json")
+    doc = folder.read_json(folder.plan_dir / SELECTION_FILE)
     selection = DeletionSelection.from_json(doc) if doc else None
     progress = (folder.read_json(folder.root / PROGRESS_FILE) or {}).get("batches", [])
     approval = folder.read_json(folder.approval)

@@ -7,7 +7,7 @@ deletion but not deleted: the brokers probably run with delete.topic.enable=fals
 ``error`` raises :class:`kafka_zk.errors.KafkaZkError`. The delete_topics runbook uses it as its
 final ``verify_deleted`` check over every selected topic (``topics`` may be an XCom list).
 
-Failure: an empty topic list raises :class:`InvalidInput` at execution (nothing to wait for).
+An empty topic list (a dry run marked nothing) succeeds at once without waiting.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from airflow.sdk import BaseOperator
 
-from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.errors import KafkaZkError
 from operators.triggers.deletion import TopicsDeletedTrigger
 
 
@@ -39,7 +39,8 @@ class TopicsDeletedSensor(BaseOperator):
     def execute(self, context: Any) -> None:
         topics = [str(t) for t in (self.topics or [])]
         if not topics:
-            raise InvalidInput(f"{self.task_id}: no topics to wait for; give the topics that were marked for deletion")
+            self.log.info("no topics to wait for (nothing was marked for deletion)")
+            return
         deadline = time.time() + float(self.timeout_s)
         self.defer(trigger=TopicsDeletedTrigger(self.zk_conn_id, topics, deadline, float(self.poll_interval_s)),
                    method_name="execute_complete", timeout=timedelta(seconds=float(self.timeout_s) + 60))
