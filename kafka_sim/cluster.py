@@ -193,8 +193,10 @@ class EmulatedCluster:
                 return False
             time.sleep(0.02)
 
-    def wait_idle(self, timeout: float) -> bool:
-        """No reassignment, election or deletion pending, nothing copying, no event queued."""
+    def wait_idle(self, timeout: float, quiet: float = 0.25) -> bool:
+        """No reassignment, election or deletion pending, nothing copying, no event queued —
+        continuously for ``quiet`` wall seconds (a ZooKeeper notification of a write made just
+        before the call may still be on its way)."""
         eng = self._engine
 
         def idle() -> bool:
@@ -206,7 +208,16 @@ class EmulatedCluster:
             if ctrl.to_delete or eng.pending_joins or eng.model.flows():
                 return False
             return ctrl.zk.exists(paths.PREFERRED_REPLICA_ELECTION) is None
-        return self.wait_until(lambda: eng.call(idle), timeout)
+        since: list[float] = []
+
+        def settled() -> bool:
+            if not eng.call(idle):
+                since.clear()
+                return False
+            if not since:
+                since.append(time.monotonic())
+            return time.monotonic() - since[0] >= quiet
+        return self.wait_until(settled, timeout)
 
     def history(self) -> list[SimEvent]:
         """What happened, with simulated times (catch-ups, ISR joins, reassignments...)."""

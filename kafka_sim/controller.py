@@ -117,13 +117,15 @@ class Controller(ReassignMixin, DeletionMixin, PreferredMixin):
         return st
 
     def update_states(self, items: Iterable[tuple[TopicPartition, StateFn]]) -> dict[TopicPartition, PartitionState]:
-        """Apply ``fn(state) -> (leader, isr) | None`` to each partition with leader_epoch + 1.
+        """Apply ``fn(state) -> (leader, isr) | None`` to each partition, leader_epoch + 1.
 
-        Pipelined; a BADVERSION is re-read from ZooKeeper and retried one by one.
+        As Kafka's controller does, the current states are read from ZooKeeper first (pipelined)
+        and written conditionally on the version read; a BADVERSION is re-read and retried.
         """
         done: dict[TopicPartition, PartitionState] = {}
         todo = list(items)
         for attempt in range(5):
+            self._load_states([tp for tp, _ in todo])
             ops, planned = [], []
             for tp, fn in todo:
                 cached = self.states.get(tp)
@@ -142,7 +144,6 @@ class Controller(ReassignMixin, DeletionMixin, PreferredMixin):
             retry = []
             for (tp, fn, new, ver), r in zip(planned, results):
                 if isinstance(r, BadVersionError):
-                    self.read_state(tp)
                     retry.append((tp, fn))
                 elif failed(r):
                     log.warning("state write for %s failed: %r", tp, r)

@@ -174,14 +174,13 @@ class ReassignMixin:
         meta.adding.pop(tp.partition, None)
         meta.removing.pop(tp.partition, None)
         live = self.live_set()
-        cached = self.states.get(tp)
-        if cached is not None:                                         # B2
-            st = cached[0]
-            if st.leader not in target or st.leader not in live:
-                self.update_state(tp, lambda s: None if (l := elections.reassign(target, s.isr, live)) is None
-                                  else (l, s.isr))
-            else:
-                self.update_state(tp, lambda s: (s.leader, s.isr))
+
+        def b2(s):                                                     # B2
+            if s.leader not in target or s.leader not in live:
+                leader = elections.reassign(target, s.isr, live)
+                return None if leader is None else (leader, s.isr)
+            return s.leader, s.isr
+        self.update_state(tp, b2)
         self.remove_replicas_from_isr((tp, r) for r in rrs)            # B3
         self.engine.model.set_view(tp, replicas=target)
         self.write_topic(tp.topic)                                     # B4

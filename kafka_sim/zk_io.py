@@ -19,6 +19,7 @@ Every committed write can be appended to a :class:`Journal` (tests, debugging).
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
@@ -45,6 +46,7 @@ class Write:
     op: str          # create | set | delete
     path: str
     data: bytes | None
+    t: float = 0.0   # time.monotonic() when recorded (just after the commit)
 
 
 class Journal:
@@ -61,7 +63,7 @@ class Journal:
             return
         with self._lock:
             self._seq += 1
-            self._items.append(Write(self._seq, writer, op, path, data))
+            self._items.append(Write(self._seq, writer, op, path, data, time.monotonic()))
 
     def items(self) -> list[Write]:
         with self._lock:
