@@ -75,22 +75,24 @@ class PlanApprovalOperator(ApprovalOperator):
         return super().execute(context)
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
-        folder = run_folder(context, self.run_root)
-        requested = (folder.read_json(folder.root / REQUEST_FILE) or {}).get("plan_hash")
+        # Record first: on Reject the parent raises to skip downstream and nothing after it runs.
+        if "error" not in event and event.get("chosen_options"):
+            folder = run_folder(context, self.run_root)
+            requested = (folder.read_json(folder.root / REQUEST_FILE) or {}).get("plan_hash")
+            user = event.get("responded_by_user") or {}
+            by = (user.get("name") or user.get("id")) if isinstance(user, dict) else str(user)
+            at = event.get("responded_at")
+            at = at.isoformat() if hasattr(at, "isoformat") else str(at)
+            decision = APPROVED if event["chosen_options"][0] == self.APPROVE else REJECTED
+            current = plan_hash(folder.plan_dir)
+            if decision == APPROVED and current != requested:
+                record_decision(folder, ApprovalRecord(REJECTED, current, by, at,
+                                                       f"approved hash {requested} but the plan now hashes to {current}"),
+                                context["run_id"], self.task_id)
+                raise PlanHashMismatch(f"{by} approved plan {str(requested)[:12]}…, but the plan in {folder.plan_dir} "
+                                       f"now hashes to {current[:12]}…: re-plan and ask for approval again")
+            record_decision(folder, ApprovalRecord(decision, requested or current, by, at), context["run_id"],
+                            self.task_id)
+            self.log.info("plan %s %s by %s at %s", requested, decision, by, at)
         result = super().execute_complete(context=context, event=event)
-        chosen = result["chosen_options"][0]
-        user = result.get("responded_by_user") or {}
-        by = user.get("name") or user.get("id") if isinstance(user, dict) else str(user)
-        at = result["responded_at"]
-        at = at.isoformat() if hasattr(at, "isoformat") else str(at)
-        decision = APPROVED if chosen == self.APPROVE else REJECTED
-        current = plan_hash(folder.plan_dir)
-        if decision == APPROVED and current != requested:
-            record_decision(folder, ApprovalRecord(REJECTED, current, by, at,
-                                                   f"approved hash {requested} but the plan now hashes to {current}"),
-                            context["run_id"], self.task_id)
-            raise PlanHashMismatch(f"{by} approved plan {str(requested)[:12]}…, but the plan in {folder.plan_dir} now "
-                                   f"hashes to {current[:12]}…: re-plan and ask for approval again")
-        record_decision(folder, ApprovalRecord(decision, requested or current, by, at), context["run_id"], self.task_id)
-        self.log.info("plan %s %s by %s at %s", requested, decision, by, at)
         return json.loads(json.dumps(result, default=str))

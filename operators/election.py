@@ -14,7 +14,9 @@ does only what is left; a node already present from an earlier attempt is waited
 In a dry run the writes are planned and audited, and nothing is waited on.
 
 Failure: a controller that does not consume a node within ``wait_timeout`` raises
-:class:`TimeoutError`; partitions an election could not move are logged with the reason.
+:class:`TimeoutError`; a re-ordering blocked by someone else's reassignment raises
+:class:`ReassignmentInProgress`; partitions an election could not move are logged with the reason.
+A wave of this run still in flight (a resumed run) does not block: nothing is left to re-order.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Sequence
 
 from kafka_zk import paths
 from kafka_zk.codecs import TopicPartition
+from kafka_zk.errors import ReassignmentInProgress
 from kafka_zk.model import ClusterSnapshot
 from operators.base import RunbookOperator, wait_node_gone
 
@@ -110,12 +113,16 @@ class DemoteOperator(_ElectionSteps):
         with self.session(context) as (client, writer):
             snap = read_snapshot(client, with_configs=False)
             targets = demotion_targets(snap, removed)
-            if snap.reassignment is not None and not self.is_dry_run:
-                if classify_live_reassignment(snap.reassignment, targets) == "ours" or not targets:
-                    self.log.info("a re-ordering from an earlier attempt is in ZooKeeper: waiting for it")
-                    wait_node_gone(client, paths.REASSIGN_PARTITIONS, float(self.wait_timeout))
-                    snap = read_snapshot(client, with_configs=False)
-                    targets = demotion_targets(snap, removed)
+            if snap.reassignment is not None and targets and not self.is_dry_run:
+                if classify_live_reassignment(snap.reassignment, targets) != "ours":
+                    raise ReassignmentInProgress(
+                        f"cannot re-order {len(targets)} partition(s) led by brokers {sorted(removed)}: "
+                        f"/admin/reassign_partitions holds another reassignment "
+                        f"({len(snap.reassignment.entries)} partition(s)); wait for it, then clear demote")
+                self.log.info("a re-ordering from an earlier attempt is in ZooKeeper: waiting for it")
+                wait_node_gone(client, paths.REASSIGN_PARTITIONS, float(self.wait_timeout))
+                snap = read_snapshot(client, with_configs=False)
+                targets = demotion_targets(snap, removed)
             batches = reorder_batches(targets)
             for i, batch in enumerate(batches):
                 if i and not self.is_dry_run:

@@ -126,15 +126,28 @@ class RunResult:
 
 
 def load_dag(dag_id: str):
-    """The DAG object from this repository's ``dags/<dag_id>.py``."""
-    import importlib
+    """A fresh DAG object from this repository's ``dags/<dag_id>.py``.
 
-    return importlib.import_module(f"dags.{dag_id}").dag
+    Re-imported on every call: ``dag.test()`` runs tasks in this process, and resolving a run's
+    params writes the run's conf into the DAG's ``Param`` objects, which would leak one run's conf
+    (``dry_run``...) into the next run's defaults.
+    """
+    import importlib
+    import sys
+
+    name = f"dags.{dag_id}"
+    module = importlib.reload(sys.modules[name]) if name in sys.modules else importlib.import_module(name)
+    return module.dag
 
 
 def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, approver: str = "sre-on-call",
-            approval_task: str = "approve", answer_timeout: float = 300.0, logical_date=None) -> RunResult:
-    """``dag.test(run_conf=conf)``; if ``answer`` ("Approve"/"Reject"), a thread gives it when asked."""
+            approval_task: str = "approve", answer_timeout: float = 300.0, when=None) -> RunResult:
+    """``dag.test(run_conf=conf)``; if ``answer`` ("Approve"/"Reject"), a thread gives it when asked.
+
+    ``when`` (a timezone-aware datetime) fixes the logical date and run-after time, hence the run id:
+    running again with the same ``when`` replaces that run's task instances and re-runs it in the
+    same run folder, as clearing the whole run in the UI does.
+    """
     from kafka_zk.run_folder import RunFolder
 
     dag = load_dag(dag_id)
@@ -151,16 +164,17 @@ def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, app
     if answer is not None:
         thread = threading.Thread(target=respond, name=f"hitl-{answer}", daemon=True)
         thread.start()
-    kwargs = {"run_conf": dict(conf)}
-    if logical_date is not None:
-        kwargs["logical_date"] = logical_date
+    defaults = {k: dag.params.get_param(k).value for k in dag.params}  # fresh defaults (see load_dag)
+    kwargs = {"run_conf": {**defaults, **dict(conf)}}
+    if when is not None:
+        kwargs.update(logical_date=when, run_after=when)
     dr = dag.test(**kwargs)
     if thread is not None:
         thread.join(timeout=5)
     states = {ti.task_id: str(ti.state.value if hasattr(ti.state, "value") else ti.state)
               for ti in dr.get_task_instances()}
-    params = {**{k: p.value if hasattr(p, "value") else p for k, p in dag.params.items()}, **dict(conf)}
-    folder = RunFolder.for_run(params["run_root"], dag_id, dr.run_id).root if params.get("run_root") else None
+    run_root = kwargs["run_conf"].get("run_root")
+    folder = RunFolder.for_run(run_root, dag_id, dr.run_id).root if run_root else None
     state = str(dr.state.value if hasattr(dr.state, "value") else dr.state)
     return RunResult(dr.run_id, state, states, folder, approver if answer else None,
                      errors[0] if errors else None)

@@ -35,6 +35,35 @@ def start_cluster(connect: str, speed: float = 3600.0) -> EmulatedCluster:
     return cluster
 
 
+def submit_by_hand(zk: KazooClient, entries: list[tuple[str, int, list[int]]]) -> None:
+    """What another operator's ``kafka-reassign-partitions --execute`` would write."""
+    doc = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r} for t, p, r in entries]}
+    zk.create("/admin/reassign_partitions", json.dumps(doc).encode(), makepath=True)
+
+
+def set_config_by_hand(zk: KazooClient, entity_type: str, name: str, config: dict[str, str]) -> None:
+    """What ``kafka-configs --zookeeper --alter`` writes: the entity znode, then a change notification."""
+    path = f"/config/{entity_type}/{name}"
+    data = json.dumps({"version": 1, "config": config}).encode()
+    if zk.exists(path):
+        zk.set(path, data)
+    else:
+        zk.create(path, data, makepath=True)
+    zk.create("/config/changes/config_change_", json.dumps({"version": 2, "entity_path": f"{entity_type}/{name}"})
+              .encode(), sequence=True, makepath=True)
+
+
+def data_tree(zk: KazooClient) -> dict[str, bytes | None]:
+    """Every znode the runbook could write (topics, configs, admin requests), with its data."""
+    from tests.zk_helpers import tree
+
+    out = {}
+    for root in ("/brokers/topics", "/config/topics", "/config/brokers", "/admin"):
+        if zk.exists(root) is not None:
+            out.update(tree(zk, root))
+    return out
+
+
 def write_sizes(cluster: EmulatedCluster, directory: Path) -> str:
     path = directory / "log_dirs.json"
     path.write_text(cluster.log_dirs_json(), encoding="utf-8")

@@ -1,0 +1,117 @@
+"""preferred_leader_election: give leadership back to preferred replicas, in batches under the znode limit.
+
+Steps (task ids): snapshot → plan → preview_report → approve → elect_batches → final_report.
+Inputs are Params with a JSON schema; artifacts go to ``<run_root>/preferred_leader_election/<run id>/``
+(snapshot, plan/ with the batches and ``election_plan.json``, approval.json, election_progress.json,
+audit.jsonl, reports). The SRE guide is ``doc_md`` below and ``docs/runbooks/preferred_leader_election.md``.
+``cluster_health`` may trigger this DAG (pre-approved) inside a maintenance window.
+
+Failure: bad inputs fail ``plan`` before any write; a node not consumed in time fails
+``elect_batches``; the final report still runs, then fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+
+from airflow.sdk import DAG, Param
+
+from operators.approval import PlanApprovalOperator
+from operators.preferred_election import ElectBatchesOperator, ElectionPlanOperator, ElectionReportOperator
+from operators.snapshot import SnapshotOperator
+
+DAG_ID = "preferred_leader_election"
+DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
+
+DOC_MD = """
+# Preferred leader election (Kafka in ZooKeeper mode)
+
+**When to use**: after broker restarts (leadership moved away and `auto.leader.rebalance.enable` is
+off or slow), when `cluster_health` reports `leader_imbalance`, after a reassignment or rollback.
+
+**Steps**
+1. `snapshot`, then `plan`: the partitions in scope (all, `topics`/`topic_regex`, or a
+   `path_to_json_file` in `kafka-preferred-replica-election.sh` format) whose leader is not the
+   preferred (first) replica **and** whose preferred replica is live and in the ISR. The others are
+   listed with the reason. Batches: each `/admin/preferred_replica_election` payload stays under
+   `max_batch_bytes` (never over 1 MB, whatever the cluster size) and `max_batch_partitions`.
+2. `preview_report`: leaders per broker now and predicted after, imbalance ratio per broker
+   (Kafka's `leader.imbalance.per.broker.percentage` arithmetic), what cannot be elected.
+3. `approve` (Required actions; `pre_approved=true` skips it by policy, recorded).
+4. `elect_batches`: create the node for one batch, wait (deferred) until the controller deleted
+   it, read the leaders back, pause, next batch. An election node of someone else stops the run.
+5. `final_report`: balance before/after, partitions not elected and why.
+
+**What to watch**: each leadership change makes that partition's clients refresh metadata; a node
+that is not consumed within `batch_timeout_s` means no controller is processing it (`/controller`).
+
+**Stopping safely**: mark `elect_batches` failed between batches; a written batch is processed in
+one pass and cannot be withdrawn. Re-running is harmless: partitions already led by their
+preferred replica are skipped. **Rolling back**: nothing to restore (no data moves).
+"""
+
+PARAMS = {
+    "zk_conn_id": Param("kafka_zookeeper_default", type="string", minLength=1,
+                        description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot"),
+    "topics": Param([], type="array", items={"type": "string", "minLength": 1}, uniqueItems=True,
+                    description="Only these topics' partitions (empty with no regex and no file: every partition)"),
+    "topic_regex": Param("", type=["null", "string"],
+                         description="Only topics whose whole name matches this regular expression, e.g. 'orders-.*'"),
+    "path_to_json_file": Param(None, type=["null", "string"],
+                               description="Optional path to a JSON file in kafka-preferred-replica-election.sh "
+                                           "--path-to-json-file format: {\"partitions\":[{\"topic\":\"t\",\"partition\":0}]}"),
+    "max_batch_partitions": Param(1000, type="integer", minimum=1,
+                                  description="At most this many partitions per election batch"),
+    "max_batch_bytes": Param(524288, type="integer", minimum=64, maximum=1000000,
+                             description="At most this many bytes per /admin/preferred_replica_election payload "
+                                         "(ZooKeeper's limit is 1 MiB; default 512 KiB)"),
+    "pause_between_batches_s": Param(0, type="number", minimum=0,
+                                     description="Seconds to wait after a batch is consumed before writing the next"),
+    "batch_timeout_s": Param(120, type="integer", minimum=1,
+                             description="Fail when the controller has not consumed a batch's node after this many seconds"),
+    "dry_run": Param(False, type="boolean",
+                     description="Plan and report; only plan the election writes (audit log); write nothing"),
+    "pre_approved": Param(False, type="boolean",
+                          description="Skip the human approval (maintenance-window policy, e.g. from cluster_health); "
+                                      "the skip is recorded"),
+    "poll_interval_s": Param(0.5, type="number", exclusiveMinimum=0,
+                             description="Seconds between checks while waiting for the controller"),
+    "run_root": Param(DEFAULT_RUN_ROOT, type="string", minLength=1,
+                      description="Directory under which each run's folder (artifacts, audit, reports) is made"),
+}
+
+ZK = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}", dry_run="{{ params.dry_run }}")
+
+with DAG(
+    dag_id=DAG_ID,
+    description="Move leadership back to preferred replicas in approved batches under the znode limit",
+    schedule=None,
+    start_date=datetime(2024, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    params=PARAMS,
+    render_template_as_native_obj=True,
+    doc_md=DOC_MD,
+    tags=["kafka", "runbook", "zookeeper"],
+) as dag:
+    snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
+                                run_root="{{ params.run_root }}")
+    plan = ElectionPlanOperator(
+        task_id="plan", topics="{{ params.topics }}", topic_regex="{{ params.topic_regex }}",
+        path_to_json_file="{{ params.path_to_json_file }}", max_batch_bytes="{{ params.max_batch_bytes }}",
+        max_batch_partitions="{{ params.max_batch_partitions }}", **ZK)
+    preview = ElectionReportOperator(task_id="preview_report", kind="preview", **ZK)
+    approve = PlanApprovalOperator(
+        task_id="approve", run_root="{{ params.run_root }}", pre_approved="{{ params.pre_approved }}",
+        dry_run="{{ params.dry_run }}",
+        subject="Elect preferred leaders for {{ ti.xcom_pull(task_ids='plan')['candidates'] }} partition(s): "
+                "approve plan {{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
+        body="{{ ti.xcom_pull(task_ids='preview_report')['approval_body'] }}")
+    elect = ElectBatchesOperator(
+        task_id="elect_batches", batch_timeout_s="{{ params.batch_timeout_s }}",
+        pause_between_batches_s="{{ params.pause_between_batches_s }}", poll_interval_s="{{ params.poll_interval_s }}",
+        **ZK)
+    final_report = ElectionReportOperator(task_id="final_report", kind="final", trigger_rule="all_done", **ZK)
+
+    snapshot >> plan >> preview >> approve >> elect >> final_report

@@ -1,0 +1,372 @@
+"""The preferred_leader_election runbook's steps: plan the batches, elect them one by one, report.
+
+* :func:`election_scope` (pure) turns the inputs — nothing (every partition), ``topics`` and/or
+  ``topic_regex``, or a ``kafka-preferred-replica-election.sh --path-to-json-file`` document —
+  into the partitions to consider. :func:`plan_election` splits them into candidates (leader not
+  the preferred replica; preferred replica live and in the ISR:
+  :func:`kafka_zk.admin.election.preferred_election_candidates`) and the others with their
+  reason, and cuts the candidates into batches each ≤ ``max_batch_bytes`` encoded and ≤
+  ``max_batch_partitions`` (:func:`kafka_zk.admin.election.election_batches`), with the leader
+  balance per broker before and predicted after (:func:`kafka_zk.health.leader_balance`).
+* **ElectionPlanOperator** writes that as plan artifacts (operation ``election``, the approved
+  hash) plus ``plan/election_plan.json`` (reasons, balance).
+* **ElectBatchesOperator** submits one batch (create-only ``/admin/preferred_replica_election``
+  through the audited writer), defers to :class:`ElectionDoneTrigger` until the controller has
+  consumed it and the leaders are read back, pauses, then the next batch. Progress lives in
+  ``election_progress.json``; a retry re-reads ZooKeeper: a node holding exactly our batch is
+  waited on, not rewritten; partitions already led by their preferred replica are not sent again.
+* **ElectionReportOperator** renders the preview or the final report (balance before/after).
+
+Failure: bad inputs raise :class:`InvalidInput` before any write; a foreign election node raises
+:class:`ElectionInProgress`; a node not consumed by ``batch_timeout_s`` raises
+:class:`ElectionNotProcessed`. Partitions the controller could not elect are reported, not fatal.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.errors import ElectionInProgress, InvalidInput, KafkaZkError
+from kafka_zk.model import ClusterSnapshot
+from operators.base import RunbookOperator
+from operators.triggers.election import ElectionDoneTrigger, tp_key, tp_of
+
+PLAN_FILE, PROGRESS_FILE = "election_plan.json", "election_progress.json"
+ZNODE_LIMIT = 1_000_000  # stay under ZooKeeper's 1 MiB jute.maxbuffer with headroom
+
+
+class ElectionNotProcessed(KafkaZkError):
+    """The election node was not consumed in time: no controller is processing it."""
+
+
+def election_scope(snapshot: ClusterSnapshot, topics: Sequence[str] = (), topic_regex: str | None = None,
+                   election_json: str | None = None) -> tuple[TopicPartition, ...] | None:
+    """The partitions to consider (``None``: every partition of the cluster)."""
+    from kafka_zk.codecs import decode_election_file
+    from kafka_zk.errors import InvalidPayload
+
+    if isinstance(topics, str):
+        raise InvalidInput(f"topics={topics!r} must be a list of topic names")
+    names = list(dict.fromkeys(topics or ()))
+    regex = (topic_regex or "").strip()
+    if election_json and (names or regex):
+        raise InvalidInput("give either path_to_json_file or topics/topic_regex, not both")
+    if election_json:
+        try:
+            return decode_election_file(election_json)
+        except InvalidPayload as exc:
+            raise InvalidInput(f"path_to_json_file: {exc} (expected {{\"partitions\":[{{\"topic\":\"foo\","
+                               "\"partition\":1}]}})") from None
+    if not names and not regex:
+        return None
+    missing = [t for t in names if t not in snapshot.topics]
+    if missing:
+        raise InvalidInput(f"topic(s) {', '.join(missing)} do not exist: remove them from topics")
+    if regex:
+        try:
+            pattern = re.compile(regex)
+        except re.error as exc:
+            raise InvalidInput(f"topic_regex {regex!r} is not a valid regular expression ({exc})") from None
+        matched = [t for t in sorted(snapshot.topics) if pattern.fullmatch(t)]
+        if not matched and not names:
+            raise InvalidInput(f"topic_regex {regex!r} matches no topic (it must match the whole name)")
+        names += [t for t in matched if t not in names]
+    return tuple(p.tp for t in sorted(names) for p in snapshot.topics[t].partitions.values())
+
+
+@dataclass(frozen=True)
+class ElectionPlan:
+    """Batches to elect, what cannot be elected and why, balance before and predicted after."""
+
+    batches: tuple[tuple[TopicPartition, ...], ...]
+    not_eligible: Mapping[str, str]
+    already_preferred: int
+    scope: str
+    max_batch_bytes: int
+    before: tuple[dict, ...] = ()
+    predicted: tuple[dict, ...] = ()
+    batch_bytes: tuple[int, ...] = field(default_factory=tuple)
+
+    @property
+    def candidates(self) -> int:
+        return sum(len(b) for b in self.batches)
+
+    def to_json(self) -> dict:
+        doc = asdict(self)
+        doc["batches"] = [[tp_key(tp) for tp in b] for b in self.batches]
+        return doc
+
+
+def plan_election(snapshot: ClusterSnapshot, scope: Sequence[TopicPartition] | None, max_batch_bytes: int,
+                  max_batch_partitions: int | None) -> ElectionPlan:
+    from kafka_zk.admin.election import election_batches, preferred_election_candidates
+    from kafka_zk.codecs import PreferredElectionRequest
+    from kafka_zk.health import leader_balance
+
+    if not 64 <= int(max_batch_bytes) <= ZNODE_LIMIT:
+        raise InvalidInput(f"max_batch_bytes={max_batch_bytes} must be between 64 and {ZNODE_LIMIT} (ZooKeeper's "
+                           "1 MiB znode limit, with headroom)")
+    eligible, not_eligible = preferred_election_candidates(snapshot, scope)
+    batches = tuple(election_batches(list(eligible), int(max_batch_bytes), max_batch_partitions or None))
+    already = sum(1 for ne in not_eligible if "already the leader" in ne.reason)
+    reasons = {tp_key(ne.tp): ne.reason for ne in not_eligible if "already the leader" not in ne.reason}
+    return ElectionPlan(batches, reasons, already, "all partitions" if scope is None else f"{len(scope)} partition(s)",
+                        int(max_batch_bytes), tuple(b.to_json() for b in leader_balance(snapshot)),
+                        tuple(b.to_json() for b in leader_balance(snapshot, eligible)),
+                        tuple(len(PreferredElectionRequest(b).encode()) for b in batches))
+
+
+class ElectionPlanOperator(RunbookOperator):
+    """Plan the election from the run's snapshot; write the plan artifacts (the approved hash)."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "topics", "topic_regex", "path_to_json_file",
+                                      "max_batch_bytes", "max_batch_partitions")
+    ui_color = "#fff2cc"
+
+    def __init__(self, *, topics: Any = (), topic_regex: Any = None, path_to_json_file: Any = None,
+                 max_batch_bytes: Any = 512 * 1024, max_batch_partitions: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.topics, self.topic_regex, self.path_to_json_file = topics, topic_regex, path_to_json_file
+        self.max_batch_bytes, self.max_batch_partitions = max_batch_bytes, max_batch_partitions
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.snapshot_file import load_snapshot
+        from spark_jobs.artifacts import write_plan_artifacts
+        from spark_jobs.kernels.model import Plan
+
+        folder = self.folder(context)
+        snap = load_snapshot(str(folder.snapshot))
+        text = None
+        if self.path_to_json_file:
+            try:
+                text = Path(self.path_to_json_file).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise InvalidInput(f"path_to_json_file {self.path_to_json_file}: cannot read it ({exc.strerror}); "
+                                   "give the file kafka-preferred-replica-election.sh --path-to-json-file takes") from None
+        scope = election_scope(snap, self.topics or (), self.topic_regex, text)
+        plan = plan_election(snap, scope, int(self.max_batch_bytes),
+                             int(self.max_batch_partitions) if self.max_batch_partitions else None)
+        folder.write_json(folder.plan_dir / PLAN_FILE, plan.to_json())
+        notes = tuple(f"{tp}: {why}" for tp, why in sorted(plan.not_eligible.items()))
+        digest = write_plan_artifacts(str(folder.plan_dir), Plan("election", (), {}, 0, election=plan.batches,
+                                                                 notes=notes[:50]),
+                                      [], {"operation": "election", "moves": 0, "candidates": plan.candidates,
+                                           "batches": len(plan.batches)}, None)
+        self.log.info("%d partition(s) to elect in %d batch(es) (largest %d bytes); %d cannot be elected; %d already "
+                      "led by their preferred replica; plan %s", plan.candidates, len(plan.batches),
+                      max(plan.batch_bytes, default=0), len(plan.not_eligible), plan.already_preferred, digest)
+        for tp, why in list(plan.not_eligible.items())[:20]:
+            self.log.warning("cannot elect %s: %s", tp, why)
+        return {"plan_hash": digest, "candidates": plan.candidates, "batches": len(plan.batches),
+                "not_eligible": len(plan.not_eligible)}
+
+
+def load_plan(folder) -> ElectionPlan:
+    """The approved batches (hash-checked plan artifacts) with the plan file's details."""
+    from spark_jobs.artifacts import load_plan_artifacts
+
+    doc = folder.read_json(folder.plan_dir / PLAN_FILE)
+    if doc is None:
+        raise InvalidInput(f"{folder.plan_dir}/{PLAN_FILE} is missing: run the plan step first")
+    batches = load_plan_artifacts(str(folder.plan_dir)).election
+    return ElectionPlan(batches, doc["not_eligible"], doc["already_preferred"], doc["scope"], doc["max_batch_bytes"],
+                        tuple(doc["before"]), tuple(doc["predicted"]), tuple(doc["batch_bytes"]))
+
+
+@dataclass
+class ElectionBatch:
+    """One batch in ``election_progress.json``."""
+
+    index: int
+    partitions: list[str]
+    state: str = "pending"
+    submitted: list[str] = field(default_factory=list)
+    elected: list[str] = field(default_factory=list)
+    not_elected: list[dict] = field(default_factory=list)
+    submitted_at: float | None = None
+    done_at: float | None = None
+
+
+def load_progress(folder, plan: ElectionPlan) -> list[ElectionBatch]:
+    doc = folder.read_json(folder.root / PROGRESS_FILE)
+    keys = [[tp_key(tp) for tp in b] for b in plan.batches]
+    if doc and [b["partitions"] for b in doc["batches"]] == keys:
+        return [ElectionBatch(**b) for b in doc["batches"]]
+    return [ElectionBatch(i, k) for i, k in enumerate(keys)]
+
+
+def save_progress(folder, batches: list[ElectionBatch]) -> None:
+    folder.write_json(folder.root / PROGRESS_FILE, {"batches": [asdict(b) for b in batches]})
+
+
+class ElectBatchesOperator(RunbookOperator):
+    """Submit one batch, wait (deferred) for the controller, pause, next (see module docstring)."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "batch_timeout_s", "pause_between_batches_s",
+                                      "poll_interval_s")
+    ui_color = "#e2f0d9"
+
+    def __init__(self, *, batch_timeout_s: Any = 120, pause_between_batches_s: Any = 0, poll_interval_s: Any = 0.5,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.batch_timeout_s = batch_timeout_s
+        self.pause_between_batches_s = pause_between_batches_s
+        self.poll_interval_s = poll_interval_s
+
+    def execute(self, context: Any) -> dict:
+        from operators.runtime import require_approval
+
+        folder = self.folder(context)
+        if not self.is_dry_run:
+            require_approval(folder)
+        return self._advance(context, folder, load_plan(folder))
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict:
+        folder = self.folder(context)
+        plan = load_plan(folder)
+        batches = load_progress(folder, plan)
+        b = batches[int(event["batch"])]
+        if event.get("status") == "timeout":
+            raise ElectionNotProcessed(f"election batch {b.index + 1}: {event.get('message')}")
+        if event.get("status") != "done":
+            raise KafkaZkError(f"election batch {b.index + 1}: {event.get('message')}; clear the task to resume")
+        b.state, b.done_at = "done", float(event.get("at") or time.time())
+        b.elected, b.not_elected = list(event.get("elected", [])), list(event.get("not_elected", []))
+        save_progress(folder, batches)
+        self.log.info("batch %d/%d: %d elected, %d not (%.1fs)", b.index + 1, len(batches), len(b.elected),
+                      len(b.not_elected), event.get("elapsed_s", 0))
+        for ne in b.not_elected:
+            self.log.warning("not led by its preferred replica after the election: %s", ne)
+        pause = float(self.pause_between_batches_s or 0)
+        if pause > 0 and any(x.state != "done" for x in batches):
+            from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
+
+            self.log.info("pausing %.0fs before the next batch", pause)
+            self.defer(trigger=TimeDeltaTrigger(timedelta(seconds=pause)), method_name="resume")
+        return self._advance(context, folder, plan)
+
+    def resume(self, context: Any, event: Any = None) -> dict:
+        folder = self.folder(context)
+        return self._advance(context, folder, load_plan(folder))
+
+    def _advance(self, context: Any, folder, plan: ElectionPlan) -> dict:
+        from kafka_zk.admin.election import preferred_election_candidates, submit_preferred_election
+        from kafka_zk.snapshot import read_snapshot
+
+        batches = load_progress(folder, plan)
+        with self.session(context) as (client, writer):
+            for b in batches:
+                if b.state == "done":
+                    continue
+                tps = [tp_of(k) for k in b.partitions]
+                snap = read_snapshot(client, topics={tp.topic for tp in tps}, with_configs=False)
+                if snap.preferred_election is not None and not self.is_dry_run:
+                    live = set(snap.preferred_election.partitions)
+                    if live and live <= set(tps):  # ours: recognised by content (an earlier attempt wrote it)
+                        self.log.info("batch %d is already in the election node: waiting for it", b.index + 1)
+                        b.submitted = sorted(tp_key(tp) for tp in live)
+                        b.state, b.submitted_at = "submitted", b.submitted_at or time.time()
+                        save_progress(folder, batches)
+                        self._defer(b)
+                    raise ElectionInProgress(
+                        f"/admin/preferred_replica_election holds {len(live)} partition(s) that are not batch "
+                        f"{b.index + 1} of this run: another election is running; wait for it, then clear this task")
+                eligible, skipped = preferred_election_candidates(snap, tps)
+                for ne in skipped:
+                    self.log.info("batch %d: %s skipped now: %s", b.index + 1, ne.tp, ne.reason)
+                if not eligible:
+                    b.state, b.done_at = "done", time.time()
+                    b.elected = [tp_key(ne.tp) for ne in skipped if "already the leader" in ne.reason]
+                    b.not_elected = [{"tp": tp_key(ne.tp), "reason": ne.reason} for ne in skipped
+                                     if "already the leader" not in ne.reason]
+                    save_progress(folder, batches)
+                    continue
+                submit_preferred_election(writer, snap, list(eligible))
+                b.submitted = [tp_key(tp) for tp in eligible]
+                self.log.info("batch %d/%d: %d partition(s) submitted%s", b.index + 1, len(batches), len(eligible),
+                              " (dry run: planned only)" if self.is_dry_run else "")
+                if self.is_dry_run:
+                    b.state = "planned"
+                    continue
+                b.state, b.submitted_at = "submitted", time.time()
+                save_progress(folder, batches)
+                self._defer(b)
+        save_progress(folder, batches)
+        return {"batches": len(batches), "elected": sum(len(b.elected) for b in batches),
+                "not_elected": sum(len(b.not_elected) for b in batches), "dry_run": self.is_dry_run}
+
+    def _defer(self, b: ElectionBatch) -> None:
+        deadline = (b.submitted_at or time.time()) + float(self.batch_timeout_s)
+        self.defer(trigger=ElectionDoneTrigger(self.zk_conn_id, b.submitted, deadline, float(self.poll_interval_s),
+                                               b.index),
+                   method_name="execute_complete", timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
+
+
+def _balance_rows(before: Sequence[Mapping], after: Sequence[Mapping]) -> list[dict]:
+    by = {r["broker"]: {"broker": r["broker"], "live": r["live"], "preferred": r["preferred"],
+                        "before_leaders": r["leaders"], "before_ratio": r["imbalance_ratio"], "after_leaders": 0,
+                        "after_ratio": 0.0} for r in before}
+    for r in after:
+        row = by.setdefault(r["broker"], {"broker": r["broker"], "live": r["live"], "preferred": r["preferred"],
+                                          "before_leaders": 0, "before_ratio": 0.0})
+        row.update(after_leaders=r["leaders"], after_ratio=r["imbalance_ratio"])
+    return [by[b] for b in sorted(by)]
+
+
+class ElectionReportOperator(RunbookOperator):
+    """Render ``templates/preferred_leader_election/<kind>.{md,html}.j2``; the final one fails a failed run."""
+
+    ui_color = "#f3e5f5"
+
+    def __init__(self, *, kind: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if kind not in ("preview", "final"):
+            raise ValueError(f"kind={kind!r} must be 'preview' or 'final'")
+        self.kind = kind
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.health import leader_balance
+        from kafka_zk.snapshot import read_snapshot
+        from operators.errors import RunFailed
+        from operators.report import _failures, render
+
+        folder = self.folder(context)
+        doc = folder.read_json(folder.plan_dir / PLAN_FILE)
+        progress = (folder.read_json(folder.root / PROGRESS_FILE) or {}).get("batches", [])
+        approval = folder.read_json(folder.approval)
+        failures = _failures(context) if self.kind == "final" else []
+        after = doc["predicted"] if doc else []
+        if self.kind == "final" and doc is not None:
+            with self.session(context) as (client, _):
+                after = [b.to_json() for b in leader_balance(read_snapshot(client, with_configs=False))]
+        not_elected = [ne for b in progress for ne in b["not_elected"]]
+        outcome = ("FAILED" if failures or doc is None else "rejected" if approval and approval["decision"] == "rejected"
+                   else "dry run (nothing written)" if self.is_dry_run
+                   else "succeeded" if progress and all(b["state"] == "done" for b in progress)
+                   else "nothing to elect" if doc and not doc["batches"] else "pending")
+        values = {"dag_id": context["dag"].dag_id, "run_id": context["run_id"], "dry_run": self.is_dry_run,
+                  "plan": doc, "progress": progress, "approval": approval, "failures": failures, "outcome": outcome,
+                  "rows": _balance_rows(doc["before"], after) if doc else [], "after_label":
+                  "after" if self.kind == "final" else "predicted", "not_elected": not_elected,
+                  "elected": sum(len(b["elected"]) for b in progress), "audit_path": str(folder.audit)}
+        md, html = (folder.plan_report_md, folder.plan_report_html) if self.kind == "preview" else \
+            (folder.final_report_md, folder.final_report_html)
+        folder.write_text(md, render(f"preferred_leader_election/{self.kind}.md.j2", **values))
+        folder.write_text(html, render(f"preferred_leader_election/{self.kind}.html.j2", **values))
+        self.log.info("%s report (%s): %s", self.kind, outcome, md)
+        out = {"outcome": outcome, "report": str(md)}
+        if self.kind == "preview":
+            from operators.runtime import plan_hash
+
+            out["plan_hash"] = plan_hash(folder.plan_dir)
+            out["approval_body"] = render("preferred_leader_election/approval_body.md.j2", plan_hash=out["plan_hash"],
+                                          report_path=str(html), **values)
+        elif failures:
+            raise RunFailed(f"the run failed at {', '.join(failures)}: see {md}")
+        return out

@@ -1,0 +1,295 @@
+"""decommission_brokers end to end: real Airflow (dag.test on SQLite), real ZooKeeper, the emulator,
+real Spark (once per module; the other runs reuse that plan through ``plan_from``).
+
+Every test reads the final cluster back with plain kazoo. Approvals are answered from a second
+thread through the Core API's HITL handler, as the Required-actions page does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from kafka_sim.cluster import EmulatedCluster
+from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.scenario import (REMOVED, THROTTLE, TOPICS, assignment, audit, config, data_tree, plan_targets,
+                                 read, set_config_by_hand, start_cluster, states, submit_by_hand, throttle_configs,
+                                 write_sizes)
+
+pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def conf(conn_id: str, run_root: Path, **extra) -> dict:
+    return {"zk_conn_id": conn_id, "spark_conn_id": "spark_local", "brokers_to_remove": REMOVED,
+            "run_root": str(run_root), "throttle_bytes_per_sec": THROTTLE, "max_moves_per_broker": 2,
+            "poll_interval_s": 0.3, **extra}
+
+
+@dataclass
+class Env:
+    cluster: EmulatedCluster
+    conn_id: str
+    zk: object
+    run_root: Path
+
+
+@pytest.fixture
+def env(zk_server, tmp_path: Path) -> Iterator[Env]:
+    chroot = new_chroot(zk_server)
+    cluster = start_cluster(zk_server.connect_string + chroot)
+    zk = plain_client(zk_server, chroot)
+    yield Env(cluster, zk_connection(zk_server, chroot), zk, tmp_path / "runs")
+    zk.stop()
+    zk.close()
+    cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def spark_run(zk_server, tmp_path_factory, airflow_db):
+    """The happy path, once per module: Spark plans, a human approves, the waves run."""
+    from operators.local_run import run_dag
+
+    chroot = new_chroot(zk_server)
+    cluster = start_cluster(zk_server.connect_string + chroot)
+    zk = plain_client(zk_server, chroot)
+    run_root = tmp_path_factory.mktemp("spark_run")
+    before = assignment(zk)
+    result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot), run_root,
+                                                  sizes_file=write_sizes(cluster, run_root)),
+                     answer="Approve", approver="alice.sre")
+    yield result, zk, before
+    zk.stop()
+    zk.close()
+    cluster.stop()
+
+
+def assert_decommissioned(zk, run_folder: Path, before: dict) -> None:
+    targets = plan_targets(run_folder)
+    after = assignment(zk)
+    for tp, replicas in after.items():
+        assert not set(replicas) & set(REMOVED), f"{tp} still on a removed broker: {replicas}"
+        assert replicas == targets.get(tp, before[tp]), tp
+    for tp, st in states(zk).items():
+        assert st["leader"] not in REMOVED and sorted(st["isr"]) == sorted(after[tp]), (tp, st)
+        assert st["leader"] == after[tp][0], f"{tp}: leader {st['leader']} is not the preferred replica"
+    assert zk.exists("/admin/reassign_partitions") is None
+    assert zk.exists("/admin/preferred_replica_election") is None
+    assert throttle_configs(zk) == {}
+
+
+def zk_writes(records: list[dict]) -> list[dict]:
+    """Audit records of ZooKeeper writes (made or planned), not approval decisions."""
+    return [r for r in records if r["op"] in ("create", "set", "delete")]
+
+
+def reassignment_creates(records: list[dict]) -> list[dict]:
+    return [r for r in records if r["path"] == "/admin/reassign_partitions" and r["op"] == "create"]
+
+
+def test_happy_path_with_a_human_approval(spark_run) -> None:
+    result, zk, before = spark_run
+    assert result.answer_error is None
+    assert result.state == "success", result.task_states
+    assert set(result.task_states.values()) == {"success"}
+    folder = result.run_folder
+    assert_decommissioned(zk, folder, before)
+    approval = json.loads((folder / "approval.json").read_text())
+    assert approval["decision"] == "approved" and approval["by"] == "alice.sre"
+    assert approval["plan_hash"] == (folder / "plan" / "plan.sha256").read_text().strip()
+    waves = json.loads((folder / "waves.json").read_text())["waves"]
+    assert len(waves) >= 2 and all(w["status"] == "done" for w in waves)
+    records = audit(folder)
+    creates = reassignment_creates(records)
+    # one same-set re-ordering (demotion) + exactly one submission per wave
+    assert len(creates) == len(waves) + 1
+    assert {r["op"] for r in records} >= {"create", "set", "approve"}
+    assert all(not r["dry_run"] for r in records)
+    html = (folder / "plan_report.html").read_text()
+    assert "<svg" in html and approval["plan_hash"] in html
+    assert "succeeded" in (folder / "final_report.md").read_text()
+    assert (folder / "notification.txt").read_text().startswith("[kafka-runbooks] decommission_brokers succeeded")
+
+
+def test_dry_run_writes_nothing_and_audits_the_would_be_writes(env: Env, spark_run) -> None:
+    from operators.local_run import run_dag
+
+    plan_dir = spark_run[0].run_folder / "plan"
+    before = data_tree(env.zk)
+    result = run_dag("decommission_brokers", conf(env.conn_id, env.run_root, dry_run=True, plan_from=str(plan_dir)))
+    assert result.state == "success", result.task_states
+    assert data_tree(env.zk) == before
+    records = audit(result.run_folder)
+    zk_records = zk_writes(records)
+    assert zk_records and all(r["dry_run"] for r in zk_records)
+    waves = json.loads((plan_dir / "waves.json").read_text())["waves"]
+    assert len(reassignment_creates(zk_records)) >= len(waves)
+    assert any(r["path"].startswith("/config/brokers/") for r in zk_records)
+    assert json.loads((result.run_folder / "approval.json").read_text())["decision"] == "dry_run"
+    assert "dry run" in (result.run_folder / "final_report.md").read_text()
+
+
+def test_rejected_approval_writes_nothing_and_skips_execution(env: Env, spark_run) -> None:
+    from operators.local_run import run_dag
+
+    before = data_tree(env.zk)
+    result = run_dag("decommission_brokers",
+                     conf(env.conn_id, env.run_root, plan_from=str(spark_run[0].run_folder / "plan")),
+                     answer="Reject", approver="bob.sre")
+    assert result.answer_error is None
+    assert result.task_states["approve"] == "success"
+    for task in ("guards", "demote", "set_throttles", "execute_waves", "remove_throttles", "verify_drained"):
+        assert result.task_states[task] == "skipped", (task, result.task_states)
+    assert data_tree(env.zk) == before
+    approval = json.loads((result.run_folder / "approval.json").read_text())
+    assert approval["decision"] == "rejected" and approval["by"] == "bob.sre"
+    assert not zk_writes(audit(result.run_folder))
+    assert "rejected" in (result.run_folder / "final_report.md").read_text()
+
+
+def test_stale_plan_is_refused(env: Env, spark_run) -> None:
+    from operators.local_run import run_dag
+
+    plan_dir = spark_run[0].run_folder / "plan"
+    moved = sorted(plan_targets(spark_run[0].run_folder))[0]
+    old = assignment(env.zk)[moved]
+    spare = next(b for b in (1, 2, 3, 4, 5) if b not in old)
+    drifted = [spare if b == REMOVED[0] else b for b in old]
+    submit_by_hand(env.zk, [(moved[0], moved[1], drifted)])  # someone moved it since the plan
+    assert env.cluster.wait_until(lambda: env.zk.exists("/admin/reassign_partitions") is None
+                                  and assignment(env.zk)[moved] == drifted, 30)
+    before = data_tree(env.zk)
+    result = run_dag("decommission_brokers", conf(env.conn_id, env.run_root, pre_approved=True,
+                                                  plan_from=str(plan_dir)))
+    assert result.state == "failed"
+    assert result.task_states["guards"] == "failed" and result.task_states["demote"] == "upstream_failed"
+    guards = json.loads((result.run_folder / "guards.json").read_text())
+    assert not guards["ok"] and "plan is stale, re-plan" in guards["problems"][0]
+    assert f"{moved[0]}-{moved[1]}: plan assumed replicas {old}, cluster has {drifted}" in guards["problems"][0]
+    assert data_tree(env.zk) == before
+
+
+def test_reassignment_already_in_progress_is_refused(env: Env, spark_run) -> None:
+    from operators.local_run import run_dag
+
+    submit_by_hand(env.zk, [("payments", 2, [1, 2, 99])])  # broker 99 never comes: it stays in progress
+    assert env.cluster.wait_until(lambda: "adding_replicas" in (read(env.zk, "/brokers/topics/payments") or {})
+                                  and read(env.zk, "/brokers/topics/payments")["adding_replicas"], 30)
+    before = data_tree(env.zk)
+    result = run_dag("decommission_brokers", conf(env.conn_id, env.run_root, pre_approved=True,
+                                                  plan_from=str(spark_run[0].run_folder / "plan")))
+    assert result.state == "failed" and result.task_states["guards"] == "failed"
+    assert result.task_states["set_throttles"] == "upstream_failed"
+    assert result.task_states["remove_throttles"] in ("skipped", "upstream_failed")  # did not run
+    problems = json.loads((result.run_folder / "guards.json").read_text())["problems"]
+    assert "a reassignment is already in progress" in problems[0] and "payments-2 → [1, 2, 99]" in problems[0]
+    assert data_tree(env.zk) == before
+    assert read(env.zk, "/admin/reassign_partitions")["partitions"][0]["replicas"] == [1, 2, 99]
+
+
+def test_upstream_failure_still_removes_throttles_and_restores_the_users(zk_server, tmp_path: Path,
+                                                                          spark_run) -> None:
+    from operators.local_run import run_dag
+
+    chroot = new_chroot(zk_server)
+    cluster = start_cluster(zk_server.connect_string + chroot, speed=1.0)  # real time: a wave takes hours
+    zk = plain_client(zk_server, chroot)
+    try:
+        set_config_by_hand(zk, "brokers", "1", {"leader.replication.throttled.rate": "12345",
+                                                "follower.replication.throttled.rate": "12345"})
+        set_config_by_hand(zk, "topics", "payments", {"leader.replication.throttled.replicas": "2:1",
+                                                      "retention.ms": "3600000"})
+        users = throttle_configs(zk)
+        result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot), tmp_path / "runs",
+                                                      pre_approved=True, wave_timeout_s=3,
+                                                      plan_from=str(spark_run[0].run_folder / "plan")))
+        assert result.state == "failed"
+        assert result.task_states["execute_waves"] == "failed"
+        assert result.task_states["final_verify"] == "upstream_failed"
+        assert result.task_states["remove_throttles"] == "success"
+        throttled = [r for r in zk_writes(audit(result.run_folder)) if r["path"] == "/config/brokers/2"]
+        assert throttled, "the run did set throttles before failing"
+        assert throttle_configs(zk) == users
+        assert config(zk, "topics", "payments")["retention.ms"] == "3600000"
+        assert "FAILED" in (result.run_folder / "final_report.md").read_text()
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()
+
+
+CHILD = """
+import os, sys
+from datetime import datetime
+from operators.local_run import configure_local_airflow, run_dag
+configure_local_airflow(os.environ["KR_TEST_AIRFLOW_HOME"])
+run_dag("decommission_brokers", __import__("json").loads(sys.argv[1]), when=datetime.fromisoformat(sys.argv[2]))
+"""
+
+
+def test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave(zk_server, tmp_path: Path,
+                                                                           spark_run) -> None:
+    """The worker running the DAG is SIGKILLed while wave 1 runs; the same run is started again."""
+    from operators.local_run import run_dag
+
+    chroot = new_chroot(zk_server)
+    cluster = start_cluster(zk_server.connect_string + chroot, speed=360.0)
+    zk = plain_client(zk_server, chroot)
+    run_conf = conf(zk_connection(zk_server, chroot), tmp_path / "runs", pre_approved=True,
+                    plan_from=str(spark_run[0].run_folder / "plan"))
+    when = datetime.now(timezone.utc).replace(microsecond=0)
+    before = assignment(zk)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(run_conf), when.isoformat()], cwd=REPO,
+                             env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def wave_one_in_flight() -> bool:
+            runs = list((tmp_path / "runs" / "decommission_brokers").glob("*/waves.json"))
+            if not runs or zk.exists("/admin/reassign_partitions") is None:
+                return False
+            waves = json.loads(runs[0].read_text())["waves"]
+            return waves[0]["status"] == "done" and waves[1]["status"] == "submitted"
+        assert cluster.wait_until(wave_one_in_flight, 180), "the first run never reached wave 1"
+        held = [(e["topic"], e["partition"], b) for e in read(zk, "/admin/reassign_partitions")["partitions"]
+                for b in read(zk, f"/brokers/topics/{e['topic']}")["adding_replicas"].get(str(e["partition"]), [])]
+        assert held
+        for topic, partition, broker in held:  # hold wave 1 so the second run finds it still running
+            cluster.stall_replica(topic, partition, broker)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=30)
+
+    def release() -> None:
+        time.sleep(15)
+        for topic, partition, broker in held:
+            cluster.stall_replica(topic, partition, broker, stalled=False)
+    threading.Thread(target=release, daemon=True).start()
+    try:
+        result = run_dag("decommission_brokers", run_conf, when=when)
+        assert result.state == "success", result.task_states
+        assert_decommissioned(zk, result.run_folder, before)
+        records = audit(result.run_folder)
+        creates = reassignment_creates(records)
+        waves = json.loads((result.run_folder / "waves.json").read_text())["waves"]
+        submitted = [sorted((p["topic"], p["partition"]) for p in r["after"]["partitions"]) for r in creates]
+        for w in waves:
+            members = sorted((m["topic"], m["partition"]) for m in w["moves"])
+            assert submitted.count(members) == 1, f"wave {w['id']} submitted {submitted.count(members)} times"
+        assert len(creates) == len(waves) + 1  # + the demotion's re-ordering, also not repeated
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()
