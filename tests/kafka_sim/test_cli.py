@@ -1,0 +1,70 @@
+"""``kafka-runbook sim``: foreground run, log-dirs, faults from another process, clean SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from cli.main import main
+from tests.kafka_sim.zk_read import wait_for
+
+CLI = [sys.executable, "-m", "cli.main"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60, cwd="/work/main")
+
+
+def test_sim_runs_until_sigterm_and_serves_log_dirs_and_faults(zk_connect, zk):
+    proc = subprocess.Popen([*CLI, "sim", "--zookeeper", zk_connect, "--brokers", "4", "--racks", "2",
+                             "--topics", "2", "--partitions", "3", "--replication-factor", "2",
+                             "--size-distribution", "fixed", "--mean-size", "1000", "--seed", "7"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/work/main")
+    try:
+        assert proc.stdout.readline().startswith("kafka-runbook sim: 4 brokers, 6 partitions")
+        assert proc.stdout.readline().strip() == zk_connect
+        assert sorted(zk.get_children("/brokers/ids")) == ["0", "1", "2", "3"]
+        assert sorted(zk.get_children("/brokers/topics")) == ["topic-0000", "topic-0001"]
+        wait_for(lambda: zk.exists("/kafka-sim/log-dirs"), what="sizes published")
+        out = _cli("sim", "log-dirs", "--zookeeper", zk_connect)
+        assert out.returncode == 0, out.stderr
+        doc = json.loads(out.stdout)
+        assert [b["broker"] for b in doc["brokers"]] == [0, 1, 2, 3]
+        sizes = [p["size"] for b in doc["brokers"] for d in b["logDirs"] for p in d["partitions"]]
+        assert sizes == [1000] * 12                          # 6 partitions × RF 2, fixed size
+        out = _cli("sim", "fault", "--zookeeper", zk_connect, "kill-broker", "3")
+        assert out.returncode == 0 and "done" in out.stdout, out.stderr
+        assert zk.exists("/brokers/ids/3") is None
+        out = _cli("sim", "fault", "--zookeeper", zk_connect, "kill-broker", "99")
+        assert out.returncode == 1 and "broker 99 is not in this cluster" in out.stderr
+        out = _cli("sim", "fault", "--zookeeper", zk_connect, "restart-broker", "3")
+        assert out.returncode == 0, out.stderr
+        assert zk.exists("/brokers/ids/3") is not None
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    assert code == 0
+    assert zk.get_children("/brokers/ids") == [] and zk.exists("/controller") is None
+
+
+def test_sim_refuses_bad_flags(capsys):
+    assert main(["sim", "--brokers", "3"]) == 1
+    assert "give --zookeeper" in capsys.readouterr().err
+    assert main(["sim", "--zookeeper", "127.0.0.1:1/x", "--brokers", "2", "--replication-factor", "3"]) == 1
+    assert "--replication-factor 3" in capsys.readouterr().err
+
+
+def test_log_dirs_without_a_running_emulator(zk_connect, capsys):
+    assert main(["sim", "log-dirs", "--zookeeper", zk_connect]) == 1
+    assert "no emulator sizes published" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["maybe"])
+def test_delete_topic_enable_flag_is_checked(value, capsys):
+    with pytest.raises(SystemExit):
+        main(["sim", "--zookeeper", "127.0.0.1:1/x", "--delete-topic-enable", value])
+    assert "is not true or false" in capsys.readouterr().err
