@@ -42,7 +42,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--mean-size", type=float, default=1.0, help="mean partition size in GiB (lognormal)")
     p.add_argument("--remove", default="4,5", help="broker ids to decommission, comma-separated")
     p.add_argument("--throttle", type=int, default=100 * 1024 ** 2, help="replication throttle, bytes/s")
-    p.add_argument("--max-moves-per-broker", type=int, default=60)
+    p.add_argument("--max-moves-per-broker", type=int, default=250)
     p.add_argument("--speed", type=float, default=7200.0, help="simulated seconds per wall second")
     p.add_argument("--run-root", default=str(REPO / "runs"), help="where the run folder is kept")
     p.add_argument("--seed", type=int, default=7)
