@@ -1,0 +1,117 @@
+"""cluster_health: a scheduled, read-only health check of a Kafka cluster through ZooKeeper.
+
+Steps (task ids): check → should_hand_off → trigger_election (optional) → report → alert.
+Runs every ``KAFKA_HEALTH_INTERVAL_MINUTES`` (default 15, no catch-up) and on demand. Artifacts go to
+``<run_root>/cluster_health/<run id>/``: ``health.json`` (the JSON summary), ``health_report.md``
+and ``.html``. The SRE guide is ``doc_md`` below and ``docs/runbooks/cluster_health.md``.
+
+Failure: ``alert`` fails the run when a finding reaches ``fail_on_severity`` (so Airflow's
+alerting fires); ``check`` fails on a bad Param or an unreachable ZooKeeper.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+
+from airflow.providers.standard.operators.python import ShortCircuitOperator
+from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
+from airflow.sdk import DAG, Param
+
+from kafka_zk.health import CHECKS, SEVERITIES
+from operators.health import HealthAlertOperator, HealthCheckOperator, HealthReportOperator, hand_off_wanted
+
+DAG_ID = "cluster_health"
+DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
+INTERVAL_MINUTES = int(os.environ.get("KAFKA_HEALTH_INTERVAL_MINUTES", "15"))
+
+DOC_MD = f"""
+# Cluster health (Kafka in ZooKeeper mode)
+
+Scheduled every {INTERVAL_MINUTES} minutes (no catch-up) and triggerable by hand. **Read-only**: it never
+writes to the cluster (the optional hand-off starts the `preferred_leader_election` runbook, which
+has its own discipline).
+
+**Checks**: unavailable, under-replicated, under-min-ISR and at-min-ISR partitions (the topic's
+`min.insync.replicas`, else the `<default>` broker config, else `default_min_isr`); leader imbalance
+per broker as `leader.imbalance.per.broker.percentage` defines it; throttles left behind (rates on
+brokers, throttled-replica lists on topics, with no reassignment running); a reassignment or
+election znode older than its threshold, with the partitions not progressing and the likely cause;
+topics marked for deletion for longer than the threshold.
+
+**Output**: `health.json` (JSON summary), `health_report.md/.html` in the run folder. `alert` fails
+the run when the worst finding reaches `fail_on_severity` ({', '.join(SEVERITIES)}; `ok` = never).
+
+**Hand-off**: with `hand_off_election=true`, when leader imbalance is found and now is inside
+`maintenance_window` (UTC, e.g. `Sat,Sun 02:00-05:00`), `trigger_election` starts
+`preferred_leader_election` pre-approved by that policy; the report records the triggered run.
+"""
+
+PARAMS = {
+    "zk_conn_id": Param("kafka_zookeeper_default", type="string", minLength=1,
+                        description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot"),
+    "leader_imbalance_pct": Param(10.0, type="number", minimum=0, maximum=100,
+                                  description="Report a broker leading fewer of its preferred partitions than this "
+                                              "(Kafka's leader.imbalance.per.broker.percentage, default 10)"),
+    "stuck_reassignment_s": Param(3600, type="number", minimum=0,
+                                  description="Report /admin/reassign_partitions (or adding/removing replicas) "
+                                              "unchanged for longer than this many seconds"),
+    "stuck_election_s": Param(300, type="number", minimum=0,
+                              description="Report /admin/preferred_replica_election older than this many seconds"),
+    "stuck_deletion_s": Param(600, type="number", minimum=0,
+                              description="Report a topic marked for deletion for longer than this many seconds"),
+    "default_min_isr": Param(1, type="integer", minimum=1,
+                             description="The brokers' min.insync.replicas, used when neither the topic nor "
+                                         "/config/brokers/<default> overrides it"),
+    "severity_overrides": Param({}, type="object",
+                                description="Optional severity per check, e.g. {\"at_min_isr\": \"info\"}; checks: "
+                                            + ", ".join(CHECKS)),
+    "fail_on_severity": Param("critical", type="string", enum=list(SEVERITIES),
+                              description="Fail the run (alerting) when a finding is at least this severe; "
+                                          "'ok' never fails"),
+    "hand_off_election": Param(False, type="boolean",
+                               description="Trigger preferred_leader_election (pre-approved) on leader imbalance "
+                                           "inside the maintenance window"),
+    "maintenance_window": Param(None, type=["null", "string"],
+                                description="UTC window for the hand-off: '<days> HH:MM-HH:MM', days '*' or "
+                                            "Mon,Tue,...; e.g. 'Sat,Sun 02:00-05:00'"),
+    "run_root": Param(DEFAULT_RUN_ROOT, type="string", minLength=1,
+                      description="Directory under which each run's folder (health.json, reports) is made"),
+}
+
+with DAG(
+    dag_id=DAG_ID,
+    description="Read-only health check: URP, offline, min ISR, leader imbalance, leaked throttles, stuck admin nodes",
+    schedule=timedelta(minutes=INTERVAL_MINUTES),
+    start_date=datetime(2024, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    params=PARAMS,
+    render_template_as_native_obj=True,
+    doc_md=DOC_MD,
+    tags=["kafka", "runbook", "zookeeper", "health"],
+) as dag:
+    check = HealthCheckOperator(
+        task_id="check", zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}",
+        thresholds={"leader_imbalance_pct": "{{ params.leader_imbalance_pct }}",
+                    "stuck_reassignment_s": "{{ params.stuck_reassignment_s }}",
+                    "stuck_election_s": "{{ params.stuck_election_s }}",
+                    "stuck_deletion_s": "{{ params.stuck_deletion_s }}",
+                    "default_min_isr": "{{ params.default_min_isr }}",
+                    "severity": "{{ params.severity_overrides }}"},
+        hand_off="{{ params.hand_off_election }}", maintenance_window="{{ params.maintenance_window }}",
+        fail_on_severity="{{ params.fail_on_severity }}")
+    gate = ShortCircuitOperator(task_id="should_hand_off", python_callable=hand_off_wanted,
+                                ignore_downstream_trigger_rules=False)
+    trigger = TriggerDagRunOperator(
+        task_id="trigger_election", trigger_dag_id="preferred_leader_election",
+        conf={"zk_conn_id": "{{ params.zk_conn_id }}", "run_root": "{{ params.run_root }}", "pre_approved": True},
+        wait_for_completion=False)
+    report = HealthReportOperator(task_id="report", run_root="{{ params.run_root }}",
+                                  triggered_run_id="{{ ti.xcom_pull(task_ids='trigger_election', "
+                                                   "key='trigger_run_id') }}",
+                                  trigger_rule="none_failed")
+    alert = HealthAlertOperator(task_id="alert", run_root="{{ params.run_root }}",
+                                fail_on_severity="{{ params.fail_on_severity }}")
+
+    check >> gate >> trigger >> report >> alert

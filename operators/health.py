@@ -1,0 +1,194 @@
+"""The cluster_health runbook's steps: check, decide the hand-off, report, alert. Read-only.
+
+* **HealthCheckOperator** reads the live cluster (:func:`kafka_zk.snapshot.read_snapshot`) and
+  the admin znodes' Stats (:func:`kafka_zk.health.read_znode_ages`), runs
+  :func:`kafka_zk.health.check_health` and writes ``health.json`` (the JSON summary) to the run
+  folder. It also decides the optional hand-off: leader imbalance above the threshold, the
+  hand-off enabled, and now inside the maintenance window (:func:`in_window`).
+* :func:`hand_off_wanted` is the ``ShortCircuitOperator`` callable that lets the
+  ``trigger_election`` step (a standard ``TriggerDagRunOperator``) run or skips it.
+* **HealthReportOperator** renders ``templates/cluster_health/report.{md,html}.j2`` with every
+  finding, the leader balance and the hand-off (the triggered run id when there was one).
+* **HealthAlertOperator** fails when the worst finding reaches ``fail_on_severity``, so the
+  DAG run fails and Airflow's alerting fires; ``ok`` never fails.
+
+Maintenance windows are written ``"<days> HH:MM-HH:MM"`` in UTC: days ``*`` or a comma list of
+``Mon``…``Sun``, e.g. ``"Sat,Sun 02:00-05:00"`` or ``"* 22:00-02:00"`` (a window may cross
+midnight; it then belongs to the day it starts on).
+
+Failure: a bad window, threshold or severity raises :class:`InvalidInput` naming the Param;
+ZooKeeper errors as in :mod:`kafka_zk.snapshot`; the alert raises :class:`HealthAlert`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any, Mapping, Sequence
+
+from airflow.sdk import BaseOperator
+
+from kafka_zk.errors import InvalidInput, KafkaZkError
+from operators.runtime import run_folder
+
+HEALTH_FILE = "health.json"
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_WINDOW = re.compile(r"^\s*(\*|[A-Za-z]{3}(?:\s*,\s*[A-Za-z]{3})*)\s+(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
+
+
+class HealthAlert(KafkaZkError):
+    """The cluster has findings at or above the configured severity."""
+
+
+def in_window(spec: str | None, now: datetime) -> bool:
+    """Whether ``now`` (aware, any zone) is inside the maintenance window ``spec`` (UTC)."""
+    if not spec or not str(spec).strip():
+        return False
+    m = _WINDOW.match(str(spec))
+    if not m:
+        raise InvalidInput(f"maintenance_window {spec!r} is not '<days> HH:MM-HH:MM' (UTC), e.g. "
+                           "'Sat,Sun 02:00-05:00' or '* 22:00-02:00'")
+    days_text, h1, m1, h2, m2 = m.groups()
+    days = set(range(7)) if days_text == "*" else set()
+    if days_text != "*":
+        for d in days_text.split(","):
+            d = d.strip().lower()
+            if d not in DAYS:
+                raise InvalidInput(f"maintenance_window {spec!r}: {d!r} is not a day (Mon … Sun)")
+            days.add(DAYS.index(d))
+    start, end = int(h1) * 60 + int(m1), int(h2) * 60 + int(m2)
+    if not (0 <= start < 24 * 60 and 0 <= end <= 24 * 60 and int(m1) < 60 and int(m2) < 60) or start == end:
+        raise InvalidInput(f"maintenance_window {spec!r}: times must be HH:MM in 00:00-24:00 and differ")
+    now = now.astimezone(timezone.utc)
+    minute = now.hour * 60 + now.minute
+    if start < end:
+        return now.weekday() in days and start <= minute < end
+    # crosses midnight: evening part on a listed day, morning part on the day after a listed day
+    return (now.weekday() in days and minute >= start) or \
+        ((now - timedelta(days=1)).weekday() in days and minute < end)
+
+
+def thresholds_from(values: Mapping[str, Any]):
+    from kafka_zk.health import HealthThresholds
+
+    return HealthThresholds(
+        leader_imbalance_pct=float(values.get("leader_imbalance_pct", 10.0)),
+        stuck_reassignment_s=float(values.get("stuck_reassignment_s", 3600.0)),
+        stuck_election_s=float(values.get("stuck_election_s", 300.0)),
+        stuck_deletion_s=float(values.get("stuck_deletion_s", 600.0)),
+        default_min_isr=int(values.get("default_min_isr", 1)),
+        severity=dict(values.get("severity") or {}))
+
+
+class HealthCheckOperator(BaseOperator):
+    """Run every health check on the live cluster; write ``health.json``; decide the hand-off."""
+
+    template_fields: Sequence[str] = ("zk_conn_id", "run_root", "thresholds", "hand_off", "maintenance_window",
+                                      "fail_on_severity")
+    ui_color = "#e8f4fd"
+
+    def __init__(self, *, zk_conn_id: str, run_root: str, thresholds: Any = None, hand_off: Any = False,
+                 maintenance_window: Any = None, fail_on_severity: Any = "critical", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.zk_conn_id, self.run_root = zk_conn_id, run_root
+        self.thresholds, self.hand_off = thresholds, hand_off
+        self.maintenance_window, self.fail_on_severity = maintenance_window, fail_on_severity
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.health import LEADER_IMBALANCE, check_health, read_znode_ages, severity_rank
+        from kafka_zk.snapshot import read_snapshot
+        from operators.base import as_bool
+        from operators.hooks.zookeeper import ZooKeeperHook
+
+        th = thresholds_from(self.thresholds or {})
+        severity_rank(str(self.fail_on_severity))
+        now = datetime.now(timezone.utc)
+        window_open = in_window(self.maintenance_window, now)
+        folder = run_folder(context, self.run_root)
+        with ZooKeeperHook(self.zk_conn_id) as hook:
+            client = hook.get_conn()
+            snap = read_snapshot(client)
+            ages = read_znode_ages(client, snap)
+        report = check_health(snap, ages, th)
+        imbalance = report.of(LEADER_IMBALANCE)
+        if not imbalance:
+            reason = "no leader imbalance above the threshold"
+        elif not as_bool(self.hand_off):
+            reason = "leader imbalance found; hand-off to preferred_leader_election is disabled"
+        elif not window_open:
+            reason = (f"leader imbalance found, but now ({now:%a %H:%M} UTC) is outside the maintenance window "
+                      f"{self.maintenance_window!r}: report only")
+        else:
+            reason = f"leader imbalance found inside the maintenance window {self.maintenance_window!r}"
+        wanted = bool(imbalance) and as_bool(self.hand_off) and window_open
+        doc = {**report.to_json(), "checked_at": now.isoformat(), "fail_on_severity": str(self.fail_on_severity),
+               "hand_off": {"wanted": wanted, "reason": reason, "window": self.maintenance_window,
+                            "window_open": window_open}}
+        folder.write_json(folder.root / HEALTH_FILE, doc)
+        for f in report.findings:
+            self.log.warning("%s [%s] %s: %s%s", f.severity.upper(), f.check, f.subject, f.message,
+                             f" — cause: {f.cause}" if f.cause else "")
+        self.log.info("health: worst %s, counts %s; hand-off: %s", report.worst, report.counts(), reason)
+        return {"worst": report.worst, "counts": report.counts(), "hand_off": wanted, "hand_off_reason": reason,
+                "health_json": str(folder.root / HEALTH_FILE), "run_folder": str(folder.root)}
+
+
+def hand_off_wanted(ti: Any = None, **_: Any) -> bool:
+    """ShortCircuit callable: True when the ``check`` step decided to trigger the election runbook."""
+    return bool((ti.xcom_pull(task_ids="check") or {}).get("hand_off"))
+
+
+class HealthReportOperator(BaseOperator):
+    """Render the Markdown and HTML report from ``health.json`` (and the hand-off's triggered run)."""
+
+    template_fields: Sequence[str] = ("run_root", "triggered_run_id")
+    ui_color = "#f3e5f5"
+
+    def __init__(self, *, run_root: str, triggered_run_id: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run_root, self.triggered_run_id = run_root, triggered_run_id
+
+    def execute(self, context: Any) -> dict:
+        from operators.report import render
+
+        folder = run_folder(context, self.run_root)
+        doc = folder.read_json(folder.root / HEALTH_FILE)
+        if doc is None:
+            raise InvalidInput(f"{folder.root}/{HEALTH_FILE} is missing: the check step did not run")
+        triggered = self.triggered_run_id if self.triggered_run_id not in (None, "", "None") else None
+        doc["hand_off"]["triggered_run_id"] = triggered
+        folder.write_json(folder.root / HEALTH_FILE, doc)
+        values = {"h": doc, "dag_id": context["dag"].dag_id, "run_id": context["run_id"],
+                  "findings_by_severity": {s: [f for f in doc["findings"] if f["severity"] == s]
+                                           for s in ("critical", "warning", "info")}}
+        md, html = folder.root / "health_report.md", folder.root / "health_report.html"
+        folder.write_text(md, render("cluster_health/report.md.j2", **values))
+        folder.write_text(html, render("cluster_health/report.html.j2", **values))
+        self.log.info("health report (%s): %s", doc["worst_severity"], md)
+        return {"report": str(md), "html": str(html), "triggered_run_id": triggered}
+
+
+class HealthAlertOperator(BaseOperator):
+    """Fail when the worst finding reaches ``fail_on_severity`` (``ok``: never)."""
+
+    template_fields: Sequence[str] = ("run_root", "fail_on_severity")
+    ui_color = "#f4cccc"
+
+    def __init__(self, *, run_root: str, fail_on_severity: Any = "critical", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run_root, self.fail_on_severity = run_root, fail_on_severity
+
+    def execute(self, context: Any) -> dict:
+        from kafka_zk.health import severity_rank
+
+        folder = run_folder(context, self.run_root)
+        doc = folder.read_json(folder.root / HEALTH_FILE)
+        if doc is None:
+            raise InvalidInput(f"{folder.root}/{HEALTH_FILE} is missing: the check step did not run")
+        limit = str(self.fail_on_severity)
+        if limit != "ok" and severity_rank(doc["worst_severity"]) >= severity_rank(limit):
+            worst = [f for f in doc["findings"] if severity_rank(f["severity"]) >= severity_rank(limit)]
+            raise HealthAlert(f"{len(worst)} finding(s) at or above {limit}: " + "; ".join(
+                f"[{f['check']}] {f['subject']}: {f['message']}" for f in worst[:10])
+                + f" — report: {folder.root / 'health_report.md'}")
+        return {"worst": doc["worst_severity"], "fail_on_severity": limit}

@@ -1,0 +1,140 @@
+"""cluster_health end to end: real Airflow (dag.test on SQLite), real ZooKeeper, the emulator.
+
+Problems are planted on the emulated cluster (a killed broker, leadership moved by restarts, a
+throttle left behind); the run's JSON summary, report and task states are checked, and that the
+check wrote nothing to ZooKeeper. The hand-off is checked by the DagRun it creates in Airflow's
+metadata DB (queued: no scheduler runs it in a test).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_zk.errors import InvalidInput
+from operators.health import in_window
+from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.zk_helpers import tree
+
+pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
+RACKS = {1: "a", 2: "b", 3: "c"}
+
+
+@pytest.fixture
+def env(zk_server, tmp_path):
+    chroot = new_chroot(zk_server)
+    cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(brokers=RACKS, seed=0)).start()
+    cluster.create_topics({"orders": ({p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(6)}, None,
+                                      {"min.insync.replicas": "2"}),
+                           "audit": ({0: [1, 2], 1: [2, 3]}, None, None)})
+    zk = plain_client(zk_server, chroot)
+    yield cluster, zk_connection(zk_server, chroot), zk, tmp_path / "runs"
+    zk.stop()
+    zk.close()
+    cluster.stop()
+
+
+def run(conn_id, run_root, **params):
+    from operators.local_run import run_dag
+
+    return run_dag("cluster_health", {"zk_conn_id": conn_id, "run_root": str(run_root), **params})
+
+
+def summary(result) -> dict:
+    return json.loads((result.run_folder / "health.json").read_text())
+
+
+def test_clean_cluster_is_reported_clean_and_nothing_is_written(env):
+    cluster, conn_id, zk, run_root = env
+    assert cluster.wait_idle(30)
+    before = tree(zk)
+    result = run(conn_id, run_root, fail_on_severity="info")
+    assert result.state == "success", result.task_states
+    assert result.task_states["trigger_election"] == "skipped"
+    doc = summary(result)
+    assert doc["clean"] and doc["worst_severity"] == "ok" and doc["findings"] == []
+    assert doc["partitions"] == 8 and doc["brokers"] == [1, 2, 3]
+    assert "# Cluster health — CLEAN" in (result.run_folder / "health_report.md").read_text()
+    assert (result.run_folder / "health_report.html").read_text().startswith("<!DOCTYPE html>")
+    assert tree(zk) == before
+
+
+def test_offline_partition_and_leaked_throttle_fail_the_run_at_the_configured_severity(env):
+    cluster, conn_id, zk, run_root = env
+    victim = next(b for b in (3, 2, 1) if b != cluster.controller_id())
+    cluster.create_topic("solo", {0: [victim]})
+    zk.create("/config/brokers/1", json.dumps({"version": 1, "config": {
+        "follower.replication.throttled.rate": "1048576"}}).encode(), makepath=True)
+    cluster.kill_broker(victim)
+    assert cluster.wait_until(lambda: json.loads(zk.get("/brokers/topics/solo/partitions/0/state")[0])["leader"] == -1,
+                              30)
+    result = run(conn_id, run_root, fail_on_severity="critical")
+    assert result.state == "failed"
+    assert result.task_states["report"] == "success" and result.task_states["alert"] == "failed"
+    doc = summary(result)
+    assert doc["worst_severity"] == "critical"
+    checks = {(f["check"], f["subject"]) for f in doc["findings"]}
+    assert ("unavailable", "topic solo") in checks and ("leaked_throttle", "broker 1") in checks
+    assert ("under_replicated", "topic orders") in checks
+    report = (result.run_folder / "health_report.md").read_text()
+    assert "[unavailable] topic solo" in report and "[leaked_throttle] broker 1" in report
+    assert f"broker(s) {victim} that are not live" in report
+
+
+def test_leader_imbalance_inside_the_window_triggers_the_election_runbook(env):
+    cluster, conn_id, zk, run_root = env
+    for b in (1, 2):
+        cluster.kill_broker(b)
+        assert cluster.wait_until(lambda: zk.exists("/controller") is not None, 30)
+        cluster.restart_broker(b)
+        assert cluster.wait_idle(30)
+    result = run(conn_id, run_root, hand_off_election=True, maintenance_window="* 00:00-24:00",
+                 fail_on_severity="critical")
+    assert result.state == "success", result.task_states
+    assert result.task_states["trigger_election"] == "success"
+    doc = summary(result)
+    assert [f for f in doc["findings"] if f["check"] == "leader_imbalance"]
+    triggered = doc["hand_off"]["triggered_run_id"]
+    assert doc["hand_off"]["wanted"] and triggered
+
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        dr = session.query(DagRun).filter(DagRun.dag_id == "preferred_leader_election",
+                                          DagRun.run_id == triggered).one()
+        assert dr.conf == {"zk_conn_id": conn_id, "run_root": str(run_root), "pre_approved": True}
+    assert f"Triggered run `{triggered}`" in (result.run_folder / "health_report.md").read_text()
+
+    now = datetime.now(timezone.utc)
+    elsewhere = (now + timedelta(days=3)).strftime("%a")
+    outside = run(conn_id, run_root, hand_off_election=True, maintenance_window=f"{elsewhere} 00:00-24:00")
+    assert outside.task_states["trigger_election"] == "skipped"
+    assert "outside the maintenance window" in summary(outside)["hand_off"]["reason"]
+
+
+def test_maintenance_window_parsing():
+    sat_0300 = datetime(2026, 11, 21, 3, 0, tzinfo=timezone.utc)  # a Saturday
+    assert in_window("Sat,Sun 02:00-05:00", sat_0300)
+    assert not in_window("Sun 02:00-05:00", sat_0300)
+    assert in_window("Fri 22:00-04:00", sat_0300)  # crosses midnight from Friday
+    assert not in_window("Sat 22:00-04:00", sat_0300)
+    assert in_window("* 00:00-24:00", sat_0300) and not in_window(None, sat_0300)
+    for bad in ("weekends 02:00-05:00", "Sat 2-5", "Sat 05:00-05:00", "Xyz 01:00-02:00"):
+        with pytest.raises(InvalidInput, match="maintenance_window"):
+            in_window(bad, sat_0300)
+
+
+@pytest.mark.parametrize("dag_id", ["delete_topics", "preferred_leader_election", "cluster_health"])
+def test_every_dag_has_doc_md_and_every_param_a_description(dag_id):
+    from operators.local_run import load_dag
+
+    dag = load_dag(dag_id)
+    assert dag.doc_md and len(dag.doc_md) > 200
+    for name, param in dag.params.items():
+        assert getattr(param, "description", None), f"{dag_id}: Param {name} has no description"
+    if dag_id == "cluster_health":
+        assert dag.catchup is False and dag.schedule is not None
