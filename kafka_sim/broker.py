@@ -26,10 +26,12 @@ from kazoo.exceptions import NoNodeError
 from kazoo.retry import KazooRetry
 
 from kafka_sim import zk_io
-from kafka_sim.spec import CONFIG_NOTIFICATION_MAX_AGE, FIRST_PORT
+from kafka_sim.spec import (CONFIG_NOTIFICATION_MAX_AGE, FIRST_PORT, ISR_NOTIFICATION_CHECK,
+                            ISR_NOTIFICATION_MAX_DELAY, ISR_NOTIFICATION_QUIET)
 from kafka_zk import paths
 from kafka_zk.codecs import (BrokerRegistration, ClusterId, InvalidPayload, IsrChangeNotification,
-                             TopicPartition, decode_config_change, decode_entity_config)
+                             PartitionState, TopicPartition, decode_config_change, decode_entity_config,
+                             decode_partition_state)
 from kafka_zk.connect import retry_policy
 
 if TYPE_CHECKING:
@@ -177,7 +179,6 @@ class SimBroker:
     # ------------------------------------------------------------------ leader duties (§2.6)
     def change_isr(self, tp: TopicPartition, add: int | None = None, drop: int | None = None) -> bool:
         """Rewrite the ISR of a partition this broker leads (conditional on zkVersion)."""
-        from kafka_zk.codecs import PartitionState, decode_partition_state
         if not self.registered or self.client is None:
             return False
         path = paths.partition_state(*tp)
@@ -212,10 +213,9 @@ class SimBroker:
         self.last_isr_change = now
         if not self.flush_scheduled:
             self.flush_scheduled = True
-            self.engine.at(now + 2.5, self.maybe_flush_isr_changes)
+            self.engine.at(now + ISR_NOTIFICATION_CHECK, self.maybe_flush_isr_changes)
 
     def maybe_flush_isr_changes(self) -> None:
-        from kafka_sim.spec import ISR_NOTIFICATION_MAX_DELAY, ISR_NOTIFICATION_QUIET
         self.flush_scheduled = False
         if not self.isr_pending or not self.registered:
             return
@@ -229,4 +229,4 @@ class SimBroker:
                                     IsrChangeNotification(tps).encode(), self.engine.journal, self.name)
         else:
             self.flush_scheduled = True
-            self.engine.at(now + 2.5, self.maybe_flush_isr_changes)
+            self.engine.at(now + ISR_NOTIFICATION_CHECK, self.maybe_flush_isr_changes)

@@ -23,7 +23,7 @@ from kafka_sim.engine import Engine, SimEvent
 from kafka_sim.phases import Phase
 from kafka_sim.spec import ClusterSpec
 from kafka_zk import paths
-from kafka_zk.codecs import EntityConfig, TopicAssignment, TopicPartition
+from kafka_zk.codecs import EntityConfig, TopicAssignment, TopicPartition, decode_controller
 from kafka_zk.connect import close, connect, parse_connect_string
 from kafka_zk.errors import InvalidInput, KafkaZkError, TopicExists
 
@@ -311,7 +311,6 @@ class EmulatedCluster:
             data, _ = self._tool.get(paths.CONTROLLER)
         except NoNodeError:
             return -1
-        from kafka_zk.codecs import decode_controller
         return decode_controller(data).broker_id
 
     def stall_replica(self, topic: str, partition: int, broker: int, stalled: bool = True) -> None:

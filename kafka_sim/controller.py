@@ -5,7 +5,7 @@ winning the election and loads everything from ZooKeeper (§2.1 order), so a fai
 reuses the previous controller's memory. It reacts to events the engine hands it (ZooKeeper
 watch firings, which it re-arms by reading with a watch, as Kafka does). Reassignment,
 deletion and preferred election live in mixins (:mod:`kafka_sim.reassign`,
-:mod:`kafka_sim.deletion`, :mod:`kafka_sim.preferred`).
+:mod:`kafka_sim.deletion`, :mod:`kafka_sim.preferred`, :mod:`kafka_sim.membership`).
 
 Every write is a fenced multi (:class:`kafka_sim.zk_io.Fenced`); a failed fence raises
 :class:`kafka_sim.zk_io.ControllerMoved` and the engine drops this controller. Partition-state
@@ -22,13 +22,14 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from kafka_sim import elections
 from kafka_sim.deletion import DeletionMixin
+from kafka_sim.membership import MembershipMixin
 from kafka_sim.phases import PartitionReassignment
 from kafka_sim.preferred import PreferredMixin
 from kafka_sim.reassign import ReassignMixin
 from kafka_sim.zk_io import Fenced, Op, failed
 from kafka_zk import paths
 from kafka_zk.codecs import (InvalidPayload, PartitionState, TopicAssignment, TopicPartition,
-                             decode_isr_change, decode_partition_state, decode_topic_assignment)
+                             decode_entity_config, decode_isr_change, decode_partition_state, decode_topic_assignment)
 
 if TYPE_CHECKING:
     from kafka_sim.engine import Engine
@@ -56,7 +57,7 @@ class TopicMeta:
             3 if self.topic_id else 2)
 
 
-class Controller(ReassignMixin, DeletionMixin, PreferredMixin):
+class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
     """The controller logic of broker ``broker_id`` for epoch ``epoch``."""
 
     def __init__(self, engine: "Engine", broker_id: int, epoch: int, epoch_zk_version: int) -> None:
@@ -181,7 +182,6 @@ class Controller(ReassignMixin, DeletionMixin, PreferredMixin):
     def unclean_allowed(self, topic: str) -> bool:
         try:
             data, _ = self.zk.get(paths.topic_config(topic))
-            from kafka_zk.codecs import decode_entity_config
             value = decode_entity_config(data).config.get("unclean.leader.election.enable")
         except (NoNodeError, InvalidPayload):
             value = None
@@ -325,67 +325,6 @@ class Controller(ReassignMixin, DeletionMixin, PreferredMixin):
         for p in added:
             meta.partitions[p] = assignment.partitions[p]
         self.create_partitions([TopicPartition(topic, p) for p in added])
-
-    # ------------------------------------------------------------------ brokers (§2.5)
-    def on_brokers_change(self) -> None:
-        ids = self.zk.get_children(paths.BROKER_IDS, watch=self.watcher("brokers"))
-        current = self._read_brokers(ids)
-        new = sorted(set(current) - set(self.live))
-        dead = sorted(set(self.live) - set(current))
-        bounced = sorted(b for b in current if b in self.live and current[b] != self.live[b])
-        self.live = current
-        if new:
-            self.on_broker_startup(new)
-        if bounced:
-            for b in bounced:
-                self.live.pop(b)
-            self.on_broker_failure(bounced)
-            self.live.update({b: current[b] for b in bounced})
-            self.on_broker_startup(bounced)
-        if dead:
-            self.on_broker_failure(dead)
-
-    def on_broker_failure(self, dead: list[int]) -> None:
-        self.shutting_down -= set(dead)
-        dead_set = set(dead)
-        pairs, deleting_pairs = [], []
-        for tp in self.all_tps():
-            for b in self.replicas(tp):
-                if b in dead_set:
-                    (deleting_pairs if tp.topic in self.to_delete else pairs).append((tp, b))
-        self.elect_offline_and_new()
-        self.remove_replicas_from_isr(pairs)
-        if deleting_pairs:
-            self.fail_replica_deletion(deleting_pairs)
-
-    def on_broker_startup(self, new: list[int]) -> None:
-        new_set = set(new)
-        self.elect_offline_and_new()
-        for tp in sorted(self.reassigning):
-            if self.exists(tp) and tp.topic not in self.to_delete:
-                rs, _, rrs = self.full(tp)
-                if new_set & {r for r in rs if r not in rrs}:
-                    self.resume_reassignment(tp)
-        self.resume_deletion_for_brokers(new_set)
-
-    def controlled_shutdown(self, broker: int) -> None:
-        """ControlledShutdown RPC: move leaderships away, then drop it from the ISRs (§2.5)."""
-        self.shutting_down.add(broker)
-        live = self.live_set()
-        led, follows = [], []
-        for tp in self.all_tps():
-            cached = self.states.get(tp)
-            if cached is None or tp.topic in self.to_delete or broker not in self.replicas(tp):
-                continue
-            if cached[0].leader == broker:
-                if len(self.replicas(tp)) > 1:
-                    led.append(tp)
-            elif broker in cached[0].isr:
-                follows.append(tp)
-        sd = set(self.shutting_down)
-        self.update_states((tp, lambda st, tp=tp: elections.controlled_shutdown(
-            self.replicas(tp), st.isr, live, sd)) for tp in led)
-        self.remove_replicas_from_isr((tp, broker) for tp in follows)
 
     # ------------------------------------------------------------------ ISR notifications (§2.6)
     def on_isr_notifications(self) -> None:

@@ -21,6 +21,7 @@ import logging
 import queue
 import random
 import threading
+import time
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -266,8 +267,7 @@ class Engine:
             zk_io.ensure_epoch_node(client, self.journal, broker.name)
             data, stat = client.get(paths.CONTROLLER_EPOCH)
             epoch = decode_controller_epoch(data)
-            import time as _time
-            payload = ControllerInfo(b, str(int(_time.time() * 1000))).encode()
+            payload = ControllerInfo(b, str(int(time.time() * 1000))).encode()
             version = zk_io.try_elect(client, payload, epoch, stat.version, self.journal, broker.name)
             if version is None:
                 if client.exists(paths.CONTROLLER) is not None:
@@ -313,6 +313,9 @@ class Engine:
                 log.warning("topic %s: unparsable %s=%r ignored", topic, key, cfg.get(key))
                 lists.append(frozenset())
         self.model.set_throttle_lists(topic, lists[0], lists[1])
+        if lists[0] or lists[1]:
+            self.history("throttle_lists", TopicPartition(topic, -1), detail=f"leader={cfg.get(LEADER_KEY)} "
+                         f"follower={cfg.get(FOLLOWER_KEY)}")
 
     def load_all_topic_configs(self, client) -> None:
         try:

@@ -38,7 +38,8 @@ def test_throttled_move_takes_size_over_rate(make_cluster, zk):
     cluster = make_cluster(speed=200.0, network_rate=100 * MB)
     cluster.create_topic("t", {0: [0], 1: [0]}, sizes={0: 200 * MB, 1: 50 * MB})
     _throttle(zk, 2 * MB)
-    wait_for(lambda: len(_events(cluster, "throttle_rates", None)) >= 6, what="rates applied")
+    wait_for(lambda: len(_events(cluster, "throttle_rates", None)) >= 6 and _events(cluster, "throttle_lists"),
+             what="rates and lists applied")
     create_json(zk, "/admin/reassign_partitions", {"version": 1, "partitions": [
         {"topic": "t", "partition": 0, "replicas": [1]}, {"topic": "t", "partition": 1, "replicas": [2]}]})
     wait_for(lambda: zk.exists("/admin/reassign_partitions") is None, timeout=30, what="done")
@@ -59,7 +60,8 @@ def test_removing_throttles_midway_finishes_sooner(make_cluster, zk):
     cluster = make_cluster(speed=100.0, network_rate=100 * MB)
     cluster.create_topic("t", {0: [0]}, sizes={0: 400 * MB})
     _throttle(zk, 1 * MB)
-    wait_for(lambda: len(_events(cluster, "throttle_rates", None)) >= 6, what="rates applied")
+    wait_for(lambda: len(_events(cluster, "throttle_rates", None)) >= 6 and _events(cluster, "throttle_lists"),
+             what="rates and lists applied")
     create_json(zk, "/admin/reassign_partitions",
                 {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}]})
     start = wait_for(lambda: _events(cluster, "reassign_update"), what="started")[0].time
