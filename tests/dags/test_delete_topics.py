@@ -205,3 +205,12 @@ def test_select_batches_by_count_and_by_log_bytes():
         select_topics(snap, topic_regex="t(")
     with pytest.raises(InvalidInput, match="give topics"):
         select_topics(snap)
+
+
+def test_rejected_approval_writes_nothing_and_reports_the_rejection(env):
+    env.cluster.create_topics({"t1": ({0: [1, 2]}, None, None)})
+    before = tree(env.zk)
+    result = run(env, answer="Reject", topics=["t1"])
+    assert result.task_states["approve"] == "success" and result.task_states["delete_batches"] == "skipped"
+    assert tree(env.zk) == before
+    assert "**rejected**" in (result.run_folder / "final_report.md").read_text()

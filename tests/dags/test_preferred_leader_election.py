@@ -154,3 +154,18 @@ def test_election_trigger_serializes_to_primitives_only():
     assert trigger.serialize() == ("operators.triggers.election.ElectionDoneTrigger", {
         "zk_conn_id": "zk_x", "partitions": ["a:0", "b:1"], "deadline": 1_800_000_000.0, "poll_interval": 0.25,
         "batch": 2})
+
+
+def test_dry_run_plans_every_batch_and_writes_nothing(env):
+    from tests.zk_helpers import tree
+
+    cluster, conn_id, zk, run_root = env
+    cluster.create_topics({"orders": (rotated(6), None, None)})
+    restart_two_brokers(cluster, zk)
+    before = tree(zk)
+    result = run(conn_id, run_root, dry_run=True, max_batch_partitions=1)
+    assert result.state == "success", result.task_states
+    assert tree(zk) == before
+    planned = election_writes(result.run_folder)
+    assert planned and all(w.dry_run and len(w.after["partitions"]) == 1 for w in planned)
+    assert "dry run" in (result.run_folder / "final_report.md").read_text()
