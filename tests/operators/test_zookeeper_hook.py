@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
@@ -87,3 +88,18 @@ def test_ui_field_behaviour_names_the_fields_an_sre_fills() -> None:
     assert ui["relabeling"]["host"] == "ZooKeeper hosts"
     assert "chroot" in ui["placeholders"]["extra"]
     assert ZooKeeperHook.conn_name_attr == "zk_conn_id" and ZooKeeperHook.conn_type == "kafka_zookeeper"
+
+
+def test_provider_info_declares_the_connection_type_in_airflows_schema() -> None:
+    import jsonschema
+
+    import airflow
+    from operators.provider import get_provider_info
+
+    schema = json.loads((Path(airflow.__file__).parent / "provider_info.schema.json").read_text())
+    info = get_provider_info()
+    jsonschema.validate(info, schema)
+    [conn] = info["connection-types"]
+    assert conn["connection-type"] == ZooKeeperHook.conn_type
+    module, _, name = conn["hook-class-name"].rpartition(".")
+    assert getattr(__import__(module, fromlist=[name]), name) is ZooKeeperHook
