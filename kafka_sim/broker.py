@@ -1,6 +1,7 @@
 """One simulated broker: its own ZooKeeper session, registration, config view, ISR duties.
 
-* Start: own kazoo session; startup persistent paths and ``/cluster/id`` (§0, §1.14); the
+* Start: own kazoo session; startup persistent paths (null data), ``/cluster/id`` and a
+  producer-id block (§0, §1.14, §1.15); the
   ephemeral ``/brokers/ids/<id>`` v4 registration on 127.0.0.1 written as ``[create null,
   setData]`` (zkVersion 1); its own dynamic config read; watches on ``/controller`` (to take
   part in elections) and on ``/config/changes`` children (§2.10).
@@ -91,6 +92,7 @@ class SimBroker:
         journal = self.engine.journal
         zk_io.ensure_startup_paths(client, journal, self.name)
         zk_io.ensure_cluster_id(client, ClusterId(self.engine.cluster_id).encode(), journal, self.name)
+        zk_io.claim_producer_id_block(client, self.id, journal, self.name)
         self.alive = True
         self.register()
         self.load_own_config()

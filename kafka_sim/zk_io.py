@@ -30,7 +30,7 @@ from kazoo.protocol.serialization import Create
 from kazoo.security import OPEN_ACL_UNSAFE
 
 from kafka_zk import paths
-from kafka_zk.codecs import encode_controller_epoch
+from kafka_zk.codecs import ProducerIdBlock, decode_producer_id_block, encode_controller_epoch
 
 
 class ControllerMoved(Exception):
@@ -156,15 +156,39 @@ def failed(result: Any) -> bool:
 # broker writes
 
 
+def _create_null_path(client: KazooClient, path: str, journal: Journal, writer: str) -> None:
+    """Create ``path`` and missing parents with null data, as Kafka's createRecursive does."""
+    parent = path.rsplit("/", 1)[0]
+    if parent and client.exists(parent) is None:
+        _create_null_path(client, parent, journal, writer)
+    try:
+        client._create_async_inner(path, None, OPEN_ACL_UNSAFE, 0).get(timeout=30)
+        journal.add(writer, "create", path, None)
+    except NodeExistsError:
+        pass
+
+
 def ensure_startup_paths(client: KazooClient, journal: Journal, writer: str) -> None:
-    """Persistent paths every broker creates at startup when missing (contract §0)."""
+    """Persistent paths every broker creates at startup when missing (contract §0), null data."""
     for path in paths.BROKER_STARTUP_PATHS:
         if client.exists(path) is None:
-            try:
-                client.create(path, b"", makepath=True)
-                journal.add(writer, "create", path, b"")
-            except NodeExistsError:
-                pass
+            _create_null_path(client, path, journal, writer)
+
+
+def claim_producer_id_block(client: KazooClient, broker_id: int, journal: Journal, writer: str,
+                            block_size: int = 1000) -> ProducerIdBlock:
+    """A 2.4 broker claims the next producer-id block at startup (§1.15): conditional set."""
+    for _ in range(10):
+        data, stat = client.get(paths.LATEST_PRODUCER_ID_BLOCK)
+        start = decode_producer_id_block(data).block_end + 1 if data else 0
+        block = ProducerIdBlock(broker_id, start, start + block_size - 1)
+        try:
+            client.set(paths.LATEST_PRODUCER_ID_BLOCK, block.encode(), version=stat.version)
+        except BadVersionError:
+            continue
+        journal.add(writer, "set", paths.LATEST_PRODUCER_ID_BLOCK, block.encode())
+        return block
+    raise RuntimeError("could not claim a producer id block after 10 attempts")
 
 
 def ensure_cluster_id(client: KazooClient, cluster_id: bytes, journal: Journal, writer: str) -> None:

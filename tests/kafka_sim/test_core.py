@@ -22,6 +22,9 @@ def test_brokers_register_and_controller_is_elected(make_cluster, zk):
                  "/latest_producer_id_block", "/log_dir_event_notification"):
         assert zk.exists(path) is not None, path
     assert get_json(zk, "/cluster/id")["version"] == "1"
+    assert zk.get("/brokers/seqid")[0] in (b"", None)
+    block = get_json(zk, "/latest_producer_id_block")       # one block of 1000 claimed per broker
+    assert block["block_start"] == "3000" and block["block_end"] == "3999"
     epoch, _ = zk.get("/controller_epoch")
     assert epoch == b"1"
     ctrl = get_json(zk, "/controller")

@@ -5,7 +5,7 @@ emulator's journal: ZooKeeper's ``TxnLogToolkit`` dumps the committed transactio
 each broker session (one that registered ``/brokers/ids/<id>``) every write is checked against
 contract §0/§10: controller writes are 2-op multis ``[check /controller_epoch, op]``; the only
 other broker writes are the registration multi, the election multi, the leader's own ISR
-setData, ISR-change notifications, startup paths and ``/cluster/id``.
+setData, ISR-change notifications, startup paths, ``/cluster/id`` and producer-id blocks.
 """
 
 from __future__ import annotations
@@ -79,8 +79,9 @@ def test_every_controller_write_is_a_fenced_multi(make_cluster, zk, zk_server, z
             assert [o for o, _ in ops] == ["create", "setData"], raw
             assert paths[0] == paths[1] and paths[0].startswith("/brokers/ids/") or \
                 paths == ["/controller", "/controller_epoch"], raw
-        elif kind == "setData":
-            assert re.fullmatch(r"/brokers/topics/f/partitions/\d+/state", paths[0]), raw
+        elif kind == "setData":                               # leader ISR change, producer ids
+            assert re.fullmatch(r"/brokers/topics/f/partitions/\d+/state", paths[0]) or \
+                paths[0] == "/latest_producer_id_block", raw
         else:
             assert kind == "create", raw
             assert paths[0].startswith("/isr_change_notification/isr_change_") or paths[0] in (
@@ -90,5 +91,5 @@ def test_every_controller_write_is_a_fenced_multi(make_cluster, zk, zk_server, z
                 "/isr_change_notification", "/latest_producer_id_block", "/log_dir_event_notification"), raw
     assert fenced > 20
     state_writes = [json.loads(raw[raw.index("{"):raw.rindex("}") + 1]) for s, kind, ops, raw in txns
-                    if s in brokers and kind == "setData"]
+                    if s in brokers and kind == "setData" and ops[0][1].endswith("/state")]
     assert state_writes and all("leader_epoch" in w for w in state_writes)
