@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.retry import KazooRetry
 
 from kafka_sim import zk_io
@@ -34,6 +34,7 @@ from kafka_zk.codecs import (BrokerRegistration, ClusterId, InvalidPayload, IsrC
                              PartitionState, TopicPartition, decode_config_change, decode_entity_config,
                              decode_partition_state)
 from kafka_zk.connect import retry_policy
+from kafka_zk.errors import KafkaZkError
 
 if TYPE_CHECKING:
     from kafka_sim.engine import Engine
@@ -51,6 +52,10 @@ def parse_rate(value: str | None) -> float | None:
     except ValueError:
         return None
     return rate if rate >= 0 else None
+
+
+class BrokerIdTaken(KafkaZkError):
+    """Another session already holds ``/brokers/ids/<id>``."""
 
 
 class SimBroker:
@@ -94,11 +99,21 @@ class SimBroker:
         zk_io.ensure_cluster_id(client, ClusterId(self.engine.cluster_id).encode(), journal, self.name)
         zk_io.claim_producer_id_block(client, self.id, journal, self.name)
         self.alive = True
-        self.register()
+        try:
+            self.register()
+        except KafkaZkError:
+            self.close()
+            raise
         self.load_own_config()
 
     def register(self) -> None:
-        zk_io.register_broker(self.client, self.id, self.registration(), self.engine.journal, self.name)
+        try:
+            zk_io.register_broker(self.client, self.id, self.registration(), self.engine.journal, self.name)
+        except NodeExistsError:
+            raise BrokerIdTaken(
+                f"broker id {self.id} is already registered under {paths.broker(self.id)} on "
+                f"{self.engine.connect} (another emulator or a Kafka broker on this chroot?): stop it, "
+                "wait for its session to expire, or use another chroot") from None
         self.registered = True
         self.arm_watches()
         kids = self.client.get_children(paths.CONFIG_CHANGES)

@@ -174,7 +174,10 @@ class Engine:
                 self.pending_joins.discard((tp, r))
                 continue
             leader = self.brokers.get(pd.leader)
-            if leader is None or not leader.registered:
+            if leader is None or not leader.alive:
+                self.pending_joins.discard((tp, r))    # a new leader brings a new catch-up
+                continue
+            if not leader.registered:
                 continue
             if self._guard(lambda: leader.change_isr(tp, add=r)):
                 self.pending_joins.discard((tp, r))

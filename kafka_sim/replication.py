@@ -156,7 +156,8 @@ class ReplicationModel:
         for r in list(pd.have):
             if r not in new_replicas or r in new_isr or r == new_leader:
                 del pd.have[r]
-        pd.caught = {r for r in pd.caught if r in pd.have}
+        # a caught-up follower waiting to join re-syncs with a new leader (a new catch-up event)
+        pd.caught = {r for r in pd.caught if r in pd.have} if new_leader == pd.leader else set()
         pd.replicas, pd.leader, pd.isr = new_replicas, new_leader, new_isr
         self._dirty()
 

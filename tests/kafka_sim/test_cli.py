@@ -68,3 +68,30 @@ def test_delete_topic_enable_flag_is_checked(value, capsys):
     with pytest.raises(SystemExit):
         main(["sim", "--zookeeper", "127.0.0.1:1/x", "--delete-topic-enable", value])
     assert "is not true or false" in capsys.readouterr().err
+
+
+def test_sim_with_embedded_zookeeper_prints_its_connect_string():
+    from kazoo.client import KazooClient
+
+    proc = subprocess.Popen([*CLI, "sim", "--embedded-zookeeper", "--brokers", "3", "--racks", "0",
+                             "--topics", "1", "--partitions", "2", "--replication-factor", "1",
+                             "--delete-topic-enable", "false"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/work/main")
+    try:
+        assert proc.stdout.readline().startswith("kafka-runbook sim: 3 brokers, 2 partitions")
+        connect = proc.stdout.readline().strip()
+        assert connect.startswith("127.0.0.1:") and connect.endswith("/kafka")
+        client = KazooClient(hosts=connect, timeout=10)
+        client.start(timeout=10)
+        try:
+            assert sorted(client.get_children("/brokers/ids")) == ["0", "1", "2"]
+            assert "rack" not in json.loads(client.get("/brokers/ids/0")[0])
+            client.create("/admin/delete_topics/topic-0000")
+            wait_for(lambda: client.exists("/admin/delete_topics/topic-0000") is None, what="marker dropped")
+            assert client.exists("/brokers/topics/topic-0000") is not None
+        finally:
+            client.stop()
+            client.close()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0

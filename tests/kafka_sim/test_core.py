@@ -68,3 +68,34 @@ def test_disjoint_reassignment_trajectory(make_cluster, zk):
     assert states == [(0, 0, [0, 1]), (0, 1, [0, 1]), (0, 1, [0, 1, 2]), (0, 1, [0, 1, 2, 3]),
                       (2, 2, [0, 1, 2, 3]), (2, 3, [1, 2, 3]), (2, 4, [2, 3])]
     assert state(zk, "tb1", 0)["leader_epoch"] == 4
+
+
+def test_bad_input_is_refused_before_any_write(make_cluster, zk, zk_connect):
+    import pytest
+
+    from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+    from kafka_zk.errors import InvalidInput, KafkaZkError, TopicExists
+    from tests.zk_helpers import tree
+
+    with pytest.raises(InvalidInput, match="brokers is empty"):
+        ClusterSpec(brokers={})
+    with pytest.raises(InvalidInput, match="speed"):
+        ClusterSpec(brokers={0: None}, speed=0)
+    cluster = make_cluster()
+    cluster.create_topic("x", {0: [0, 1]})
+    before = tree(zk)
+    for bad, message in [({0: [0, 0]}, "must be distinct"), ({1: [0]}, "must be 0..0"), ({}, "empty")]:
+        with pytest.raises(InvalidInput, match=message):
+            cluster.create_topic("y", bad)
+    with pytest.raises(InvalidInput, match="size for partition"):
+        cluster.create_topic("y", {0: [0]}, sizes={3: 10})
+    with pytest.raises(TopicExists):
+        cluster.create_topic("x", {0: [0]})
+    with pytest.raises(InvalidInput, match="not in this cluster"):
+        cluster.kill_broker(42)
+    assert tree(zk) == before
+    other = EmulatedCluster(zk_connect, ClusterSpec(brokers={1: "z"}))
+    with pytest.raises(KafkaZkError, match="broker id 1 is already registered"):
+        other.start()
+    other.stop()
+    assert json.loads(zk.get("/brokers/ids/1")[0])["rack"] == "b"
