@@ -25,8 +25,10 @@ from typing import Any, Mapping, Sequence
 import jinja2
 
 from kafka_zk.audit import AuditLog
+from kafka_zk.model import ClusterSnapshot
 from kafka_zk.run_folder import RunFolder
 from operators.base import RunbookOperator
+from operators.hooks.zookeeper import ZooKeeperHook
 from operators.errors import RunFailed
 from operators.waves import WaveBook, human_bytes
 
@@ -186,10 +188,40 @@ class FinalReportOperator(RunbookOperator):
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
         values = final_values(folder, context, sorted(self.removed), self.is_dry_run)
+        live = self._live_chart(folder)
+        if live is not None:
+            values["charts"] = [live]
         folder.write_text(folder.final_report_md, render("final_report.md.j2", **values))
         folder.write_text(folder.final_report_html, render("final_report.html.j2", **values))
         self.log.info("final report (%s): %s", values["outcome"], folder.final_report_md)
         return {"outcome": values["outcome"], "failures": values["failures"]}
+
+
+    def _live_chart(self, folder: RunFolder) -> dict | None:
+        """Replicas per broker: the run's snapshot against the live cluster now (None if unreadable)."""
+        from kafka_zk.snapshot import read_snapshot
+        from kafka_zk.snapshot_file import load_snapshot
+
+        if not folder.snapshot.is_file():
+            return None
+        try:
+            with ZooKeeperHook(self.zk_conn_id) as hook:
+                now = read_snapshot(hook.get_conn(), with_configs=False)
+        except Exception as exc:  # noqa: BLE001 - a report without the live chart beats no report
+            self.log.warning("live cluster not readable for the report: %s", exc)
+            return None
+        before = load_snapshot(str(folder.snapshot))
+
+        def counts(snap: ClusterSnapshot) -> dict[int, int]:
+            out: dict[int, int] = {}
+            for p in snap.partitions():
+                for b in p.replicas:
+                    out[b] = out.get(b, 0) + 1
+            return out
+        b0, b1 = counts(before), counts(now)
+        removed = self.removed
+        return chart("Replicas per broker: at the snapshot vs now", [
+            (b, b in removed, b0.get(b, 0), b1.get(b, 0)) for b in sorted(set(b0) | set(b1))])
 
 
 class NotifyOperator(RunbookOperator):

@@ -119,6 +119,8 @@ def test_happy_path_with_a_human_approval(spark_run) -> None:
     html = (folder / "plan_report.html").read_text()
     assert "<svg" in html and approval["plan_hash"] in html
     assert "succeeded" in (folder / "final_report.md").read_text()
+    final_html = (folder / "final_report.html").read_text()
+    assert "at the snapshot vs now" in final_html and "broker 6 (removed)" in final_html
     assert (folder / "notification.txt").read_text().startswith("[kafka-runbooks] decommission_brokers succeeded")
 
 
@@ -218,6 +220,8 @@ def test_upstream_failure_still_removes_throttles_and_restores_the_users(zk_serv
         assert result.task_states["execute_waves"] == "failed"
         assert result.task_states["final_verify"] == "upstream_failed"
         assert result.task_states["remove_throttles"] == "success"
+        approval = json.loads((result.run_folder / "approval.json").read_text())
+        assert approval["decision"] == "pre_approved" and approval["by"].startswith("policy:pre_approved")
         throttled = [r for r in zk_writes(audit(result.run_folder)) if r["path"] == "/config/brokers/2"]
         assert throttled, "the run did set throttles before failing"
         assert throttle_configs(zk) == users
