@@ -199,6 +199,10 @@ def test_select_batches_by_count_and_by_log_bytes():
     sizes = {TopicPartition(f"t{i}", 0): 100 * (i + 1) for i in range(5)}  # x2 replicas: 200..1000 bytes
     sel = select_topics(snap, topic_regex="t.*", batch_size=10, max_batch_bytes=600, sizes=sizes)
     assert sel.batches == (("t0", "t1"), ("t2",), ("t3",), ("t4",))  # 200+400, 600, 800 (alone), 1000 (alone)
+    internal = ClusterSnapshot(snap.brokers, {**topics, "__consumer_offsets": Topic("__consumer_offsets", {})})
+    assert "__consumer_offsets" in select_topics(internal, topics=["__consumer_offsets"]).refused
+    assert select_topics(internal, topics=["__consumer_offsets"], allow_internal=True).batches == (
+        ("__consumer_offsets",),)
     with pytest.raises(InvalidInput, match="needs partition sizes"):
         select_topics(snap, topics=["t0"], max_batch_bytes=10)
     with pytest.raises(InvalidInput, match="not a valid regular expression"):

@@ -133,3 +133,17 @@ def test_leader_imbalance_after_restarts(cluster, zk):
     for b in report.leader_balance:
         assert (b.preferred, b.not_led, b.imbalance_ratio) == (2, not_led[b.broker], not_led[b.broker] / 2)
     assert all("preferred leader election" in f.cause for f in found.values())
+
+
+def test_stuck_reassignment_names_a_replica_that_does_not_catch_up(cluster, zk):
+    cluster.create_topic("orders", {0: [1, 2]}, sizes={0: 10 * 1024 ** 3})
+    assert cluster.wait_idle(30)
+    cluster.stall_replica("orders", 0, 3)  # the new replica on broker 3 will never fetch
+    zk.create("/admin/reassign_partitions", json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [1, 3]}]}).encode())
+    assert cluster.wait_until(lambda: read_snapshot(zk).partition(TP("orders", 0)).is_reassigning, 30)
+    _, stat = zk.get("/admin/reassign_partitions")
+    [f] = run(zk, HealthThresholds(stuck_reassignment_s=600), now_ms=stat.mtime + 601_000).of(
+        health.STUCK_REASSIGNMENT)
+    assert f.partitions == (TP("orders", 0),)
+    assert "replica(s) on broker(s) 3 not catching up (not in the ISR)" in f.cause
