@@ -48,6 +48,17 @@ def bench_start(zk: EmbeddedZooKeeper, partitions: int) -> None:
     t2 = time.monotonic()
     print(f"start: 6 brokers in {t1 - t0:.2f} s; {partitions} partitions seeded and initialised by the "
           f"controller in {t2 - t1:.2f} s (total {t2 - t0:.2f} s)")
+    c.wait_idle(600)
+    t = time.monotonic()
+    c.publish_log_dirs(force=True)
+    pub = time.monotonic() - t
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    for _ in range(5):
+        time.sleep(1.0)
+        c.publish_log_dirs()           # what `kafka-runbook sim` does every second
+    cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+    print(f"idle: {partitions} partitions with the once-a-second publication check: "
+          f"{100 * cpu / wall:.2f}% of one core; one publication of the log-dirs JSON: {pub:.2f} s")
     t3 = time.monotonic()
     c.move_controller(timeout=600)
     t4 = time.monotonic()

@@ -140,13 +140,9 @@ def run(args: argparse.Namespace) -> int:
               f"partitions, controller {cluster.controller_id()}, speed {args.speed:g}x", flush=True)
         print(connect_string, flush=True)
         commands = CommandQueue(cluster.tool_client)
-        last = None
         while not stop.is_set():
             commands.run_pending(cluster, timeout=1.0)
-            text = cluster.log_dirs_json()
-            if text != last:
-                cluster.publish_log_dirs()
-                last = text
+            cluster.publish_log_dirs()
     finally:
         import logging
         logging.getLogger("kazoo.client").setLevel(logging.ERROR)   # sessions closing: expected

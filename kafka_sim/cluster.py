@@ -44,6 +44,7 @@ class EmulatedCluster:
         self._tool: KazooClient | None = None
         self._started = False
         self._stopped = False
+        self._published: tuple | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, timeout: float = 60.0) -> "EmulatedCluster":
@@ -175,9 +176,21 @@ class EmulatedCluster:
         return eng.call(lambda: log_dirs.render(
             eng.model, [b for b, br in eng.brokers.items() if br.alive], self.spec.log_dir))
 
-    def publish_log_dirs(self) -> None:
-        """Write the log-dirs JSON under /kafka-sim/log-dirs for other processes."""
-        log_dirs.publish(self._tool, self.log_dirs_json(), self.now())
+    def publish_log_dirs(self, force: bool = False) -> bool:
+        """Write the log-dirs JSON under /kafka-sim/log-dirs for other processes, when sizes
+        may have changed since the last publication (or ``force``); True when written."""
+        eng = self._engine
+
+        def snapshot() -> tuple[bool, str | None]:
+            key = (eng.model.version, tuple(sorted(b for b, br in eng.brokers.items() if br.alive)))
+            changed = force or key != self._published or bool(eng.model.flows()) or eng.model.produce_rate > 0
+            self._published = key
+            text = log_dirs.render(eng.model, list(key[1]), self.spec.log_dir) if changed else None
+            return changed, text
+        changed, text = eng.call(snapshot)
+        if changed:
+            log_dirs.publish(self._tool, text, self.now())
+        return changed
 
     # ------------------------------------------------------------------ time and waiting
     def now(self) -> float:
@@ -221,7 +234,7 @@ class EmulatedCluster:
 
     def history(self) -> list[SimEvent]:
         """What happened, with simulated times (catch-ups, ISR joins, reassignments...)."""
-        return list(self._engine.events)
+        return self._engine.history_items()
 
     def journal(self) -> list[zk_io.Write]:
         """Every emulator write, in commit order (only with ``spec.journal``)."""
@@ -307,6 +320,7 @@ class EmulatedCluster:
 
     def controller_id(self) -> int:
         """The active controller's broker id, or −1 when there is none."""
+        self._require_started()
         try:
             data, _ = self._tool.get(paths.CONTROLLER)
         except NoNodeError:

@@ -79,6 +79,7 @@ class Engine:
         self.pending_joins: set[tuple[TopicPartition, int]] = set()
         self.topic_config_seq: dict[str, int] = {}
         self.events: deque[SimEvent] = deque(maxlen=200_000)
+        self._events_lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue()
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._tseq = itertools.count()
@@ -118,8 +119,14 @@ class Engine:
 
     def history(self, kind: str, tp: TopicPartition | None = None, broker: int | None = None,
                 detail: str = "", at: float | None = None) -> None:
-        self.events.append(SimEvent(self.model.now if at is None else at, kind, tp.topic if tp else None,
-                                    tp.partition if tp else None, broker, detail))
+        event = SimEvent(self.model.now if at is None else at, kind, tp.topic if tp else None,
+                         tp.partition if tp else None, broker, detail)
+        with self._events_lock:
+            self.events.append(event)
+
+    def history_items(self) -> list[SimEvent]:
+        with self._events_lock:
+            return list(self.events)
 
     def idle(self) -> bool:
         """No event queued (and, seen from another thread, none being handled)."""

@@ -103,12 +103,14 @@ class ReplicationModel:
         self.throttles: dict[str, tuple[Pairs, Pairs]] = {}  # topic -> (leader list, follower list)
         self.stalled: set[tuple[TopicPartition, int]] = set()
         self.now = 0.0
+        self.version = 0        # bumped on every change of views, sizes or rates
         self._flows: list[Flow] | None = None
         self._rates: list[float] = []
 
     # ----------------------------------------------------------------------------- mutation
     def _dirty(self) -> None:
         self._flows = None
+        self.version += 1
 
     def _grows(self, pd: PartitionData) -> bool:
         return self.produce_rate > 0 and pd.leader >= 0 and pd.leader in self.live
