@@ -75,3 +75,40 @@ def test_removing_throttles_midway_finishes_sooner(make_cluster, zk):
     predicted = lifted + (400 * MB - copied_throttled) / (100 * MB)
     assert caught == pytest.approx(predicted, rel=0.05)
     assert caught - start < 400 * 0.5       # far sooner than the 400 s the throttle implies
+
+
+def test_log_dirs_json_reports_replica_bytes_during_a_move(make_cluster, zk):
+    """The emulator's kafka-log-dirs JSON parses with the planner's reader; a copying follower
+    shows the bytes it has and its lag."""
+    from kafka_zk.codecs import TopicPartition
+    from kafka_zk.log_dirs import parse_log_dirs
+
+    cluster = make_cluster(speed=100.0, network_rate=1 * MB)
+    cluster.create_topic("t", {0: [0, 1], 1: [1, 2]}, sizes={0: 500 * MB, 1: 7 * MB})
+    assert parse_log_dirs(cluster.log_dirs_json()) == {TopicPartition("t", 0): 500 * MB,
+                                                       TopicPartition("t", 1): 7 * MB}
+    create_json(zk, "/admin/reassign_partitions",
+                {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [0, 3]}]})
+    wait_for(lambda: cluster.now() > 100 and _events(cluster, "reassign_update"), what="copying")
+    doc = json.loads(cluster.log_dirs_json())
+    on3 = [p for b in doc["brokers"] if b["broker"] == 3 for p in b["logDirs"][0]["partitions"]]
+    assert len(on3) == 1 and on3[0]["partition"] == "t-0" and 0 < on3[0]["size"] < 500 * MB
+    assert on3[0]["offsetLag"] == 500 * MB - on3[0]["size"] and on3[0]["isFuture"] is False
+    assert doc["brokers"][0]["logDirs"][0]["error"] is None
+    assert cluster.sizes() == {TopicPartition("t", 0): 500 * MB, TopicPartition("t", 1): 7 * MB}
+
+
+def test_default_broker_rates_are_ignored_before_3_9(make_cluster, zk):
+    """§2.10: rates under /config/brokers/<default> do not throttle (2.4.1 verified)."""
+    cluster = make_cluster(speed=100.0, network_rate=100 * MB)
+    cluster.create_topic("t", {0: [0]}, sizes={0: 100 * MB})
+    _set_config(zk, "brokers/<default>", {"leader.replication.throttled.rate": str(MB),
+                                          "follower.replication.throttled.rate": str(MB)})
+    _set_config(zk, "topics/t", {"leader.replication.throttled.replicas": "*",
+                                 "follower.replication.throttled.replicas": "*"})
+    wait_for(lambda: _events(cluster, "throttle_lists"), what="lists applied")
+    create_json(zk, "/admin/reassign_partitions",
+                {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}]})
+    wait_for(lambda: zk.exists("/admin/reassign_partitions") is None, timeout=30, what="done")
+    start = _events(cluster, "reassign_update")[0].time
+    assert _events(cluster, "caught_up")[0].time - start == pytest.approx(1.0, rel=0.05)
