@@ -60,7 +60,8 @@ PARAMS = {
                          description="Only topics whose whole name matches this regular expression, e.g. 'orders-.*'"),
     "path_to_json_file": Param(None, type=["null", "string"],
                                description="Optional path to a JSON file in kafka-preferred-replica-election.sh "
-                                           "--path-to-json-file format: {\"partitions\":[{\"topic\":\"t\",\"partition\":0}]}"),
+                                           "--path-to-json-file format: "
+                                           "{\"partitions\":[{\"topic\":\"t\",\"partition\":0}]}"),
     "max_batch_partitions": Param(1000, type="integer", minimum=1,
                                   description="At most this many partitions per election batch"),
     "max_batch_bytes": Param(524288, type="integer", minimum=64, maximum=1000000,
@@ -69,7 +70,8 @@ PARAMS = {
     "pause_between_batches_s": Param(0, type="number", minimum=0,
                                      description="Seconds to wait after a batch is consumed before writing the next"),
     "batch_timeout_s": Param(120, type="integer", minimum=1,
-                             description="Fail when the controller has not consumed a batch's node after this many seconds"),
+                             description="Fail when the controller has not consumed a batch's node after this many "
+                                         "seconds"),
     "dry_run": Param(False, type="boolean",
                      description="Plan and report; only plan the election writes (audit log); write nothing"),
     "pre_approved": Param(False, type="boolean",

@@ -155,7 +155,7 @@ def refusal_error(selection: DeletionSelection) -> InvalidInput:
 
 
 class SelectTopicsOperator(RunbookOperator):
-    """Resolve the selection into ``plan/selection.json```` and plan artifacts; fail (nothing written) on any refusal."""
+    """Resolve the selection into ``plan/selection.json`` + plan artifacts; fail (nothing written) on refusal."""
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "topics", "topic_regex", "allow_internal",
                                       "batch_size", "max_batch_bytes")

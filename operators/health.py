@@ -158,7 +158,9 @@ class HealthReportOperator(BaseOperator):
         triggered = self.triggered_run_id if self.triggered_run_id not in (None, "", "None") else None
         doc["hand_off"]["triggered_run_id"] = triggered
         folder.write_json(folder.root / HEALTH_FILE, doc)
-        values = {"h": doc, "dag_id": context["dag"].dag_id, "run_id": context["run_id"],
+        from kafka_zk.health import CHECKS
+
+        values = {"h": doc, "dag_id": context["dag"].dag_id, "run_id": context["run_id"], "checks": CHECKS,
                   "findings_by_severity": {s: [f for f in doc["findings"] if f["severity"] == s]
                                            for s in ("critical", "warning", "info")}}
         md, html = folder.root / "health_report.md", folder.root / "health_report.html"

@@ -148,7 +148,8 @@ class ElectionPlanOperator(RunbookOperator):
                 text = Path(self.path_to_json_file).read_text(encoding="utf-8")
             except OSError as exc:
                 raise InvalidInput(f"path_to_json_file {self.path_to_json_file}: cannot read it ({exc.strerror}); "
-                                   "give the file kafka-preferred-replica-election.sh --path-to-json-file takes") from None
+                                   "give the file kafka-preferred-replica-election.sh --path-to-json-file takes"
+                                   ) from None
         scope = election_scope(snap, self.topics or (), self.topic_regex, text)
         plan = plan_election(snap, scope, int(self.max_batch_bytes),
                              int(self.max_batch_partitions) if self.max_batch_partitions else None)
@@ -346,7 +347,8 @@ class ElectionReportOperator(RunbookOperator):
             with self.session(context) as (client, _):
                 after = [b.to_json() for b in leader_balance(read_snapshot(client, with_configs=False))]
         not_elected = [ne for b in progress for ne in b["not_elected"]]
-        outcome = ("FAILED" if failures or doc is None else "rejected" if approval and approval["decision"] == "rejected"
+        rejected = approval is not None and approval["decision"] == "rejected"
+        outcome = ("FAILED" if failures or doc is None else "rejected" if rejected
                    else "dry run (nothing written)" if self.is_dry_run
                    else "succeeded" if progress and all(b["state"] == "done" for b in progress)
                    else "nothing to elect" if doc and not doc["batches"] else "pending")

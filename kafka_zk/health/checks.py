@@ -69,7 +69,7 @@ def _broker_list(ids: Iterable[int]) -> str:
 _PARTITION_TEXT = {
     UNAVAILABLE: "have no live leader (clients cannot produce or consume)",
     UNDER_REPLICATED: "are under-replicated (fewer in-sync replicas than the replication factor)",
-    UNDER_MIN_ISR: "have fewer in-sync replicas than min.insync.replicas={m} (acks=all producers fail)",
+    UNDER_MIN_ISR: "have no leader or fewer in-sync replicas than min.insync.replicas={m} (acks=all producers fail)",
     AT_MIN_ISR: "are at min.insync.replicas={m} (one more lost replica blocks acks=all producers)",
 }
 

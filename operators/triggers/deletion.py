@@ -94,9 +94,9 @@ class TopicsDeletedTrigger(BaseTrigger):
                 now_not_deleted = {t for t, s in states.items() if s == "not_deleted"}
                 confirmed = sorted(now_not_deleted & suspect)
                 if confirmed:
-                    yield self._event("not_deleted", states, f"topic(s) {', '.join(confirmed)} marked for deletion "
-                                      "but not deleted: the controller removed the marker and kept the topic",
-                                      started)
+                    gone = ", ".join(confirmed)
+                    yield self._event("not_deleted", states,
+                                      f"the controller removed the marker(s) of {gone} but kept the topic(s)", started)
                     return
                 suspect = now_not_deleted
                 now = time.time()

@@ -175,7 +175,8 @@ def test_dry_run_writes_nothing_and_plans_every_marker(env):
     assert result.state == "success", result.task_states
     assert tree(env.zk) == before
     planned = [r for r in AuditLog.read(result.run_folder / "audit.jsonl") if r.op == "create"]
-    assert [(r.path, r.dry_run) for r in planned] == [("/admin/delete_topics/t1", True), ("/admin/delete_topics/t2", True)]
+    assert [(r.path, r.dry_run) for r in planned] == [("/admin/delete_topics/t1", True),
+                                                      ("/admin/delete_topics/t2", True)]
     assert "dry run" in (result.run_folder / "final_report.md").read_text()
 
 
