@@ -241,9 +241,13 @@ class EmulatedCluster:
         return self._engine.journal.items()
 
     # ------------------------------------------------------------------ faults
-    def kill_broker(self, broker_id: int) -> None:
-        """Close the broker's session (its registration vanishes at once)."""
+    def kill_broker(self, broker_id: int, expire_after: float = 0.0) -> None:
+        """Kill the broker (SIGKILL). Its session is closed at once, or — closer to a real
+        SIGKILL — expires ``expire_after`` simulated seconds later (2.4.1 with the default 6 s
+        session timeout: ~7.8 s), the registration (and ``/controller``) staying until then."""
         b = self._broker(broker_id)
+        if expire_after < 0:
+            raise InvalidInput(f"expire_after {expire_after!r} must be ≥ 0 simulated seconds")
         eng = self._engine
 
         def kill() -> None:
@@ -252,13 +256,23 @@ class EmulatedCluster:
             if eng.controller is not None and eng.controller.id == broker_id:
                 eng._resign()
             eng.model.broker_down(broker_id)
-            b.close()
             eng.history("broker_killed", None, broker_id)
+            if expire_after == 0:
+                b.close()
+                return
+            b.alive = b.registered = False       # the process is gone; its session is not yet
+            inc = b.incarnation
+
+            def expire() -> None:
+                if b.incarnation == inc and b.client is not None:
+                    b.close()
+                    eng.history("session_expired", None, broker_id)
+            eng.at(eng.now() + expire_after, expire)
         eng.call(kill)
 
-    def shutdown_broker(self, broker_id: int) -> None:
+    def shutdown_broker(self, broker_id: int, close_after: float = 0.0) -> None:
         """Controlled shutdown (SIGTERM): leaderships moved and ISRs shrunk first, then the
-        session closes."""
+        session closes — at once, or ``close_after`` simulated seconds later (2.4.1: ~16 s)."""
         b = self._broker(broker_id)
         eng = self._engine
 
@@ -269,7 +283,7 @@ class EmulatedCluster:
             if eng.controller is not None:
                 eng._guard(lambda: eng.controller.controlled_shutdown(broker_id))
         eng.call(shutdown)
-        self.kill_broker(broker_id)
+        self.kill_broker(broker_id, expire_after=close_after)
 
     def restart_broker(self, broker_id: int) -> None:
         """Start a killed broker again: new session, new registration (new czxid)."""
@@ -279,6 +293,8 @@ class EmulatedCluster:
         def restart() -> None:
             if b.alive:
                 return
+            if b.client is not None:              # killed, session not expired yet
+                b.close()
             b.start()
             eng.model.broker_up(broker_id)
             eng.history("broker_started", None, broker_id)

@@ -7,7 +7,8 @@ Normalised as the README says: state znodes compare (leader, leader_epoch, isr) 
 epochs, zkVersions, timestamps and controller ids are incidental; JSON compares parsed.
 
 Actual: the same paths after the emulator replayed the recording's ``action`` entries (at the
-recording's pace divided by the speed-up), from the emulator's journal merged with the
+recording's pace divided by the speed-up; a killed or stopped broker's session ends as late as
+the recording saw it end), from the emulator's journal merged with the
 replay's own tool writes by time. An independent poller (plain kazoo, every ~20 ms, like the
 original recorder) checks that every state it saw is in that sequence, in order, so the
 journal cannot claim what ZooKeeper did not hold; the final ZooKeeper content must equal the
@@ -207,13 +208,20 @@ class Replayer:
             self.zk.delete(path)
             self.tool_writes.append((t, "delete", path, None))
         elif kind.startswith("stop broker"):
-            self.cluster.shutdown_broker(a["broker"])
+            self.cluster.shutdown_broker(a["broker"], close_after=self._session_end(a))
         elif kind.startswith("kill -9"):
-            self.cluster.kill_broker(a["broker"])
+            self.cluster.kill_broker(a["broker"], expire_after=self._session_end(a))
         elif kind == "start broker":
             self.cluster.restart_broker(a["broker"])
         else:
             raise AssertionError(f"unknown action {kind!r}")
+
+    def _session_end(self, a: dict) -> float:
+        """Seconds from a stop/kill action until the recording saw that broker's session end."""
+        for w in self.vector["zk_writes"]:
+            if w["op"] == "closeSession" and w["session"] == f"broker {a['broker']}" and w["t_rel"] > a["t_rel"]:
+                return w["t_rel"] - a["t_rel"]
+        return 0.0
 
     def actual_sequences(self, initial: dict[str, Any]) -> dict[str, list]:
         seqs = {p: [v] for p, v in initial.items()}

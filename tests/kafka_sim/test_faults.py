@@ -118,3 +118,17 @@ def test_slow_broker_limits_its_catch_up(make_cluster, zk):
     started = [e for e in cluster.history() if e.kind == "reassign_update"][0].time
     caught = [e for e in cluster.history() if e.kind == "caught_up"][0].time
     assert caught - started == pytest.approx(100.0, rel=0.05)
+
+
+def test_sigkill_registration_lingers_until_the_session_expires(make_cluster, zk):
+    cluster = make_cluster(speed=20.0)
+    cluster.move_controller(1)
+    cluster.create_topic("t", {0: [0, 2]})
+    cluster.kill_broker(0, expire_after=8.0)
+    killed = cluster.now()
+    assert zk.exists("/brokers/ids/0") is not None and state(zk, "t", 0)["leader"] == 0
+    wait_for(lambda: zk.exists("/brokers/ids/0") is None, what="session expiry")
+    assert cluster.now() - killed >= 8.0
+    wait_for(lambda: state(zk, "t", 0)["leader"] == 2, what="failover after expiry")
+    cluster.restart_broker(0)
+    wait_for(lambda: state(zk, "t", 0)["isr"] == [2, 0], what="rejoin")
