@@ -72,7 +72,7 @@ def test_deletes_50_topics_matched_by_regex_in_batches_of_10_that_never_overlap(
     env.cluster.create_topics({n: ({0: [1 + i % 3, 1 + (i + 1) % 3]}, None, {"retention.ms": "1000"})
                                for i, n in enumerate(names)} | {
         "bulk": ({0: [1, 2]}, None, None), "keep": ({0: [2, 3], 1: [3, 1]}, None, None)})
-    result = run(env, answer="Approve", topic_regex="bulk-.*", batch_size=10)
+    result = run(env, answer="Approve", topic_regex="bulk-.*", batch_size=10, pause_between_batches_s=0.2)
     assert result.state == "success", result.task_states
     assert result.answered_by == "bob.sre"
     zk = env.zk

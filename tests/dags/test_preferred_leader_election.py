@@ -72,7 +72,7 @@ def test_election_after_two_restarts_restores_preferred_leaders_in_batches(env):
     restart_two_brokers(cluster, zk)
     moved = [p for t in ("orders", "events") for p, (leader, pref) in leaders(zk, t).items() if leader != pref]
     assert moved, "the restarts should have moved leadership away"
-    result = run(conn_id, run_root, answer="Approve", max_batch_partitions=3)
+    result = run(conn_id, run_root, answer="Approve", max_batch_partitions=3, pause_between_batches_s=0.2)
     assert result.state == "success", result.task_states
     for t in ("orders", "events"):
         assert all(leader == pref for leader, pref in leaders(zk, t).values()), leaders(zk, t)
