@@ -262,7 +262,8 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
             self.create_partitions(new)
         unclean = {t: self.unclean_allowed(t) for t in {tp.topic for tp in offline}} if offline else {}
         self.update_states(
-            (tp, lambda st, tp=tp: elections.offline(self.replicas(tp), st.isr, live, unclean[tp.topic]))
+            (tp, lambda st, tp=tp: None if st.leader in live
+             else elections.offline(self.replicas(tp), st.isr, live, unclean[tp.topic]))
             for tp in offline)
 
     def create_partitions(self, tps: list[TopicPartition]) -> None:

@@ -83,6 +83,6 @@ class MembershipMixin:
             elif broker in cached[0].isr:
                 follows.append(tp)
         sd = set(self.shutting_down)
-        self.update_states((tp, lambda st, tp=tp: elections.controlled_shutdown(
+        self.update_states((tp, lambda st, tp=tp: None if st.leader != broker else elections.controlled_shutdown(
             self.replicas(tp), st.isr, live, sd)) for tp in led)
         self.remove_replicas_from_isr((tp, broker) for tp in follows)

@@ -61,9 +61,10 @@ class PreferredMixin:
             if self.states[tp][0].leader == replicas[0]:
                 continue                                  # ELECTION_NOT_NEEDED (2.2+)
             todo.append(tp)
-        self.update_states(
-            (tp, lambda st, tp=tp: None if (l := elections.preferred(self.replicas(tp), st.isr, live)) is None
-             else (l, st.isr)) for tp in todo)
+        def elect(st, tp):
+            preferred = elections.preferred(self.replicas(tp), st.isr, live)
+            return None if preferred is None or preferred == st.leader else (preferred, st.isr)
+        self.update_states((tp, lambda st, tp=tp: elect(st, tp)) for tp in todo)
 
     def auto_rebalance(self: "Controller") -> None:
         """``auto.leader.rebalance.enable``: per broker, elect preferred leaders when more than
