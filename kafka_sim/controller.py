@@ -29,7 +29,8 @@ from kafka_sim.reassign import ReassignMixin
 from kafka_sim.zk_io import Fenced, Op, failed
 from kafka_zk import paths
 from kafka_zk.codecs import (InvalidPayload, PartitionState, TopicAssignment, TopicPartition,
-                             decode_entity_config, decode_isr_change, decode_partition_state, decode_topic_assignment)
+                             decode_entity_config, decode_isr_change, decode_partition_state,
+                             decode_topic_assignment)
 
 if TYPE_CHECKING:
     from kafka_sim.engine import Engine
@@ -117,7 +118,8 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         self.states[tp] = (st, stat.version)
         return st
 
-    def update_states(self, items: Iterable[tuple[TopicPartition, StateFn]]) -> dict[TopicPartition, PartitionState]:
+    def update_states(self, items: Iterable[tuple[TopicPartition, StateFn]]
+                      ) -> dict[TopicPartition, PartitionState]:
         """Apply ``fn(state) -> (leader, isr) | None`` to each partition, leader_epoch + 1.
 
         As Kafka's controller does, the current states are read from ZooKeeper first (pipelined)
@@ -198,7 +200,8 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         zk.exists(paths.PREFERRED_REPLICA_ELECTION, watch=self.preferred_watcher())
         zk.exists(paths.REASSIGN_PARTITIONS, watch=self.reassign_watcher())
         for parent in (paths.LOG_DIR_EVENT_NOTIFICATION, paths.ISR_CHANGE_NOTIFICATION):
-            kids = zk.get_children(parent, watch=self.watcher("isr") if parent == paths.ISR_CHANGE_NOTIFICATION else None)
+            watch = self.watcher("isr") if parent == paths.ISR_CHANGE_NOTIFICATION else None
+            kids = zk.get_children(parent, watch=watch)
             self.fenced.write_many(Op("delete", f"{parent}/{k}") for k in sorted(kids))
         self.live = self._read_brokers(ids)
         self._load_topics(names)

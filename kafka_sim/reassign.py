@@ -145,7 +145,8 @@ class ReassignMixin:
                 self.remove_replicas_from_isr((tp, r) for r in dropped)
                 self.engine.model.set_view(tp, replicas=new[0])
         advance(phase, Phase.UPDATED, now)
-        self.engine.history("reassign_update", tp, detail=f"RS={list(new[0])} ARS={list(new[1])} RRS={list(new[2])}")
+        self.engine.history("reassign_update", tp,
+                            detail=f"RS={list(new[0])} ARS={list(new[1])} RRS={list(new[2])}")
         self.read_state(tp, watch=self.watcher("state", tp, ("CHANGED",)))
         if self.is_complete(tp):
             self.complete_reassignment(tp)

@@ -54,7 +54,8 @@ def test_every_controller_write_is_a_fenced_multi(make_cluster, zk, zk_server, z
     create_json(zk, "/admin/reassign_partitions",
                 {"version": 1, "partitions": [{"topic": "f", "partition": 0, "replicas": [2, 3]}]})
     wait_for(lambda: zk.exists("/admin/reassign_partitions") is None, what="reassignment")
-    create_json(zk, "/admin/preferred_replica_election", {"version": 1, "partitions": [{"topic": "f", "partition": 0}]})
+    create_json(zk, "/admin/preferred_replica_election",
+                {"version": 1, "partitions": [{"topic": "f", "partition": 0}]})
     wait_for(lambda: zk.exists("/admin/preferred_replica_election") is None, what="election")
     cluster.kill_broker(1)
     cluster.restart_broker(1)

@@ -14,7 +14,8 @@ from kafka_zk.codecs import TopicPartition as TP
 def test_allocate_is_max_min_fair():
     flows = [Flow(TP("t", 0), 0, 1, (("out", 0), ("in", 1), ("lthr", 0))),
              Flow(TP("t", 1), 0, 2, (("out", 0), ("in", 2)))]
-    assert allocate(flows, {("out", 0): 100.0, ("in", 1): 100.0, ("in", 2): 100.0, ("lthr", 0): 10.0}) == [10.0, 90.0]
+    caps = {("out", 0): 100.0, ("in", 1): 100.0, ("in", 2): 100.0, ("lthr", 0): 10.0}
+    assert allocate(flows, caps) == [10.0, 90.0]
     assert allocate(flows, {("out", 0): 100.0, ("in", 1): 100.0, ("in", 2): 100.0}) == [50.0, 50.0]
 
 
