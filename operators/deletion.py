@@ -37,6 +37,7 @@ from typing import Any, Mapping, Sequence
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.model import INTERNAL_TOPICS, ClusterSnapshot
+from kafka_zk.run_folder import RunFolder
 from operators.base import RunbookOperator, as_bool
 from operators.triggers.deletion import TopicsDeletedTrigger
 
@@ -202,7 +203,7 @@ def write_selection_plan(plan_dir: str, selection: DeletionSelection) -> str:
     return write_plan_artifacts(plan_dir, plan, [], summary, None)
 
 
-def load_selection(folder) -> DeletionSelection:
+def load_selection(folder: RunFolder) -> DeletionSelection:
     """The approved selection: ``selection.json`` whose batches are the hash-checked plan's."""
     from spark_jobs.artifacts import load_plan_artifacts
 
@@ -229,14 +230,14 @@ class BatchProgress:
     message: str = ""
 
 
-def load_progress(folder, selection: DeletionSelection) -> list[BatchProgress]:
+def load_progress(folder: RunFolder, selection: DeletionSelection) -> list[BatchProgress]:
     doc = folder.read_json(folder.root / PROGRESS_FILE)
     if doc and [b["topics"] for b in doc["batches"]] == [list(b) for b in selection.batches]:
         return [BatchProgress(**b) for b in doc["batches"]]
     return [BatchProgress(i, list(b)) for i, b in enumerate(selection.batches)]
 
 
-def save_progress(folder, batches: list[BatchProgress]) -> None:
+def save_progress(folder: RunFolder, batches: list[BatchProgress]) -> None:
     folder.write_json(folder.root / PROGRESS_FILE, {"batches": [asdict(b) for b in batches]})
 
 
@@ -310,7 +311,7 @@ class DeleteTopicBatchesOperator(RunbookOperator):
             self.log.warning("could not read the stuck topics to find the cause: %s", exc)
         return TopicsNotDeleted(f"topic(s) {', '.join(stuck)} {cause} ({event.get('message')})")
 
-    def _advance(self, context: Any, folder, selection: DeletionSelection) -> dict:
+    def _advance(self, context: Any, folder: RunFolder, selection: DeletionSelection) -> dict:
         from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
         from kafka_zk.snapshot import read_snapshot
 
@@ -350,7 +351,7 @@ class DeleteTopicBatchesOperator(RunbookOperator):
                 "selected": [t for b in batches for t in b.topics]}
 
 
-def deletion_values(folder, context: Mapping[str, Any], dry_run: bool) -> dict:
+def deletion_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool) -> dict:
     """What the preview and final reports show (missing files read as "not reached")."""
     from kafka_zk.audit import AuditLog
     from operators.report import _failures

@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 from airflow.sdk import BaseOperator
 
 from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.health import HealthThresholds
 from operators.runtime import run_folder
 
 HEALTH_FILE = "health.json"
@@ -68,8 +69,8 @@ def in_window(spec: str | None, now: datetime) -> bool:
         ((now - timedelta(days=1)).weekday() in days and minute < end)
 
 
-def thresholds_from(values: Mapping[str, Any]):
-    from kafka_zk.health import HealthThresholds
+def thresholds_from(values: Mapping[str, Any]) -> "HealthThresholds":
+    """The Params of the check step as :class:`HealthThresholds` (validated there)."""
 
     return HealthThresholds(
         leader_imbalance_pct=float(values.get("leader_imbalance_pct", 10.0)),

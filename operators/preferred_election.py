@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import ElectionInProgress, InvalidInput, KafkaZkError
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.run_folder import RunFolder
 from operators.base import RunbookOperator
 from operators.triggers.election import ElectionDoneTrigger, tp_key, tp_of
 
@@ -168,7 +169,7 @@ class ElectionPlanOperator(RunbookOperator):
                 "not_eligible": len(plan.not_eligible)}
 
 
-def load_plan(folder) -> ElectionPlan:
+def load_plan(folder: RunFolder) -> ElectionPlan:
     """The approved batches (hash-checked plan artifacts) with the plan file's details."""
     from spark_jobs.artifacts import load_plan_artifacts
 
@@ -194,7 +195,7 @@ class ElectionBatch:
     done_at: float | None = None
 
 
-def load_progress(folder, plan: ElectionPlan) -> list[ElectionBatch]:
+def load_progress(folder: RunFolder, plan: ElectionPlan) -> list[ElectionBatch]:
     doc = folder.read_json(folder.root / PROGRESS_FILE)
     keys = [[tp_key(tp) for tp in b] for b in plan.batches]
     if doc and [b["partitions"] for b in doc["batches"]] == keys:
@@ -202,7 +203,7 @@ def load_progress(folder, plan: ElectionPlan) -> list[ElectionBatch]:
     return [ElectionBatch(i, k) for i, k in enumerate(keys)]
 
 
-def save_progress(folder, batches: list[ElectionBatch]) -> None:
+def save_progress(folder: RunFolder, batches: list[ElectionBatch]) -> None:
     folder.write_json(folder.root / PROGRESS_FILE, {"batches": [asdict(b) for b in batches]})
 
 
@@ -256,7 +257,7 @@ class ElectBatchesOperator(RunbookOperator):
         folder = self.folder(context)
         return self._advance(context, folder, load_plan(folder))
 
-    def _advance(self, context: Any, folder, plan: ElectionPlan) -> dict:
+    def _advance(self, context: Any, folder: RunFolder, plan: ElectionPlan) -> dict:
         from kafka_zk.admin.election import preferred_election_candidates, submit_preferred_election
         from kafka_zk.snapshot import read_snapshot
 

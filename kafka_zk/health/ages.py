@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import time
 
+from kazoo.client import KazooClient
+
 from kafka_zk import paths
 from kafka_zk.health.model import ZnodeAge, ZnodeAges
 from kafka_zk.model import ClusterSnapshot
 
 
-def read_znode_ages(client, snapshot: ClusterSnapshot, now_ms: int | None = None) -> ZnodeAges:
+def read_znode_ages(client: KazooClient, snapshot: ClusterSnapshot, now_ms: int | None = None) -> ZnodeAges:
     """Stat (pipelined ``exists``) of the admin nodes, delete markers and reassigning topic znodes."""
     from kafka_zk.snapshot import pipelined
 
