@@ -92,6 +92,7 @@ class Engine:
 
     # ------------------------------------------------------------------ plumbing
     def start(self) -> None:
+        self.clock = SimClock(self.spec.speed)      # simulated time 0 = start()
         self._thread.start()
 
     def stop(self) -> None:

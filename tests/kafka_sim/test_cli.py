@@ -44,6 +44,16 @@ def test_sim_runs_until_sigterm_and_serves_log_dirs_and_faults(zk_connect, zk):
         out = _cli("sim", "fault", "--zookeeper", zk_connect, "restart-broker", "3")
         assert out.returncode == 0, out.stderr
         assert zk.exists("/brokers/ids/3") is not None
+        out = _cli("sim", "fault", "--zookeeper", zk_connect, "move-controller", "2")
+        assert out.returncode == 0 and "(2)" in out.stdout, out.stderr
+        assert json.loads(zk.get("/controller")[0])["brokerid"] == 2
+        for args in (["stall-replica", "topic-0000", "0", "1"],
+                     ["stall-replica", "topic-0000", "0", "1", "--resume"],
+                     ["slow-broker", "1", "1000000"], ["expire-session", "0"]):
+            out = _cli("sim", "fault", "--zookeeper", zk_connect, *args)
+            assert out.returncode == 0, (args, out.stderr)
+        out = _cli("sim", "fault", "--zookeeper", zk_connect, "slow-broker", "1")
+        assert out.returncode == 1 and "wrong arguments" in out.stderr
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=30)
