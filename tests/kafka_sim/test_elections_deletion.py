@@ -95,6 +95,13 @@ def test_deletion_waits_for_a_dead_replica(make_cluster, zk):
     assert topic(zk, "te3") == {"version": 2, "partitions": {"0": [0, 2], "1": [2, 1]},
                                 "adding_replicas": {}, "removing_replicas": {}}
     assert zk.exists("/admin/delete_topics/te3") is not None
+    # while queued: a reassignment entry is an error (dropped, node deleted), an election skipped
+    create_json(zk, "/admin/reassign_partitions",
+                {"version": 1, "partitions": [{"topic": "te3", "partition": 1, "replicas": [1, 3]}]})
+    wait_for(lambda: zk.exists("/admin/reassign_partitions") is None, what="erroneous entry dropped")
+    assert topic(zk, "te3")["partitions"]["1"] == [2, 1]
+    _elect(zk, ("te3", 1))
+    assert state(zk, "te3", 1)["leader"] == -1 and state(zk, "te3", 1)["leader_epoch"] == 2
     cluster.restart_broker(0)
     wait_for(lambda: zk.exists("/admin/delete_topics/te3") is None, what="deletion completed")
     assert zk.exists("/brokers/topics/te3") is None
