@@ -34,7 +34,8 @@ from kafka_sim.broker import SimBroker
 from kafka_sim.clock import SimClock
 from kafka_sim.controller import Controller
 from kafka_sim.replication import ReplicationModel
-from kafka_sim.spec import LEADER_IMBALANCE_CHECK_INTERVAL, REPLICA_LAG_TIME_MAX, ClusterSpec
+from kafka_sim.spec import (AUTO_REBALANCE_FIRST_DELAY, LEADER_IMBALANCE_CHECK_INTERVAL, REPLICA_LAG_TIME_MAX,
+                            ClusterSpec)
 from kafka_sim.zk_io import ControllerMoved, Journal
 from kafka_zk import paths
 from kafka_zk.codecs import (ControllerInfo, InvalidPayload, TopicPartition, decode_controller,
@@ -87,8 +88,6 @@ class Engine:
         self._thread = threading.Thread(target=self._run, name="kafka-sim-engine", daemon=True)
         self.busy = False
         self.stopping = False
-        if spec.auto_leader_rebalance:
-            self.at(LEADER_IMBALANCE_CHECK_INTERVAL, self._auto_rebalance)
 
     # ------------------------------------------------------------------ plumbing
     def start(self) -> None:
@@ -288,13 +287,17 @@ class Engine:
             self.controller_epoch = epoch + 1
             self.controller = Controller(self, b, epoch + 1, version)
             self.history("controller_elected", None, b, detail=f"epoch={epoch + 1}")
-            self.controller.failover()
+            ctrl = self.controller
+            ctrl.failover()
+            if self.spec.auto_leader_rebalance:     # §2.1 step 9: after 5 s, then every 300 s
+                self.at(self.model.now + AUTO_REBALANCE_FIRST_DELAY, lambda: self._auto_rebalance(ctrl))
             return
 
-    def _auto_rebalance(self) -> None:
-        if self.controller is not None:
-            self.controller.auto_rebalance()
-        self.at(self.model.now + LEADER_IMBALANCE_CHECK_INTERVAL, self._auto_rebalance)
+    def _auto_rebalance(self, ctrl: Controller) -> None:
+        if ctrl is not self.controller:
+            return
+        ctrl.auto_rebalance()
+        self.at(self.model.now + LEADER_IMBALANCE_CHECK_INTERVAL, lambda: self._auto_rebalance(ctrl))
 
     # ------------------------------------------------------------------ broker-side state
     def initial_size(self, tp: TopicPartition) -> float:

@@ -17,7 +17,8 @@ ISR_NOTIFICATION_CHECK = 2.5         # ReplicaManager isr-change propagation che
 ISR_NOTIFICATION_QUIET = 5.0         # flush when no ISR change for 5 s
 ISR_NOTIFICATION_MAX_DELAY = 60.0    # ... or when the last flush is older than 60 s
 CONFIG_NOTIFICATION_MAX_AGE = 15 * 60.0  # brokers delete older config_change_ nodes (wall clock)
-LEADER_IMBALANCE_CHECK_INTERVAL = 300.0
+LEADER_IMBALANCE_CHECK_INTERVAL = 300.0   # leader.imbalance.check.interval.seconds
+AUTO_REBALANCE_FIRST_DELAY = 5.0          # first check after a controller takes over
 LEADER_IMBALANCE_PER_BROKER_PERCENTAGE = 10.0
 FIRST_PORT = 19092                   # broker b listens (nominally) on 127.0.0.1:19092+b
 
