@@ -254,6 +254,11 @@ def test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave(zk_se
                     plan_from=str(spark_run[0].run_folder / "plan"))
     when = datetime.now(timezone.utc).replace(microsecond=0)
     before = assignment(zk)
+    plan_waves = json.loads((spark_run[0].run_folder / "plan" / "waves.json").read_text())["waves"]
+    held = [(p["topic"], p["partition"], b) for p in plan_waves[1]["partitions"]
+            for b in p["replicas"] if b not in p["current"]]
+    for topic, partition, broker in held:  # wave 1's new replicas cannot copy until released
+        cluster.stall_replica(topic, partition, broker)
     child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(run_conf), when.isoformat()], cwd=REPO,
                              env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -264,11 +269,6 @@ def test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave(zk_se
             waves = json.loads(runs[0].read_text())["waves"]
             return waves[0]["status"] == "done" and waves[1]["status"] == "submitted"
         assert cluster.wait_until(wave_one_in_flight, 180), "the first run never reached wave 1"
-        held = [(e["topic"], e["partition"], b) for e in read(zk, "/admin/reassign_partitions")["partitions"]
-                for b in read(zk, f"/brokers/topics/{e['topic']}")["adding_replicas"].get(str(e["partition"]), [])]
-        assert held
-        for topic, partition, broker in held:  # hold wave 1 so the second run finds it still running
-            cluster.stall_replica(topic, partition, broker)
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
     finally:
@@ -276,14 +276,34 @@ def test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave(zk_se
             child.kill()
             child.wait(timeout=30)
 
+    released_on_wait = threading.Event()
+
     def release() -> None:
-        time.sleep(15)
+        """Un-stall wave 1 once the second run's execute_waves waits on it (deferred), at worst after 120 s."""
+        from sqlalchemy import select
+
+        from airflow.models.taskinstance import TaskInstance
+        from airflow.utils.session import create_session
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with create_session() as session:
+                ti = session.scalar(select(TaskInstance).where(
+                    TaskInstance.dag_id == "decommission_brokers", TaskInstance.task_id == "execute_waves",
+                    TaskInstance.run_id == f"manual__{when.isoformat()}"))
+                if ti is not None and ti.next_method == "execute_complete":
+                    released_on_wait.set()
+                    break
+            time.sleep(0.2)
         for topic, partition, broker in held:
             cluster.stall_replica(topic, partition, broker, stalled=False)
-    threading.Thread(target=release, daemon=True).start()
+    releaser = threading.Thread(target=release, daemon=True)
+    releaser.start()
     try:
         result = run_dag("decommission_brokers", run_conf, when=when)
         assert result.state == "success", result.task_states
+        releaser.join(timeout=5)
+        assert released_on_wait.is_set(), "execute_waves never waited on the wave left running"
         assert_decommissioned(zk, result.run_folder, before)
         records = audit(result.run_folder)
         creates = reassignment_creates(records)
