@@ -31,15 +31,13 @@ from typing import Any, Sequence
 from kafka_zk.errors import ForeignReassignment, StalePlan
 from kafka_zk.run_folder import RunFolder
 from operators.base import RunbookOperator
-from operators.errors import PlanHashMismatch, WaveStalled, WaveTimeout, WaveWaitFailed
+from operators.errors import PlanHashMismatch
 from operators.runtime import require_approval
+from operators.sensors.reassignment import raise_for_event
 from operators.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
 from operators.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, live_partitions, measure,
                             partition_done)
-
-ERRORS = {"timeout": WaveTimeout, "stalled": WaveStalled, "error": WaveWaitFailed}
-
 
 def build_wave_book(plan_dir: str) -> WaveBook:
     """Waves from the plan artifacts (hash-checked), with each partition's size from waves.json."""
@@ -93,11 +91,10 @@ class ExecuteWavesOperator(RunbookOperator):
     def execute_complete(self, context: Any, event: dict[str, Any]) -> dict:
         folder = self.folder(context)
         book = WaveBook.load(folder.wave_progress)
-        status = event.get("status")
-        if status != "done":
-            raise ERRORS.get(status, WaveWaitFailed)(
-                f"{event.get('message', status)}. The throttles are removed by the teardown; the wave keeps "
-                "running in the cluster. Clear execute_waves to resume waiting, or see the runbook's rollback")
+        if event.get("status") != "done":
+            raise_for_event({**event, "message": (
+                f"{event.get('message', event.get('status'))}. The throttles are removed by the teardown; the wave "
+                "keeps running in the cluster. Clear execute_waves to resume waiting, or see the runbook's rollback")})
         wave = book.wave(int(event["wave_id"]))
         book = book.with_wave(replace(wave, status=DONE, done_at=time.time()))
         book.save(folder.wave_progress)

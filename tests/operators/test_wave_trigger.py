@@ -84,3 +84,26 @@ def test_error_event_when_the_progress_file_is_missing(zk: KazooClient, zk_conn_
     _cluster(zk, [1, 2], [1, 2])
     event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 30, str(tmp_path), poll_interval=0.1))
     assert event["status"] == "error" and "waves.json is missing" in event["message"]
+
+
+def test_the_sensor_only_defers_on_the_trigger_with_an_absolute_deadline(tmp_path: Path) -> None:
+    from airflow.sdk import DAG
+    from airflow.sdk.exceptions import TaskDeferred
+
+    from operators.errors import WaveStalled
+    from operators.sensors.reassignment import WaveDoneSensor
+
+    sensor = WaveDoneSensor(task_id="wait_wave_0", zk_conn_id="kz", run_root=str(tmp_path), wave_id=0,
+                            timeout_s=60, poll_interval_s=1, stall_timeout_s=30)
+    context = {"dag": DAG("reassign_partitions", schedule=None), "run_id": "manual__7"}
+    before = time.time()
+    with pytest.raises(TaskDeferred) as deferred:
+        sensor.execute(context)
+    path, kwargs = deferred.value.trigger.serialize()
+    assert path == "operators.triggers.reassignment.WaveDoneTrigger" and deferred.value.method_name == "execute_complete"
+    assert kwargs["run_id"] == "manual__7" and kwargs["wave_id"] == 0 and kwargs["stall_timeout_s"] == 30.0
+    assert before + 60 <= kwargs["deadline"] <= time.time() + 60
+    assert kwargs["run_dir"] == str(tmp_path / "reassign_partitions" / "manual__7")
+    assert sensor.execute_complete(context, {"status": "done", "wave_id": 0})["status"] == "done"
+    with pytest.raises(WaveStalled, match="no progress"):
+        sensor.execute_complete(context, {"status": "stalled", "message": "wave 0 made no progress for 30s"})
