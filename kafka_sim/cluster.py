@@ -112,6 +112,8 @@ class EmulatedCluster:
         """Seed many topics at once (pipelined writes); wait until their states exist."""
         self._require_started()
         rows, seeds = [], {}
+        probes = [(name, self._tool.exists_async(paths.topic(name))) for name in sorted(topics)]
+        taken = [name for name, probe in probes if probe.get(timeout=30) is not None]
         for name, (assignment, sizes, config) in sorted(topics.items()):
             a = _check_assignment(name, assignment)
             for p, n in (sizes or {}).items():
@@ -119,7 +121,7 @@ class EmulatedCluster:
                     raise InvalidInput(f"topic {name!r}: size for partition {p!r} must be an int ≥ 0 "
                                        "for a partition of the assignment")
                 seeds[TopicPartition(name, p)] = float(n)
-            if self._tool.exists(paths.topic(name)) is not None:
+            if name in taken:
                 raise TopicExists(f"Topic '{name}' already exists.")
             cfg = EntityConfig({str(k): str(v) for k, v in (config or {}).items()}).encode()
             rows.append((name, cfg, TopicAssignment(a).encode(1)))
