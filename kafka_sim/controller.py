@@ -167,8 +167,12 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         r = self.fenced.write(Op("set", paths.topic(topic), meta.encode()))
         if failed(r):
             log.warning("topic znode write for %s failed: %r", topic, r)
+        model = self.engine.model
         for p, rs in meta.partitions.items():
-            self.engine.model.set_view(TopicPartition(topic, p), replicas=rs)
+            tp = TopicPartition(topic, p)
+            pd = model.parts.get(tp)
+            if pd is not None and pd.replicas != rs:
+                model.set_view(tp, replicas=rs)
 
     def remove_replicas_from_isr(self, pairs: Iterable[tuple[TopicPartition, int]]) -> None:
         """OfflineReplica for each ``(tp, broker)``: one write per replica in the ISR,
