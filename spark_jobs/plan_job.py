@@ -60,15 +60,35 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+# A plan job is a short, small local job: the JVM's start and warm-up are a large part of it.
+LOCAL_JAVA_OPTIONS = "-XX:+UseSerialGC"
+SESSION_CONFIG = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",        # the shuffles carry one row per broker
+    "spark.sql.adaptive.enabled": "false",      # nothing to re-plan; saves a planning round per job
+}
+
+
 def spark_session(master: str | None):
+    """The session: ``master`` if given, else spark-submit's, else ``local[*]``.
+
+    When this process starts the JVM itself (no spark-submit), it also passes JVM flags suited
+    to a short job (:data:`LOCAL_JAVA_OPTIONS`); under spark-submit the JVM already runs and
+    spark-submit's own ``--driver-java-options`` apply instead.
+    """
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("kafka-runbooks-plan")
+    launching = "PYSPARK_GATEWAY_PORT" not in os.environ
     if master:
         builder = builder.master(master)
-    elif "PYSPARK_GATEWAY_PORT" not in os.environ and "SPARK_MASTER" not in os.environ:
+    elif launching and "SPARK_MASTER" not in os.environ:
         builder = builder.master("local[*]")
-    builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "8")
+    for key, value in SESSION_CONFIG.items():
+        builder = builder.config(key, value)
+    if launching:
+        builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JAVA_OPTIONS)
     return builder.getOrCreate()
 
 

@@ -84,60 +84,106 @@ class SparkInput:
     partitions_total: int
 
 
-def _head(df: DataFrame) -> tuple[dict, dict[int, Broker], dict[str, dict[str, str]], list]:
-    rows = df.filter(F.col("kind") != "partition").collect()
-    head = next((r for r in rows if r["kind"] == "cluster"), None)
-    if head is None:
+_PARTITION_COLUMNS = ("topic", "partition", "replicas", "adding", "removing", "leader", "leader_epoch",
+                      "isr", "controller_epoch")
+_HEAD_COLUMNS = ("controller_id", "taken_at_ms", "reassignment", "preferred_election", "delete_markers", "id", "rack", "host", "port", "endpoints", "entity", "config", "topic_id",
+                 "marked_for_deletion", "assignment_version")
+
+
+def _head(rows: dict[str, list]) -> tuple[dict, dict[int, Broker], dict[str, dict[str, str]], list[int]]:
+    """Cluster line, brokers, broker configs and topic rows (indexes) from the collected columns."""
+    kinds = rows["kind"]
+    col = rows.__getitem__
+    head_i = next((i for i, k in enumerate(kinds) if k == "cluster"), None)
+    if head_i is None:
         raise InvalidPayload("snapshot file: no cluster line; pass a file written by kafka_zk.snapshot_file")
-    brokers = {int(r["id"]): Broker(int(r["id"]), r["rack"], r["host"], int(r["port"] or -1),
-                                    tuple(r["endpoints"] or ()), True) for r in rows if r["kind"] == "broker"}
-    configs = {r["entity"]: dict(r["config"] or {}) for r in rows if r["kind"] == "broker_config"}
-    topics = [r for r in rows if r["kind"] == "topic"]
-    return head.asDict(recursive=True), brokers, configs, topics
+    head = {c: col(c)[head_i] for c in ("controller_id", "controller_epoch", "taken_at_ms", "reassignment",
+                                          "preferred_election", "delete_markers")}
+    ids, racks, hosts, ports, eps = col("id"), col("rack"), col("host"), col("port"), col("endpoints")
+    brokers = {int(ids[i]): Broker(int(ids[i]), racks[i], hosts[i], int(ports[i] or -1), tuple(eps[i] or ()), True)
+               for i, k in enumerate(kinds) if k == "broker"}
+    entities, configs = col("entity"), col("config")
+    broker_configs = {entities[i]: dict(configs[i] or ()) for i, k in enumerate(kinds) if k == "broker_config"}
+    return head, brokers, broker_configs, [i for i, k in enumerate(kinds) if k == "topic"]
+
+
+def _columns(table) -> dict[str, list]:
+    """A pyarrow table as {column: Python list}; map values (lists of pairs) become dicts."""
+    import pyarrow as pa
+
+    out = {}
+    for name in table.column_names:
+        values = table.column(name).to_pylist()
+        if isinstance(table.schema.field(name).type, pa.MapType):
+            values = [None if v is None else dict(v) for v in values]
+        out[name] = values
+    return out
 
 
 def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
                touched: str | None = None) -> SparkInput:
     """Read the files; bring to the driver the partitions matching SQL ``touched`` (all if None).
 
-    Partitions not matching ``touched`` are aggregated per broker into the baseline.
+    Partitions not matching ``touched`` are aggregated per broker into the baseline. Two Spark
+    jobs, each one scan of the snapshot (no cache): (1) the non-partition lines and the touched
+    partitions, collected as Arrow (only the columns the kernels use); (2) the per-broker
+    aggregate of the untouched partitions, which returns one row per broker.
     """
     df = read_snapshot_df(spark, snapshot_path)
-    head, brokers, configs, topic_rows = _head(df)
-    parts = df.filter(F.col("kind") == "partition").select(
-        "topic", "partition", "replicas", "adding", "removing", "leader", "leader_epoch", "isr",
-        "controller_epoch")
-    sizes_df = read_sizes_df(spark, sizes_path) if sizes_path else None
-    if sizes_df is not None:
-        parts = parts.join(sizes_df, ["topic", "partition"], "left")
-    else:
-        parts = parts.withColumn("size", F.lit(None).cast("long"))
-    parts = parts.withColumn("size", F.coalesce("size", F.lit(0)))
+    is_part = F.col("kind") == "partition"
     flag = F.expr(touched) if touched else F.lit(True)
-    parts = parts.withColumn("touched", flag).cache()  # parsed once, used by the three steps below
-    exploded = parts.filter(~F.col("touched")).select(
-        F.posexplode("replicas").alias("pos", "broker"), "size")
-    agg = exploded.groupBy("broker").agg(F.count("*").alias("replicas"), F.sum("size").alias("bytes"),
-                                         F.sum(F.when(F.col("pos") == 0, 1).otherwise(0)).alias("leaders"))
-    baseline = {int(r["broker"]): BrokerLoad(int(r["replicas"]), int(r["bytes"] or 0), int(r["leaders"]))
-                for r in agg.collect()}
-    untouched = parts.filter(~F.col("touched")).count()
-    rows = parts.filter(F.col("touched")).drop("touched").toLocalIterator(prefetchPartitions=True)
-    by_topic: dict[str, dict[int, Partition]] = {r["topic"]: {} for r in topic_rows}
+    sizes_df = read_sizes_df(spark, sizes_path) if sizes_path else None
+
+    def with_size(parts: DataFrame) -> DataFrame:
+        if sizes_df is None:
+            return parts.withColumn("size", F.lit(0).cast("long"))
+        joined = parts.join(sizes_df, ["topic", "partition"], "left")
+        return joined.withColumn("size", F.coalesce("size", F.lit(0).cast("long")))
+
+    wanted = df.filter(~is_part | flag).select("kind", *_PARTITION_COLUMNS, *_HEAD_COLUMNS)
+    if sizes_df is not None:
+        heads = wanted.filter(~is_part).withColumn("size", F.lit(None).cast("long"))
+        wanted = heads.unionByName(with_size(wanted.filter(is_part)))
+    else:
+        wanted = wanted.withColumn("size", F.lit(0).cast("long"))
+    rows = _columns(wanted.toArrow())
+
+    rest = with_size(df.filter(is_part & ~flag).select("replicas", *(("topic", "partition") if sizes_df is not None else ())))
+    exploded = rest.select(F.posexplode_outer("replicas").alias("pos", "broker"), "size")
+    first = F.col("pos") == 0
+    agg = exploded.groupBy("broker").agg(
+        F.count("pos").alias("replicas"), F.sum(F.when(F.col("pos").isNotNull(), F.col("size"))).alias("bytes"),
+        F.count(F.when(first, 1)).alias("leaders"), F.count(F.when(first | F.col("pos").isNull(), 1)).alias("parts"))
+    baseline: dict[int, BrokerLoad] = {}
+    untouched = 0
+    for r in agg.collect():
+        untouched += int(r["parts"])
+        if r["broker"] is not None:
+            baseline[int(r["broker"])] = BrokerLoad(int(r["replicas"]), int(r["bytes"] or 0), int(r["leaders"]))
+
+    head, brokers, configs, topic_idx = _head(rows)
+    kinds = rows["kind"]
+    names, pids, replicas, adding, removing = (rows["topic"], rows["partition"], rows["replicas"],
+                                               rows["adding"], rows["removing"])
+    leaders, epochs, isrs, cepochs, psizes = (rows["leader"], rows["leader_epoch"], rows["isr"],
+                                              rows["controller_epoch"], rows["size"])
+    by_topic: dict[str, dict[int, Partition]] = {names[i]: {} for i in topic_idx}
     touched_count = 0
     sizes: dict[TopicPartition, int] = {}
-    for r in rows:
-        t, p = r["topic"], int(r["partition"])
+    for i, kind in enumerate(kinds):
+        if kind != "partition":
+            continue
+        t, p = names[i], int(pids[i])
         touched_count += 1
         by_topic.setdefault(t, {})[p] = Partition(
-            t, p, tuple(r["replicas"]), tuple(r["adding"] or ()), tuple(r["removing"] or ()),
-            r["leader"], r["leader_epoch"], tuple(r["isr"] or ()), r["controller_epoch"])
-        if r["size"]:
-            sizes[TopicPartition(t, p)] = int(r["size"])
-    parts.unpersist()
-    topics = {r["topic"]: Topic(r["topic"], by_topic.get(r["topic"], {}), dict(r["config"] or {}),
-                                r["topic_id"], bool(r["marked_for_deletion"]),
-                                int(r["assignment_version"] or 1)) for r in topic_rows}
+            t, p, tuple(replicas[i]), tuple(adding[i] or ()), tuple(removing[i] or ()),
+            leaders[i], epochs[i], tuple(isrs[i] or ()), cepochs[i])
+        if psizes[i]:
+            sizes[TopicPartition(t, p)] = int(psizes[i])
+    configs_col, ids_col, marked, versions = rows["config"], rows["topic_id"], rows["marked_for_deletion"], \
+        rows["assignment_version"]
+    topics = {names[i]: Topic(names[i], by_topic.get(names[i], {}), dict(configs_col[i] or {}), ids_col[i],
+                              bool(marked[i]), int(versions[i] or 1)) for i in topic_idx}
     re, pe = head.get("reassignment"), head.get("preferred_election")
     snapshot = ClusterSnapshot(
         brokers, topics, configs,

@@ -14,6 +14,7 @@ Failure: :class:`PlanInvalid` lists every violated invariant of a plan (raised b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Mapping
 
 from kafka_zk.codecs import TopicPartition
@@ -54,15 +55,17 @@ class Move:
             return self.leader
         return self.current[0]
 
-    @property
+    @cached_property
     def destinations(self) -> tuple[int, ...]:
-        """Brokers that receive a new replica (target − current), in target order."""
-        return tuple(b for b in self.target if b not in self.current)
+        """Brokers that receive a new replica (target − current), in target order (computed once)."""
+        current = self.current
+        return tuple([b for b in self.target if b not in current])
 
-    @property
+    @cached_property
     def sources(self) -> tuple[int, ...]:
-        """Brokers that lose a replica (current − target), in current order."""
-        return tuple(b for b in self.current if b not in self.target)
+        """Brokers that lose a replica (current − target), in current order (computed once)."""
+        target = self.target
+        return tuple([b for b in self.current if b not in target])
 
     @property
     def replica_moves(self) -> int:

@@ -22,6 +22,8 @@ from typing import Iterable, Mapping, Sequence
 from spark_jobs.kernels.loads import Loads, rack_of
 from spark_jobs.kernels.model import PlanRefused
 
+PER_RACK_HEAPS = 16
+
 
 def seeded_ranks(broker_ids: Iterable[int], seed: int) -> dict[int, int]:
     """A seeded permutation rank per broker: the only tie-breaker of every kernel."""
@@ -32,7 +34,14 @@ def seeded_ranks(broker_ids: Iterable[int], seed: int) -> dict[int, int]:
 
 
 class Placer:
-    """Least-loaded-first destination choice among ``candidates`` (live, allowed brokers)."""
+    """Least-loaded-first destination choice among ``candidates`` (live, allowed brokers).
+
+    With few racks (≤ :data:`PER_RACK_HEAPS`) there is one heap per rack, so a pick looks only
+    at the top of each rack the partition does not use yet (a single heap would pop every
+    broker of the used racks first); with many racks (e.g. no rack information: one pseudo-rack
+    per broker) one heap. Both give the same choice: the smallest (key, broker) among eligible
+    brokers.
+    """
 
     def __init__(self, candidates: Sequence[int], loads: Loads, racks: Mapping[int, str],
                  ranks: Mapping[int, int], by_bytes: bool) -> None:
@@ -42,13 +51,20 @@ class Placer:
         self.by_bytes = by_bytes
         self.candidates = sorted(candidates)
         self._version = {b: 0 for b in self.candidates}
+        rack_set = {racks[b] for b in self.candidates}
+        self._rack_heaps: dict[str, list[tuple[tuple[int, int, int], int, int]]] | None = (
+            {r: [] for r in sorted(rack_set)} if len(rack_set) <= PER_RACK_HEAPS else None)
         self._heap: list[tuple[tuple[int, int, int], int, int]] = []
         for b in self.candidates:
-            heapq.heappush(self._heap, (self._key(b), b, 0))
+            self._push(b)
 
     def _key(self, b: int) -> tuple[int, int, int]:
         return (self.loads.replicas.get(b, 0), self.loads.bytes.get(b, 0) if self.by_bytes else 0,
                 self.ranks[b])
+
+    def _push(self, b: int) -> None:
+        heap = self._heap if self._rack_heaps is None else self._rack_heaps[self.racks[b]]
+        heapq.heappush(heap, (self._key(b), b, self._version[b]))
 
     def add(self, b: int, size: int, delta: int = 1) -> None:
         """Charge (or with ``delta=-1`` release) one replica of ``size`` bytes on ``b``."""
@@ -56,7 +72,7 @@ class Placer:
         self.loads.bytes[b] = self.loads.bytes.get(b, 0) + delta * size
         if b in self._version:
             self._version[b] += 1
-            heapq.heappush(self._heap, (self._key(b), b, self._version[b]))
+            self._push(b)
 
     def pick(self, replicas: Iterable[int], size: int) -> int:
         """Choose and charge a destination for a new replica of a partition on ``replicas``.
@@ -64,7 +80,35 @@ class Placer:
         ``replicas`` are the partition's other replicas (kept ones and ones already chosen).
         """
         taken = set(replicas)
-        used_racks = {rack_of(self.racks, b) for b in taken}
+        racks = self.racks
+        used_racks = {racks.get(b, f"\0{b}") for b in taken}
+        chosen = -1
+        if self._rack_heaps is not None:
+            chosen = self._pick_by_rack(used_racks)
+        else:
+            chosen = self._pick_global(taken, used_racks)
+        if chosen < 0:
+            chosen = self._pick_shared_rack(taken)
+        self.add(chosen, size)
+        return chosen
+
+    def _pick_by_rack(self, used_racks: set[str]) -> int:
+        """Top valid entry of every unused rack's heap; the smallest wins (−1: none).
+
+        A broker of an unused rack cannot be one of the partition's replicas, so no other check.
+        """
+        version = self._version
+        best = None
+        for r, heap in self._rack_heaps.items():  # type: ignore[union-attr]
+            if r in used_racks:
+                continue
+            while heap and heap[0][2] != version[heap[0][1]]:
+                heapq.heappop(heap)
+            if heap and (best is None or heap[0] < best):
+                best = heap[0]
+        return -1 if best is None else best[1]
+
+    def _pick_global(self, taken: set[int], used_racks: set[str]) -> int:
         heap = self._heap
         popped: list[tuple[tuple[int, int, int], int, int]] = []
         chosen = -1
@@ -79,9 +123,6 @@ class Placer:
                 break
         for entry in popped:
             heapq.heappush(heap, entry)
-        if chosen < 0:
-            chosen = self._pick_shared_rack(taken)
-        self.add(chosen, size)
         return chosen
 
     def _pick_shared_rack(self, taken: set[int]) -> int:
