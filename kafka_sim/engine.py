@@ -136,33 +136,44 @@ class Engine:
 
     # ------------------------------------------------------------------ loop
     def _run(self) -> None:
-        while not self._stop.is_set():
+        """Simulated time runs only while this loop waits for the next event (see clock.py)."""
+        self.clock.pause()
+        try:
+            while not self._stop.is_set():
+                self._turn()
+        finally:
+            self.clock.resume()
+
+    def _turn(self) -> None:
+        self._step()
+        wait = 0.5
+        nxt = self.model.next_event_time()
+        if nxt is not None:
+            wait = min(wait, self.clock.wall_delay(nxt))
+        if self._timers:
+            wait = min(wait, self.clock.wall_delay(self._timers[0][0]))
+        if self.pending_joins:
+            wait = min(wait, 0.05)
+        self.clock.resume()
+        try:
+            item = self._queue.get(timeout=max(wait, 0.0005))
+        except queue.Empty:
+            return
+        finally:
+            self.clock.pause()
+        self.busy = True
+        try:
             self._step()
-            wait = 0.5
-            nxt = self.model.next_event_time()
-            if nxt is not None:
-                wait = min(wait, self.clock.wall_delay(nxt))
-            if self._timers:
-                wait = min(wait, self.clock.wall_delay(self._timers[0][0]))
-            if self.pending_joins:
-                wait = min(wait, 0.05)
-            try:
-                item = self._queue.get(timeout=max(wait, 0.0005))
-            except queue.Empty:
-                continue
-            self.busy = True
-            try:
+            self._handle(item)
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
                 self._step()
                 self._handle(item)
-                while True:
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    self._step()
-                    self._handle(item)
-            finally:
-                self.busy = False
+        finally:
+            self.busy = False
 
     def _step(self) -> None:
         """Advance the model to now; ISR joins; due timers."""

@@ -29,7 +29,7 @@ class ClusterSpec:
 
     ``brokers`` maps broker id to rack (``None``: no ``broker.rack``). ``network_rate`` is the
     unthrottled bytes/s each broker can send and receive. ``speed`` is simulated seconds per
-    wall second. ``produce_rate`` (bytes/s per partition with a live leader) is optional
+    wall second (the clock is paused while the emulator itself works, see clock.py). ``produce_rate`` (bytes/s per partition with a live leader) is optional
     traffic. ``journal`` keeps a list of every emulator ZooKeeper write (tests, debugging).
     """
 
