@@ -11,7 +11,8 @@ it logs a warning at every poll.
 It yields exactly one :class:`TriggerEvent`, ``status`` being:
 
 * ``done`` — every partition of the wave has replicas == target, nothing adding/removing,
-  the whole target in the ISR, and ``/admin/reassign_partitions`` is gone;
+  the whole target in the ISR, and ``/admin/reassign_partitions`` no longer lists any of them
+  (gone, or — if someone else wrote one since — holding none of ours);
 * ``stalled`` — no partition finished and no replica joined an ISR for ``stall_timeout_s``;
 * ``timeout`` — the absolute ``deadline`` (epoch seconds) passed;
 * ``error`` — ZooKeeper unreachable or the progress file unreadable (the message says which).
@@ -72,7 +73,8 @@ class WaveDoneTrigger(BaseTrigger):
             self._hook = ZooKeeperHook(self.zk_conn_id)
         snap = read_snapshot(self._hook.get_conn(), topics={m.tp.topic for m in wave.moves}, with_configs=False)
         progress = measure(wave, live_partitions(snap.partitions()))
-        return book, progress, snap.reassignment is not None
+        ours_listed = snap.reassignment is not None and any(e.tp in wave.targets for e in snap.reassignment.entries)
+        return book, progress, ours_listed
 
     def _close(self) -> None:
         if self._hook is not None:
@@ -98,7 +100,7 @@ class WaveDoneTrigger(BaseTrigger):
         try:
             while True:
                 try:
-                    book, progress, node_exists = await asyncio.to_thread(self._poll)
+                    book, progress, still_listed = await asyncio.to_thread(self._poll)
                 except KafkaZkError as exc:
                     yield self._event("error", progress, str(exc))
                     return
@@ -111,7 +113,7 @@ class WaveDoneTrigger(BaseTrigger):
                 copied = max(0, first_remaining - progress.bytes_remaining)
                 self.log.info("%s", progress_line(progress, overall_done(book, progress), book.total_partitions,
                                                   now - started, copied))
-                if progress.complete and not node_exists:
+                if progress.complete and not still_listed:
                     yield self._event("done", progress, f"wave {self.wave_id} finished",
                                       elapsed_s=round(now - started, 3))
                     return
