@@ -5,7 +5,8 @@ Prints figures for BENCHMARKS.md (never asserted in tests):
   ``--idle-seconds`` wall seconds, as a percentage of one core;
 * start: 6 brokers, then 20,000 partitions (200 topics × 100, RF 3, rack-aware) seeded and their
   partition/state znodes created by the controller: wall seconds; plus a controller failover
-  (re-load of everything from ZooKeeper) on that cluster.
+  (re-load of everything from ZooKeeper) and a broker failure on that cluster;
+* wave: ~1,000 partitions reassigned through one admin node, wall and simulated time.
 
 Runs against its own embedded ZooKeeper (127.0.0.1). ``python bench/bench_sim.py [--partitions N]``.
 """
@@ -71,6 +72,39 @@ def bench_start(zk: EmbeddedZooKeeper, partitions: int) -> None:
     c.stop()
 
 
+def bench_wave(zk: EmbeddedZooKeeper) -> None:
+    """One /admin/reassign_partitions node moving every replica off broker 0 (~1,000 of 2,000
+    partitions of 1 GB, RF 3, 100 MB/s network): wall time and simulated makespan."""
+    import json
+
+    from kazoo.client import KazooClient
+
+    racks = seed.broker_racks(6, 3)
+    lay = seed.topic_layout(racks, 20, 100, 3, seed=0)
+    sizes = seed.partition_sizes(lay, "fixed", 1e9, 0)
+    with EmulatedCluster(f"{zk.connect_string}/wave",
+                         ClusterSpec(brokers=racks, speed=3600.0, network_rate=100e6)) as c:
+        c.create_topics({n: (a, sizes[n], None) for n, a in lay.items()})
+        entries, led_by_0 = [], 0
+        for n, a in sorted(lay.items()):
+            for p, r in sorted(a.items()):
+                if 0 in r:
+                    led_by_0 += r[0] == 0
+                    spare = next(x for x in range(1, 6) if x not in r)
+                    entries.append({"topic": n, "partition": p, "replicas": [spare if b == 0 else b for b in r]})
+        client = KazooClient(hosts=f"{zk.connect_string}/wave")
+        client.start(timeout=10)
+        t0, s0 = time.monotonic(), c.now()
+        client.create("/admin/reassign_partitions", json.dumps({"version": 1, "partitions": entries}).encode())
+        c.wait_until(lambda: client.exists("/admin/reassign_partitions") is None, 900)
+        wall, sim = time.monotonic() - t0, c.now() - s0
+        client.stop()
+        client.close()
+    bound = max(led_by_0 * 1e9, len(entries) * 1e9 / 5) / 100e6
+    print(f"wave: {len(entries)} partitions moved off broker 0 in one node: {wall:.1f} s wall, "
+          f"{sim:.0f} s simulated (bound {bound:.0f} s: broker 0's leader traffic)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--partitions", type=int, default=20_000)
@@ -79,6 +113,7 @@ def main() -> None:
     with EmbeddedZooKeeper() as zk:
         bench_idle(zk, args.idle_seconds)
         bench_start(zk, args.partitions)
+        bench_wave(zk)
 
 
 if __name__ == "__main__":
