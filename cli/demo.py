@@ -55,14 +55,14 @@ def _say(text: str) -> None:
 
 def _wave_sim_seconds(events, waves: list[dict]) -> list[float]:
     """Simulated duration of each wave: first reassignment start to last completion of its moves."""
-    last_update: dict[tuple[str, int], float] = {}
+    started: dict[tuple[str, int], float] = {}
     span: dict[tuple[str, int], tuple[float, float]] = {}
     for ev in events:
         key = (ev.topic, ev.partition)
         if ev.kind == "reassign_update":
-            last_update[key] = ev.time
-        elif ev.kind == "reassign_done" and key in last_update:
-            span[key] = (last_update[key], ev.time)
+            started.setdefault(key, ev.time)  # phase U opens it; later updates (phase B) do not
+        elif ev.kind == "reassign_done" and key in started:
+            span[key] = (started.pop(key), ev.time)
     out = []
     for wave in waves:
         spans = [span[(m["topic"], m["partition"])] for m in wave["moves"]

@@ -22,7 +22,8 @@ from typing import Any
 
 from kafka_zk.errors import InvalidPayload
 
-OPS = ("create", "set", "delete")
+#: ZooKeeper writes, plus the approval decisions that gate them (who approved which plan hash).
+OPS = ("create", "set", "delete", "approve", "reject")
 
 
 def decode_for_audit(data: bytes | str | None) -> Any:

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from airflow.providers.standard.operators.hitl import ApprovalOperator
 
-from kafka_zk.audit import AuditRecord, utc_now_iso
+from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.run_folder import RunFolder
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
@@ -37,8 +37,7 @@ def record_decision(folder: RunFolder, record: ApprovalRecord, run_id: str, task
     line = AuditRecord(path=str(folder.approval), op="approve" if record.allows_execution else "reject",
                        before=None, after=record.to_json(), actor=record.by or "policy", run_id=run_id,
                        task=task_id, dry_run=record.decision == DRY_RUN, time=utc_now_iso())
-    with open(folder.audit, "a", encoding="utf-8") as fh:
-        fh.write(line.to_json() + "\n")
+    AuditLog(folder.audit, run_id=run_id, task=task_id).append(line)
 
 
 class PlanApprovalOperator(ApprovalOperator):

@@ -354,7 +354,7 @@ class DeleteTopicBatchesOperator(RunbookOperator):
 def deletion_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool) -> dict:
     """What the preview and final reports show (missing files read as "not reached")."""
     from kafka_zk.audit import AuditLog
-    from operators.report import _failures
+    from operators.report import upstream_failures
     from operators.waves import human_bytes
 
     doc = folder.read_json(folder.plan_dir / SELECTION_FILE)
@@ -363,7 +363,7 @@ def deletion_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool
     approval = folder.read_json(folder.approval)
     records = [r for r in (AuditLog.read(folder.audit) if folder.audit.is_file() else [])
                if r.path.startswith("/admin/delete_topics/")]
-    failures = _failures(context)
+    failures = upstream_failures(context)
     if selection is None:
         outcome = "FAILED before selection"
     elif selection.refused:

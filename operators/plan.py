@@ -67,6 +67,19 @@ def check_brokers(brokers: Any) -> list[int]:
     return out
 
 
+#: In local mode the driver binds to loopback only (the network rule of tests and the demo). On a
+#: cluster master the executors must reach the driver by its own host name, so nothing is forced.
+LOCAL_DRIVER_CONF = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+
+
+def _is_local_master(conn_id: str) -> bool:
+    """True when the Spark connection names a ``local``/``local[N]`` master."""
+    from airflow.sdk import BaseHook
+
+    host = (BaseHook.get_connection(conn_id).host or "").strip()
+    return host == "local" or host.startswith("local[")
+
+
 class DecommissionPlanOperator(SparkSubmitOperator):
     """Plan the decommission of ``brokers_to_remove`` from the run's snapshot into ``plan/``."""
 
@@ -79,8 +92,7 @@ class DecommissionPlanOperator(SparkSubmitOperator):
                  plan_from: str | None = None, seed: Any = 0, **kwargs: Any) -> None:
         kwargs.setdefault("application", str(PLAN_JOB))
         kwargs.setdefault("name", "kafka-runbooks-plan")
-        kwargs.setdefault("conf", {"spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
-                                   "spark.driver.bindAddress": "127.0.0.1"})
+        kwargs.setdefault("conf", {"spark.ui.enabled": "false"})
         kwargs.setdefault("env_vars", {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable})
         super().__init__(**kwargs)
         self.spark_conn_id = spark_conn_id
@@ -123,6 +135,8 @@ class DecommissionPlanOperator(SparkSubmitOperator):
                 args += ["--max-moves-per-broker", str(moves)]
             self.application_args = args
             self._conn_id = self.spark_conn_id
+            self.conf = {**LOCAL_DRIVER_CONF, **(self.conf or {})} if _is_local_master(self.spark_conn_id) \
+                else dict(self.conf or {})
             if not self._spark_binary:
                 self._spark_binary = spark_submit_binary()
             self._hook = None

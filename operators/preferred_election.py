@@ -336,13 +336,13 @@ class ElectionReportOperator(RunbookOperator):
         from kafka_zk.health import leader_balance
         from kafka_zk.snapshot import read_snapshot
         from operators.errors import RunFailed
-        from operators.report import _failures, render
+        from operators.report import upstream_failures, render
 
         folder = self.folder(context)
         doc = folder.read_json(folder.plan_dir / PLAN_FILE)
         progress = (folder.read_json(folder.root / PROGRESS_FILE) or {}).get("batches", [])
         approval = folder.read_json(folder.approval)
-        failures = _failures(context) if self.kind == "final" else []
+        failures = upstream_failures(context) if self.kind == "final" else []
         after = doc["predicted"] if doc else []
         if self.kind == "final" and doc is not None:
             with self.session(context) as (client, _):

@@ -114,7 +114,7 @@ class RenderPlanReportOperator(RunbookOperator):
         return {"plan_hash": values["plan_hash"], "approval_body": body, "report": str(folder.plan_report_html)}
 
 
-def _failures(context: Mapping[str, Any]) -> list[str]:
+def upstream_failures(context: Mapping[str, Any]) -> list[str]:
     """Task ids of this run that failed (not those that could not run because of them)."""
     ti = context["ti"]
     try:
@@ -131,7 +131,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
     verify = folder.read_json(folder.verify) or {}
     book = WaveBook.load(folder.wave_progress)
     records = AuditLog.read(folder.audit) if folder.audit.is_file() else []
-    failures = _failures(context)
+    failures = upstream_failures(context)
     if approval is None:
         approval_text = "not reached"
     else:
