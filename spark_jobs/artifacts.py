@@ -28,7 +28,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from kafka_zk.codecs import TopicPartition, decode_reassignment_file, encode_reassignment_file
+from kafka_zk.codecs import TopicPartition, decode_reassignment_file
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.throttle_lists import TopicThrottle, parse_replica_list
 from spark_jobs.kernels.model import Plan
@@ -66,6 +66,40 @@ def plan_hash(plan: Plan, waves: Sequence[Wave]) -> str:
         [[m.tp for m in w.moves] for w in waves], plan.election, plan.deletion)).hexdigest()
 
 
+def _json_str(cache: dict[str, str], text: str) -> str:
+    out = cache.get(text)
+    if out is None:
+        out = cache[text] = json.dumps(text, ensure_ascii=False)
+    return out
+
+
+def reassignment_json(entries: Mapping[TopicPartition, Sequence[int]]) -> bytes:
+    """``kafka_zk.codecs.encode_reassignment_file(entries)``, byte for byte, written directly.
+
+    Entries sorted by (topic, partition); compact JSON; a large plan is encoded in one pass.
+    """
+    names: dict[str, str] = {}
+    items = [f'{{"topic":{_json_str(names, tp.topic)},"partition":{tp.partition},'
+             f'"replicas":[{",".join(map(str, entries[tp]))}]}}' for tp in sorted(entries)]
+    return ('{"version":1,"partitions":[' + ",".join(items) + "]}").encode("utf-8")
+
+
+def waves_json(waves: Sequence[Wave]) -> bytes:
+    """``_dump(waves_doc(waves))``, byte for byte (keys sorted), written directly."""
+    names: dict[str, str] = {}
+    dump = json.dumps
+    parts = []
+    for w in waves:
+        moves = ",".join(
+            f'{{"current":[{",".join(map(str, m.current))}],"partition":{m.tp.partition},'
+            f'"replicas":[{",".join(map(str, m.target))}],"size":{m.size},"topic":{_json_str(names, m.tp.topic)}}}'
+            for m in w.moves)
+        parts.append(f'{{"busiest_broker":{dump(w.busiest_broker)},"busiest_bytes":{dump(w.busiest_bytes)},'
+                     f'"bytes":{dump(w.bytes)},"index":{dump(w.index)},"partitions":[{moves}],'
+                     f'"predicted_seconds":{dump(w.predicted_seconds)},"znode_bytes":{dump(w.znode_bytes)}}}')
+    return ('{"version":1,"waves":[' + ",".join(parts) + "]}").encode("utf-8")
+
+
 def waves_doc(waves: Sequence[Wave]) -> dict[str, Any]:
     return {"version": 1, "waves": [{
         "index": w.index, "bytes": w.bytes, "busiest_broker": w.busiest_broker,
@@ -89,9 +123,9 @@ def write_plan_artifacts(out_dir: str, plan: Plan, waves: Sequence[Wave], summar
     """Write every artifact; return the plan hash. The hash file is written last."""
     os.makedirs(out_dir, exist_ok=True)
     digest = plan_hash(plan, waves)
-    _write(out_dir, "plan.json", encode_reassignment_file(plan.target))
-    _write(out_dir, "rollback.json", encode_reassignment_file(plan.current()))
-    _write(out_dir, "waves.json", _dump(waves_doc(waves)))
+    _write(out_dir, "plan.json", reassignment_json(plan.target))
+    _write(out_dir, "rollback.json", reassignment_json(plan.current()))
+    _write(out_dir, "waves.json", waves_json(waves))
     _write(out_dir, "throttles.json", _dump(throttles_doc(waves, throttle)))
     _write(out_dir, "election.json", _dump({"version": 1, "batches": [
         [{"topic": tp.topic, "partition": tp.partition} for tp in b] for b in plan.election]}))

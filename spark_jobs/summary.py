@@ -11,9 +11,9 @@ from typing import Any, Mapping, Sequence
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from spark_jobs.kernels.loads import cluster_loads, rack_map, relative_spread, spread
+from spark_jobs.kernels.loads import cluster_loads, moved_loads, rack_map, relative_spread, spread
 from spark_jobs.kernels.model import BrokerLoad, Plan
-from spark_jobs.kernels.waves import Wave, WaveLimits, fixed_batches, wave_bounds
+from spark_jobs.kernels.waves import Wave, WaveLimits, fixed_batch_bounds, wave_bounds
 
 
 def _balance(loads, brokers: Sequence[int], racks: Mapping[int, str]) -> dict[str, Any]:
@@ -41,10 +41,11 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
     live_after = sorted(b for b in snapshot.brokers if b not in plan.removed)
     ids = sorted(set(snapshot.brokers) | set(baseline or {}) | {b for m in plan.moves for b in m.current})
     before = cluster_loads(snapshot.partitions(), ids, sizes, baseline)
-    after = cluster_loads(snapshot.partitions(), ids, sizes, baseline, plan.target)
+    after = moved_loads(before, plan.moves)  # = cluster_loads(..., plan.target): moves carry the sizes
     bounds = wave_bounds(plan.moves, waves, limits)
-    fixed = wave_bounds(plan.moves, fixed_batches(plan.moves, 10, limits), limits)
-    on_removed = sum(1 for p in snapshot.partitions() for b in p.replicas if b in plan.removed)
+    fixed = fixed_batch_bounds(plan.moves, 10, limits, bounds)
+    on_removed = sum(1 for p in snapshot.partitions() for b in p.replicas if b in plan.removed) \
+        if plan.operation == "decommission" else None
     return {
         "operation": plan.operation,
         "params": dict(plan.params),

@@ -36,9 +36,11 @@ def check_removed(snapshot: ClusterSnapshot, removed: Collection[int],
     gone = frozenset(int(b) for b in removed)
     if not gone:
         raise PlanRefused("no broker to decommission: pass --brokers with at least one broker id")
-    hosting = {b for p in snapshot.partitions() for b in p.replicas}
-    hosting |= {b for b, load in (baseline or {}).items() if load.replicas}
-    unknown = sorted(b for b in gone if b not in snapshot.brokers and b not in hosting)
+    unknown = sorted(b for b in gone if b not in snapshot.brokers
+                     and not (baseline and b in baseline and baseline[b].replicas))
+    if unknown:  # the full pass only when a broker is neither registered nor in the baseline
+        hosting = {b for p in snapshot.partitions() for b in p.replicas}
+        unknown = [b for b in unknown if b not in hosting]
     if unknown:
         raise PlanRefused(f"broker(s) {unknown} are neither registered nor hosting any replica; "
                           f"check --brokers (registered: {sorted(snapshot.brokers)})")
@@ -106,7 +108,7 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
     """Move every replica off ``removed`` with the least movement, balanced and rack-aware."""
     gone = check_removed(snapshot, removed, baseline)
     parts = list(snapshot.partitions())
-    affected = [p for p in parts if any(b in gone for b in p.replicas)]
+    affected = [p for p in parts if not gone.isdisjoint(p.replicas)]  # in (topic, partition) order
     refuse_reassigning(affected)
     live = sorted(b for b in snapshot.brokers if b not in gone)
     too_big = [str(p.tp) for p in affected if len(p.replicas) > len(live)]
@@ -115,34 +117,36 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
                           f"left ({', '.join(too_big[:5])}); lower their replication factor first "
                           "(plan change-rf) or decommission fewer brokers")
     racks = rack_map(snapshot.brokers)
-    all_ids = set(snapshot.brokers) | {b for p in parts for b in p.replicas} | set(baseline or {})
+    all_ids = set(snapshot.brokers).union(*(p.replicas for p in parts)) | set(baseline or {})
     ranks = seeded_ranks(all_ids, seed)
     loads = cluster_loads(parts, live, sizes, baseline)
     placer = Placer(live, loads, racks, ranks, by_bytes=bool(sizes))
 
-    order = sorted(affected, key=lambda p: (-size_of(sizes, p.tp), p.tp))
+    tps = [p.tp for p in affected]
+    psizes = [size_of(sizes, tp) for tp in tps]
+    order = sorted(range(len(affected)), key=lambda k: (-psizes[k], tps[k]))
     targets: dict[TopicPartition, list[int]] = {}
     received: dict[int, list[tuple[TopicPartition, int, int]]] = {}
-    for p in order:
-        size = size_of(sizes, p.tp)
+    for k in order:
+        p, tp, size = affected[k], tps[k], psizes[k]
         new = list(p.replicas)
         for i, b in enumerate(p.replicas):
             if b in gone:
                 others = [x for x in new if x not in gone]
                 chosen = placer.pick(others, size)
                 new[i] = chosen
-                received.setdefault(chosen, []).append((p.tp, i, size))
-        targets[p.tp] = new
+                received.setdefault(chosen, []).append((tp, i, size))
+        targets[tp] = new
     repair_counts(placer, targets, received)
 
     leaders = LeaderBalancer(loads, ranks, live)
     for b in gone:
         loads.leaders.pop(b, None)
     final: dict[TopicPartition, tuple[int, ...]] = {}
-    for p in sorted(affected, key=lambda p: p.tp):
-        new = tuple(targets[p.tp])
-        final[p.tp] = leaders.order(new) if p.replicas[0] in gone else new
-    leaders.repair(final, [p.tp for p in affected if p.replicas[0] in gone])
-    moves = [Move(p.tp, p.replicas, final[p.tp], size_of(sizes, p.tp), p.leader) for p in affected]
+    for p, tp in zip(affected, tps):
+        new = tuple(targets[tp])
+        final[tp] = leaders.order(new) if p.replicas[0] in gone else new
+    leaders.repair(final, [tp for p, tp in zip(affected, tps) if p.replicas[0] in gone])
+    moves = [Move(tp, p.replicas, final[tp], size, p.leader) for p, tp, size in zip(affected, tps, psizes)]
     return make_plan("decommission", moves, seed, removed=gone, sized=bool(sizes),
                      params={"brokers": ",".join(str(b) for b in sorted(gone))})

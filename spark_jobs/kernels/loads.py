@@ -12,7 +12,7 @@ from typing import Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition
-from spark_jobs.kernels.model import BrokerLoad
+from spark_jobs.kernels.model import BrokerLoad, Move
 
 
 def rack_key(broker_id: int, rack: str | None) -> str:
@@ -75,15 +75,50 @@ def cluster_loads(partitions: Iterable[Partition], broker_ids: Iterable[int],
                   sizes: Mapping[TopicPartition, int] | None,
                   baseline: Mapping[int, BrokerLoad] | None = None,
                   assignment: Mapping[TopicPartition, tuple[int, ...]] | None = None) -> Loads:
-    """Loads of ``partitions`` (replaced by ``assignment`` where given) plus ``baseline``."""
+    """Loads of ``partitions`` (replaced by ``assignment`` where given) plus ``baseline``.
+
+    Lookups use plain ``(topic, partition)`` tuples (equal to, and hashing like, TopicPartition).
+    """
     loads = Loads.empty(broker_ids)
     loads.add_baseline(baseline)
+    rep, byt, lead = loads.replicas, loads.bytes, loads.leaders
+    sized = bool(sizes)
     for p in partitions:
         replicas = p.replicas
-        if assignment is not None:
-            replicas = assignment.get(p.tp, replicas)
-        loads.add(replicas, size_of(sizes, p.tp), replicas[0] if replicas else None)
+        size = 0
+        if assignment is not None or sized:
+            key = (p.topic, p.partition)
+            if assignment is not None:
+                replicas = assignment.get(key, replicas)  # type: ignore[call-overload]
+            if sized:
+                size = int(sizes.get(key, 0))  # type: ignore[union-attr,call-overload]
+        for b in replicas:
+            rep[b] = rep.get(b, 0) + 1
+            byt[b] = byt.get(b, 0) + size
+        if replicas:
+            lead[replicas[0]] = lead.get(replicas[0], 0) + 1
     return loads
+
+
+def moved_loads(before: Loads, moves: Iterable[Move]) -> Loads:
+    """``before`` with every move applied (current replicas out, target in): a copy.
+
+    Equal, broker by broker, to :func:`cluster_loads` with ``assignment`` = the moves' targets.
+    """
+    rep, byt, lead = dict(before.replicas), dict(before.bytes), dict(before.leaders)
+    for m in moves:
+        size = m.size
+        for b in m.current:
+            rep[b] = rep.get(b, 0) - 1
+            byt[b] = byt.get(b, 0) - size
+        for b in m.target:
+            rep[b] = rep.get(b, 0) + 1
+            byt[b] = byt.get(b, 0) + size
+        if m.current:
+            lead[m.current[0]] = lead.get(m.current[0], 0) - 1
+        if m.target:
+            lead[m.target[0]] = lead.get(m.target[0], 0) + 1
+    return Loads(rep, byt, lead)
 
 
 def spread(values: Iterable[int]) -> int:

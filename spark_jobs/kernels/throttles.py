@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from kafka_zk.throttle_lists import TopicThrottle, throttled_brokers, throttled_replicas
+from kafka_zk.throttle_lists import TopicThrottle, throttled_replicas
 from spark_jobs.kernels.waves import Wave
 
 
@@ -26,5 +26,9 @@ class WaveThrottle:
 def wave_throttles(wave: Wave) -> WaveThrottle:
     current = {m.tp: m.current for m in wave.moves}
     proposed = {m.tp: m.target for m in wave.moves}
-    return WaveThrottle(wave.index, throttled_replicas(current, proposed),
-                        throttled_brokers(current, proposed))
+    brokers: set[int] = set()  # = throttled_brokers(current, proposed), from the moves directly
+    for m in wave.moves:
+        if m.destinations:
+            brokers.update(m.current)
+            brokers.update(m.destinations)
+    return WaveThrottle(wave.index, throttled_replicas(current, proposed), frozenset(brokers))

@@ -27,7 +27,7 @@ from typing import Collection, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from spark_jobs.kernels.loads import cluster_loads, distinct_racks, rack_map, rack_of
+from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of
 from spark_jobs.kernels.model import BrokerLoad, Plan, PlanInvalid
 
 RF_CHANGING = frozenset({"change-rf"})
@@ -37,33 +37,40 @@ BALANCED = frozenset({"decommission", "add-brokers"})
 def _structure(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> list[str]:
     out: list[str] = []
     racks = rack_map(snapshot.brokers)
-    allowed_racks = {rack_of(racks, b) for b in snapshot.brokers if b not in gone}
+    brokers = snapshot.brokers
+    allowed_racks = {rack_of(racks, b) for b in brokers if b not in gone}
+    rack = {b: rack_of(racks, b) for m in plan.moves for b in m.current + m.target}
+    topics = snapshot.topics
+    target_map = plan.target
+    rf_fixed = plan.operation not in RF_CHANGING
     for m in plan.moves:
-        if not snapshot.has_partition(m.tp):
+        topic = topics.get(m.tp.topic)
+        part = None if topic is None else topic.partitions.get(m.tp.partition)
+        if part is None:
             out.append(f"{m.tp}: not in the snapshot")
             continue
-        if snapshot.partition(m.tp).replicas != m.current:
-            out.append(f"{m.tp}: current {list(m.current)} differs from the snapshot's "
-                       f"{list(snapshot.partition(m.tp).replicas)}")
-        if plan.target.get(m.tp) != m.target:
+        current, target = m.current, m.target
+        if part.replicas != current:
+            out.append(f"{m.tp}: current {list(current)} differs from the snapshot's {list(part.replicas)}")
+        if target_map.get(m.tp) != target:
             out.append(f"{m.tp}: move target differs from the plan's target map")
-        if not m.target:
+        if not target:
             out.append(f"{m.tp}: empty target")
             continue
-        if len(set(m.target)) != len(m.target):
-            out.append(f"{m.tp}: duplicate broker in target {list(m.target)}")
-        if plan.operation not in RF_CHANGING and len(m.target) != len(m.current):
-            out.append(f"{m.tp}: replication factor changed {len(m.current)} → {len(m.target)}")
-        on_removed = sorted(set(m.target) & gone)
-        if on_removed:
-            out.append(f"{m.tp}: target keeps removed broker(s) {on_removed}")
-        bad = [d for d in m.destinations if d not in snapshot.brokers or d in gone]
+        target_set = set(target)
+        if len(target_set) != len(target):
+            out.append(f"{m.tp}: duplicate broker in target {list(target)}")
+        if rf_fixed and len(target) != len(current):
+            out.append(f"{m.tp}: replication factor changed {len(current)} → {len(target)}")
+        if not gone.isdisjoint(target_set):
+            out.append(f"{m.tp}: target keeps removed broker(s) {sorted(target_set & gone)}")
+        bad = [d for d in m.destinations if d not in brokers or d in gone]
         if bad:
             out.append(f"{m.tp}: destination(s) {bad} are not live brokers")
-        need = min(distinct_racks(m.current, racks), len(m.target), len(allowed_racks))
-        have = distinct_racks(m.target, racks)
+        need = min(len({rack[b] for b in current}), len(target), len(allowed_racks))
+        have = len({rack[b] for b in target})
         if have < need:
-            out.append(f"{m.tp}: target {list(m.target)} spans {have} rack(s), needs {need}")
+            out.append(f"{m.tp}: target {list(target)} spans {have} rack(s), needs {need}")
     if len(plan.target) != len(plan.moves):
         out.append("target map and moves list differ in length")
     return out
@@ -72,13 +79,15 @@ def _structure(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> l
 def _movement(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> list[str]:
     out: list[str] = []
     if plan.operation == "decommission":
+        target_map = plan.target
         for p in snapshot.partitions():
-            on = sum(1 for b in p.replicas if b in gone)
-            m_target = plan.target.get(p.tp)
+            replicas = p.replicas
+            on = 0 if gone.isdisjoint(replicas) else sum(1 for b in replicas if b in gone)
+            m_target = target_map.get((p.topic, p.partition))  # type: ignore[call-overload]
             if on and m_target is None:
                 out.append(f"{p.tp}: has replica(s) on removed brokers but is not moved")
             elif m_target is not None:
-                new = len(set(m_target) - set(p.replicas))
+                new = len(set(m_target) - set(replicas))
                 if new != on:
                     out.append(f"{p.tp}: {new} new replica(s) for {on} on removed brokers (not minimal)")
     if plan.operation == "change-rf":

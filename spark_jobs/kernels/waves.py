@@ -25,10 +25,11 @@ exceeds the znode budget.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from kafka_zk.codecs import dumps
 from spark_jobs.kernels.model import Move, PlanRefused
 
 ZNODE_WRAPPER = len(b'{"version":1,"partitions":[]}')
@@ -70,10 +71,24 @@ class Wave:
     outbound: Mapping[int, int] = field(default_factory=dict)
 
 
+# len('{"topic":' ',"partition":' ',"replicas":[' ']}') + the comma between entries
+_ENTRY_FIXED = 9 + 13 + 13 + 2 + 1
+
+
+@lru_cache(maxsize=1 << 16)
+def _topic_json_bytes(topic: str) -> int:
+    return len(json.dumps(topic, ensure_ascii=False).encode("utf-8"))
+
+
 def entry_bytes(m: Move) -> int:
-    """Bytes this move adds to the ``/admin/reassign_partitions`` payload (with its comma)."""
-    return len(dumps({"topic": m.tp.topic, "partition": m.tp.partition,
-                      "replicas": list(m.target)})) + 1
+    """Bytes this move adds to the ``/admin/reassign_partitions`` payload (with its comma).
+
+    The length of ``kafka_zk.codecs.dumps({"topic", "partition", "replicas"}) + 1`` (compact
+    JSON, integers in decimal), counted without encoding the entry.
+    """
+    target = m.target
+    digits = sum(len(str(b)) for b in target) + max(len(target) - 1, 0)
+    return _ENTRY_FIXED + _topic_json_bytes(m.tp.topic) + len(str(m.tp.partition)) + digits
 
 
 def move_loads(m: Move) -> tuple[dict[int, int], dict[int, int]]:
@@ -122,21 +137,27 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
     """Waves for ``moves`` under ``limits`` (see the module docstring for the packing rule)."""
     limits.check()
     order = sorted(moves, key=lambda m: (-m.size * len(m.destinations), m.tp))
+    cap, max_wave, max_znode = limits.max_moves_per_broker, limits.max_wave_bytes, limits.max_znode_bytes
     waves: list[_Open] = []
     first_free: dict[int, int] = {}
     for m in order:
         zbytes = entry_bytes(m)
-        if ZNODE_WRAPPER + zbytes > limits.max_znode_bytes:
+        if ZNODE_WRAPPER + zbytes > max_znode:
             raise PlanRefused(f"{m.tp}: its reassignment entry ({zbytes} B) alone exceeds the znode "
-                              f"budget {limits.max_znode_bytes} B; raise max_znode_bytes")
+                              f"budget {max_znode} B; raise max_znode_bytes")
         inbound, outbound = move_loads(m)
         nbytes = m.size * len(m.destinations)
         brokers = _slot_brokers(m)
-        start = max((first_free.get(b, 0) for b in brokers), default=0)
+        start = max([first_free.get(b, 0) for b in brokers], default=0)
         best_cost, best = max(list(inbound.values()) + list(outbound.values()) + [0]), -1
         for i in range(start, min(len(waves), start + WINDOW)):
             w = waves[i]
-            if not _fits(w, brokers, nbytes, zbytes, limits):
+            slots = w.slots
+            if any(slots.get(b, 0) >= cap for b in brokers):  # _fits, inlined
+                continue
+            if w.moves and max_wave is not None and w.bytes + nbytes > max_wave:
+                continue
+            if w.znode + zbytes > max_znode:
                 continue
             cost = _peak_after(w, inbound, outbound) - w.peak
             if cost < best_cost or (best < 0 and cost == best_cost):
@@ -153,13 +174,16 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
             w.inb[b] = w.inb.get(b, 0) + v
         for b, v in outbound.items():
             w.out[b] = w.out.get(b, 0) + v
+        slots = w.slots
         for b in brokers:
-            w.slots[b] = w.slots.get(b, 0) + 1
+            slots[b] = slots.get(b, 0) + 1
         w.bytes += nbytes
         w.znode += zbytes
         for b in brokers:
+            if slots[b] < cap:
+                continue  # this wave still has room on b: first_free[b] (≤ best) is unchanged
             j = first_free.get(b, 0)
-            while j < len(waves) and waves[j].slots.get(b, 0) >= limits.max_moves_per_broker:
+            while j < len(waves) and waves[j].slots.get(b, 0) >= cap:
                 j += 1
             first_free[b] = j
     return [_finish(i, w, limits) for i, w in enumerate(waves)]
@@ -217,16 +241,48 @@ class WaveBounds:
 def wave_bounds(moves: Sequence[Move], waves: Sequence[Wave], limits: WaveLimits) -> WaveBounds:
     inb: dict[int, int] = {}
     out: dict[int, int] = {}
+    largest = 0
     for m in moves:
-        i, o = move_loads(m)
-        for b, v in i.items():
-            inb[b] = inb.get(b, 0) + v
-        for b, v in o.items():
-            out[b] = out.get(b, 0) + v
+        dests = m.destinations
+        if not dests:
+            continue
+        size = m.size
+        largest = max(largest, size)
+        for d in dests:
+            inb[d] = inb.get(d, 0) + size
+        leader = m.source_leader
+        out[leader] = out.get(leader, 0) + size * len(dests)
     max_in, max_out = max(inb.values(), default=0), max(out.values(), default=0)
-    largest = max((m.size for m in moves if m.destinations), default=0)
     lb = max(max_in, max_out, largest)
     total = sum(w.busiest_bytes for w in waves)
     t = limits.throttle_bytes_per_s
     return WaveBounds(len(waves), total, lb, max_in, max_out, largest,
                       total / t if t else None, lb / t if t else None)
+
+
+def fixed_batch_bounds(moves: Sequence[Move], batch: int, limits: WaveLimits,
+                       like: WaveBounds) -> WaveBounds:
+    """``wave_bounds(moves, fixed_batches(moves, batch, limits), limits)`` without building waves.
+
+    ``like`` is :func:`wave_bounds` of the same moves (the lower bounds do not depend on waves).
+    """
+    order = sorted(moves, key=lambda m: m.tp)
+    total = 0
+    count = 0
+    for i in range(0, len(order), batch):
+        count += 1
+        inb: dict[int, int] = {}
+        out: dict[int, int] = {}
+        for m in order[i:i + batch]:
+            dests = m.destinations
+            if not dests:
+                continue
+            size = m.size
+            for d in dests:
+                inb[d] = inb.get(d, 0) + size
+            leader = m.source_leader
+            out[leader] = out.get(leader, 0) + size * len(dests)
+        total += max(max(inb.values(), default=0), max(out.values(), default=0))
+    t = limits.throttle_bytes_per_s
+    return WaveBounds(count, total, like.lower_bound_bytes, like.max_inbound, like.max_outbound,
+                      like.largest_move_bytes, total / t if t else None, like.lower_bound_seconds)
