@@ -1,0 +1,81 @@
+"""The plan job's fast paths give exactly what the plain definitions give.
+
+Each fast path (arithmetic znode entry size, directly written plan/waves JSON, fixed-batch
+bounds without waves, loads by applying moves, per-rack placement heaps) is compared with the
+straightforward computation it replaces, on random inputs.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_zk.codecs import TopicPartition, dumps, encode_reassignment_file
+from spark_jobs import artifacts
+from spark_jobs.artifacts import reassignment_json, waves_doc, waves_json
+from spark_jobs.kernels import placement
+from spark_jobs.kernels.decommission import plan_decommission
+from spark_jobs.kernels.loads import cluster_loads, moved_loads
+from spark_jobs.kernels.model import Move
+from spark_jobs.kernels.waves import (WaveLimits, entry_bytes, fixed_batch_bounds, fixed_batches,
+                                      pack_waves, wave_bounds)
+from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
+
+topics = st.text(min_size=1, max_size=12)
+ids = st.integers(min_value=0, max_value=10**6)
+entries = st.dictionaries(st.builds(TopicPartition, topics, st.integers(0, 10**5)),
+                          st.lists(ids, min_size=1, max_size=5, unique=True).map(tuple), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(topics, st.integers(0, 10**6), st.lists(ids, max_size=6).map(tuple))
+def test_entry_bytes_is_the_encoded_length(topic, partition, target) -> None:
+    m = Move(TopicPartition(topic, partition), (1, 2, 3), target)
+    assert entry_bytes(m) == len(dumps({"topic": topic, "partition": partition, "replicas": list(target)})) + 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(entries)
+def test_reassignment_json_is_the_codec_output(targets) -> None:
+    assert reassignment_json(targets) == encode_reassignment_file(targets)
+
+
+def _plan(seed: int, sized: bool):
+    snap = synthetic_cluster(12, 3, 5, 30, 3, seed=seed)
+    sizes = synthetic_sizes(snap, seed=seed + 1) if sized else None
+    return snap, sizes, plan_decommission(snap, [2, 7], sizes, seed=seed)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 1000), st.booleans(), st.sampled_from([None, 7_000_000]), st.integers(1, 6))
+def test_waves_json_bounds_and_loads_match_the_plain_computation(seed, sized, throttle, per_broker) -> None:
+    snap, sizes, plan = _plan(seed, sized)
+    limits = WaveLimits(per_broker, None, 4096, throttle)
+    waves = pack_waves(plan.moves, limits)
+    assert waves_json(waves) == artifacts._dump(waves_doc(waves))
+    json.loads(waves_json(waves))
+    bounds = wave_bounds(plan.moves, waves, limits)
+    assert fixed_batch_bounds(plan.moves, 10, limits, bounds) == \
+        wave_bounds(plan.moves, fixed_batches(plan.moves, 10, limits), limits)
+    ids = sorted(snap.brokers)
+    before = cluster_loads(snap.partitions(), ids, sizes)
+    after = moved_loads(before, plan.moves)
+    full = cluster_loads(snap.partitions(), ids, sizes, None, plan.target)
+    for b in ids:
+        assert (after.replicas.get(b, 0), after.bytes.get(b, 0), after.leaders.get(b, 0)) == \
+            (full.replicas.get(b, 0), full.bytes.get(b, 0), full.leaders.get(b, 0))
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 1000), st.booleans())
+def test_per_rack_heaps_choose_what_one_heap_chooses(seed, sized) -> None:
+    _snap, _sizes, by_rack = _plan(seed, sized)
+    saved = placement.PER_RACK_HEAPS
+    placement.PER_RACK_HEAPS = 0          # every Placer uses the single global heap
+    try:
+        _snap, _sizes, single = _plan(seed, sized)
+    finally:
+        placement.PER_RACK_HEAPS = saved
+    assert by_rack.target == single.target
