@@ -148,8 +148,10 @@ def main(argv: list[str] | None = None) -> int:
             "run_root": str(run_root), "poll_interval_s": 0.5})
         final = _final_state(zk, set(removed))
         folder = result.run_folder
-        summary = json.loads((folder / "plan" / "summary.json").read_text()) if folder else {}
-        waves = json.loads((folder / "waves.json").read_text())["waves"] if folder and (folder / "waves.json").exists() else []
+        summary_file = folder / "plan" / "summary.json" if folder else None
+        summary = json.loads(summary_file.read_text()) if summary_file and summary_file.is_file() else {}
+        waves_file = folder / "waves.json" if folder else None
+        waves = json.loads(waves_file.read_text())["waves"] if waves_file and waves_file.is_file() else []
         wave_times = _wave_sim_seconds(cluster.history(), waves)
         sim_total = sum(wave_times)
         lower = summary.get("lower_bound_seconds") or 0
