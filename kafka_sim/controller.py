@@ -77,6 +77,7 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         self.deleted_replicas: dict[str, set[tuple[TopicPartition, int]]] = {}
         self.shutting_down: set[int] = set()
         self._watchers: dict[tuple, Callable] = {}
+        self._node_cache: tuple[int, object] | None = None   # (mzxid, parsed reassignment node)
 
     # ------------------------------------------------------------------ watches
     def watcher(self, kind: str, key: object = None, on: tuple[str, ...] = ()) -> Callable:

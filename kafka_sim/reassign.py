@@ -58,18 +58,23 @@ class ReassignMixin:
     # ------------------------------------------------------------------ the admin znode
     def _read_node(self: "Controller", watch: bool) -> ReassignmentRequest | None | bool:
         """The node's request; None if absent; False if present but invalid."""
-        if self.zk.exists(paths.REASSIGN_PARTITIONS,
-                          watch=self.reassign_watcher() if watch else None) is None:
+        stat = self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self.reassign_watcher() if watch else None)
+        if stat is None:
             return None
+        cache = self._node_cache
+        if cache is not None and cache[0] == stat.mzxid:    # unchanged since we last read/wrote it
+            return cache[1]
         try:
-            data, _ = self.zk.get(paths.REASSIGN_PARTITIONS)
+            data, stat = self.zk.get(paths.REASSIGN_PARTITIONS)
         except NoNodeError:
             return None
         try:
-            return decode_reassignment(data, strict=True)
+            req: ReassignmentRequest | bool = decode_reassignment(data, strict=True)
         except InvalidPayload as exc:
             log.warning("Ignoring partition reassignment due to invalid json: %s", exc)
-            return False
+            req = False
+        self._node_cache = (stat.mzxid, req)
+        return req
 
     def on_reassign_created(self: "Controller") -> None:
         self.process_reassign_node()
@@ -112,8 +117,10 @@ class ReassignMixin:
         if len(keep) == len(req.entries):
             return
         if keep:
-            self.fenced.write(Op("set", paths.REASSIGN_PARTITIONS,
-                                 ReassignmentRequest(tuple(keep), req.version).encode()))
+            new = ReassignmentRequest(tuple(keep), req.version)
+            r = self.fenced.write(Op("set", paths.REASSIGN_PARTITIONS, new.encode()))
+            if hasattr(r, "mzxid"):
+                self._node_cache = (r.mzxid, new)
         else:
             self.fenced.write(Op("delete", paths.REASSIGN_PARTITIONS))
             self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self.reassign_watcher())

@@ -67,11 +67,11 @@ def allocate(flows: list[Flow], caps: Mapping[tuple[str, int], float]) -> list[f
             if k in caps:
                 users.setdefault(k, []).append(i)
     remaining = dict(caps)
+    count = {k: len(us) for k, us in users.items()}
     active = set(range(len(flows)))
     while active:
         best_key, best_share = None, math.inf
-        for k, us in users.items():
-            n = sum(1 for i in us if i in active)
+        for k, n in count.items():
             if n:
                 share = max(0.0, remaining[k]) / n
                 if share < best_share:
@@ -86,6 +86,7 @@ def allocate(flows: list[Flow], caps: Mapping[tuple[str, int], float]) -> list[f
             for k in flows[i].keys:
                 if k in remaining:
                     remaining[k] -= best_share
+                    count[k] -= 1
     return rates
 
 
@@ -102,10 +103,12 @@ class ReplicationModel:
         self.follower_rate: dict[int, float] = {}
         self.throttles: dict[str, tuple[Pairs, Pairs]] = {}  # topic -> (leader list, follower list)
         self.stalled: set[tuple[TopicPartition, int]] = set()
+        self._copying: set[TopicPartition] = set()     # partitions with an out-of-sync replica
         self.now = 0.0
         self.version = 0        # bumped on every change of views, sizes or rates
         self._flows: list[Flow] | None = None
         self._rates: list[float] = []
+        self._finish: list[float] = []
 
     # ----------------------------------------------------------------------------- mutation
     def _dirty(self) -> None:
@@ -161,10 +164,15 @@ class ReplicationModel:
         # a caught-up follower waiting to join re-syncs with a new leader (a new catch-up event)
         pd.caught = {r for r in pd.caught if r in pd.have} if new_leader == pd.leader else set()
         pd.replicas, pd.leader, pd.isr = new_replicas, new_leader, new_isr
+        if pd.have:
+            self._copying.add(tp)
+        else:
+            self._copying.discard(tp)
         self._dirty()
 
     def remove(self, tp: TopicPartition) -> None:
         self.parts.pop(tp, None)
+        self._copying.discard(tp)
         self.stalled = {s for s in self.stalled if s[0] != tp}
         self._dirty()
 
@@ -176,11 +184,12 @@ class ReplicationModel:
         self._dirty()
 
     def broker_down(self, broker: int) -> None:
-        for pd in self.parts.values():
+        for tp, pd in self.parts.items():
             if broker in pd.replicas:
                 self._settle(pd, self.now)
                 if broker in pd.isr and broker != pd.leader:
                     pd.have.setdefault(broker, pd.size)
+                    self._copying.add(tp)
         self.live.discard(broker)
         self._dirty()
 
@@ -220,7 +229,8 @@ class ReplicationModel:
     def flows(self) -> list[Flow]:
         if self._flows is None:
             out = []
-            for tp, pd in self.parts.items():
+            for tp in self._copying:
+                pd = self.parts[tp]
                 if not pd.have or pd.leader < 0 or pd.leader not in self.live:
                     continue
                 lists = self.throttles.get(tp.topic)
@@ -237,6 +247,8 @@ class ReplicationModel:
             out.sort(key=lambda f: (f.tp, f.follower))
             self._flows = out
             self._rates = allocate(out, self._caps(out))
+            # rates stay constant until the next change, so finish times are absolute
+            self._finish = [self.now + self._time_to_finish(f, r) for f, r in zip(out, self._rates)]
         return self._flows
 
     def _caps(self, flows: list[Flow]) -> dict[tuple[str, int], float]:
@@ -267,11 +279,9 @@ class ReplicationModel:
 
     def next_event_time(self) -> float | None:
         """Simulated time of the next catch-up, or None when nothing is copying."""
-        flows = self.flows()
-        best = math.inf
-        for f, rate in zip(flows, self._rates):
-            best = min(best, self._time_to_finish(f, rate))
-        return None if best == math.inf else self.now + best
+        self.flows()
+        best = min(self._finish, default=math.inf)
+        return None if best == math.inf else best
 
     def advance(self, t: float) -> list[CatchUp]:
         """Move to simulated time ``t``; every catch-up on the way, in time order."""
@@ -280,15 +290,14 @@ class ReplicationModel:
             flows = self.flows()
             if not flows:
                 break
-            finish = [self._time_to_finish(f, r) for f, r in zip(flows, self._rates)]
-            step = min(finish)
-            if self.now + step > t:
+            finish = self._finish
+            end = min(finish)
+            if end > t:
                 self._apply(flows, t)
                 break
-            end = self.now + step
             self._apply(flows, end)
-            for f, left in zip(flows, finish):
-                if left <= step or self._remaining(f, end) <= max(_EPS, 1e-9 * self.size(f.tp, end)):
+            for f, done_at in zip(flows, finish):
+                if done_at <= end or self._remaining(f, end) <= max(_EPS, 1e-9 * self.size(f.tp, end)):
                     pd = self.parts[f.tp]
                     pd.have[f.follower] = self.size(f.tp, end)
                     pd.caught.add(f.follower)
