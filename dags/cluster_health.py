@@ -12,17 +12,17 @@ alerting fires); ``check`` fails on a bad Param or an unreachable ZooKeeper.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from airflow.providers.standard.operators.python import ShortCircuitOperator
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
-from airflow.sdk import DAG, Param
+from airflow.sdk import Param
 
 from kafka_zk.health import CHECKS, SEVERITIES
 from operators.health import HealthAlertOperator, HealthCheckOperator, HealthReportOperator, hand_off_wanted
+from operators.runbook_dag import run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "cluster_health"
-DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
 INTERVAL_MINUTES = int(os.environ.get("KAFKA_HEALTH_INTERVAL_MINUTES", "15"))
 
 DOC_MD = f"""
@@ -48,8 +48,7 @@ the run when the worst finding reaches `fail_on_severity` ({', '.join(SEVERITIES
 """
 
 PARAMS = {
-    "zk_conn_id": Param("kafka_zookeeper_default", type="string", minLength=1,
-                        description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot"),
+    "zk_conn_id": zk_conn_param(),
     "leader_imbalance_pct": Param(10.0, type="number", minimum=0, maximum=100,
                                   description="Report a broker leading fewer of its preferred partitions than this "
                                               "(Kafka's leader.imbalance.per.broker.percentage, default 10)"),
@@ -75,21 +74,12 @@ PARAMS = {
     "maintenance_window": Param(None, type=["null", "string"],
                                 description="UTC window for the hand-off: '<days> HH:MM-HH:MM', days '*' or "
                                             "Mon,Tue,...; e.g. 'Sat,Sun 02:00-05:00'"),
-    "run_root": Param(DEFAULT_RUN_ROOT, type="string", minLength=1,
-                      description="Directory under which each run's folder (health.json, reports) is made"),
+    "run_root": run_root_param("health.json, reports"),
 }
 
-with DAG(
-    dag_id=DAG_ID,
-    description="Read-only health check: URP, offline, min ISR, leader imbalance, leaked throttles, stuck admin nodes",
-    schedule=timedelta(minutes=INTERVAL_MINUTES),
-    start_date=datetime(2024, 1, 1),
-    catchup=False,
-    max_active_runs=1,
-    params=PARAMS,
-    render_template_as_native_obj=True,
-    doc_md=DOC_MD,
-    tags=["kafka", "runbook", "zookeeper", "health"],
+with runbook_dag(
+        DAG_ID, "Read-only health check: URP, offline, min ISR, leader imbalance, leaked throttles, stuck admin nodes",
+        PARAMS, DOC_MD, schedule=timedelta(minutes=INTERVAL_MINUTES), tags=["health"],
 ) as dag:
     check = HealthCheckOperator(
         task_id="check", zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}",

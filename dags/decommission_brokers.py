@@ -12,10 +12,8 @@ the report and the notification still run, and the notify step fails the run.
 
 from __future__ import annotations
 
-import os
-from datetime import datetime
 
-from airflow.sdk import DAG, Param
+from airflow.sdk import Param
 
 from operators.approval import PlanApprovalOperator
 from operators.election import DemoteOperator, ElectPreferredLeadersOperator
@@ -26,9 +24,9 @@ from operators.report import FinalReportOperator, NotifyOperator, RenderPlanRepo
 from operators.snapshot import SnapshotOperator
 from operators.throttles import RemoveThrottlesOperator, SetThrottlesOperator
 from operators.verify import FinalVerifyOperator, VerifyDrainedOperator
+from operators.runbook_dag import pre_approved_param, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "decommission_brokers"
-DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
 
 DOC_MD = """
 # Decommission brokers (Kafka in ZooKeeper mode)
@@ -68,8 +66,7 @@ audit.jsonl (every ZooKeeper write), guards.json, throttles.json, waves.json, ve
 """
 
 PARAMS = {
-    "zk_conn_id": Param("kafka_zookeeper_default", type="string", minLength=1,
-                        description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot"),
+    "zk_conn_id": zk_conn_param(),
     "brokers_to_remove": Param([], type="array", items={"type": "integer", "minimum": 0}, minItems=1,
                                uniqueItems=True, description="Broker ids to decommission, e.g. [4, 5]"),
     "throttle_bytes_per_sec": Param(52428800, type="integer", minimum=1,
@@ -80,12 +77,10 @@ PARAMS = {
                         description="Optional path to `kafka-log-dirs.sh --describe` output (partition sizes)"),
     "dry_run": Param(False, type="boolean",
                      description="Plan and report, then only *plan* every write (audit log); write nothing"),
-    "pre_approved": Param(False, type="boolean",
-                          description="Skip the human approval (maintenance-window policy); the skip is recorded"),
+    "pre_approved": pre_approved_param(),
     "spark_conn_id": Param("spark_default", type="string", minLength=1,
                            description="Airflow Spark connection (JSON form, e.g. host local[*]) for the plan job"),
-    "run_root": Param(DEFAULT_RUN_ROOT, type="string", minLength=1,
-                      description="Directory under which each run's folder (artifacts, audit, reports) is made"),
+    "run_root": run_root_param(),
     "plan_from": Param(None, type=["null", "string"],
                        description="Optional plan/ folder of an earlier run (e.g. a rehearsal) to use instead of "
                                    "planning; guards refuse it if the cluster changed since"),
@@ -102,17 +97,9 @@ PARAMS = {
 ZK = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}", dry_run="{{ params.dry_run }}",
           brokers_to_remove="{{ params.brokers_to_remove }}")
 
-with DAG(
-    dag_id=DAG_ID,
-    description="Move all replicas and leadership off brokers, in throttled, approved, resumable waves",
-    schedule=None,
-    start_date=datetime(2024, 1, 1),
-    catchup=False,
-    max_active_runs=1,
-    params=PARAMS,
-    render_template_as_native_obj=True,
-    doc_md=DOC_MD,
-    tags=["kafka", "runbook", "zookeeper"],
+with runbook_dag(
+        DAG_ID, "Move all replicas and leadership off brokers, in throttled, approved, resumable waves",
+        PARAMS, DOC_MD,
 ) as dag:
     snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
                                 run_root="{{ params.run_root }}", sizes_file="{{ params.sizes_file }}")

@@ -12,18 +12,16 @@ fails ``delete_batches`` with the likely cause; the final report still runs and 
 
 from __future__ import annotations
 
-import os
-from datetime import datetime
 
-from airflow.sdk import DAG, Param
+from airflow.sdk import Param
 
 from operators.approval import PlanApprovalOperator
 from operators.deletion import DeleteTopicBatchesOperator, DeletionReportOperator, SelectTopicsOperator
 from operators.sensors.deletion import TopicsDeletedSensor
 from operators.snapshot import SnapshotOperator
+from operators.runbook_dag import pre_approved_param, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "delete_topics"
-DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
 
 DOC_MD = """
 # Delete topics (Kafka in ZooKeeper mode)
@@ -57,8 +55,7 @@ assignment and configs, so a topic can be re-created empty with the same layout.
 """
 
 PARAMS = {
-    "zk_conn_id": Param("kafka_zookeeper_default", type="string", minLength=1,
-                        description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot"),
+    "zk_conn_id": zk_conn_param(),
     "topics": Param([], type="array", items={"type": "string", "minLength": 1}, uniqueItems=True,
                     description="Topic names to delete, e.g. [\"old-orders\", \"tmp-test\"] (and/or topic_regex)"),
     "topic_regex": Param("", type=["null", "string"],
@@ -79,30 +76,20 @@ PARAMS = {
                                         "(loses consumer offsets or transactions)"),
     "dry_run": Param(False, type="boolean",
                      description="Preview only: select, report and plan the marker writes (audit log); write nothing"),
-    "pre_approved": Param(False, type="boolean",
-                          description="Skip the human approval (maintenance-window policy); the skip is recorded"),
+    "pre_approved": pre_approved_param(),
     "batch_timeout_s": Param(600, type="integer", minimum=1,
                              description="Fail a batch whose topics are not all deleted this many seconds after "
                                          "its markers were written"),
     "poll_interval_s": Param(1.0, type="number", exclusiveMinimum=0,
                              description="Seconds between checks while a batch is being deleted"),
-    "run_root": Param(DEFAULT_RUN_ROOT, type="string", minLength=1,
-                      description="Directory under which each run's folder (artifacts, audit, reports) is made"),
+    "run_root": run_root_param(),
 }
 
 ZK = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}", dry_run="{{ params.dry_run }}")
 
-with DAG(
-    dag_id=DAG_ID,
-    description="Delete topics by list or regex: preview, approval, batches waited on until gone",
-    schedule=None,
-    start_date=datetime(2024, 1, 1),
-    catchup=False,
-    max_active_runs=1,
-    params=PARAMS,
-    render_template_as_native_obj=True,
-    doc_md=DOC_MD,
-    tags=["kafka", "runbook", "zookeeper"],
+with runbook_dag(
+        DAG_ID, "Delete topics by list or regex: preview, approval, batches waited on until gone",
+        PARAMS, DOC_MD,
 ) as dag:
     snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
                                 run_root="{{ params.run_root }}", sizes_file="{{ params.sizes_file }}")

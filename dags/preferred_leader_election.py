@@ -12,17 +12,15 @@ Failure: bad inputs fail ``plan`` before any write; a node not consumed in time 
 
 from __future__ import annotations
 
-import os
-from datetime import datetime
 
-from airflow.sdk import DAG, Param
+from airflow.sdk import Param
 
 from operators.approval import PlanApprovalOperator
 from operators.preferred_election import ElectBatchesOperator, ElectionPlanOperator, ElectionReportOperator
 from operators.snapshot import SnapshotOperator
+from operators.runbook_dag import run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "preferred_leader_election"
-DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
 
 DOC_MD = """
 # Preferred leader election (Kafka in ZooKeeper mode)
@@ -52,8 +50,7 @@ preferred replica are skipped. **Rolling back**: nothing to restore (no data mov
 """
 
 PARAMS = {
-    "zk_conn_id": Param("kafka_zookeeper_default", type="string", minLength=1,
-                        description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot"),
+    "zk_conn_id": zk_conn_param(),
     "topics": Param([], type="array", items={"type": "string", "minLength": 1}, uniqueItems=True,
                     description="Only these topics' partitions (empty with no regex and no file: every partition)"),
     "topic_regex": Param("", type=["null", "string"],
@@ -79,23 +76,14 @@ PARAMS = {
                                       "the skip is recorded"),
     "poll_interval_s": Param(0.5, type="number", exclusiveMinimum=0,
                              description="Seconds between checks while waiting for the controller"),
-    "run_root": Param(DEFAULT_RUN_ROOT, type="string", minLength=1,
-                      description="Directory under which each run's folder (artifacts, audit, reports) is made"),
+    "run_root": run_root_param(),
 }
 
 ZK = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}", dry_run="{{ params.dry_run }}")
 
-with DAG(
-    dag_id=DAG_ID,
-    description="Move leadership back to preferred replicas in approved batches under the znode limit",
-    schedule=None,
-    start_date=datetime(2024, 1, 1),
-    catchup=False,
-    max_active_runs=1,
-    params=PARAMS,
-    render_template_as_native_obj=True,
-    doc_md=DOC_MD,
-    tags=["kafka", "runbook", "zookeeper"],
+with runbook_dag(
+        DAG_ID, "Move leadership back to preferred replicas in approved batches under the znode limit",
+        PARAMS, DOC_MD,
 ) as dag:
     snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
                                 run_root="{{ params.run_root }}")

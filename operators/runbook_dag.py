@@ -1,0 +1,41 @@
+"""What every runbook DAG shares: its DAG settings and the Params every runbook takes.
+
+``runbook_dag`` builds the DAG the same way for each runbook (manual or scheduled, no catch-up,
+one run at a time, Params rendered as native objects, doc_md shown in the UI); the Param
+factories give the cluster connection, the run root and the pre-approval switch one definition.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+from typing import Any, Iterable
+
+from airflow.sdk import DAG, Param
+
+DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
+
+
+def zk_conn_param() -> Param:
+    return Param("kafka_zookeeper_default", type="string", minLength=1,
+                 description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot")
+
+
+def run_root_param(what: str = "artifacts, audit, reports") -> Param:
+    return Param(DEFAULT_RUN_ROOT, type="string", minLength=1,
+                 description=f"Directory under which each run's folder ({what}) is made")
+
+
+def pre_approved_param(note: str = "") -> Param:
+    return Param(False, type="boolean",
+                 description="Skip the human approval (maintenance-window policy"
+                             + (f", {note}" if note else "") + "); the skip is recorded")
+
+
+def runbook_dag(dag_id: str, description: str, params: dict[str, Any], doc_md: str,
+                schedule: timedelta | str | None = None, tags: Iterable[str] = ()) -> DAG:
+    """The DAG of one runbook, with the settings every runbook shares."""
+    return DAG(dag_id=dag_id, description=description, schedule=schedule,
+               start_date=datetime(2024, 1, 1), catchup=False, max_active_runs=1, params=params,
+               render_template_as_native_obj=True, doc_md=doc_md,
+               tags=["kafka", "runbook", "zookeeper", *tags])
