@@ -1,0 +1,160 @@
+"""Faults on demand for :class:`kafka_sim.cluster.EmulatedCluster` (mixed into it).
+
+Kill (session closed at once, or expiring later as after a SIGKILL), controlled shutdown,
+restart (new session, new czxid), session expiry while the broker keeps running, controller
+move (``/controller`` deleted as an operator would), stalled replica, slow broker. Each runs
+on the engine thread, so it lands between two controller events.
+
+Failure: an unknown broker id or a bad value raises :class:`kafka_zk.errors.InvalidInput`;
+a controller that does not move in time raises :class:`EmulatorError`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kazoo.client import KazooClient
+
+from kafka_sim import zk_io
+from kafka_zk import paths
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.errors import InvalidInput, KafkaZkError
+
+if TYPE_CHECKING:
+    from kafka_sim.broker import SimBroker
+    from kafka_sim.engine import Engine
+
+
+class EmulatorError(KafkaZkError):
+    """The emulator could not do what was asked in time (start, move the controller...)."""
+
+
+class FaultsMixin:
+    """Fault injection; expects ``_engine``, ``_tool``, ``connect_string``, ``_broker()``."""
+
+    _engine: "Engine"
+    _tool: KazooClient | None
+    connect_string: str
+
+    def _broker(self, broker_id: int) -> "SimBroker":  # provided by EmulatedCluster
+        raise NotImplementedError
+
+    def wait_until(self, predicate, timeout: float) -> bool:  # provided by EmulatedCluster
+        raise NotImplementedError
+
+    def controller_id(self) -> int:  # provided by EmulatedCluster
+        raise NotImplementedError
+
+    def kill_broker(self, broker_id: int, expire_after: float = 0.0) -> None:
+        """Kill the broker (SIGKILL). Its session is closed at once, or — closer to a real
+        SIGKILL — expires ``expire_after`` simulated seconds later (2.4.1 with the default 6 s
+        session timeout: ~7.8 s), the registration (and ``/controller``) staying until then."""
+        b = self._broker(broker_id)
+        if expire_after < 0:
+            raise InvalidInput(f"expire_after {expire_after!r} must be ≥ 0 simulated seconds")
+        eng = self._engine
+
+        def kill() -> None:
+            if not b.alive:
+                return
+            if eng.controller is not None and eng.controller.id == broker_id:
+                eng._resign()
+            eng.model.broker_down(broker_id)
+            eng.history("broker_killed", None, broker_id)
+            if expire_after == 0:
+                b.close()
+                return
+            b.alive = b.registered = False       # the process is gone; its session is not yet
+            inc = b.incarnation
+
+            def expire() -> None:
+                if b.incarnation == inc and b.client is not None:
+                    b.close()
+                    eng.history("session_expired", None, broker_id)
+            eng.at(eng.now() + expire_after, expire)
+        eng.call(kill)
+
+    def shutdown_broker(self, broker_id: int, close_after: float = 0.0) -> None:
+        """Controlled shutdown (SIGTERM): leaderships moved and ISRs shrunk first, then the
+        session closes — at once, or ``close_after`` simulated seconds later (2.4.1: ~16 s)."""
+        b = self._broker(broker_id)
+        eng = self._engine
+
+        def shutdown() -> None:
+            if not b.alive:
+                return
+            eng.model.broker_down(broker_id)       # its fetchers stop first
+            if eng.controller is not None:
+                eng._guard(lambda: eng.controller.controlled_shutdown(broker_id))
+        eng.call(shutdown)
+        self.kill_broker(broker_id, expire_after=close_after)
+
+    def restart_broker(self, broker_id: int) -> None:
+        """Start a killed broker again: new session, new registration (new czxid)."""
+        b = self._broker(broker_id)
+        eng = self._engine
+
+        def restart() -> None:
+            if b.alive:
+                return
+            if b.client is not None:              # killed, session not expired yet
+                b.close()
+            b.start()
+            eng.model.broker_up(broker_id)
+            eng.history("broker_started", None, broker_id)
+            eng.check_controller()
+        eng.call(restart)
+
+    def expire_session(self, broker_id: int) -> None:
+        """Expire the broker's ZooKeeper session (as ZooKeeper does after a long pause); the
+        broker keeps running and registers again with a new session."""
+        b = self._broker(broker_id)
+        eng = self._engine
+        client = eng.call(lambda: b.client if b.alive else None)
+        if client is None:
+            raise InvalidInput(f"broker {broker_id} is not running: restart_broker({broker_id}) first")
+        session_id, password = client.client_id
+        other = KazooClient(hosts=self.connect_string, client_id=(session_id, password), timeout=10)
+        other.start(timeout=10)
+        other.stop()
+        other.close()
+
+    def move_controller(self, to: int | None = None, timeout: float = 30.0) -> int:
+        """Delete ``/controller`` (as an operator would); ``to`` wins the election when live."""
+        eng = self._engine
+        if to is not None:
+            b = self._broker(to)
+            if not eng.call(lambda: b.registered):
+                raise InvalidInput(f"broker {to} is not live: restart_broker({to}) first")
+        before = self.controller_id()
+
+        def bounce() -> None:
+            eng.wanted_controller = to
+            zk_io.tool_delete(self._tool, paths.CONTROLLER, eng.journal)
+        eng.call(bounce)
+        ok = self.wait_until(lambda: eng.controller is not None and eng.idle()
+                             and (to is None or eng.controller.id == to), timeout)
+        if not ok:
+            raise EmulatorError(f"controller did not move from {before} within {timeout:g}s")
+        return self.controller_id()
+
+    def stall_replica(self, topic: str, partition: int, broker: int, stalled: bool = True) -> None:
+        """Stop (or resume) the replica's fetching; an in-sync one leaves the ISR after
+        replica.lag.time.max.ms (10 s simulated)."""
+        self._broker(broker)
+        tp = TopicPartition(topic, partition)
+        eng = self._engine
+
+        def apply() -> None:
+            eng.model.set_stalled(tp, broker, stalled)
+            pd = eng.model.parts.get(tp)
+            if stalled and pd is not None and broker in pd.isr and broker != pd.leader:
+                eng.schedule_lag_check(tp, broker)
+        eng.call(apply)
+
+    def slow_broker(self, broker_id: int, rate: float | None) -> None:
+        """Set the broker's network rate (bytes/s in and out); None restores the spec's."""
+        self._broker(broker_id)
+        if rate is not None and not rate > 0:
+            raise InvalidInput(f"rate {rate!r} for broker {broker_id} must be > 0 bytes/s (or None)")
+        self._engine.call(lambda: self._engine.model.set_network_rate(broker_id, rate))
