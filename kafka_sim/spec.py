@@ -6,7 +6,7 @@ raises :class:`kafka_zk.errors.InvalidInput` naming the field and the fix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping
 
 from kafka_zk.errors import InvalidInput
@@ -43,7 +43,6 @@ class ClusterSpec:
     produce_rate: float = 0.0
     journal: bool = False
     log_dir: str = "/var/lib/kafka/data"
-    extra: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.brokers:
