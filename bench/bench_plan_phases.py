@@ -7,7 +7,7 @@ replica moves against the lower bound and the plan hash. The synthetic snapshot 
 written once into ``--workdir`` and reused, so repeated runs measure only the plan step.
 
 Run: ``/tmp/venv/bin/python bench/bench_plan_phases.py [--sizes 100000,1000000] [--runs 1]
-[--workdir /tmp/bench-plan] [--sized]``. Prints figures only.
+[--workdir /tmp/bench-plan] [--sized] [--format jsonl|parquet]``. Prints figures only.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from kafka_zk.snapshot_file import write_snapshot  # noqa: E402
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes  # noqa: E402
 
 
-def inputs(n_partitions: int, workdir: str, sized: bool) -> tuple[str, str | None]:
+def inputs(n_partitions: int, workdir: str, sized: bool, fmt: str = "jsonl") -> tuple[str, str | None]:
     """Write (once) the snapshot (and sizes) files for ``n_partitions``; return their paths."""
-    path = os.path.join(workdir, f"snap-{n_partitions}.jsonl")
+    path = os.path.join(workdir, f"snap-{n_partitions}.{fmt}")
     sizes_path = os.path.join(workdir, f"sizes-{n_partitions}.txt") if sized else None
     if os.path.exists(path) and (sizes_path is None or os.path.exists(sizes_path)):
         return path, sizes_path
@@ -70,14 +70,15 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--workdir", default="/tmp/bench-plan")
     ap.add_argument("--sized", action="store_true", help="also pass a kafka-log-dirs sizes file")
+    ap.add_argument("--format", default="jsonl", choices=("jsonl", "parquet"), help="snapshot file format")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     for n in (int(x) for x in args.sizes.split(",") if x):
-        path, sizes_path = inputs(n, args.workdir, args.sized)
+        path, sizes_path = inputs(n, args.workdir, args.sized, args.format)
         for r in range(args.runs):
             out = os.path.join(args.workdir, f"out-{n}-{r}")
             took, s = run_once(path, sizes_path, out)
-            print(f"== {n:,} partitions{' (sized)' if sizes_path else ''}, run {r + 1}: wall {took:.1f} s; "
+            print(f"== {n:,} partitions, {args.format}{' (sized)' if sizes_path else ''}, run {r + 1}: wall {took:.1f} s; "
                   f"phases {s['timings_s']}")
             print(f"   replica moves {s['replica_moves']} (lower bound {s['replica_moves_lower_bound']}), "
                   f"waves {s['waves']}, plan_hash {s['plan_hash'][:16]}")

@@ -12,7 +12,13 @@ Format (version 1), one JSON object per line, each with a ``kind``:
 * ``{"kind":"partition","topic":..,"partition":..,"replicas":[..],"adding":[..],"removing":[..],
   "leader":..,"leader_epoch":..,"isr":[..],"controller_epoch":..}`` per partition.
 
-Why JSON lines rather than Parquet: Spark reads it natively and splits it across tasks by line
+Columnar variant: a path ending in ``.parquet`` is written (and read) as one Parquet file with
+the same records as rows and the fields above as columns (absent fields null), via pyarrow,
+imported only for such a path. The plan job reads it without any JSON parsing, which is most
+of its Spark time on a large cluster (see bench/bench_plan_phases.py); JSON lines stay the
+default and remain readable everywhere.
+
+Why JSON lines by default: Spark reads it natively and splits it across tasks by line
 (``spark.read.json`` with a fixed schema, no Python per row), a human can ``grep`` it, the
 snapshot reader can stream it out line by line, and the plain-Python loader needs only the
 stdlib (a Spark executor or an Airflow worker may not have pyarrow). Loading 1M partitions in
@@ -39,42 +45,82 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-def snapshot_lines(snapshot: ClusterSnapshot) -> Iterator[str]:
-    """The file's lines (without newlines), cluster line first, topics in name order."""
+def snapshot_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
+    """The file's records, cluster record first, topics in name order, each followed by its partitions."""
     re = snapshot.reassignment
     pe = snapshot.preferred_election
-    yield _dump({"kind": "cluster", "version": FORMAT_VERSION, "controller_id": snapshot.controller_id,
-                 "controller_epoch": snapshot.controller_epoch, "taken_at_ms": snapshot.taken_at_ms,
-                 "reassignment": None if re is None else [
-                     {"topic": e.topic, "partition": e.partition, "replicas": list(e.replicas)}
-                     for e in re.entries],
-                 "preferred_election": None if pe is None else [
-                     {"topic": tp.topic, "partition": tp.partition} for tp in pe.partitions],
-                 "delete_markers": sorted(snapshot.delete_markers)})
+    yield {"kind": "cluster", "version": FORMAT_VERSION, "controller_id": snapshot.controller_id,
+           "controller_epoch": snapshot.controller_epoch, "taken_at_ms": snapshot.taken_at_ms,
+           "reassignment": None if re is None else [
+               {"topic": e.topic, "partition": e.partition, "replicas": list(e.replicas)}
+               for e in re.entries],
+           "preferred_election": None if pe is None else [
+               {"topic": tp.topic, "partition": tp.partition} for tp in pe.partitions],
+           "delete_markers": sorted(snapshot.delete_markers)}
     for b in sorted(snapshot.brokers):
         br = snapshot.brokers[b]
-        yield _dump({"kind": "broker", "id": b, "rack": br.rack, "host": br.host, "port": br.port,
-                     "endpoints": list(br.endpoints)})
+        yield {"kind": "broker", "id": b, "rack": br.rack, "host": br.host, "port": br.port,
+               "endpoints": list(br.endpoints)}
     for entity in sorted(snapshot.broker_configs):
-        yield _dump({"kind": "broker_config", "entity": entity,
-                     "config": dict(snapshot.broker_configs[entity])})
+        yield {"kind": "broker_config", "entity": entity, "config": dict(snapshot.broker_configs[entity])}
     for name in sorted(snapshot.topics):
         t = snapshot.topics[name]
-        yield _dump({"kind": "topic", "topic": name, "config": dict(t.config), "topic_id": t.topic_id,
-                     "marked_for_deletion": t.marked_for_deletion,
-                     "assignment_version": t.assignment_version})
+        yield {"kind": "topic", "topic": name, "config": dict(t.config), "topic_id": t.topic_id,
+               "marked_for_deletion": t.marked_for_deletion, "assignment_version": t.assignment_version}
         for pid in sorted(t.partitions):
             p = t.partitions[pid]
-            yield _dump({"kind": "partition", "topic": name, "partition": pid,
-                         "replicas": list(p.replicas), "adding": list(p.adding),
-                         "removing": list(p.removing), "leader": p.leader,
-                         "leader_epoch": p.leader_epoch, "isr": list(p.isr),
-                         "controller_epoch": p.controller_epoch})
+            yield {"kind": "partition", "topic": name, "partition": pid,
+                   "replicas": list(p.replicas), "adding": list(p.adding),
+                   "removing": list(p.removing), "leader": p.leader,
+                   "leader_epoch": p.leader_epoch, "isr": list(p.isr),
+                   "controller_epoch": p.controller_epoch}
+
+
+def snapshot_lines(snapshot: ClusterSnapshot) -> Iterator[str]:
+    """The file's lines (without newlines), cluster line first, topics in name order."""
+    return map(_dump, snapshot_records(snapshot))
+
+
+def _arrow_schema():
+    import pyarrow as pa
+
+    ints = pa.list_(pa.int64())
+    return pa.schema([
+        ("kind", pa.string()), ("version", pa.int64()), ("controller_id", pa.int64()),
+        ("controller_epoch", pa.int64()), ("taken_at_ms", pa.int64()),
+        ("reassignment", pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int64()),
+                                             ("replicas", ints)]))),
+        ("preferred_election", pa.list_(pa.struct([("topic", pa.string()), ("partition", pa.int64())]))),
+        ("delete_markers", pa.list_(pa.string())), ("id", pa.int64()), ("rack", pa.string()),
+        ("host", pa.string()), ("port", pa.int64()), ("endpoints", pa.list_(pa.string())),
+        ("entity", pa.string()), ("config", pa.map_(pa.string(), pa.string())), ("topic", pa.string()),
+        ("topic_id", pa.string()), ("marked_for_deletion", pa.bool_()), ("assignment_version", pa.int64()),
+        ("partition", pa.int64()), ("replicas", ints), ("adding", ints), ("removing", ints),
+        ("leader", pa.int64()), ("leader_epoch", pa.int64()), ("isr", ints)])
+
+
+def _write_parquet(snapshot: ClusterSnapshot, path: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _arrow_schema()
+    columns: dict[str, list] = {f.name: [] for f in schema}
+    for rec in snapshot_records(snapshot):
+        if "config" in rec:
+            rec = dict(rec, config=list(rec["config"].items()))
+        for name, values in columns.items():
+            values.append(rec.get(name))
+    # row groups of 128k rows: Spark reads one task per row group, so a big snapshot is read in parallel
+    pq.write_table(pa.table(columns, schema=schema), path, compression="snappy", row_group_size=1 << 17)
 
 
 def write_snapshot(snapshot: ClusterSnapshot, path: str) -> None:
-    """Write ``snapshot`` to ``path`` atomically (temp file + rename)."""
+    """Write ``snapshot`` to ``path`` atomically (temp file + rename); Parquet for ``*.parquet``."""
     tmp = f"{path}.tmp{os.getpid()}"
+    if path.endswith(".parquet"):
+        _write_parquet(snapshot, tmp)
+        os.replace(tmp, path)
+        return
     with open(tmp, "w", encoding="utf-8") as f:
         for line in snapshot_lines(snapshot):
             f.write(line)
@@ -82,12 +128,41 @@ def write_snapshot(snapshot: ClusterSnapshot, path: str) -> None:
     os.replace(tmp, path)
 
 
+class _ParquetLines:
+    """A Parquet snapshot as a context manager iterating over its records (dicts)."""
+
+    def __init__(self, path: str) -> None:
+        import pyarrow.parquet as pq
+
+        try:
+            self._table = pq.read_table(path)
+        except OSError:
+            raise
+        except Exception as exc:  # pyarrow.ArrowInvalid: not a Parquet file
+            raise OSError(f"not a Parquet file ({exc})") from None
+
+    def __enter__(self) -> "_ParquetLines":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._table = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        names = self._table.column_names
+        columns = [self._table.column(n).to_pylist() for n in names]
+        for row in zip(*columns):
+            rec = {n: v for n, v in zip(names, row) if v is not None}
+            if "config" in rec:
+                rec["config"] = dict(rec["config"])
+            yield rec
+
+
 def load_snapshot(path: str) -> ClusterSnapshot:
-    """Read a snapshot written by :func:`write_snapshot`."""
+    """Read a snapshot written by :func:`write_snapshot` (JSON lines, or Parquet for ``*.parquet``)."""
     try:
-        f = open(path, encoding="utf-8")
+        f = _ParquetLines(path) if path.endswith(".parquet") else open(path, encoding="utf-8")
     except OSError as exc:
-        raise InvalidPayload(f"snapshot file {path}: cannot open ({exc.strerror}); "
+        raise InvalidPayload(f"snapshot file {path}: cannot open ({exc.strerror or exc}); "
                              "take one with `kafka-runbook plan ... --zookeeper` or check the path") from None
     brokers: dict[int, Broker] = {}
     configs: dict[str, dict[str, str]] = {}
@@ -97,10 +172,10 @@ def load_snapshot(path: str) -> ClusterSnapshot:
     loads = json.loads
     with f:
         for n, line in enumerate(f, 1):
-            if not line.strip():
+            if isinstance(line, str) and not line.strip():
                 continue
             try:
-                d = loads(line)
+                d = loads(line) if isinstance(line, str) else line
                 kind = d["kind"]
                 if kind == "partition":
                     t = d["topic"]

@@ -1,11 +1,12 @@
 """Spark side of the plan job: read the snapshot and sizes files, aggregate, slice.
 
 What runs in Spark (JVM, parallel, no Python per row): parsing the JSON-lines snapshot with a
-fixed schema, parsing the ``kafka-log-dirs`` JSON (explode brokers → log dirs → partitions, max
+fixed schema (or reading its Parquet variant), parsing the ``kafka-log-dirs`` JSON (explode brokers → log dirs → partitions, max
 size per partition), the join of sizes onto partitions, the selection of partitions a plan
 touches (e.g. those with a replica on a removed broker) and the per-broker aggregate load
 (replicas, bytes, preferred leaderships) of every partition it does *not* touch (the
-``baseline``). Only the touched partitions and one row per broker reach the driver.
+``baseline``). Only the touched partitions (as Arrow, the columns the kernels use) and one row
+per broker reach the driver; two Spark jobs in all, no cache.
 
 Failure: a file Spark cannot read raises :class:`kafka_zk.errors.InvalidPayload` naming it.
 """
@@ -57,7 +58,13 @@ LOG_DIRS_SCHEMA = T.StructType([T.StructField("brokers", T.ArrayType(T.StructTyp
 
 
 def read_snapshot_df(spark: SparkSession, path: str) -> DataFrame:
-    return spark.read.schema(SNAPSHOT_SCHEMA).json(path)
+    """The snapshot's records with :data:`SNAPSHOT_SCHEMA` (no inference pass).
+
+    A path ending in ``.parquet`` is the columnar variant of :mod:`kafka_zk.snapshot_file`
+    (no JSON parsing at all); anything else is read as JSON lines.
+    """
+    reader = spark.read.schema(SNAPSHOT_SCHEMA)
+    return reader.parquet(path) if path.endswith(".parquet") else reader.json(path)
 
 
 def read_sizes_df(spark: SparkSession, path: str) -> DataFrame:

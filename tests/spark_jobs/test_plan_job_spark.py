@@ -179,3 +179,17 @@ def test_every_operation_through_spark(spark, cluster_files, op, extra, check) -
     art = load_plan_artifacts(out)
     assert art.plan_hash == summary["plan_hash"]
     assert check(summary, art), summary
+
+
+def test_parquet_snapshot_plans_like_json_lines(spark, cluster_files) -> None:
+    d, snap = cluster_files
+    write_snapshot(snap, str(d / "snap.parquet"))
+    assert load_snapshot(str(d / "snap.parquet")) == load_snapshot(str(d / "snap.jsonl"))
+    common = ["--op", "decommission", "--brokers", "3,4", "--sizes", str(d / "sizes.txt"),
+              "--throttle", "10000000", "--seed", "3"]
+    from_json = plan_job.run(spark, _args(d, str(d / "pq-json"), *common))
+    from_parquet = plan_job.run(spark, plan_job.parse_args(["--snapshot", str(d / "snap.parquet"),
+                                                            "--out", str(d / "pq"), *common]))
+    assert from_parquet["plan_hash"] == from_json["plan_hash"]
+    for name in ("plan.json", "rollback.json", "waves.json", "throttles.json"):
+        assert (d / "pq" / name).read_bytes() == (d / "pq-json" / name).read_bytes()
