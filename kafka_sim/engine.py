@@ -350,16 +350,24 @@ class Engine:
         for name in names:
             self.load_topic_config(name, client)
 
+    def schedule_lag_checks(self, broker: int) -> None:
+        """Lag checks for every partition that has ``broker`` as an in-sync follower."""
+        for tp, pd in self.model.parts.items():
+            if broker in pd.isr and broker != pd.leader:
+                self.schedule_lag_check(tp, broker)
+
     def topic_deleted(self, topic: str) -> None:
         self.model.set_throttle_lists(topic, frozenset(), frozenset())
         self.history("topic_deleted", None, detail=topic)
 
     def schedule_lag_check(self, tp: TopicPartition, broker: int) -> None:
-        """A stalled in-sync follower is dropped by its leader after replica.lag.time.max."""
+        """An in-sync follower that stopped fetching (stalled, or its broker died) is dropped by
+        its leader after replica.lag.time.max — unless the controller removed it first, which
+        it does when it sees the broker's registration go (not when it died as controller)."""
         def check() -> None:
             pd = self.model.parts.get(tp)
-            if pd is None or (tp, broker) not in self.model.stalled or broker not in pd.isr \
-                    or broker == pd.leader:
+            fetching = (tp, broker) not in self.model.stalled and broker in self.model.live
+            if pd is None or fetching or broker not in pd.isr or broker == pd.leader:
                 return
             leader = self.brokers.get(pd.leader)
             if leader is not None and leader.registered and leader.change_isr(tp, drop=broker):
