@@ -61,9 +61,17 @@ def canonical_content(operation: str, moves: Sequence[tuple[TopicPartition, tupl
 
 
 def plan_hash(plan: Plan, waves: Sequence[Wave]) -> str:
-    return hashlib.sha256(canonical_content(
-        plan.operation, [(m.tp, m.current, m.target) for m in plan.moves],
-        [[m.tp for m in w.moves] for w in waves], plan.election, plan.deletion)).hexdigest()
+    """sha256 of :func:`canonical_content` for the plan and its waves (written directly, same bytes)."""
+    names: dict[str, str] = {}
+    moves = ",".join(f'[{_json_str(names, m.tp.topic)},{m.tp.partition},[{",".join(map(str, m.current))}],'
+                     f'[{",".join(map(str, m.target))}]]' for m in sorted(plan.moves, key=lambda m: m.tp))
+    wave_text = ",".join("[" + ",".join(f"[{_json_str(names, tp.topic)},{tp.partition}]"
+                                        for tp in sorted(m.tp for m in w.moves)) + "]" for w in waves)
+    election = _dump([[[tp.topic, tp.partition] for tp in b] for b in plan.election]).decode("utf-8")
+    deletion = _dump([list(b) for b in plan.deletion]).decode("utf-8")
+    text = (f'{{"deletion":{deletion},"election":{election},"moves":[{moves}],'
+            f'"operation":{json.dumps(plan.operation, ensure_ascii=False)},"waves":[{wave_text}]}}')
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _json_str(cache: dict[str, str], text: str) -> str:

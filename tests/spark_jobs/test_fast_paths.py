@@ -79,3 +79,22 @@ def test_per_rack_heaps_choose_what_one_heap_chooses(seed, sized) -> None:
     finally:
         placement.PER_RACK_HEAPS = saved
     assert by_rack.target == single.target
+
+
+@settings(max_examples=50, deadline=None)
+@given(entries, st.lists(st.lists(st.builds(TopicPartition, topics, st.integers(0, 99)), max_size=3), max_size=3),
+       st.lists(st.lists(topics, max_size=3), max_size=3), st.integers(1, 4))
+def test_plan_hash_is_sha256_of_the_canonical_content(targets, election, deletion, per_broker) -> None:
+    import hashlib
+
+    from spark_jobs.artifacts import canonical_content, plan_hash
+    from spark_jobs.kernels.model import Plan
+
+    moves = tuple(sorted((Move(tp, tuple(b + 1 for b in r), r) for tp, r in targets.items()), key=lambda m: m.tp))
+    plan = Plan("op-\u00e9", moves, {m.tp: m.target for m in moves},
+                election=tuple(tuple(b) for b in election), deletion=tuple(tuple(b) for b in deletion))
+    waves = pack_waves(moves, WaveLimits(per_broker))
+    expected = hashlib.sha256(canonical_content(
+        plan.operation, [(m.tp, m.current, m.target) for m in moves], [[m.tp for m in w.moves] for w in waves],
+        plan.election, plan.deletion)).hexdigest()
+    assert plan_hash(plan, waves) == expected
