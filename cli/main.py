@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 
 COMMANDS: dict[str, str] = {
@@ -42,6 +43,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from kafka_zk.errors import KafkaZkError
 
+    # kazoo logs every reconnect attempt as a warning; the command reports one clear error instead
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
     argv = list(sys.argv[1:] if argv is None else argv)
     only = argv[0] if argv and argv[0] in COMMANDS else None
     args = build_parser(only).parse_args(argv)

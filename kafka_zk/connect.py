@@ -9,6 +9,7 @@ hosts and the timeout, a malformed string raises :class:`InvalidInput` naming th
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
@@ -72,7 +73,10 @@ def connect(connect_string: str, timeout: float = 10.0, session_timeout: float =
                          connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
                          command_retry=retry_policy())
     try:
-        client.start(timeout=timeout)
+        with warnings.catch_warnings():
+            # kazoo warns when the chroot is missing; we refuse with our own message below
+            warnings.filterwarnings("ignore", message="No chroot path exists")
+            client.start(timeout=timeout)
     except KazooTimeoutError:
         client.stop()
         client.close()

@@ -62,3 +62,12 @@ settings.load_profile(__import__("os").environ.get("HYPOTHESIS_PROFILE", "dev"))
 from tests.airflow_env import configure_env  # noqa: E402
 
 configure_env()
+
+
+def pytest_unconfigure(config) -> None:
+    """After the run, library threads (kazoo reconnect loops of clients cached by Airflow task
+    code, py4j finalizers) may still log while the interpreter exits and pytest has closed its
+    capture streams; do not print tracebacks for those log calls."""
+    import logging
+
+    logging.raiseExceptions = False
