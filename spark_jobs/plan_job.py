@@ -6,9 +6,10 @@ Run as ``spark-submit spark_jobs/plan_job.py --snapshot F --op decommission --br
 spark-submit or ``--master`` names one; nothing assumes local mode: inputs are read by Spark
 and the artifacts are written by the driver).
 
-What runs where, honestly: Spark (executors, JVM) parses the snapshot and sizes files, joins
-sizes to partitions, selects the partitions the operation touches and aggregates the load of
-all others per broker (:mod:`spark_jobs.spark_io`). The placement itself is a sequential
+What runs where, honestly: Spark (executors, JVM) parses the snapshot (JSON lines, or its
+Parquet variant for a ``*.parquet`` path) and sizes files, joins sizes to partitions, selects
+the partitions the operation touches and aggregates the load of all others per broker
+(:mod:`spark_jobs.spark_io`: two Spark jobs; the touched rows come back as Arrow). The placement itself is a sequential
 greedy (each choice depends on the loads left by the previous one), so it runs in the driver in
 pure Python (:mod:`spark_jobs.kernels`), on the touched partitions only — for a decommission
 that is the partitions with a replica on a removed broker. Validation, wave packing and the
