@@ -13,6 +13,7 @@ Failure: a file Spark cannot read raises :class:`kafka_zk.errors.InvalidPayload`
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -134,7 +135,8 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
     Partitions not matching ``touched`` are aggregated per broker into the baseline. Two Spark
     jobs, each one scan of the snapshot (no cache): (1) the non-partition lines and the touched
     partitions, collected as Arrow (only the columns the kernels use); (2) the per-broker
-    aggregate of the untouched partitions, which returns one row per broker.
+    aggregate of the untouched partitions, which returns one row per broker and runs while the
+    driver builds the slice's Python objects from (1).
     """
     df = read_snapshot_df(spark, snapshot_path)
     is_part = F.col("kind") == "partition"
@@ -153,21 +155,30 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
         wanted = heads.unionByName(with_size(wanted.filter(is_part)))
     else:
         wanted = wanted.withColumn("size", F.lit(0).cast("long"))
-    rows = _columns(wanted.toArrow())
-
     rest = with_size(df.filter(is_part & ~flag).select("replicas", *(("topic", "partition") if sizes_df is not None else ())))
     exploded = rest.select(F.posexplode_outer("replicas").alias("pos", "broker"), "size")
     first = F.col("pos") == 0
     agg = exploded.groupBy("broker").agg(
         F.count("pos").alias("replicas"), F.sum(F.when(F.col("pos").isNotNull(), F.col("size"))).alias("bytes"),
         F.count(F.when(first, 1)).alias("leaders"), F.count(F.when(first | F.col("pos").isNull(), 1)).alias("parts"))
+    table = wanted.toArrow()
+    # The aggregate job runs in the JVM while this thread turns the touched rows into Python
+    # objects (the driver's Python and the JVM are separate processes, so they overlap).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-baseline") as pool:
+        baseline_rows = pool.submit(agg.collect)
+        snapshot, sizes, touched_count = _slice(_columns(table))
+        agg_rows = baseline_rows.result()
     baseline: dict[int, BrokerLoad] = {}
     untouched = 0
-    for r in agg.collect():
+    for r in agg_rows:
         untouched += int(r["parts"])
         if r["broker"] is not None:
             baseline[int(r["broker"])] = BrokerLoad(int(r["replicas"]), int(r["bytes"] or 0), int(r["leaders"]))
+    return SparkInput(snapshot, sizes if sizes_path else None, baseline, untouched + touched_count)
 
+
+def _slice(rows: dict[str, list]) -> tuple[ClusterSnapshot, dict[TopicPartition, int], int]:
+    """The snapshot of the collected rows (header + touched partitions), their sizes, their count."""
     head, brokers, configs, topic_idx = _head(rows)
     kinds = rows["kind"]
     names, pids, replicas, adding, removing = (rows["topic"], rows["partition"], rows["replicas"],
@@ -200,7 +211,7 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
             TopicPartition(e["topic"], int(e["partition"])) for e in pe)),
         frozenset(head.get("delete_markers") or ()), head.get("controller_id"),
         head.get("controller_epoch"), int(head.get("taken_at_ms") or 0))
-    return SparkInput(snapshot, sizes if sizes_path else None, baseline, untouched + touched_count)
+    return snapshot, sizes, touched_count
 
 
 def overlaps(brokers: Iterable[int]) -> str:
