@@ -39,6 +39,7 @@ from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.model import INTERNAL_TOPICS, ClusterSnapshot
 from kafka_zk.run_folder import RunFolder
 from operators.base import RunbookOperator, as_bool
+from operators.report import PreviewFinalReportOperator
 from operators.triggers.deletion import TopicsDeletedTrigger
 
 PROGRESS_FILE = "deletion_progress.json"
@@ -390,34 +391,10 @@ def deletion_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool
         "audit_path": str(folder.audit), "run_folder": str(folder.root)}
 
 
-class DeletionReportOperator(RunbookOperator):
+class DeletionReportOperator(PreviewFinalReportOperator):
     """Render ``templates/delete_topics/<kind>.{md,html}.j2``; the final report fails a failed run."""
 
-    ui_color = "#f3e5f5"
+    template_dir = "delete_topics"
 
-    def __init__(self, *, kind: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if kind not in ("preview", "final"):
-            raise ValueError(f"kind={kind!r} must be 'preview' or 'final'")
-        self.kind = kind
-
-    def execute(self, context: Any) -> dict:
-        from operators.errors import RunFailed
-        from operators.report import render
-        from operators.runtime import plan_hash
-
-        folder = self.folder(context)
-        values = deletion_values(folder, context, self.is_dry_run)
-        md, html = (folder.plan_report_md, folder.plan_report_html) if self.kind == "preview" else \
-            (folder.final_report_md, folder.final_report_html)
-        folder.write_text(md, render(f"delete_topics/{self.kind}.md.j2", **values))
-        folder.write_text(html, render(f"delete_topics/{self.kind}.html.j2", **values))
-        self.log.info("%s report (%s): %s", self.kind, values["outcome"], md)
-        out = {"outcome": values["outcome"], "report": str(md)}
-        if self.kind == "preview":
-            out["plan_hash"] = plan_hash(folder.plan_dir)
-            out["approval_body"] = render("delete_topics/approval_body.md.j2", plan_hash=out["plan_hash"],
-                                          report_path=str(html), **values)
-        elif values["failures"]:
-            raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {md}")
-        return out
+    def report_values(self, context: Any, folder: RunFolder) -> dict:
+        return deletion_values(folder, context, self.is_dry_run)

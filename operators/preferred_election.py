@@ -36,6 +36,7 @@ from kafka_zk.errors import ElectionInProgress, InvalidInput, KafkaZkError
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.run_folder import RunFolder
 from operators.base import RunbookOperator
+from operators.report import PreviewFinalReportOperator
 from operators.triggers.election import ElectionDoneTrigger, tp_key, tp_of
 
 PLAN_FILE, PROGRESS_FILE = "election_plan.json", "election_progress.json"
@@ -321,24 +322,16 @@ def _balance_rows(before: Sequence[Mapping], after: Sequence[Mapping]) -> list[d
     return [by[b] for b in sorted(by)]
 
 
-class ElectionReportOperator(RunbookOperator):
+class ElectionReportOperator(PreviewFinalReportOperator):
     """Render ``templates/preferred_leader_election/<kind>.{md,html}.j2``; the final one fails a failed run."""
 
-    ui_color = "#f3e5f5"
+    template_dir = "preferred_leader_election"
 
-    def __init__(self, *, kind: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if kind not in ("preview", "final"):
-            raise ValueError(f"kind={kind!r} must be 'preview' or 'final'")
-        self.kind = kind
-
-    def execute(self, context: Any) -> dict:
+    def report_values(self, context: Any, folder: RunFolder) -> dict:
         from kafka_zk.health import leader_balance
         from kafka_zk.snapshot import read_snapshot
-        from operators.errors import RunFailed
-        from operators.report import upstream_failures, render
+        from operators.report import upstream_failures
 
-        folder = self.folder(context)
         doc = folder.read_json(folder.plan_dir / PLAN_FILE)
         progress = (folder.read_json(folder.root / PROGRESS_FILE) or {}).get("batches", [])
         approval = folder.read_json(folder.approval)
@@ -358,18 +351,4 @@ class ElectionReportOperator(RunbookOperator):
                   "rows": _balance_rows(doc["before"], after) if doc else [], "after_label":
                   "after" if self.kind == "final" else "predicted", "not_elected": not_elected,
                   "elected": sum(len(b["elected"]) for b in progress), "audit_path": str(folder.audit)}
-        md, html = (folder.plan_report_md, folder.plan_report_html) if self.kind == "preview" else \
-            (folder.final_report_md, folder.final_report_html)
-        folder.write_text(md, render(f"preferred_leader_election/{self.kind}.md.j2", **values))
-        folder.write_text(html, render(f"preferred_leader_election/{self.kind}.html.j2", **values))
-        self.log.info("%s report (%s): %s", self.kind, outcome, md)
-        out = {"outcome": outcome, "report": str(md)}
-        if self.kind == "preview":
-            from operators.runtime import plan_hash
-
-            out["plan_hash"] = plan_hash(folder.plan_dir)
-            out["approval_body"] = render("preferred_leader_election/approval_body.md.j2", plan_hash=out["plan_hash"],
-                                          report_path=str(html), **values)
-        elif failures:
-            raise RunFailed(f"the run failed at {', '.join(failures)}: see {md}")
-        return out
+        return values

@@ -180,6 +180,44 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
     }
 
 
+class PreviewFinalReportOperator(RunbookOperator):
+    """A runbook's preview (before approval) or final report from ``templates/<template_dir>/``.
+
+    Subclasses set ``template_dir`` and implement ``report_values(context, folder) -> dict``
+    holding at least ``outcome`` and ``failures``. The preview also renders the approval body
+    with the plan hash; the final report fails the task when a step failed, so the run's state
+    stays truthful.
+    """
+
+    ui_color = "#f3e5f5"
+    template_dir = ""
+
+    def __init__(self, *, kind: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if kind not in ("preview", "final"):
+            raise ValueError(f"kind={kind!r} must be 'preview' or 'final'")
+        self.kind = kind
+
+    def execute(self, context: Any) -> dict:
+        from operators.runtime import plan_hash
+
+        folder = self.folder(context)
+        values = self.report_values(context, folder)
+        md, html = (folder.plan_report_md, folder.plan_report_html) if self.kind == "preview" else \
+            (folder.final_report_md, folder.final_report_html)
+        folder.write_text(md, render(f"{self.template_dir}/{self.kind}.md.j2", **values))
+        folder.write_text(html, render(f"{self.template_dir}/{self.kind}.html.j2", **values))
+        self.log.info("%s report (%s): %s", self.kind, values["outcome"], md)
+        out = {"outcome": values["outcome"], "report": str(md)}
+        if self.kind == "preview":
+            out["plan_hash"] = plan_hash(folder.plan_dir)
+            out["approval_body"] = render(f"{self.template_dir}/approval_body.md.j2", plan_hash=out["plan_hash"],
+                                          report_path=str(html), **values)
+        elif values["failures"]:
+            raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {md}")
+        return out
+
+
 class FinalReportOperator(RunbookOperator):
     """Write the final report, whatever happened upstream."""
 

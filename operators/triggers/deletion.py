@@ -27,23 +27,20 @@ import asyncio
 import time
 from typing import Any, AsyncIterator, Sequence
 
-from airflow.triggers.base import BaseTrigger, TriggerEvent
+from airflow.triggers.base import TriggerEvent
 
 from kafka_zk.errors import KafkaZkError
+from operators.triggers.base import ZooKeeperPollTrigger
 
 
-class TopicsDeletedTrigger(BaseTrigger):
+class TopicsDeletedTrigger(ZooKeeperPollTrigger):
     """Fires once every topic of ``topics`` is deleted, or deletion is shown not to happen."""
 
     def __init__(self, zk_conn_id: str, topics: Sequence[str], deadline: float, poll_interval: float = 1.0,
                  batch: int = -1) -> None:
-        super().__init__()
-        self.zk_conn_id = zk_conn_id
+        super().__init__(zk_conn_id, deadline, poll_interval)
         self.topics = [str(t) for t in topics]
-        self.deadline = float(deadline)
-        self.poll_interval = float(poll_interval)
         self.batch = int(batch)
-        self._hook = None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{__name__}.TopicsDeletedTrigger", {
@@ -52,17 +49,8 @@ class TopicsDeletedTrigger(BaseTrigger):
 
     def _poll(self) -> dict[str, str]:
         from kafka_zk.admin.deletion import deletion_status
-        from operators.hooks.zookeeper import ZooKeeperHook
-
-        if self._hook is None:
-            self._hook = ZooKeeperHook(self.zk_conn_id)
-        status = deletion_status(self._hook.get_conn(), self.topics)
+        status = deletion_status(self._client(), self.topics)
         return {t: s.state for t, s in status.items()}
-
-    def _close(self) -> None:
-        if self._hook is not None:
-            hook, self._hook = self._hook, None
-            hook.close()
 
     def _event(self, status: str, states: dict[str, str], message: str, started: float) -> TriggerEvent:
         return TriggerEvent({
@@ -104,9 +92,6 @@ class TopicsDeletedTrigger(BaseTrigger):
                     yield self._event("timeout", states, f"topic(s) {', '.join(left)} still present after the "
                                       "deletion timeout", started)
                     return
-                await asyncio.sleep(min(self.poll_interval, max(0.0, self.deadline - now)))
+                await self._pause(now)
         finally:
             await asyncio.to_thread(self._close)
-
-    async def cleanup(self) -> None:
-        await asyncio.to_thread(self._close)

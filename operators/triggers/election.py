@@ -19,10 +19,11 @@ import asyncio
 import time
 from typing import Any, AsyncIterator, Sequence
 
-from airflow.triggers.base import BaseTrigger, TriggerEvent
+from airflow.triggers.base import TriggerEvent
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import KafkaZkError
+from operators.triggers.base import ZooKeeperPollTrigger
 
 
 def tp_key(tp: TopicPartition) -> str:
@@ -35,30 +36,19 @@ def tp_of(key: str) -> TopicPartition:
     return TopicPartition(topic, int(partition))
 
 
-class ElectionDoneTrigger(BaseTrigger):
+class ElectionDoneTrigger(ZooKeeperPollTrigger):
     """Fires once the election node is gone (with the batch's outcome) or the deadline passed."""
 
     def __init__(self, zk_conn_id: str, partitions: Sequence[str], deadline: float, poll_interval: float = 0.5,
                  batch: int = -1) -> None:
-        super().__init__()
-        self.zk_conn_id = zk_conn_id
+        super().__init__(zk_conn_id, deadline, poll_interval)
         self.partitions = [str(p) for p in partitions]
-        self.deadline = float(deadline)
-        self.poll_interval = float(poll_interval)
         self.batch = int(batch)
-        self._hook = None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{__name__}.ElectionDoneTrigger", {
             "zk_conn_id": self.zk_conn_id, "partitions": list(self.partitions), "deadline": self.deadline,
             "poll_interval": self.poll_interval, "batch": self.batch})
-
-    def _client(self):
-        from operators.hooks.zookeeper import ZooKeeperHook
-
-        if self._hook is None:
-            self._hook = ZooKeeperHook(self.zk_conn_id)
-        return self._hook.get_conn()
 
     def _node_exists(self) -> bool:
         from kafka_zk import paths
@@ -89,11 +79,6 @@ class ElectionDoneTrigger(BaseTrigger):
                                     "isr": list(p.isr), "preferred_live": p.preferred_leader in snap.brokers})
         return elected, not_elected
 
-    def _close(self) -> None:
-        if self._hook is not None:
-            hook, self._hook = self._hook, None
-            hook.close()
-
     async def run(self) -> AsyncIterator[TriggerEvent]:
         started = time.time()
         try:
@@ -119,9 +104,6 @@ class ElectionDoneTrigger(BaseTrigger):
                                         "/admin/preferred_replica_election still exists at the deadline: no controller "
                                         "is processing it (check /controller)"})
                     return
-                await asyncio.sleep(min(self.poll_interval, max(0.0, self.deadline - now)))
+                await self._pause(now)
         finally:
             await asyncio.to_thread(self._close)
-
-    async def cleanup(self) -> None:
-        await asyncio.to_thread(self._close)

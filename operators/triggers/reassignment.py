@@ -28,29 +28,26 @@ import time
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from airflow.triggers.base import BaseTrigger, TriggerEvent
+from airflow.triggers.base import TriggerEvent
 
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.run_folder import RunFolder
 from operators.waves import WaveBook, WaveProgress, live_partitions, measure, overall_done, progress_line
+from operators.triggers.base import ZooKeeperPollTrigger
 
 
-class WaveDoneTrigger(BaseTrigger):
+class WaveDoneTrigger(ZooKeeperPollTrigger):
     """Fires once wave ``wave_id`` of run ``run_id`` is finished by the controller (or stalls)."""
 
     def __init__(self, zk_conn_id: str, run_id: str, wave_id: int, deadline: float, run_dir: str,
                  poll_interval: float = 2.0, stall_warning_s: float = 300.0,
                  stall_timeout_s: float | None = None) -> None:
-        super().__init__()
-        self.zk_conn_id = zk_conn_id
+        super().__init__(zk_conn_id, deadline, poll_interval)
         self.run_id = run_id
         self.wave_id = int(wave_id)
-        self.deadline = float(deadline)
         self.run_dir = str(run_dir)
-        self.poll_interval = float(poll_interval)
         self.stall_warning_s = float(stall_warning_s)
         self.stall_timeout_s = None if stall_timeout_s is None else float(stall_timeout_s)
-        self._hook = None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{__name__}.WaveDoneTrigger", {
@@ -62,24 +59,15 @@ class WaveDoneTrigger(BaseTrigger):
 
     def _poll(self) -> tuple[WaveBook, WaveProgress, bool]:
         from kafka_zk.snapshot import read_snapshot
-        from operators.hooks.zookeeper import ZooKeeperHook
-
         book = WaveBook.load(RunFolder(Path(self.run_dir)).wave_progress)
         if book is None:
             raise KafkaZkError(f"{self.run_dir}/waves.json is missing: the execute_waves task writes it "
                                "before it waits; re-run execute_waves")
         wave = book.wave(self.wave_id)
-        if self._hook is None:
-            self._hook = ZooKeeperHook(self.zk_conn_id)
-        snap = read_snapshot(self._hook.get_conn(), topics={m.tp.topic for m in wave.moves}, with_configs=False)
+        snap = read_snapshot(self._client(), topics={m.tp.topic for m in wave.moves}, with_configs=False)
         progress = measure(wave, live_partitions(snap.partitions()))
         ours_listed = snap.reassignment is not None and any(e.tp in wave.targets for e in snap.reassignment.entries)
         return book, progress, ours_listed
-
-    def _close(self) -> None:
-        if self._hook is not None:
-            hook, self._hook = self._hook, None
-            hook.close()
 
     # -- the event loop side -----------------------------------------------------------------
 
@@ -133,9 +121,6 @@ class WaveDoneTrigger(BaseTrigger):
                                       f"({progress.done}/{progress.total} done; still moving: "
                                       f"{', '.join(progress.pending)})")
                     return
-                await asyncio.sleep(min(self.poll_interval, max(0.0, self.deadline - now)))
+                await self._pause(now)
         finally:
             await asyncio.to_thread(self._close)
-
-    async def cleanup(self) -> None:
-        await asyncio.to_thread(self._close)
