@@ -63,6 +63,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 # A plan job is a short, small local job: the JVM's start and warm-up are a large part of it.
 LOCAL_JAVA_OPTIONS = "-XX:+UseSerialGC"
+LOCAL_DRIVER_MEMORY = "3g"
 SESSION_CONFIG = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -75,8 +76,8 @@ def spark_session(master: str | None):
     """The session: ``master`` if given, else spark-submit's, else ``local[*]``.
 
     When this process starts the JVM itself (no spark-submit), it also passes JVM flags suited
-    to a short job (:data:`LOCAL_JAVA_OPTIONS`); under spark-submit the JVM already runs and
-    spark-submit's own ``--driver-java-options`` apply instead.
+    to a short job (:data:`LOCAL_JAVA_OPTIONS`) and a heap of :data:`LOCAL_DRIVER_MEMORY`;
+    under spark-submit the JVM already runs and spark-submit's own options apply instead.
     """
     from pyspark.sql import SparkSession
 
@@ -90,6 +91,8 @@ def spark_session(master: str | None):
         builder = builder.config(key, value)
     if launching:
         builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JAVA_OPTIONS)
+        # the kafka-log-dirs document is one JSON line (one row): ~240 MB for 10⁶ partitions × RF 3
+        builder = builder.config("spark.driver.memory", LOCAL_DRIVER_MEMORY)
     return builder.getOrCreate()
 
 

@@ -141,7 +141,8 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
     df = read_snapshot_df(spark, snapshot_path)
     is_part = F.col("kind") == "partition"
     flag = F.expr(touched) if touched else F.lit(True)
-    sizes_df = read_sizes_df(spark, sizes_path) if sizes_path else None
+    # cached: both jobs join it, and the log-dirs document (one JSON line) is parsed by one task
+    sizes_df = read_sizes_df(spark, sizes_path).cache() if sizes_path else None
 
     def with_size(parts: DataFrame) -> DataFrame:
         if sizes_df is None:
@@ -168,6 +169,8 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
         baseline_rows = pool.submit(agg.collect)
         snapshot, sizes, touched_count = _slice(_columns(table))
         agg_rows = baseline_rows.result()
+    if sizes_df is not None:
+        sizes_df.unpersist()
     baseline: dict[int, BrokerLoad] = {}
     untouched = 0
     for r in agg_rows:

@@ -86,9 +86,8 @@ def entry_bytes(m: Move) -> int:
     The length of ``kafka_zk.codecs.dumps({"topic", "partition", "replicas"}) + 1`` (compact
     JSON, integers in decimal), counted without encoding the entry.
     """
-    target = m.target
-    digits = sum(len(str(b)) for b in target) + max(len(target) - 1, 0)
-    return _ENTRY_FIXED + _topic_json_bytes(m.tp.topic) + len(str(m.tp.partition)) + digits
+    digits_and_commas = len(",".join(map(str, m.target)))
+    return _ENTRY_FIXED + _topic_json_bytes(m.tp.topic) + len(str(m.tp.partition)) + digits_and_commas
 
 
 def move_loads(m: Move) -> tuple[dict[int, int], dict[int, int]]:
@@ -145,11 +144,13 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
         if ZNODE_WRAPPER + zbytes > max_znode:
             raise PlanRefused(f"{m.tp}: its reassignment entry ({zbytes} B) alone exceeds the znode "
                               f"budget {max_znode} B; raise max_znode_bytes")
-        inbound, outbound = move_loads(m)
-        nbytes = m.size * len(m.destinations)
-        brokers = _slot_brokers(m)
+        dests, size = m.destinations, m.size
+        nbytes = size * len(dests)
+        inbound = {d: size for d in dests}                      # = move_loads(m), inlined
+        outbound = {m.source_leader: nbytes} if dests else {}
+        brokers = tuple(dict.fromkeys(m.sources + dests))      # = _slot_brokers(m)
         start = max([first_free.get(b, 0) for b in brokers], default=0)
-        best_cost, best = max(list(inbound.values()) + list(outbound.values()) + [0]), -1
+        best_cost, best = (max(size, nbytes, 0) if dests else 0), -1
         for i in range(start, min(len(waves), start + WINDOW)):
             w = waves[i]
             slots = w.slots
