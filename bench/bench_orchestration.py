@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{summary['bytes_moved'] / GiB:,.1f} GiB to move off brokers {removed}, throttle "
               f"{args.throttle / 1024 ** 2:g} MiB/s, clock x{args.speed:g}, trigger poll {args.poll:g}s")
         print(f"DAG run wall time: {wall:.1f}s; waves: {len(waves)} ({[len(w['moves']) for w in waves]} partitions)")
-        print(f"wave wall duration (node created -> deleted): " + ", ".join(f"{s:.2f}s" for s in spans_wall))
+        print("wave wall duration (node created -> deleted): " + ", ".join(f"{s:.2f}s" for s in spans_wall))
         if gaps:
             print(f"orchestration overhead per wave (node deleted -> next wave's node created), wall: "
                   f"mean {statistics.mean(gaps):.2f}s, median {statistics.median(gaps):.2f}s, "

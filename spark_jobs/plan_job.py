@@ -35,7 +35,7 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the repo im
 from kafka_zk.errors import KafkaZkError
 from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
-from spark_jobs.operations import OPERATIONS, int_list, run_kernel, touched_sql  # noqa: F401
+from spark_jobs.operations import OPERATIONS, run_kernel, touched_sql
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
