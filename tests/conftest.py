@@ -23,9 +23,9 @@ def zk_server() -> Iterator[EmbeddedZooKeeper]:
         yield server
 
 
-@pytest.fixture
-def zk_chroot(zk_server: EmbeddedZooKeeper) -> str:
-    chroot = f"/t{uuid.uuid4().hex[:12]}"
+def new_chroot(zk_server: EmbeddedZooKeeper, prefix: str = "/t") -> str:
+    """Create a fresh, empty chroot on the shared server and return it."""
+    chroot = f"{prefix}{uuid.uuid4().hex[:12]}"
     root = KazooClient(hosts=zk_server.connect_string, timeout=10)
     root.start(timeout=10)
     try:
@@ -34,6 +34,11 @@ def zk_chroot(zk_server: EmbeddedZooKeeper) -> str:
         root.stop()
         root.close()
     return chroot
+
+
+@pytest.fixture
+def zk_chroot(zk_server: EmbeddedZooKeeper) -> str:
+    return new_chroot(zk_server)
 
 
 @pytest.fixture

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 
 import pytest
 from kazoo.client import KazooClient
 
 from tests.airflow_env import ensure_db
+from tests.conftest import new_chroot as _new_chroot
 
 
 @pytest.fixture(scope="session")
@@ -19,15 +19,7 @@ def airflow_db() -> None:
 
 
 def new_chroot(zk_server) -> str:
-    chroot = f"/e2e{uuid.uuid4().hex[:10]}"
-    root = KazooClient(hosts=zk_server.connect_string, timeout=10)
-    root.start(timeout=10)
-    try:
-        root.create(chroot)
-    finally:
-        root.stop()
-        root.close()
-    return chroot
+    return _new_chroot(zk_server, prefix="/e2e")
 
 
 def zk_connection(zk_server, chroot: str) -> str:
