@@ -147,6 +147,15 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
         new = tuple(targets[tp])
         final[tp] = leaders.order(new) if p.replicas[0] in gone else new
     leaders.repair(final, [tp for p, tp in zip(affected, tps) if p.replicas[0] in gone])
-    moves = [Move(tp, p.replicas, final[tp], size, p.leader) for p, tp, size in zip(affected, tps, psizes)]
+    moves = [Move(tp, p.replicas, final[tp], size, _leader_after_demotion(p, gone))
+             for p, tp, size in zip(affected, tps, psizes)]
     return make_plan("decommission", moves, seed, removed=gone, sized=bool(sizes),
                      params={"brokers": ",".join(str(b) for b in sorted(gone))})
+
+
+def _leader_after_demotion(p: Partition, gone: Collection[int]) -> int | None:
+    """The broker new replicas will copy from: the runbook demotes the removed brokers before
+    any data moves, so a partition they lead is then led by its first surviving replica."""
+    if p.leader is not None and p.leader >= 0 and p.leader not in gone:
+        return p.leader
+    return next((b for b in p.replicas if b not in gone), p.leader)

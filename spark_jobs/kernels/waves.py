@@ -8,9 +8,11 @@ Throttles are per broker, so a wave lasts about ``max over brokers of max(in, ou
 whole plan is ``max over brokers of total in or out bytes / throttle`` (which already covers the
 largest partition ÷ throttle).
 
-Limits (as Cruise Control's ExecutionTaskPlanner): a move charges one slot on each source
-(broker losing a replica) and each destination; a wave holds at most ``max_moves_per_broker``
-slots per broker, at most ``max_wave_bytes`` new-replica bytes, and its
+Limits (after Cruise Control's ExecutionTaskPlanner, counted where the bytes flow): a move
+charges one slot on the broker it copies from (the partition's leader) and one on each
+destination; a broker that only drops a replica does no replication I/O and is not charged (in
+a decommission the removed brokers are demoted first, so they lead nothing). A wave holds at
+most ``max_moves_per_broker`` slots per broker, at most ``max_wave_bytes`` new-replica bytes, and its
 ``/admin/reassign_partitions`` payload stays ≤ ``max_znode_bytes``.
 
 Packing: first-fit-decreasing on the cost that matters — moves by decreasing bytes, each into
@@ -99,7 +101,8 @@ def move_loads(m: Move) -> tuple[dict[int, int], dict[int, int]]:
 
 
 def _slot_brokers(m: Move) -> tuple[int, ...]:
-    return tuple(dict.fromkeys(m.sources + m.destinations))
+    """The brokers a move keeps busy: the one it copies from (the leader) and each destination."""
+    return tuple(dict.fromkeys((m.source_leader,) + m.destinations)) if m.destinations else ()
 
 
 class _Open:
@@ -148,7 +151,7 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
         nbytes = size * len(dests)
         inbound = {d: size for d in dests}                      # = move_loads(m), inlined
         outbound = {m.source_leader: nbytes} if dests else {}
-        brokers = tuple(dict.fromkeys(m.sources + dests))      # = _slot_brokers(m)
+        brokers = tuple(dict.fromkeys((m.source_leader,) + dests)) if dests else ()  # = _slot_brokers(m)
         start = max([first_free.get(b, 0) for b in brokers], default=0)
         best_cost, best = (max(size, nbytes, 0) if dests else 0), -1
         for i in range(start, min(len(waves), start + WINDOW)):
