@@ -36,14 +36,12 @@ class FaultsMixin:
     _tool: KazooClient | None
     connect_string: str
 
-    def _broker(self, broker_id: int) -> "SimBroker":  # provided by EmulatedCluster
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by EmulatedCluster
+        def _broker(self, broker_id: int) -> "SimBroker": ...
 
-    def wait_until(self, predicate, timeout: float) -> bool:  # provided by EmulatedCluster
-        raise NotImplementedError
+        def wait_until(self, predicate, timeout: float) -> bool: ...
 
-    def controller_id(self) -> int:  # provided by EmulatedCluster
-        raise NotImplementedError
+        def controller_id(self) -> int: ...
 
     def kill_broker(self, broker_id: int, expire_after: float = 0.0) -> None:
         """Kill the broker (SIGKILL). Its session is closed at once, or — closer to a real
