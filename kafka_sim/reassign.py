@@ -193,8 +193,9 @@ class ReassignMixin:
         self.engine.model.set_view(tp, replicas=target)
         self.write_topic(tp.topic)                                     # B4
         self.reassigning.pop(tp, None)
-        self.remove_from_node({tp}, only_if_target={tp: target})       # B5
+        # recorded before B5, so whoever sees the entry leave the node also finds the event
         self.engine.history("reassign_done", tp, detail=f"replicas={list(target)}")
+        self.remove_from_node({tp}, only_if_target={tp: target})       # B5
         if tp.topic in self.to_delete:                                 # B6
             self.ineligible.discard(tp.topic)
             self.resume_deletions()
