@@ -126,13 +126,17 @@ class FaultsMixin:
             if not eng.call(lambda: b.registered):
                 raise InvalidInput(f"broker {to} is not live: restart_broker({to}) first")
         before = self.controller_id()
+        epoch = eng.call(lambda: eng.controller.epoch if eng.controller is not None else -1)
 
         def bounce() -> None:
             eng.wanted_controller = to
             zk_io.tool_delete(self._tool, paths.CONTROLLER, eng.journal)
         eng.call(bounce)
-        ok = self.wait_until(lambda: eng.controller is not None and eng.idle()
-                             and (to is None or eng.controller.id == to), timeout)
+        # a new election (higher epoch) must have happened: the old controller object may still
+        # be in place, with the wanted id, until the engine has handled the deletion
+        ok = self.wait_until(lambda: eng.controller is not None and eng.controller.epoch > epoch
+                             and eng.idle() and (to is None or eng.controller.id == to)
+                             and self.controller_id() == eng.controller.id, timeout)
         if not ok:
             raise EmulatorError(f"controller did not move from {before} within {timeout:g}s")
         return self.controller_id()
