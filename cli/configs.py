@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from cli.topics import add_zk_arguments, open_cluster, print_planned
+from cli.common import add_zk_arguments, open_cluster, print_planned
 from kafka_zk.admin.configs import alter_config, check_entity, describe_config, list_entities, parse_config_pairs
 from kafka_zk.errors import InvalidInput
 from kafka_zk.paths import BROKER_DEFAULT_ENTITY

@@ -18,7 +18,7 @@ import argparse
 import threading
 from pathlib import Path
 
-from cli.topics import add_zk_arguments, open_cluster, print_planned
+from cli.common import add_zk_arguments, open_cluster, print_planned
 from kafka_zk import paths
 from kafka_zk.admin.election import (DEFAULT_BATCH_BYTES, election_batches, preferred_election_candidates,
                                      submit_preferred_election)

@@ -21,7 +21,7 @@ import argparse
 import dataclasses
 import os
 
-from cli.topics import add_zk_arguments, open_cluster, print_planned
+from cli.common import add_zk_arguments, open_cluster, print_planned
 from kafka_zk.admin.reassignment import (current_assignment_json, moving_partitions, reassignment_status,
                                          submit_reassignment, targets_from_file_entries, validate_targets,
                                          verify_text)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cli.topics import add_zk_arguments, open_cluster, print_planned
+from cli.common import add_zk_arguments, open_cluster, print_planned
 from kafka_zk.admin.reassignment import targets_from_file_entries, validate_targets
 from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles
 from kafka_zk.codecs import decode_reassignment_file

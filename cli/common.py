@@ -1,0 +1,61 @@
+"""What the ZooKeeper commands of ``kafka-runbook`` share: the connection flags, a connected
+write gate (dry-run and audit log from the flags), dry-run printing, ``--config k=v`` parsing.
+
+Failure: an unreachable ensemble or a missing chroot raises from :func:`kafka_zk.connect.connect`
+(one ``Error:`` line through cli.main); the client is always closed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from typing import Iterator
+
+from kafka_zk.audit import AuditLog
+from kafka_zk.connect import close, connect
+from kafka_zk.errors import InvalidConfig
+from kafka_zk.writer import ZkWriter
+
+
+def add_zk_arguments(p: argparse.ArgumentParser, writes: bool = True) -> None:
+    p.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]",
+                   help="ZooKeeper connect string of the cluster (Kafka's zookeeper.connect)")
+    p.add_argument("--zk-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="give up connecting after this many seconds (default 10)")
+    if writes:
+        p.add_argument("--dry-run", action="store_true", help="print the ZooKeeper writes, make none")
+        p.add_argument("--audit-log", metavar="FILE", help="append one JSON line per write to FILE")
+        p.add_argument("--run-id", default="", help="run id recorded in the audit log")
+
+
+@contextlib.contextmanager
+def open_cluster(args: argparse.Namespace, task: str) -> Iterator[ZkWriter]:
+    """A connected :class:`ZkWriter` (dry-run and audit log from ``args``); closes the client."""
+    client = connect(args.zookeeper, timeout=args.zk_timeout, session_timeout=max(args.zk_timeout, 4.0))
+    try:
+        audit = AuditLog(getattr(args, "audit_log", None), run_id=getattr(args, "run_id", ""), task=task)
+        yield ZkWriter(client, audit, dry_run=getattr(args, "dry_run", False))
+    finally:
+        close(client)
+
+
+def print_planned(writer: ZkWriter) -> None:
+    """In a dry run, one line per planned write."""
+    if not writer.dry_run:
+        return
+    if not writer.planned:
+        print("DRY RUN: nothing would be written.")
+    for w in writer.planned:
+        data = "" if w.data is None else " " + w.data.decode("utf-8", "replace")
+        print(f"DRY RUN: would {w.op} {w.path}{data}")
+
+
+def parse_config_options(items: list[str] | None) -> dict[str, str]:
+    """Repeated ``--config k=v`` options."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise InvalidConfig(f"--config {item!r} is not key=value; write e.g. --config retention.ms=86400000")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
