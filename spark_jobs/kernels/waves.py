@@ -15,11 +15,24 @@ a decommission the removed brokers are demoted first, so they lead nothing). A w
 most ``max_moves_per_broker`` slots per broker, at most ``max_wave_bytes`` new-replica bytes, and its
 ``/admin/reassign_partitions`` payload stays ≤ ``max_znode_bytes``.
 
-Packing: first-fit-decreasing on the cost that matters — moves by decreasing bytes, each into
-the wave whose busiest-broker bytes grow least (zero when it fits under the wave's current
-maximum), looking at a window of waves from the first one with free slots on the move's
-brokers; a new wave when that is cheaper. Large moves therefore share waves with large moves
-and small ones fill the gaps, which keeps the sum of per-wave maxima near the lower bound.
+Objective: the predicted total, ``sum over waves of (busiest broker's bytes ÷ throttle +
+wave_overhead_s)``; the overhead (default 10 s: a progress poll, the controller's reassignment
+steps, leader moves) keeps the packer from buying a sliver of copying time with many tiny waves.
+
+Packing, in two steps:
+
+1. Construct — moves by decreasing bytes, each into the wave whose busiest-broker bytes grow
+   least (zero when it fits under the wave's current maximum), among the first ``WINDOW``
+   waves that have a slot on every broker of the move. Until there are as many waves as the
+   slot bound (the busiest broker's slot uses ÷ ``max_moves_per_broker``), a move opens a new
+   wave when joining would add more than the per-wave overhead: a large partition then gets a
+   wave of its own, which later, smaller moves fill at no cost, instead of stretching a wave
+   that was already waiting for another large partition on the same broker. After the slot
+   bound, a new wave is opened only when nothing fits.
+2. Improve — a local search that only ever lowers the objective: move an item off a wave's
+   busiest broker to the wave where the total drops most, and dissolve a wave whose items all
+   fit elsewhere for less than the wave costs. Bounded by a budget of (move, wave) checks, so
+   the work stays linear in the moves (``IMPROVE_CHECKS_*``). Deterministic throughout.
 
 Failure: :class:`PlanRefused` for a non-positive limit, or a single move whose entry alone
 exceeds the znode budget.
@@ -35,7 +48,11 @@ from typing import Iterable, Mapping, Sequence
 from spark_jobs.kernels.model import Move, PlanRefused
 
 ZNODE_WRAPPER = len(b'{"version":1,"partitions":[]}')
-WINDOW = 16
+WINDOW = 16                     # feasible waves a move compares while packing
+IMPROVE_CHECKS_PER_MOVE = 40    # local-search budget: (move, wave) checks per move, plus ...
+IMPROVE_CHECKS_MIN = 200_000    # ... this many, and never more than ...
+IMPROVE_CHECKS_MAX = 1_000_000  # ... this many (≈ 1.5 s of Python at any size)
+REFERENCE_THROTTLE = 50 * 1024 * 1024  # weighs the per-wave overhead when no throttle is given
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,11 @@ class WaveLimits:
     max_wave_bytes: int | None = None
     max_znode_bytes: int = 512 * 1024
     throttle_bytes_per_s: int | None = None
+    wave_overhead_s: float = 10.0
+
+    def overhead_bytes(self) -> float:
+        """The per-wave overhead as bytes at the throttle (the runbook default when unset)."""
+        return self.wave_overhead_s * (self.throttle_bytes_per_s or REFERENCE_THROTTLE)
 
     def check(self) -> None:
         if self.max_moves_per_broker < 1:
@@ -56,6 +78,8 @@ class WaveLimits:
             raise PlanRefused(f"max znode bytes {self.max_znode_bytes} must be ≥ 1024")
         if self.throttle_bytes_per_s is not None and self.throttle_bytes_per_s < 1:
             raise PlanRefused(f"throttle {self.throttle_bytes_per_s} B/s must be ≥ 1 (or unset)")
+        if self.wave_overhead_s < 0:
+            raise PlanRefused(f"wave overhead {self.wave_overhead_s} s must be ≥ 0")
 
 
 @dataclass(frozen=True)
@@ -105,11 +129,29 @@ def _slot_brokers(m: Move) -> tuple[int, ...]:
     return tuple(dict.fromkeys((m.source_leader,) + m.destinations)) if m.destinations else ()
 
 
+class _Item:
+    """A move with what packing needs of it, computed once."""
+
+    __slots__ = ("move", "size", "nbytes", "inbound", "outbound", "brokers", "zbytes")
+
+    def __init__(self, m: Move) -> None:
+        dests, size = m.destinations, m.size
+        self.move = m
+        self.size = size
+        self.nbytes = size * len(dests)
+        self.inbound = {d: size for d in dests}                      # = move_loads(m)
+        self.outbound = {m.source_leader: self.nbytes} if dests else {}
+        self.brokers = _slot_brokers(m)
+        self.zbytes = entry_bytes(m)
+
+
 class _Open:
-    __slots__ = ("moves", "inb", "out", "slots", "bytes", "znode", "peak")
+    """A wave being packed: its items, per-broker bytes and slots, byte and znode totals, peak."""
+
+    __slots__ = ("items", "inb", "out", "slots", "bytes", "znode", "peak")
 
     def __init__(self) -> None:
-        self.moves: list[Move] = []
+        self.items: list[_Item] = []
         self.inb: dict[int, int] = {}
         self.out: dict[int, int] = {}
         self.slots: dict[int, int] = {}
@@ -117,80 +159,218 @@ class _Open:
         self.znode = ZNODE_WRAPPER
         self.peak = 0
 
+    def fits(self, it: _Item, limits: WaveLimits) -> bool:
+        slots, cap = self.slots, limits.max_moves_per_broker
+        if any(slots.get(b, 0) >= cap for b in it.brokers):
+            return False
+        if self.items and limits.max_wave_bytes is not None and self.bytes + it.nbytes > limits.max_wave_bytes:
+            return False
+        return self.znode + it.zbytes <= limits.max_znode_bytes
 
-def _peak_after(w: _Open, inbound: Mapping[int, int], outbound: Mapping[int, int]) -> int:
-    peak = w.peak
-    for b, v in inbound.items():
-        peak = max(peak, w.inb.get(b, 0) + v)
-    for b, v in outbound.items():
-        peak = max(peak, w.out.get(b, 0) + v)
-    return peak
+    def peak_with(self, it: _Item) -> int:
+        peak = self.peak
+        inb, out = self.inb, self.out
+        for b, v in it.inbound.items():
+            peak = max(peak, inb.get(b, 0) + v)
+        for b, v in it.outbound.items():
+            peak = max(peak, out.get(b, 0) + v)
+        return peak
 
+    def peak_without(self, it: _Item) -> int:
+        drop_in, drop_out = it.inbound, it.outbound
+        peak = 0
+        for b, v in self.inb.items():
+            peak = max(peak, v - drop_in.get(b, 0))
+        for b, v in self.out.items():
+            peak = max(peak, v - drop_out.get(b, 0))
+        return peak
 
-def _fits(w: _Open, brokers: Sequence[int], nbytes: int, zbytes: int, limits: WaveLimits) -> bool:
-    if any(w.slots.get(b, 0) >= limits.max_moves_per_broker for b in brokers):
-        return False
-    if w.moves and limits.max_wave_bytes is not None and w.bytes + nbytes > limits.max_wave_bytes:
-        return False
-    return w.znode + zbytes <= limits.max_znode_bytes
+    def add(self, it: _Item) -> None:
+        self.peak = self.peak_with(it)
+        self.items.append(it)
+        self._shift(it, 1)
+
+    def remove(self, it: _Item) -> None:
+        self.peak = self.peak_without(it)
+        self.items.remove(it)
+        self._shift(it, -1)
+
+    def _shift(self, it: _Item, sign: int) -> None:
+        for loads, delta in ((self.inb, it.inbound), (self.out, it.outbound)):
+            for b, v in delta.items():
+                left = loads.get(b, 0) + sign * v
+                if left:
+                    loads[b] = left
+                else:
+                    loads.pop(b, None)
+        slots = self.slots
+        for b in it.brokers:
+            left = slots.get(b, 0) + sign
+            if left:
+                slots[b] = left
+            else:
+                slots.pop(b, None)
+        self.bytes += sign * it.nbytes
+        self.znode += sign * it.zbytes
+
+    def hot_items(self) -> list[_Item]:
+        """Items on a broker at the wave's peak (the ones that make the wave last), largest first."""
+        peak = self.peak
+        hot_in = {b for b, v in self.inb.items() if v == peak}
+        hot_out = {b for b, v in self.out.items() if v == peak}
+        hot = [it for it in self.items if any(b in hot_in for b in it.inbound)
+               or any(b in hot_out for b in it.outbound)]
+        hot.sort(key=lambda it: (-it.nbytes, it.move.tp))
+        return hot
 
 
 def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
     """Waves for ``moves`` under ``limits`` (see the module docstring for the packing rule)."""
     limits.check()
-    order = sorted(moves, key=lambda m: (-m.size * len(m.destinations), m.tp))
+    items = [_Item(m) for m in moves]
+    for it in items:
+        if ZNODE_WRAPPER + it.zbytes > limits.max_znode_bytes:
+            raise PlanRefused(f"{it.move.tp}: its reassignment entry ({it.zbytes} B) alone exceeds the "
+                              f"znode budget {limits.max_znode_bytes} B; raise max_znode_bytes")
+    items.sort(key=lambda it: (-it.nbytes, it.move.tp))
+    overhead = limits.overhead_bytes()
+    waves = _construct(items, limits, overhead)
+    _improve(waves, limits, overhead,
+             min(IMPROVE_CHECKS_PER_MOVE * len(items) + IMPROVE_CHECKS_MIN, IMPROVE_CHECKS_MAX))
+    return [_finish(i, w, limits) for i, w in enumerate(w for w in waves if w.items)]
+
+
+def _construct(items: Sequence[_Item], limits: WaveLimits, overhead: float) -> list[_Open]:
+    """First fit by decreasing bytes on the predicted cost (see the module docstring).
+
+    ``free[b]`` lists, in wave order, the waves where broker ``b`` still has a slot (a broker
+    not in ``free`` has a slot everywhere), so a move only looks at waves with room on all its
+    brokers: it walks the shortest of its brokers' lists and compares the first ``WINDOW``
+    waves that fit. A new wave is opened when none fits, or, while there are fewer waves than
+    the slot bound, when joining would cost more than a new wave does.
+    """
     cap, max_wave, max_znode = limits.max_moves_per_broker, limits.max_wave_bytes, limits.max_znode_bytes
+    uses: dict[int, int] = {}
+    for it in items:
+        for b in it.brokers:
+            uses[b] = uses.get(b, 0) + 1
+    slot_bound = -(-max(uses.values(), default=0) // cap)
     waves: list[_Open] = []
-    first_free: dict[int, int] = {}
-    for m in order:
-        zbytes = entry_bytes(m)
-        if ZNODE_WRAPPER + zbytes > max_znode:
-            raise PlanRefused(f"{m.tp}: its reassignment entry ({zbytes} B) alone exceeds the znode "
-                              f"budget {max_znode} B; raise max_znode_bytes")
-        dests, size = m.destinations, m.size
-        nbytes = size * len(dests)
-        inbound = {d: size for d in dests}                      # = move_loads(m), inlined
-        outbound = {m.source_leader: nbytes} if dests else {}
-        brokers = tuple(dict.fromkeys((m.source_leader,) + dests)) if dests else ()  # = _slot_brokers(m)
-        start = max([first_free.get(b, 0) for b in brokers], default=0)
-        best_cost, best = (max(size, nbytes, 0) if dests else 0), -1
-        for i in range(start, min(len(waves), start + WINDOW)):
-            w = waves[i]
-            slots = w.slots
-            if any(slots.get(b, 0) >= cap for b in brokers):  # _fits, inlined
+    free: dict[int, list[int]] = {}
+    free_set: dict[int, set[int]] = {}
+    for it in items:
+        brokers = it.brokers
+        lists = [free[b] for b in brokers if b in free]
+        order: Iterable[int] = min(lists, key=len) if lists else range(len(waves))
+        sets = [free_set[b] for b in brokers if b in free_set]
+        new_cost = overhead if len(waves) < slot_bound else float("inf")
+        best_cost, best = (new_cost if brokers else 0), -1
+        seen = 0
+        nbytes, zbytes = it.nbytes, it.zbytes
+        for i in order:
+            if any(i not in fs for fs in sets):
                 continue
-            if w.moves and max_wave is not None and w.bytes + nbytes > max_wave:
+            w = waves[i]
+            if w.items and max_wave is not None and w.bytes + nbytes > max_wave:
                 continue
             if w.znode + zbytes > max_znode:
                 continue
-            cost = _peak_after(w, inbound, outbound) - w.peak
+            cost = w.peak_with(it) - w.peak
             if cost < best_cost or (best < 0 and cost == best_cost):
                 best_cost, best = cost, i
-            if cost == 0:
+            seen += 1
+            if cost == 0 or seen >= WINDOW:
                 break
         if best < 0:
+            best = len(waves)
             waves.append(_Open())
-            best = len(waves) - 1
+            for b, fl in free.items():
+                fl.append(best)
+                free_set[b].add(best)
         w = waves[best]
-        w.moves.append(m)
-        w.peak = _peak_after(w, inbound, outbound)
-        for b, v in inbound.items():
-            w.inb[b] = w.inb.get(b, 0) + v
-        for b, v in outbound.items():
-            w.out[b] = w.out.get(b, 0) + v
-        slots = w.slots
+        w.add(it)
         for b in brokers:
-            slots[b] = slots.get(b, 0) + 1
-        w.bytes += nbytes
-        w.znode += zbytes
-        for b in brokers:
-            if slots[b] < cap:
-                continue  # this wave still has room on b: first_free[b] (≤ best) is unchanged
-            j = first_free.get(b, 0)
-            while j < len(waves) and waves[j].slots.get(b, 0) >= cap:
-                j += 1
-            first_free[b] = j
-    return [_finish(i, w, limits) for i, w in enumerate(waves)]
+            if w.slots[b] >= cap:
+                if b not in free:
+                    free[b] = list(range(len(waves)))
+                    free_set[b] = set(free[b])
+                free[b].remove(best)
+                free_set[b].discard(best)
+    return waves
+
+
+def _improve(waves: list[_Open], limits: WaveLimits, overhead: float, budget: int) -> None:
+    """Local search on the predicted total: relocate a wave's peak items, dissolve small waves.
+
+    A relocation takes an item on a wave's busiest broker to the other wave where the total
+    (sum of wave peaks, plus ``overhead`` per wave) drops most; dissolving moves every item of a
+    wave elsewhere when that is cheaper than the wave itself. ``budget`` caps the (item, wave)
+    checks, so the work is linear in the moves. Deterministic: fixed orders, strict gains.
+    """
+    checks = 0
+    while checks < budget:
+        changed = False
+        for w in waves:
+            for it in w.hot_items() if w.items else ():
+                if checks >= budget:
+                    return
+                gain = w.peak - w.peak_without(it) + (overhead if len(w.items) == 1 else 0)
+                if gain <= 0:
+                    continue
+                best, best_delta = None, 0
+                for v in waves:
+                    if v is w or not v.items:
+                        continue
+                    checks += 1
+                    if not v.fits(it, limits):
+                        continue
+                    delta = v.peak_with(it) - v.peak - gain
+                    if delta < best_delta:
+                        best, best_delta = v, delta
+                if best is not None:
+                    w.remove(it)
+                    best.add(it)
+                    changed = True
+        checks, dissolved = _dissolve(waves, limits, overhead, checks, budget)
+        if not (changed or dissolved):
+            return
+
+
+def _dissolve(waves: list[_Open], limits: WaveLimits, overhead: float, checks: int,
+              budget: int) -> tuple[int, bool]:
+    """Empty the waves whose items all fit elsewhere for less than the wave costs, smallest first."""
+    dissolved = False
+    for w in sorted((w for w in waves if w.items), key=lambda w: (w.peak, len(w.items))):
+        placed: list[tuple[_Item, _Open]] = []
+        extra = 0
+        for it in sorted(w.items, key=lambda it: (-it.nbytes, it.move.tp)):
+            best, best_delta = None, None
+            for v in waves:
+                if v is w or not v.items:
+                    continue
+                checks += 1
+                if not v.fits(it, limits):
+                    continue
+                delta = v.peak_with(it) - v.peak
+                if best_delta is None or delta < best_delta:
+                    best, best_delta = v, delta
+            if best is None or checks >= budget:
+                break
+            best.add(it)
+            placed.append((it, best))
+            extra += best_delta
+            if extra >= w.peak + overhead:
+                break
+        if len(placed) == len(w.items) and extra < w.peak + overhead:
+            for it, _ in placed:
+                w.remove(it)
+            dissolved = True
+        else:
+            for it, v in reversed(placed):
+                v.remove(it)
+        if checks >= budget:
+            break
+    return checks, dissolved
 
 
 def _finish(index: int, w: _Open, limits: WaveLimits) -> Wave:
@@ -200,8 +380,8 @@ def _finish(index: int, w: _Open, limits: WaveLimits) -> Wave:
     busiest = max(sorted(per_broker), key=lambda b: per_broker[b], default=None)
     peak = per_broker.get(busiest, 0) if busiest is not None else 0
     seconds = None if not limits.throttle_bytes_per_s else peak / limits.throttle_bytes_per_s
-    return Wave(index, tuple(sorted(w.moves, key=lambda m: m.tp)), w.bytes, busiest, peak, seconds,
-                w.znode - 1 if w.moves else w.znode, dict(sorted(w.inb.items())),
+    return Wave(index, tuple(sorted((it.move for it in w.items), key=lambda m: m.tp)), w.bytes, busiest,
+                peak, seconds, w.znode - 1 if w.items else w.znode, dict(sorted(w.inb.items())),
                 dict(sorted(w.out.items())))
 
 
@@ -212,14 +392,7 @@ def fixed_batches(moves: Iterable[Move], batch: int, limits: WaveLimits) -> list
     for i in range(0, len(order), batch):
         w = _Open()
         for m in order[i:i + batch]:
-            inbound, outbound = move_loads(m)
-            w.moves.append(m)
-            for b, v in inbound.items():
-                w.inb[b] = w.inb.get(b, 0) + v
-            for b, v in outbound.items():
-                w.out[b] = w.out.get(b, 0) + v
-            w.bytes += m.size * len(m.destinations)
-            w.znode += entry_bytes(m)
+            w.add(_Item(m))
         out.append(_finish(len(out), w, limits))
     return out
 
