@@ -51,7 +51,7 @@ ZNODE_WRAPPER = len(b'{"version":1,"partitions":[]}')
 WINDOW = 16                     # feasible waves a move compares while packing
 IMPROVE_CHECKS_PER_MOVE = 40    # local-search budget: (move, wave) checks per move, plus ...
 IMPROVE_CHECKS_MIN = 200_000    # ... this many, and never more than ...
-IMPROVE_CHECKS_MAX = 1_000_000  # ... this many (≈ 1.5 s of Python at any size)
+IMPROVE_CHECKS_MAX = 300_000    # ... this many (≈ 1 s of Python at any size)
 REFERENCE_THROTTLE = 50 * 1024 * 1024  # weighs the per-wave overhead when no throttle is given
 
 
@@ -260,27 +260,35 @@ def _construct(items: Sequence[_Item], limits: WaveLimits, overhead: float) -> l
     free_set: dict[int, set[int]] = {}
     for it in items:
         brokers = it.brokers
-        lists = [free[b] for b in brokers if b in free]
-        order: Iterable[int] = min(lists, key=len) if lists else range(len(waves))
         sets = [free_set[b] for b in brokers if b in free_set]
-        new_cost = overhead if len(waves) < slot_bound else float("inf")
-        best_cost, best = (new_cost if brokers else 0), -1
-        seen = 0
+        order: Iterable[int] = min((free[b] for b in brokers if b in free), key=len) if sets else range(len(waves))
+        best_cost = (overhead if len(waves) < slot_bound else float("inf")) if brokers else 0
+        best, seen = -1, 0
         nbytes, zbytes = it.nbytes, it.zbytes
+        inbound, outbound = tuple(it.inbound.items()), tuple(it.outbound.items())
         for i in order:
-            if any(i not in fs for fs in sets):
-                continue
-            w = waves[i]
-            if w.items and max_wave is not None and w.bytes + nbytes > max_wave:
-                continue
-            if w.znode + zbytes > max_znode:
-                continue
-            cost = w.peak_with(it) - w.peak
-            if cost < best_cost or (best < 0 and cost == best_cost):
-                best_cost, best = cost, i
-            seen += 1
-            if cost == 0 or seen >= WINDOW:
-                break
+            for fs in sets:
+                if i not in fs:
+                    break
+            else:
+                w = waves[i]
+                if (w.items and max_wave is not None and w.bytes + nbytes > max_wave) or w.znode + zbytes > max_znode:
+                    continue
+                peak = top = w.peak                                      # = w.peak_with(it), inlined
+                loads = w.inb
+                for b, v in inbound:
+                    if loads.get(b, 0) + v > top:
+                        top = loads.get(b, 0) + v
+                loads = w.out
+                for b, v in outbound:
+                    if loads.get(b, 0) + v > top:
+                        top = loads.get(b, 0) + v
+                cost = top - peak
+                if cost < best_cost or (best < 0 and cost == best_cost):
+                    best_cost, best = cost, i
+                seen += 1
+                if cost == 0 or seen >= WINDOW:
+                    break
         if best < 0:
             best = len(waves)
             waves.append(_Open())
