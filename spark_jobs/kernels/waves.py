@@ -43,15 +43,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 from typing import Iterable, Mapping, Sequence
 
 from spark_jobs.kernels.model import Move, PlanRefused
 
 ZNODE_WRAPPER = len(b'{"version":1,"partitions":[]}')
-WINDOW = 16                     # feasible waves a move compares while packing
+WINDOW = 32                     # feasible waves a move compares while packing
 IMPROVE_CHECKS_PER_MOVE = 40    # local-search budget: (move, wave) checks per move, plus ...
 IMPROVE_CHECKS_MIN = 200_000    # ... this many, and never more than ...
 IMPROVE_CHECKS_MAX = 300_000    # ... this many (≈ 1 s of Python at any size)
+DISSOLVE_MISSES = 8             # a dissolving pass stops after this many waves in a row stay
 REFERENCE_THROTTLE = 50 * 1024 * 1024  # weighs the per-wave overhead when no throttle is given
 
 
@@ -106,13 +108,19 @@ def _topic_json_bytes(topic: str) -> int:
     return len(json.dumps(topic, ensure_ascii=False).encode("utf-8"))
 
 
+@lru_cache(maxsize=1 << 16)
+def _decimal_len(n: int) -> int:
+    return len(str(n))
+
+
 def entry_bytes(m: Move) -> int:
     """Bytes this move adds to the ``/admin/reassign_partitions`` payload (with its comma).
 
     The length of ``kafka_zk.codecs.dumps({"topic", "partition", "replicas"}) + 1`` (compact
     JSON, integers in decimal), counted without encoding the entry.
     """
-    digits_and_commas = len(",".join(map(str, m.target)))
+    target = m.target
+    digits_and_commas = sum(map(_decimal_len, target)) + max(len(target) - 1, 0)
     return _ENTRY_FIXED + _topic_json_bytes(m.tp.topic) + len(str(m.tp.partition)) + digits_and_commas
 
 
@@ -130,19 +138,27 @@ def _slot_brokers(m: Move) -> tuple[int, ...]:
 
 
 class _Item:
-    """A move with what packing needs of it, computed once."""
+    """A move with what packing needs of it, computed once; ``rank`` = its place by decreasing bytes."""
 
-    __slots__ = ("move", "size", "nbytes", "inbound", "outbound", "brokers", "zbytes")
+    __slots__ = ("move", "size", "nbytes", "inbound", "outbound", "brokers", "zbytes", "rank")
 
     def __init__(self, m: Move) -> None:
         dests, size = m.destinations, m.size
         self.move = m
         self.size = size
-        self.nbytes = size * len(dests)
+        self.nbytes = nbytes = size * len(dests)
         self.inbound = {d: size for d in dests}                      # = move_loads(m)
-        self.outbound = {m.source_leader: self.nbytes} if dests else {}
-        self.brokers = _slot_brokers(m)
+        if dests:
+            src = m.source_leader                                   # a current replica: never a destination
+            self.outbound = {src: nbytes}
+            self.brokers = (src,) + dests                           # = _slot_brokers(m)
+        else:
+            self.outbound, self.brokers = {}, ()
         self.zbytes = entry_bytes(m)
+        self.rank = 0
+
+
+_BY_RANK = attrgetter("rank")
 
 
 class _Open:
@@ -151,7 +167,7 @@ class _Open:
     __slots__ = ("items", "inb", "out", "slots", "bytes", "znode", "peak")
 
     def __init__(self) -> None:
-        self.items: list[_Item] = []
+        self.items: dict[_Item, None] = {}      # insertion-ordered set: O(1) removal
         self.inb: dict[int, int] = {}
         self.out: dict[int, int] = {}
         self.slots: dict[int, int] = {}
@@ -177,23 +193,23 @@ class _Open:
         return peak
 
     def peak_without(self, it: _Item) -> int:
-        drop_in, drop_out = it.inbound, it.outbound
-        peak = 0
-        for b, v in self.inb.items():
-            peak = max(peak, v - drop_in.get(b, 0))
-        for b, v in self.out.items():
-            peak = max(peak, v - drop_out.get(b, 0))
+        self._shift(it, -1)
+        peak = self._peak()
+        self._shift(it, 1)
         return peak
 
     def add(self, it: _Item) -> None:
         self.peak = self.peak_with(it)
-        self.items.append(it)
+        self.items[it] = None
         self._shift(it, 1)
 
     def remove(self, it: _Item) -> None:
-        self.peak = self.peak_without(it)
-        self.items.remove(it)
+        del self.items[it]
         self._shift(it, -1)
+        self.peak = self._peak()
+
+    def _peak(self) -> int:
+        return max(max(self.inb.values(), default=0), max(self.out.values(), default=0))
 
     def _shift(self, it: _Item, sign: int) -> None:
         for loads, delta in ((self.inb, it.inbound), (self.out, it.outbound)):
@@ -218,9 +234,8 @@ class _Open:
         peak = self.peak
         hot_in = {b for b, v in self.inb.items() if v == peak}
         hot_out = {b for b, v in self.out.items() if v == peak}
-        hot = [it for it in self.items if any(b in hot_in for b in it.inbound)
-               or any(b in hot_out for b in it.outbound)]
-        hot.sort(key=lambda it: (-it.nbytes, it.move.tp))
+        hot = [it for it in self.items if not (hot_in.isdisjoint(it.inbound) and hot_out.isdisjoint(it.outbound))]
+        hot.sort(key=_BY_RANK)
         return hot
 
 
@@ -233,6 +248,8 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
             raise PlanRefused(f"{it.move.tp}: its reassignment entry ({it.zbytes} B) alone exceeds the "
                               f"znode budget {limits.max_znode_bytes} B; raise max_znode_bytes")
     items.sort(key=lambda it: (-it.nbytes, it.move.tp))
+    for rank, it in enumerate(items):
+        it.rank = rank
     overhead = limits.overhead_bytes()
     waves = _construct(items, limits, overhead)
     _improve(waves, limits, overhead,
@@ -307,64 +324,105 @@ def _construct(items: Sequence[_Item], limits: WaveLimits, overhead: float) -> l
     return waves
 
 
+class _FreeSlots:
+    """Per broker, the indexes of the waves where it has a free slot (kept current by ``changed``)."""
+
+    def __init__(self, waves: list[_Open], cap: int) -> None:
+        self.waves, self.cap = waves, cap
+        self.every = set(range(len(waves)))
+        brokers = {b for w in waves for b in w.slots}
+        self.free = {b: {i for i, w in enumerate(waves) if w.slots.get(b, 0) < cap} for b in sorted(brokers)}
+
+    def candidates(self, it: _Item) -> list[int]:
+        """Waves (in order) with a slot on every broker of ``it``."""
+        sets = [self.free.get(b, self.every) for b in it.brokers] or [self.every]
+        return sorted(sets[0].intersection(*sets[1:]))
+
+    def changed(self, it: _Item, i: int) -> None:
+        """Wave ``i`` gained or lost ``it``: refresh its brokers' entries."""
+        slots = self.waves[i].slots
+        for b in it.brokers:
+            free = self.free.get(b)
+            if free is None:
+                free = self.free[b] = set(self.every)
+            if slots.get(b, 0) < self.cap:
+                free.add(i)
+            else:
+                free.discard(i)
+
+
 def _improve(waves: list[_Open], limits: WaveLimits, overhead: float, budget: int) -> None:
     """Local search on the predicted total: relocate a wave's peak items, dissolve small waves.
 
     A relocation takes an item on a wave's busiest broker to the other wave where the total
     (sum of wave peaks, plus ``overhead`` per wave) drops most; dissolving moves every item of a
-    wave elsewhere when that is cheaper than the wave itself. ``budget`` caps the (item, wave)
-    checks, so the work is linear in the moves. Deterministic: fixed orders, strict gains.
+    wave elsewhere when that is cheaper than the wave itself. Only waves with a slot on the
+    item's brokers are looked at; ``budget`` caps those (item, wave) checks, so the work is
+    linear in the moves. Deterministic: fixed orders, strict gains.
     """
+    free = _FreeSlots(waves, limits.max_moves_per_broker)
     checks = 0
     while checks < budget:
         changed = False
-        for w in waves:
+        for wi, w in enumerate(waves):
+            checks += len(w.items)              # finding the hot items reads every item
             for it in w.hot_items() if w.items else ():
                 if checks >= budget:
                     return
                 gain = w.peak - w.peak_without(it) + (overhead if len(w.items) == 1 else 0)
                 if gain <= 0:
                     continue
-                best, best_delta = None, 0
-                for v in waves:
+                best, best_delta = -1, 0
+                candidates = free.candidates(it)
+                checks += len(candidates)
+                for vi in candidates:
+                    v = waves[vi]
                     if v is w or not v.items:
                         continue
-                    checks += 1
                     if not v.fits(it, limits):
                         continue
                     delta = v.peak_with(it) - v.peak - gain
                     if delta < best_delta:
-                        best, best_delta = v, delta
-                if best is not None:
+                        best, best_delta = vi, delta
+                if best >= 0:
                     w.remove(it)
-                    best.add(it)
+                    waves[best].add(it)
+                    free.changed(it, wi)
+                    free.changed(it, best)
                     changed = True
-        checks, dissolved = _dissolve(waves, limits, overhead, checks, budget)
+        checks, dissolved = _dissolve(waves, free, limits, overhead, checks, budget)
         if not (changed or dissolved):
             return
 
 
-def _dissolve(waves: list[_Open], limits: WaveLimits, overhead: float, checks: int,
+def _dissolve(waves: list[_Open], free: _FreeSlots, limits: WaveLimits, overhead: float, checks: int,
               budget: int) -> tuple[int, bool]:
-    """Empty the waves whose items all fit elsewhere for less than the wave costs, smallest first."""
-    dissolved = False
-    for w in sorted((w for w in waves if w.items), key=lambda w: (w.peak, len(w.items))):
-        placed: list[tuple[_Item, _Open]] = []
+    """Empty the waves whose items all fit elsewhere for less than the wave costs, smallest first.
+
+    Stops after ``DISSOLVE_MISSES`` waves in a row that cannot be emptied (the next are larger).
+    """
+    dissolved, misses = False, 0
+    for wi in sorted((i for i, w in enumerate(waves) if w.items), key=lambda i: (waves[i].peak, len(waves[i].items), i)):
+        w = waves[wi]
+        placed: list[tuple[_Item, int]] = []
         extra = 0
-        for it in sorted(w.items, key=lambda it: (-it.nbytes, it.move.tp)):
-            best, best_delta = None, None
-            for v in waves:
+        for it in sorted(w.items, key=_BY_RANK):
+            best, best_delta = -1, 0
+            candidates = free.candidates(it)
+            checks += len(candidates)
+            for vi in candidates:
+                v = waves[vi]
                 if v is w or not v.items:
                     continue
-                checks += 1
                 if not v.fits(it, limits):
                     continue
                 delta = v.peak_with(it) - v.peak
-                if best_delta is None or delta < best_delta:
-                    best, best_delta = v, delta
-            if best is None or checks >= budget:
+                if best < 0 or delta < best_delta:
+                    best, best_delta = vi, delta
+            if best < 0 or checks >= budget:
                 break
-            best.add(it)
+            waves[best].add(it)
+            free.changed(it, best)
             placed.append((it, best))
             extra += best_delta
             if extra >= w.peak + overhead:
@@ -372,11 +430,14 @@ def _dissolve(waves: list[_Open], limits: WaveLimits, overhead: float, checks: i
         if len(placed) == len(w.items) and extra < w.peak + overhead:
             for it, _ in placed:
                 w.remove(it)
-            dissolved = True
+                free.changed(it, wi)
+            dissolved, misses = True, 0
         else:
-            for it, v in reversed(placed):
-                v.remove(it)
-        if checks >= budget:
+            for it, vi in reversed(placed):
+                waves[vi].remove(it)
+                free.changed(it, vi)
+            misses += 1
+        if checks >= budget or misses >= DISSOLVE_MISSES:
             break
     return checks, dissolved
 
