@@ -28,7 +28,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--zookeeper", help="host:port[/chroot] of the cluster (Kafka's zookeeper.connect)")
     src.add_argument("--snapshot", help="plan from a saved snapshot file instead")
-    p.add_argument("--sizes", help="output of `kafka-log-dirs.sh --describe` (partition sizes)")
+    p.add_argument("--sizes", help="partition sizes: the output of `kafka-log-dirs.sh --describe`, or a "
+                   "sizes.jsonl written by the snapshot step")
     p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)
@@ -140,13 +141,9 @@ def run(args: argparse.Namespace) -> int:
     job_args = plan_job.parse_args(job_argv(args, os.path.abspath(snapshot_path)))
     from pyspark.sql import SparkSession
 
-    existing = SparkSession.getActiveSession()
-    spark = existing or plan_job.spark_session(job_args.master)
-    try:
-        summary = plan_job.run(spark, job_args)
-    finally:
-        if existing is None:  # an embedding process (a test, a notebook) keeps its session
-            spark.stop()
+    # an embedding process (a test, a notebook) keeps its session; else one is started (while
+    # raw kafka-log-dirs output is parsed) and stopped
+    summary = plan_job.execute(job_args, SparkSession.getActiveSession())
     summary["out"] = args.out
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))

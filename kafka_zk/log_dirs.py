@@ -13,55 +13,111 @@ replica leads, and a new replica copies the leader's log, which is at least as l
 in-sync follower's; the maximum is therefore the best estimate of bytes to copy (a lagging
 follower only makes the max safer). Partition names are split at the *last* ``-``.
 
-Failure: text with no JSON document, JSON of the wrong shape, or a bad partition name raises
-:class:`kafka_zk.errors.InvalidPayload` naming the problem and the command that produces the file.
+The document starts at the first line beginning with ``{`` and may span lines. It is decoded
+one broker entry at a time (the stdlib decoder on each entry of the ``brokers`` list), so a
+10⁶-partition output (~240 MB, one line) never exists as one tree of Python objects: the peak
+is the text plus one broker's entries plus the result. The splittable per-partition form the
+plan job reads is :mod:`kafka_zk.sizes_file`; :func:`load_sizes` reads either form.
+
+Failure: text with no JSON document, JSON of the wrong shape, a bad partition name or a size
+that is not an integer raises :class:`kafka_zk.errors.InvalidPayload` naming the problem and
+the command that produces the file.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidPayload
 
 HOW = "produce it with `kafka-log-dirs.sh --bootstrap-server HOST:PORT --describe > sizes.json`"
 
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+_DOC_START = re.compile(r"^[ \t\r\f\v]*\{", re.M)
+
 
 def split_partition_name(name: str) -> TopicPartition:
     """``my-topic-12`` → ``TopicPartition("my-topic", 12)``."""
     topic, sep, pid = str(name).rpartition("-")
-    if not sep or not topic or not pid.isdigit():
+    if not sep or not topic or not (pid.isascii() and pid.isdigit()):
         raise InvalidPayload(f"log-dirs output: partition name {name!r} is not <topic>-<partition>")
     return TopicPartition(topic, int(pid))
 
 
-def _document(text: str) -> dict[str, Any]:
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("{"):
-            try:
-                doc = json.loads(stripped)
-            except ValueError as exc:
-                raise InvalidPayload(f"log-dirs output: the JSON line does not parse ({exc}); {HOW}") from None
-            if isinstance(doc, dict):
-                return doc
+def _syntax(detail: str) -> InvalidPayload:
+    return InvalidPayload(f"log-dirs output: the JSON document does not parse ({detail}); {HOW}")
+
+
+def _decode(text: str, i: int) -> tuple[Any, int]:
     try:
-        doc = json.loads(text)
-    except ValueError:
-        raise InvalidPayload(f"log-dirs output: no JSON document found; {HOW}") from None
-    if not isinstance(doc, dict):
-        raise InvalidPayload(f"log-dirs output: expected a JSON object; {HOW}")
-    return doc
+        return _DECODER.raw_decode(text, i)
+    except json.JSONDecodeError as exc:
+        raise _syntax(str(exc)) from None
 
 
-def parse_log_dirs(text: str) -> dict[TopicPartition, int]:
-    """Per partition, the largest replica size in bytes (see the module docstring)."""
-    doc = _document(text)
-    brokers = doc.get("brokers")
-    if not isinstance(brokers, list):
+def _after(text: str, i: int, closing: str) -> tuple[bool, int]:
+    """Past a ``,`` (True: another item follows) or ``closing`` (False), skipping whitespace."""
+    i = _WS.match(text, i).end()
+    ch = text[i:i + 1]
+    if ch == ",":
+        return True, _WS.match(text, i + 1).end()
+    if ch == closing:
+        return False, i + 1
+    raise _syntax(f"expected ',' or {closing!r} at char {i}")
+
+
+def _broker_entries(text: str) -> Iterator[Any]:
+    """The entries of the document's ``brokers`` list, each decoded on its own, in order."""
+    start = _DOC_START.search(text)
+    if start is None:
+        raise InvalidPayload(f"log-dirs output: no JSON document found; {HOW}")
+    i = _WS.match(text, start.end()).end()
+    seen = False
+    more = text[i:i + 1] != "}"
+    while more:
+        key, i = _decode(text, i)
+        if not isinstance(key, str):
+            raise _syntax(f"object key {key!r} is not a string")
+        i = _WS.match(text, i).end()
+        if text[i:i + 1] != ":":
+            raise _syntax(f"expected ':' at char {i}")
+        i = _WS.match(text, i + 1).end()
+        if key == "brokers" and text[i:i + 1] == "[":
+            seen = True
+            i = _WS.match(text, i + 1).end()
+            items = text[i:i + 1] != "]"
+            i = i if items else i + 1
+            while items:
+                entry, i = _decode(text, i)
+                yield entry
+                items, i = _after(text, i, "]")
+        else:
+            _, i = _decode(text, i)
+            if key == "brokers":
+                seen = False
+                break
+        more, i = _after(text, i, "}")
+    if not seen:
         raise InvalidPayload(f"log-dirs output: 'brokers' must be a list; {HOW}")
-    sizes: dict[TopicPartition, int] = {}
+
+
+def _size(value: Any, entry: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidPayload(f"log-dirs output: partition entry {entry!r:.80} has a size that is not an "
+                             f"integer; {HOW}") from None
+
+
+def max_replica_sizes(brokers: Iterable[Any]) -> dict[str, int]:
+    """Per partition *name*, the largest non-future replica size over ``brokers`` entries."""
+    best: dict[str, int] = {}
+    get = best.get
     for b in brokers:
         dirs = b.get("logDirs") if isinstance(b, dict) else None
         if not isinstance(dirs, list):
@@ -69,26 +125,89 @@ def parse_log_dirs(text: str) -> dict[TopicPartition, int]:
         for d in dirs:
             if not isinstance(d, dict) or d.get("error"):
                 continue  # an offline log dir reports an error and no partitions
-            for p in d.get("partitions") or ():
-                if not isinstance(p, dict) or "partition" not in p or "size" not in p:
+            parts = d.get("partitions") or ()
+            if not isinstance(parts, (list, tuple)):
+                raise InvalidPayload(f"log-dirs output: log dir {d.get('logDir')!r} has 'partitions' that "
+                                     f"is not a list; {HOW}")
+            for p in parts:
+                if type(p) is not dict or "partition" not in p or "size" not in p:
                     raise InvalidPayload(f"log-dirs output: partition entry {p!r:.80} needs partition and size")
                 if p.get("isFuture"):
                     continue
-                tp = split_partition_name(p["partition"])
-                size = int(p["size"])
-                if size > sizes.get(tp, -1):
-                    sizes[tp] = size
-    return dict(sorted(sizes.items()))
+                name, size = p["partition"], p["size"]
+                if type(size) is not int:
+                    size = _size(size, p)
+                if type(name) is not str:
+                    name = str(name)
+                if size > get(name, -1):
+                    best[name] = size
+    return best
+
+
+@dataclass(frozen=True)
+class PartitionSizes:
+    """Sizes as three parallel columns, one row per partition (what Spark and the artifact take)."""
+
+    topics: tuple[str, ...]
+    partitions: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def items(self) -> Iterator[tuple[TopicPartition, int]]:
+        make = TopicPartition._make
+        return ((make((t, p)), s) for t, p, s in zip(self.topics, self.partitions, self.sizes))
+
+
+def _canonical(best: dict[str, int], odd: list[str]) -> None:
+    """Fold names whose partition number has leading zeros ("t-01") into "t-1", keeping the max."""
+    for name in odd:
+        topic, _, pid = name.rpartition("-")
+        size, key = best.pop(name), f"{topic}-{int(pid)}"
+        if size > best.get(key, -1):
+            best[key] = size
+
+
+def log_dirs_columns(text: str) -> PartitionSizes:
+    """Per partition, the largest replica size in bytes, as columns in order of first appearance."""
+    best = max_replica_sizes(_broker_entries(text))
+    while True:
+        topics: list[str] = []
+        pids: list[int] = []
+        interned: dict[str, str] = {}
+        odd: list[str] = []
+        for name in best:
+            topic, sep, pid = name.rpartition("-")
+            if not sep or not topic or not (pid.isascii() and pid.isdigit()):
+                split_partition_name(name)  # raises, naming the partition
+            if pid[0] == "0" and len(pid) > 1:
+                odd.append(name)
+            topics.append(interned.setdefault(topic, topic))
+            pids.append(int(pid))
+        if not odd:
+            return PartitionSizes(tuple(topics), tuple(pids), tuple(best.values()))
+        _canonical(best, odd)
+
+
+def log_dirs_sizes(text: str) -> dict[TopicPartition, int]:
+    """Per partition, the largest replica size in bytes, in order of first appearance."""
+    return dict(log_dirs_columns(text).items())
+
+
+def parse_log_dirs(text: str) -> dict[TopicPartition, int]:
+    """Per partition, the largest replica size in bytes (see the module docstring), sorted."""
+    return dict(sorted(log_dirs_sizes(text).items()))
 
 
 def load_sizes(path: str) -> dict[TopicPartition, int]:
-    """:func:`parse_log_dirs` of a file."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as exc:
-        raise InvalidPayload(f"sizes file {path}: cannot open ({exc.strerror}); {HOW}") from None
-    return parse_log_dirs(text)
+    """Sizes from a file in either form: ``kafka-log-dirs.sh --describe`` output or ``sizes.jsonl``.
+
+    The form is told by the content (:func:`kafka_zk.sizes_file.sizes_form`); sorted by partition.
+    """
+    from kafka_zk.sizes_file import read_any_sizes  # the artifact module builds on this one
+
+    return dict(sorted(read_any_sizes(path).items()))
 
 
 def encode_log_dirs(replica_sizes: dict[int, dict[TopicPartition, int]]) -> str:

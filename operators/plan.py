@@ -121,7 +121,9 @@ class DecommissionPlanOperator(SparkSubmitOperator):
             args = ["--snapshot", str(folder.snapshot), "--op", "decommission",
                     "--brokers", ",".join(str(b) for b in brokers), "--out", str(folder.plan_dir),
                     "--seed", str(int(self.seed or 0))]
-            if folder.sizes.is_file():
+            if folder.partition_sizes.is_file():    # what the snapshot step writes
+                args += ["--sizes", str(folder.partition_sizes)]
+            elif folder.sizes.is_file():            # a run folder from before sizes.jsonl existed
                 args += ["--sizes", str(folder.sizes)]
             if self.throttle_bytes_per_sec not in (None, ""):
                 throttle = int(self.throttle_bytes_per_sec)

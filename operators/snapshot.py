@@ -3,16 +3,24 @@
 The snapshot is what the plan is made from and what the report's "before" shows. A run that is
 cleared and re-run keeps the snapshot it already has (re-reading mid-execution would describe a
 half-moved cluster); guards compare the plan against the *live* cluster before any write.
-An optional ``sizes_file`` (what ``kafka-log-dirs.sh --describe`` prints) is copied into the
-run folder so the plan can be reproduced.
+An optional ``sizes_file`` (what ``kafka-log-dirs.sh --describe`` prints, or a ``sizes.jsonl``
+made from it) is converted into ``sizes.jsonl`` in the run folder: one line per partition,
+reduced as :mod:`kafka_zk.log_dirs` defines a partition's size, which the plan step's Spark job
+reads in parallel (the tool's output is one JSON line that only one Spark task could parse).
+The file as given is also copied to ``sizes.json``, so the plan can be reproduced from it.
 
 Failure: an unreachable ZooKeeper raises :class:`ZkUnavailable`; a sizes file that is missing raises
-:class:`InvalidInput`, one that is not kafka-log-dirs output :class:`InvalidPayload`, naming the file; a removed broker that is not registered is
-refused later by the plan and the guards, not here.
+:class:`InvalidInput`, one in neither form :class:`InvalidPayload`, naming the file (and nothing
+about sizes is written); a removed broker that is not registered is refused later by the plan
+and the guards, not here.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -23,8 +31,21 @@ from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import run_folder
 
 
+def copy_atomic(src: Path, dst: Path) -> None:
+    """Copy ``src`` to ``dst`` through a temporary file in ``dst``'s folder (no half-copied file)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", dir=dst.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 class SnapshotOperator(BaseOperator):
-    """Write ``snapshot.json`` (and ``sizes.json``) into the run folder; return a short summary."""
+    """Write ``snapshot.jsonl`` (and ``sizes.jsonl``, ``sizes.json``) into the run folder; return a summary."""
 
     template_fields: Sequence[str] = ("zk_conn_id", "run_root", "sizes_file")
     ui_color = "#e8f4fd"
@@ -36,7 +57,7 @@ class SnapshotOperator(BaseOperator):
         self.sizes_file = sizes_file
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.log_dirs import load_sizes
+        from kafka_zk.sizes_file import convert_sizes
         from kafka_zk.snapshot import read_snapshot
         from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 
@@ -46,9 +67,11 @@ class SnapshotOperator(BaseOperator):
             if not src.is_file():
                 raise InvalidInput(f"sizes_file {src} does not exist: give the output of "
                                    "kafka-log-dirs.sh --describe, or leave sizes_file empty")
-            sizes = load_sizes(str(src))  # refuses a file that is not kafka-log-dirs output
-            folder.write_text(folder.sizes, src.read_text(encoding="utf-8"))
-            self.log.info("sizes of %d partitions copied from %s", len(sizes), src)
+            started = time.monotonic()
+            count = convert_sizes(str(src), str(folder.partition_sizes))  # checks it all before writing
+            copy_atomic(src, folder.sizes)
+            self.log.info("sizes of %d partitions from %s written to %s in %.1f s", count, src,
+                          folder.partition_sizes, time.monotonic() - started)
         if folder.snapshot.is_file():
             snap = load_snapshot(str(folder.snapshot))
             self.log.info("snapshot already in %s (run cleared or retried): keeping it", folder.root)

@@ -7,9 +7,14 @@ spark-submit or ``--master`` names one; nothing assumes local mode: inputs are r
 and the artifacts are written by the driver).
 
 What runs where, honestly: Spark (executors, JVM) parses the snapshot (JSON lines, or its
-Parquet variant for a ``*.parquet`` path) and sizes files, joins sizes to partitions, selects
-the partitions the operation touches and aggregates the load of all others per broker
-(:mod:`spark_jobs.spark_io`: two Spark jobs; the touched rows come back as Arrow). The placement itself is a sequential
+Parquet variant for a ``*.parquet`` path) and the sizes (a ``sizes.jsonl``), joins sizes to
+partitions (broadcast), selects the partitions the operation touches and aggregates the load of
+all others per broker (:mod:`spark_jobs.spark_io`: two Spark jobs; the touched rows come back
+as Arrow). ``--sizes`` takes either form, told by content (:mod:`spark_jobs.sizes_input`): a
+``sizes.jsonl`` (:mod:`kafka_zk.sizes_file`, what the snapshot step writes), checked by the
+driver, or raw ``kafka-log-dirs.sh --describe`` output (one JSON document that cannot be split
+across tasks), which the driver converts into ``<out>/sizes.jsonl``; both while the Spark
+session starts. The placement itself is a sequential
 greedy (each choice depends on the loads left by the previous one), so it runs in the driver in
 pure Python (:mod:`spark_jobs.kernels`), on the touched partitions only — for a decommission
 that is the partitions with a replica on a removed broker. Validation, wave packing and the
@@ -27,12 +32,14 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 if __package__ in (None, ""):  # run as a file by spark-submit: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kafka_zk.errors import KafkaZkError
+from spark_jobs import sizes_input
 from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.operations import OPERATIONS, run_kernel, touched_sql
@@ -49,7 +56,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--topic-regex", default=None, help="delete-topics: topics matching this regex")
     p.add_argument("--replication-factor", type=int, default=None, help="change-rf: the new RF")
     p.add_argument("--reassignment-json-file", default=None, help="reassign-json: the user's JSON")
-    p.add_argument("--sizes", default=None, help="`kafka-log-dirs.sh --describe` output")
+    p.add_argument("--sizes", default=None, help="`kafka-log-dirs.sh --describe` output, or a sizes.jsonl "
+                   "(kafka_zk.sizes_file)")
     p.add_argument("--throttle", type=int, default=None, help="replication throttle, bytes/s")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)
@@ -91,48 +99,81 @@ def spark_session(master: str | None):
         builder = builder.config(key, value)
     if launching:
         builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JAVA_OPTIONS)
-        # the kafka-log-dirs document is one JSON line (one row): ~240 MB for 10⁶ partitions × RF 3
+        # the touched rows come back to the driver as Arrow: ~300k partitions of 10⁶ in a decommission
         builder = builder.config("spark.driver.memory", LOCAL_DRIVER_MEMORY)
     return builder.getOrCreate()
 
 
-def run(spark, args: argparse.Namespace, spark_start_s: float | None = None) -> dict[str, Any]:
+def execute(args: argparse.Namespace, spark=None) -> dict[str, Any]:
+    """:func:`run` in ``spark``, or in a session started here (and stopped after) while the
+    sizes are prepared in a second thread (:func:`spark_jobs.sizes_input.prepare`: the JVM starts
+    in its own process, so checking or converting the sizes file overlaps it).
+    """
+    if spark is not None:
+        return run(spark, args)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-sizes") as pool:
+        pending = pool.submit(sizes_input.prepare, args.sizes, args.out)
+        t0 = time.monotonic()
+        try:
+            session = spark_session(args.master)
+        except BaseException:
+            if pending.exception() is None:
+                sizes_input.finish(pending.result(), succeeded=False)
+            raise
+        try:
+            return run(session, args, time.monotonic() - t0, pending.result())
+        finally:
+            session.stop()
+
+
+def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
+        sizes: sizes_input.SizesInput | None = None) -> dict[str, Any]:
     """Plan with an existing session; write artifacts; return the summary (with plan_hash).
 
-    ``spark_start_s`` (how long the session took to start, when the caller started it) is
-    reported with the other phase timings in ``summary.json``.
+    ``sizes`` is :func:`spark_jobs.sizes_input.prepare` of ``--sizes`` when the caller made it
+    (else made here); a conversion it staged is kept as ``<out>/sizes.jsonl`` with the plan, or
+    removed when anything fails. ``spark_start_s`` (how long the session took to start, when the
+    caller started it) and the driver's sizes time are reported with the other phase timings
+    in ``summary.json``.
     """
     from spark_jobs.spark_io import load_input
     from spark_jobs.summary import build_summary
 
     limits = WaveLimits(args.max_moves_per_broker, args.max_wave_bytes, args.max_znode_bytes, args.throttle)
-    limits.check()
-    started = time.monotonic()
-    data = load_input(spark, args.snapshot, args.sizes, touched_sql(args))
-    loaded = time.monotonic()
-    plan = run_kernel(args, data)
-    planned = time.monotonic()
-    waves = pack_waves(plan.moves, limits)
-    summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
-                            data.partitions_total)
-    summary["timings_s"] = {**({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
-                            "spark_read_aggregate": round(loaded - started, 3),
-                            "kernel_and_validate": round(planned - loaded, 3),
-                            "waves_summary": round(time.monotonic() - planned, 3)}
-    digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle)
-    summary["plan_hash"] = digest
+    try:
+        limits.check()
+        sizes = sizes or sizes_input.prepare(args.sizes, args.out)
+    except BaseException:
+        if sizes is not None:
+            sizes_input.finish(sizes, succeeded=False)
+        raise
+    succeeded = False
+    try:
+        started = time.monotonic()
+        data = load_input(spark, args.snapshot, sizes.path, touched_sql(args))
+        loaded = time.monotonic()
+        plan = run_kernel(args, data)
+        planned = time.monotonic()
+        waves = pack_waves(plan.moves, limits)
+        summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
+                                data.partitions_total)
+        summary["timings_s"] = {**({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
+                                **({"sizes_driver": round(sizes.seconds, 3)} if sizes.path else {}),
+                                "spark_read_aggregate": round(loaded - started, 3),
+                                "kernel_and_validate": round(planned - loaded, 3),
+                                "waves_summary": round(time.monotonic() - planned, 3)}
+        digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle)
+        summary["plan_hash"] = digest
+        succeeded = True
+    finally:
+        sizes_input.finish(sizes, succeeded)
     return summary
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        t0 = time.monotonic()
-        spark = spark_session(args.master)
-        try:
-            summary = run(spark, args, time.monotonic() - t0)
-        finally:
-            spark.stop()
+        summary = execute(args)
     except KafkaZkError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

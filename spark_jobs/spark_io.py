@@ -1,14 +1,21 @@
 """Spark side of the plan job: read the snapshot and sizes files, aggregate, slice.
 
 What runs in Spark (JVM, parallel, no Python per row): parsing the JSON-lines snapshot with a
-fixed schema (or reading its Parquet variant), parsing the ``kafka-log-dirs`` JSON (explode brokers → log dirs → partitions, max
-size per partition), the join of sizes onto partitions, the selection of partitions a plan
-touches (e.g. those with a replica on a removed broker) and the per-broker aggregate load
-(replicas, bytes, preferred leaderships) of every partition it does *not* touch (the
-``baseline``). Only the touched partitions (as Arrow, the columns the kernels use) and one row
-per broker reach the driver; two Spark jobs in all, no cache.
+fixed schema (or reading its Parquet variant), parsing the per-partition sizes
+(``sizes.jsonl`` of :mod:`kafka_zk.sizes_file`, split across tasks like the snapshot), the join
+of sizes onto partitions, the selection of partitions a plan touches (e.g. those with a replica
+on a removed broker) and the per-broker aggregate load (replicas, bytes, preferred leaderships)
+of every partition it does *not* touch (the ``baseline``). Only the touched partitions (as
+Arrow, the columns the kernels use) and one row per broker reach the driver; two Spark jobs,
+each joining the sizes (when given) as a broadcast.
 
-Failure: a file Spark cannot read raises :class:`kafka_zk.errors.InvalidPayload` naming it.
+Raw ``kafka-log-dirs.sh --describe`` output is one JSON document (one line, ~240 MB at 10⁶
+partitions × RF 3) that Spark could only parse in a single task: the driver converts it to a
+``sizes.jsonl`` first (:mod:`spark_jobs.sizes_input`), so Spark reads sizes one way only.
+
+Failure: a snapshot without its cluster line raises :class:`kafka_zk.errors.InvalidPayload`;
+a file Spark cannot read fails the Spark job with Spark's own error (the sizes file was checked
+in the driver before, so only a file changed meanwhile gets there).
 """
 
 from __future__ import annotations
@@ -49,13 +56,10 @@ SNAPSHOT_SCHEMA = T.StructType([
     T.StructField("leader_epoch", T.LongType()), T.StructField("isr", _INTS),
 ])
 
-LOG_DIRS_SCHEMA = T.StructType([T.StructField("brokers", T.ArrayType(T.StructType([
-    T.StructField("broker", T.LongType()),
-    T.StructField("logDirs", T.ArrayType(T.StructType([
-        T.StructField("logDir", T.StringType()), T.StructField("error", T.StringType()),
-        T.StructField("partitions", T.ArrayType(T.StructType([
-            T.StructField("partition", T.StringType()), T.StructField("size", T.LongType()),
-            T.StructField("isFuture", T.BooleanType())])))])))])))])
+SIZES_SCHEMA = T.StructType([
+    T.StructField("kind", T.StringType()), T.StructField("version", T.LongType()),
+    T.StructField("topic", T.StringType()), T.StructField("partition", T.LongType()),
+    T.StructField("size", T.LongType())])
 
 
 def read_snapshot_df(spark: SparkSession, path: str) -> DataFrame:
@@ -69,17 +73,14 @@ def read_snapshot_df(spark: SparkSession, path: str) -> DataFrame:
 
 
 def read_sizes_df(spark: SparkSession, path: str) -> DataFrame:
-    """(topic, partition, size): the largest non-future replica size, as kafka_zk.log_dirs does."""
-    text = spark.read.text(path).filter(F.trim("value").startswith("{"))
-    doc = text.select(F.from_json("value", LOG_DIRS_SCHEMA).alias("d"))
-    dirs = doc.select(F.explode("d.brokers").alias("b")).select(F.explode("b.logDirs").alias("l"))
-    parts = dirs.filter(F.col("l.error").isNull()).select(F.explode("l.partitions").alias("p"))
-    parts = parts.filter(~F.coalesce(F.col("p.isFuture"), F.lit(False)))
-    name = F.col("p.partition")
-    pid = F.regexp_extract(name, r"-([0-9]+)$", 1)
-    return (parts.select(F.regexp_replace(name, r"-[0-9]+$", "").alias("topic"),
-                         pid.cast("long").alias("partition"), F.col("p.size").alias("size"))
-            .groupBy("topic", "partition").agg(F.max("size").alias("size")))
+    """(topic, partition, size) of a ``sizes.jsonl`` (:mod:`kafka_zk.sizes_file`), split across tasks.
+
+    Read with :data:`SIZES_SCHEMA` (no inference pass) in ``FAILFAST`` mode: a line that is not
+    JSON, or holds a value of the wrong type, fails the job instead of becoming nulls. The driver
+    has already checked the file (:mod:`spark_jobs.sizes_input`): one line per partition.
+    """
+    rows = spark.read.schema(SIZES_SCHEMA).option("mode", "FAILFAST").json(path)
+    return rows.filter(F.col("kind").isNull()).select("topic", "partition", "size")
 
 
 @dataclass(frozen=True)
@@ -132,17 +133,19 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
                touched: str | None = None) -> SparkInput:
     """Read the files; bring to the driver the partitions matching SQL ``touched`` (all if None).
 
-    Partitions not matching ``touched`` are aggregated per broker into the baseline. Two Spark
-    jobs, each one scan of the snapshot (no cache): (1) the non-partition lines and the touched
-    partitions, collected as Arrow (only the columns the kernels use); (2) the per-broker
-    aggregate of the untouched partitions, which returns one row per broker and runs while the
-    driver builds the slice's Python objects from (1).
+    ``sizes_path`` is a ``sizes.jsonl`` (raw kafka-log-dirs output is converted before, by
+    :mod:`spark_jobs.sizes_input`). Partitions not matching ``touched`` are aggregated per broker
+    into the baseline. Two Spark jobs, each one scan of the snapshot (no cache): (1) the
+    non-partition lines and the touched partitions, collected as Arrow (only the columns the
+    kernels use); (2) the per-broker aggregate of the untouched partitions, which returns one
+    row per broker and runs while the driver builds the slice's Python objects from (1). Each
+    joins the sizes as a broadcast (hash) join: the sizes are read in parallel and no side of the
+    join is shuffled (one row of three fields per partition: ~100 MB for 10⁶ partitions).
     """
     df = read_snapshot_df(spark, snapshot_path)
     is_part = F.col("kind") == "partition"
     flag = F.expr(touched) if touched else F.lit(True)
-    # cached: both jobs join it, and the log-dirs document (one JSON line) is parsed by one task
-    sizes_df = read_sizes_df(spark, sizes_path).cache() if sizes_path else None
+    sizes_df = F.broadcast(read_sizes_df(spark, sizes_path)) if sizes_path else None
 
     def with_size(parts: DataFrame) -> DataFrame:
         if sizes_df is None:
@@ -169,8 +172,6 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
         baseline_rows = pool.submit(agg.collect)
         snapshot, sizes, touched_count = _slice(_columns(table))
         agg_rows = baseline_rows.result()
-    if sizes_df is not None:
-        sizes_df.unpersist()
     baseline: dict[int, BrokerLoad] = {}
     untouched = 0
     for r in agg_rows:

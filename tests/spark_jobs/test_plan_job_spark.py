@@ -14,7 +14,9 @@ import pytest
 import pyspark
 from kafka_zk.codecs import TopicPartition, decode_reassignment_file
 from kafka_zk.model import Broker
+from kafka_zk.errors import InvalidInput, InvalidPayload
 from kafka_zk.log_dirs import encode_log_dirs, load_sizes
+from kafka_zk.sizes_file import HEADER_LINE, convert_sizes, read_sizes_file
 from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 from kafka_zk.throttle_lists import throttled_replicas
 from spark_jobs import plan_job
@@ -122,6 +124,9 @@ def test_spark_submit_decommission(cluster_files) -> None:
     assert load_plan_artifacts(out).plan_hash == printed["plan_hash"]
     with open(os.path.join(str(d / "out"), "plan.sha256")) as f:       # same plan as the in-process run
         assert f.read().strip() == printed["plan_hash"]
+    # the raw log-dirs output was converted in the driver (in a thread while Spark started) and kept
+    assert read_sizes_file(os.path.join(out, "sizes.jsonl")) == load_sizes(str(d / "sizes.txt"))
+    assert not [n for n in os.listdir(out) if "staged" in n]
 
 
 def _create_topic(zk, name: str, assignment: dict[int, list[int]]) -> None:
@@ -193,3 +198,66 @@ def test_parquet_snapshot_plans_like_json_lines(spark, cluster_files) -> None:
     assert from_parquet["plan_hash"] == from_json["plan_hash"]
     for name in ("plan.json", "rollback.json", "waves.json", "throttles.json"):
         assert (d / "pq" / name).read_bytes() == (d / "pq-json" / name).read_bytes()
+
+
+PLAN_FILES = ("plan.json", "rollback.json", "waves.json", "throttles.json", "plan.sha256")
+
+
+def test_raw_and_converted_sizes_give_byte_identical_plans(spark, cluster_files, capsys) -> None:
+    from cli.main import main
+
+    d, _ = cluster_files
+    common = ["--op", "decommission", "--brokers", "3,4", "--throttle", "10000000", "--seed", "3"]
+    from_raw = plan_job.run(spark, _args(d, str(d / "from-raw"), "--sizes", str(d / "sizes.txt"), *common))
+    kept = d / "from-raw" / "sizes.jsonl"                              # the conversion is kept with the plan
+    assert read_sizes_file(str(kept)) == load_sizes(str(d / "sizes.txt"))
+    assert from_raw["timings_s"]["sizes_driver"] >= 0
+    convert_sizes(str(d / "sizes.txt"), str(d / "converted.txt"))      # the snapshot step's conversion
+    from_jsonl = plan_job.run(spark, _args(d, str(d / "from-jsonl"), "--sizes", str(d / "converted.txt"), *common))
+    assert not (d / "from-jsonl" / "sizes.jsonl").exists()             # a sizes.jsonl is read where it is
+    assert main(["plan", "decommission", "--snapshot", str(d / "snap.jsonl"), "--sizes", str(d / "sizes.txt"),
+                 "--brokers", "3,4", "--throttle", "10000000", "--seed", "3", "--out", str(d / "from-cli")]) == 0
+    assert from_raw["plan_hash"] in capsys.readouterr().out
+    assert from_raw["plan_hash"] == from_jsonl["plan_hash"]
+    assert from_raw["bytes_moved"] == from_jsonl["bytes_moved"] > 0
+    for name in PLAN_FILES:
+        assert (d / "from-raw" / name).read_bytes() == (d / "from-jsonl" / name).read_bytes() \
+            == (d / "from-cli" / name).read_bytes(), name
+    unsized = plan_job.run(spark, _args(d, str(d / "unsized"), *common))
+    assert unsized["plan_hash"] != from_raw["plan_hash"]               # the sizes did reach the plan
+
+
+def test_spark_reads_the_converted_sizes_as_written(spark, cluster_files) -> None:
+    from spark_jobs.spark_io import read_sizes_df
+
+    d, _ = cluster_files
+    convert_sizes(str(d / "sizes.txt"), str(d / "for-spark.jsonl"))
+    rows = read_sizes_df(spark, str(d / "for-spark.jsonl")).collect()
+    assert {TopicPartition(r["topic"], r["partition"]): r["size"] for r in rows} == \
+        read_sizes_file(str(d / "for-spark.jsonl"))
+    assert len(rows) == len(read_sizes_file(str(d / "for-spark.jsonl")))
+
+
+@pytest.mark.parametrize("body,fragment", [
+    ("Error: the cluster is unreachable\n", "neither a partition sizes file"),
+    ('{"version":1,"partitions":[]}\n', "'brokers' must be a list"),
+    (HEADER_LINE + '\n{"topic":"topic-0000","partition":0}\n', "line 2"),
+])
+def test_sizes_in_neither_form_are_refused_and_nothing_is_written(spark, cluster_files, body, fragment) -> None:
+    d, _ = cluster_files
+    bad = d / "bad-sizes.txt"
+    bad.write_text(body)
+    out = d / "bad-sizes-out"
+    with pytest.raises(InvalidPayload, match=fragment) as err:
+        plan_job.run(spark, _args(d, str(out), "--op", "decommission", "--brokers", "3", "--sizes", str(bad)))
+    assert str(bad) in str(err.value) and "kafka-log-dirs" in str(err.value)
+    assert not out.exists()
+
+
+def test_a_refused_plan_leaves_no_converted_sizes(spark, cluster_files) -> None:
+    d, _ = cluster_files
+    out = d / "refused-with-sizes"
+    with pytest.raises(InvalidInput, match="neither registered nor hosting"):
+        plan_job.run(spark, _args(d, str(out), "--op", "decommission", "--brokers", "99",
+                                  "--sizes", str(d / "sizes.txt")))
+    assert not out.exists()
