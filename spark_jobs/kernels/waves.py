@@ -372,19 +372,9 @@ def _improve(waves: list[_Open], limits: WaveLimits, overhead: float, budget: in
                 gain = w.peak - w.peak_without(it) + (overhead if len(w.items) == 1 else 0)
                 if gain <= 0:
                     continue
-                best, best_delta = -1, 0
-                candidates = free.candidates(it)
-                checks += len(candidates)
-                for vi in candidates:
-                    v = waves[vi]
-                    if v is w or not v.items:
-                        continue
-                    if not v.fits(it, limits):
-                        continue
-                    delta = v.peak_with(it) - v.peak - gain
-                    if delta < best_delta:
-                        best, best_delta = vi, delta
-                if best >= 0:
+                best, growth, looked = _cheapest(waves, free, it, w, limits)
+                checks += looked
+                if best >= 0 and growth < gain:
                     w.remove(it)
                     waves[best].add(it)
                     free.changed(it, wi)
@@ -393,6 +383,22 @@ def _improve(waves: list[_Open], limits: WaveLimits, overhead: float, budget: in
         checks, dissolved = _dissolve(waves, free, limits, overhead, checks, budget)
         if not (changed or dissolved):
             return
+
+
+def _cheapest(waves: list[_Open], free: _FreeSlots, it: _Item, skip: _Open,
+              limits: WaveLimits) -> tuple[int, int, int]:
+    """(index, peak growth) of the non-empty wave other than ``skip`` where ``it`` is cheapest
+    (-1 if none fits), and how many waves were looked at."""
+    best, best_growth = -1, 0
+    candidates = free.candidates(it)
+    for vi in candidates:
+        v = waves[vi]
+        if v is skip or not v.items or not v.fits(it, limits):
+            continue
+        growth = v.peak_with(it) - v.peak
+        if best < 0 or growth < best_growth:
+            best, best_growth = vi, growth
+    return best, best_growth, len(candidates)
 
 
 def _dissolve(waves: list[_Open], free: _FreeSlots, limits: WaveLimits, overhead: float, checks: int,
@@ -407,24 +413,14 @@ def _dissolve(waves: list[_Open], free: _FreeSlots, limits: WaveLimits, overhead
         placed: list[tuple[_Item, int]] = []
         extra = 0
         for it in sorted(w.items, key=_BY_RANK):
-            best, best_delta = -1, 0
-            candidates = free.candidates(it)
-            checks += len(candidates)
-            for vi in candidates:
-                v = waves[vi]
-                if v is w or not v.items:
-                    continue
-                if not v.fits(it, limits):
-                    continue
-                delta = v.peak_with(it) - v.peak
-                if best < 0 or delta < best_delta:
-                    best, best_delta = vi, delta
+            best, growth, looked = _cheapest(waves, free, it, w, limits)
+            checks += looked
             if best < 0 or checks >= budget:
                 break
             waves[best].add(it)
             free.changed(it, best)
             placed.append((it, best))
-            extra += best_delta
+            extra += growth
             if extra >= w.peak + overhead:
                 break
         if len(placed) == len(w.items) and extra < w.peak + overhead:
