@@ -13,8 +13,8 @@ all others per broker (:mod:`spark_jobs.spark_io`: two Spark jobs; the touched r
 as Arrow). ``--sizes`` takes either form, told by content (:mod:`spark_jobs.sizes_input`): a
 ``sizes.jsonl`` (:mod:`kafka_zk.sizes_file`, what the snapshot step writes), checked by the
 driver, or raw ``kafka-log-dirs.sh --describe`` output (one JSON document that cannot be split
-across tasks), which the driver converts into ``<out>/sizes.jsonl``; both while the Spark
-session starts. The placement itself is a sequential
+across tasks), which the driver converts into ``<out>/sizes.jsonl``; both in a child process
+while the Spark session starts. The placement itself is a sequential
 greedy (each choice depends on the loads left by the previous one), so it runs in the driver in
 pure Python (:mod:`spark_jobs.kernels`), on the touched partitions only — for a decommission
 that is the partitions with a replica on a removed broker. Validation, wave packing and the
@@ -32,7 +32,8 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 if __package__ in (None, ""):  # run as a file by spark-submit: make the repo importable
@@ -104,14 +105,29 @@ def spark_session(master: str | None):
     return builder.getOrCreate()
 
 
+def _sizes_worker() -> ProcessPoolExecutor:
+    """One child process for :func:`spark_jobs.sizes_input.prepare` (forked where fork is safe:
+    at this point the process has no threads and no JVM connection)."""
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(method))
+
+
 def execute(args: argparse.Namespace, spark=None) -> dict[str, Any]:
     """:func:`run` in ``spark``, or in a session started here (and stopped after) while the
-    sizes are prepared in a second thread (:func:`spark_jobs.sizes_input.prepare`: the JVM starts
-    in its own process, so checking or converting the sizes file overlaps it).
+    sizes are prepared in a child process (:func:`spark_jobs.sizes_input.prepare`): telling,
+    checking or converting the sizes file then overlaps the JVM's start on another core, and
+    the raw output's text and objects never live in the driver.
     """
     if spark is not None:
         return run(spark, args)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-sizes") as pool:
+    if not args.sizes:
+        t0 = time.monotonic()
+        session = spark_session(args.master)
+        try:
+            return run(session, args, time.monotonic() - t0, sizes_input.NO_SIZES)
+        finally:
+            session.stop()
+    with _sizes_worker() as pool:
         pending = pool.submit(sizes_input.prepare, args.sizes, args.out)
         t0 = time.monotonic()
         try:

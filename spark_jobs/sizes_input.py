@@ -12,7 +12,7 @@
   ``--sizes``); when anything fails it is removed (with ``--out`` itself if this created it).
 
 So Spark reads sizes one way only, split across tasks. :func:`prepare` needs no Spark: the plan
-job runs it in a thread while the session starts (the JVM is another process).
+job runs it in a child process while the session starts (it returns only this small record).
 
 Failure: a file in neither form, or a bad line, raises :class:`kafka_zk.errors.InvalidPayload`
 naming the file and the fix; nothing is left behind.
