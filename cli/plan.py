@@ -20,6 +20,7 @@ from typing import Any
 
 from kafka_zk.errors import InvalidInput
 
+SNAPSHOT_FILE = "snapshot.jsonl"   # where --zookeeper saves the snapshot in --out
 OPS = ("decommission", "add-brokers", "change-rf", "move-topics", "reassign-json", "election",
        "delete-topics")
 
@@ -129,14 +130,15 @@ def print_summary(summary: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from spark_jobs import plan_job
 
-    if os.path.exists(args.out) and os.listdir(args.out) and not os.path.exists(
+    # a plan folder may be planned again; so may one holding only the snapshot of a refused attempt
+    if os.path.exists(args.out) and set(os.listdir(args.out)) - {SNAPSHOT_FILE} and not os.path.exists(
             os.path.join(args.out, "plan.sha256")):
         raise InvalidInput(f"--out {args.out} is a non-empty folder that is not a plan folder; "
                            "pick an empty or new folder")
     os.makedirs(args.out, exist_ok=True)
     snapshot_path = args.snapshot
     if args.zookeeper:
-        snapshot_path = os.path.join(args.out, "snapshot.jsonl")
+        snapshot_path = os.path.join(args.out, SNAPSHOT_FILE)
         take_snapshot(args.zookeeper, snapshot_path)
     job_args = plan_job.parse_args(job_argv(args, os.path.abspath(snapshot_path)))
     from pyspark.sql import SparkSession

@@ -175,7 +175,9 @@ class SelectTopicsOperator(RunbookOperator):
 
         folder = self.folder(context)
         snap = load_snapshot(str(folder.snapshot))
-        sizes = load_sizes(str(folder.sizes)) if folder.sizes.is_file() else None
+        # the snapshot step's per-partition sizes.jsonl (run folders made before it: the raw copy)
+        given = next((f for f in (folder.partition_sizes, folder.sizes) if f.is_file()), None)
+        sizes = load_sizes(str(given)) if given is not None else None
         selection = select_topics(snap, self.topics or (), self.topic_regex, as_bool(self.allow_internal),
                                   self.batch_size, self.max_batch_bytes, sizes)
         folder.write_json(folder.plan_dir / SELECTION_FILE, selection.to_json())

@@ -122,8 +122,9 @@ def test_spark_submit_decommission(cluster_files) -> None:
     printed = json.loads(proc.stdout.strip().splitlines()[-1])
     assert printed["operation"] == "decommission"
     assert load_plan_artifacts(out).plan_hash == printed["plan_hash"]
-    with open(os.path.join(str(d / "out"), "plan.sha256")) as f:       # same plan as the in-process run
-        assert f.read().strip() == printed["plan_hash"]
+    sizes = load_sizes(str(d / "sizes.txt"))                            # same plan as the kernel's
+    plan = plan_decommission(load_snapshot(str(d / "snap.jsonl")), [3, 4], sizes, seed=3)
+    assert printed["plan_hash"] == plan_hash(plan, pack_waves(plan.moves, WaveLimits(5, None, 512 * 1024, 10_000_000)))
     # the raw log-dirs output was converted in the driver (in a thread while Spark started) and kept
     assert read_sizes_file(os.path.join(out, "sizes.jsonl")) == load_sizes(str(d / "sizes.txt"))
     assert not [n for n in os.listdir(out) if "staged" in n]
@@ -159,6 +160,16 @@ def test_cli_plan_decommission_from_zookeeper(spark, zk, zk_connect, tmp_path, c
     assert main(["plan", "decommission", "--zookeeper", zk_connect, "--brokers", "42",
                  "--out", str(tmp_path / "bad")]) == 1
     assert "neither registered nor hosting" in capsys.readouterr().err
+    # the refused attempt left only its snapshot: the same folder takes the corrected command
+    assert os.listdir(tmp_path / "bad") == ["snapshot.jsonl"]
+    assert main(["plan", "decommission", "--zookeeper", zk_connect, "--brokers", "4",
+                 "--out", str(tmp_path / "bad")]) == 0
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "notes.txt").write_text("mine")
+    assert main(["plan", "decommission", "--zookeeper", zk_connect, "--brokers", "4",
+                 "--out", str(tmp_path / "foreign")]) == 1
+    assert "not a plan folder" in capsys.readouterr().err
+    assert os.listdir(tmp_path / "foreign") == ["notes.txt"]
 
 
 @pytest.mark.parametrize("op,extra,check", [
