@@ -3,8 +3,10 @@
 * :func:`plan_add_brokers` moves replicas from the most loaded old brokers onto the new ones
   until replica counts are within one (where the constraints allow), one replica at a time,
   each replaced in place (so a moved preferred leader makes the new broker preferred leader,
-  which the loop seeks until the new broker leads its share). Smallest partitions first: the
-  least data moved for the same balance. Bytes are reported, not balanced.
+  which the loop seeks until the new broker leads its share). Which replica: the one whose size
+  is nearest to what keeps the new broker on course for its byte share (the cluster's mean bytes)
+  over the replicas it still takes, so bytes end balanced too; without sizes, the first by
+  (topic, partition).
 * :func:`plan_move_topics` keeps every replica already inside ``broker_set`` and replaces the
   others in place with the least-loaded eligible brokers of the set (counts of that topic
   first, then cluster counts): the least-movement version of ``--generate``.
@@ -15,7 +17,8 @@ more replicas than the broker set, or a touched partition with a reassignment in
 
 from __future__ import annotations
 
-from typing import Collection, Iterable, Mapping
+import bisect
+from typing import Collection, Iterable, Iterator, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
@@ -56,14 +59,23 @@ def plan_add_brokers(snapshot: ClusterSnapshot, new_brokers: Collection[int],
         hosted[b].sort()
     total_leaders = len(targets)
     leader_share = total_leaders // len(live)
+    replica_share = -(-sum(len(r) for r in targets.values()) // len(live))
+    byte_share = sum(loads.bytes.get(b, 0) for b in live) / len(live)
+
     def find(dst: int):
         want_leader = loads.leaders.get(dst, 0) < leader_share
+        # bytes per replica that keep dst on course for its byte share over the replicas it still
+        # takes, and that bring src back to its share over the replicas it still gives away; the
+        # replica nearest their mean, weighted 2:1 towards dst (whose bytes are ours to set)
+        takes = (byte_share - loads.bytes.get(dst, 0)) / max(1, replica_share - loads.replicas[dst])
         sources = sorted((b for b in live if b != dst), key=lambda b: (-loads.replicas.get(b, 0), ranks[b]))
         for src in sources:
             if loads.replicas.get(src, 0) - loads.replicas[dst] <= 1:
                 return None
+            gives = (loads.bytes.get(src, 0) - byte_share) / max(1, loads.replicas[src] - replica_share + 1)
             pick = None
-            for k, (size, tp, i) in enumerate(hosted.get(src, ())):
+            for k in _nearest_first(hosted.get(src, []), max(0.0, (2 * takes + gives) / 3)):
+                size, tp, i = hosted[src][k]
                 reps = targets[tp]
                 if reps[i] != src or dst in reps:
                     continue
@@ -102,6 +114,19 @@ def plan_add_brokers(snapshot: ClusterSnapshot, new_brokers: Collection[int],
              for tp, r in final.items()]
     return make_plan("add-brokers", moves, seed, sized=bool(sizes),
                      params={"brokers": ",".join(map(str, new))})
+
+
+def _nearest_first(hosted: list[tuple[int, TopicPartition, int]], size: float) -> Iterator[int]:
+    """Indexes of ``hosted`` (sorted by size) in order of distance from ``size``, smaller first on ties."""
+    right = bisect.bisect_left(hosted, (size,))
+    left = right - 1
+    while left >= 0 or right < len(hosted):
+        if right >= len(hosted) or (left >= 0 and size - hosted[left][0] <= hosted[right][0] - size):
+            yield left
+            left -= 1
+        else:
+            yield right
+            right += 1
 
 
 def topic_partitions(snapshot: ClusterSnapshot, topics: Iterable[str]):

@@ -114,3 +114,34 @@ def test_topic_deletion_batches_and_refusals() -> None:
         plan_topic_deletion(snap, ["__consumer_offsets"])
     with pytest.raises(PlanRefused, match="not a valid regular expression"):
         plan_topic_deletion(snap, regex="(")
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 1000), st.sampled_from([(24, 3, 60, 40, 3), (12, 3, 30, 30, 3), (30, 0, 40, 30, 2),
+                                              (9, 3, 20, 24, 3)]))
+def test_add_brokers_balances_bytes_with_the_same_replica_moves(seed, shape) -> None:
+    # Bytes within 10% where the old brokers allow it: the new brokers' bytes are ours to set
+    # (within 10% of the mean); the cluster's spread ends within 10%, or no worse than the old
+    # brokers' own spread (least movement leaves most of their bytes where they are). The
+    # replicas moved are exactly as many as without sizes.
+    from spark_jobs.kernels.loads import rack_map, relative_spread
+
+    n, racks, topics, partitions, added = shape
+    snap = synthetic_cluster(n, racks, topics, partitions, 3, seed=seed)
+    new = list(range(n, n + added))
+    snap = _with_new_brokers(snap, new, (lambda b: f"r{b % racks}") if racks else None)
+    sizes = synthetic_sizes(snap, seed=seed + 100, alpha=3.0)
+    plan = plan_add_brokers(snap, new, sizes, seed)
+    assert plan_violations(snap, plan, (), sizes) == []
+    assert plan.replica_moves == plan_add_brokers(snap, new, None, seed).replica_moves
+    after = cluster_loads(snap.partitions(), sorted(snap.brokers), sizes, None, plan.target)
+    before = cluster_loads(snap.partitions(), range(n), sizes)
+    mean = sum(after.bytes.values()) / len(snap.brokers)
+    assert all(abs(after.bytes[b] - mean) <= 0.10 * mean for b in new)
+    groups: dict = {}
+    for b, r in rack_map(snap.brokers).items():
+        groups.setdefault(r if racks else None, []).append(b)
+    for brokers in groups.values():
+        old = [b for b in brokers if b < n]
+        assert relative_spread(after.bytes[b] for b in brokers) <= \
+            max(0.10, relative_spread(before.bytes[b] for b in old)) + 1e-9
