@@ -10,7 +10,9 @@ replica goes to the least-loaded live broker (replica count, then bytes, then a 
 that is not in the partition and sits in a rack the partition does not use yet (when racks
 allow). A repair pass then relocates received replicas from any broker that ends more than one
 replica above an eligible, less-loaded broker, so counts end "water-filled": spread ≤ 1 where
-the constraints allow it. Deterministic for a (snapshot, removed, sizes, seed).
+the constraints allow it. With sizes, a last pass swaps new replicas between brokers of one
+rack so bytes even out without changing counts or movement (:func:`repair_bytes`).
+Deterministic for a (snapshot, removed, sizes, seed).
 
 ``baseline`` carries the per-broker load of partitions that are not in ``snapshot`` (the Spark
 job passes only the partitions on removed brokers plus aggregated loads of the rest).
@@ -21,6 +23,7 @@ that needs more brokers than remain, or a touched partition with a reassignment 
 
 from __future__ import annotations
 
+import bisect
 from typing import Collection, Mapping
 
 from kafka_zk.codecs import TopicPartition
@@ -28,6 +31,8 @@ from kafka_zk.model import ClusterSnapshot, Partition
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
 from spark_jobs.kernels.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.placement import LeaderBalancer, Placer, seeded_ranks
+
+SWAP_ROUNDS_PER_BROKER = 8  # repair_bytes: at most this many swaps per broker of a rack
 
 
 def check_removed(snapshot: ClusterSnapshot, removed: Collection[int],
@@ -102,6 +107,86 @@ def repair_counts(placer: Placer, targets: dict[TopicPartition, list[int]],
             return
 
 
+def repair_bytes(placer: Placer, targets: dict[TopicPartition, list[int]],
+                 received: dict[int, list[tuple[TopicPartition, int, int]]]) -> None:
+    """Even out bytes within each rack by swapping new replicas between its brokers.
+
+    Counts stay as they are (a swap trades one received replica for another), and so does the
+    movement: only where the new replicas go changes. Per rack (one group for brokers without
+    racks), the heaviest broker that received replicas trades one for a smaller replica the
+    lightest received, the pair whose difference is nearest half their gap (both end between
+    them: the rack's sum of squared bytes drops, so the loop ends); when that pair has no such
+    swap, the next lighter one is tried. Bytes brokers kept are never touched: their spread is
+    what least movement cannot change.
+    """
+    loads = placer.loads.bytes
+    got = {b: sorted((size, tp, i) for tp, i, size in items) for b, items in received.items()}
+    groups: dict[str, list[int]] = {}
+    for b in sorted(received):
+        r = rack_of(placer.racks, b)
+        groups.setdefault("\0" if r.startswith("\0") else r, []).append(b)
+    for members in groups.values():
+        for _round in range(SWAP_ROUNDS_PER_BROKER * len(members)):
+            by_bytes = sorted(members, key=lambda b: (loads.get(b, 0), b))
+            heavy = by_bytes[-1]
+            swap = None
+            for light in by_bytes[:-1]:
+                gap = loads.get(heavy, 0) - loads.get(light, 0)
+                swap = _best_swap(targets, got[heavy], got[light], heavy, light, gap) if gap > 0 else None
+                if swap is not None:
+                    break
+            if swap is None:
+                break
+            one, two = swap
+            (s1, tp1, i1), (s2, tp2, i2) = one, two
+            targets[tp1][i1], targets[tp2][i2] = light, heavy
+            del got[heavy][bisect.bisect_left(got[heavy], one)]
+            del got[light][bisect.bisect_left(got[light], two)]
+            bisect.insort(got[heavy], two)
+            bisect.insort(got[light], one)
+            placer.add(heavy, s1, -1)
+            placer.add(heavy, s2)
+            placer.add(light, s2, -1)
+            placer.add(light, s1)
+    for b, items in got.items():
+        received[b] = [(tp, i, size) for size, tp, i in items]
+
+
+Received = tuple[int, TopicPartition, int]   # (size, tp, index in the target list)
+
+
+def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Received], light_got: list[Received],
+               heavy: int, light: int, gap: int) -> tuple[Received, Received] | None:
+    """The (heavy's, light's) pair of received replicas whose size difference is in (0, gap) and
+    nearest gap / 2, or None. Both lists are sorted by size; the heavy side is read from its
+    largest down and the search stops at a difference within gap / 64 of the ideal, or when no
+    smaller replica can beat the best found."""
+    best, best_err = None, None
+    sizes = [g[0] for g in light_got]
+    if not sizes:
+        return None
+    for one in reversed(heavy_got):
+        s1, tp1 = one[0], one[1]
+        if best_err is not None and gap / 2 - (s1 - sizes[0]) >= best_err:
+            break                   # smaller replicas cannot come nearer to gap / 2
+        if s1 <= 0 or light in targets[tp1]:
+            continue
+        j = bisect.bisect_left(sizes, s1 - gap / 2)
+        for jj in (j - 1, j):
+            if not 0 <= jj < len(sizes):
+                continue
+            d = s1 - sizes[jj]
+            two = light_got[jj]
+            if not 0 < d < gap or heavy in targets[two[1]]:
+                continue
+            err = abs(d - gap / 2)
+            if best_err is None or err < best_err:
+                best, best_err = (one, two), err
+        if best_err is not None and best_err * 64 <= gap:
+            break
+    return best
+
+
 def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
                       sizes: Mapping[TopicPartition, int] | None = None, seed: int = 0,
                       baseline: Mapping[int, BrokerLoad] | None = None) -> Plan:
@@ -138,6 +223,8 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
                 received.setdefault(chosen, []).append((tp, i, size))
         targets[tp] = new
     repair_counts(placer, targets, received)
+    if sizes:
+        repair_bytes(placer, targets, received)
 
     leaders = LeaderBalancer(loads, ranks, live)
     for b in gone:

@@ -138,3 +138,54 @@ def test_invariants_on_random_clusters(case) -> None:
             assert spread(final.replicas[b] for b in bs) <= max(1, spread(before.replicas[b] for b in bs))
     again = plan_decommission(snap, removed, sizes, seed=seed)
     assert again == plan
+
+
+def _rack_byte_spreads(snap, removed, sizes, target) -> dict[str, float]:
+    from spark_jobs.kernels.loads import relative_spread
+
+    racks = rack_map(snap.brokers)
+    live = [b for b in snap.brokers if b not in removed]
+    final = cluster_loads(snap.partitions(), live, sizes, None, target)
+    groups: dict[str, list[int]] = {}
+    for b in live:
+        groups.setdefault(racks[b] if not racks[b].startswith("\0") else "\0", []).append(b)
+    return {r: relative_spread(final.bytes[b] for b in bs) for r, bs in groups.items()}
+
+
+@settings(max_examples=40)
+@given(clusters())
+def test_byte_swaps_only_narrow_each_racks_bytes_and_keep_counts(case) -> None:
+    # The byte pass swaps new replicas between brokers of one rack: per-broker replica counts and
+    # the moves stay exactly as the count-balanced placement made them, and no rack's byte
+    # spread grows (each swap lands both brokers between the heaviest and the lightest).
+    from spark_jobs.kernels import decommission
+
+    snap, removed, sizes, seed = case
+    if not sizes:
+        return
+    plan = plan_decommission(snap, removed, sizes, seed=seed)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(decommission, "repair_bytes", lambda *args: None)
+        unswapped = plan_decommission(snap, removed, sizes, seed=seed)
+    live = [b for b in snap.brokers if b not in removed]
+    counts = cluster_loads(snap.partitions(), live, None, None, plan.target).replicas
+    assert counts == cluster_loads(snap.partitions(), live, None, None, unswapped.target).replicas
+    assert plan.replica_moves == unswapped.replica_moves
+    after, before = (_rack_byte_spreads(snap, removed, sizes, p.target) for p in (plan, unswapped))
+    assert all(after[r] <= before[r] + 1e-9 for r in after)
+
+
+def test_mildly_skewed_sizes_end_within_ten_percent_in_every_rack() -> None:
+    # The bench_plan cluster with Pareto α 3 sizes: bytes within 10% in each rack (the removed
+    # brokers' replicas are enough to even out what the kept ones leave).
+    snap = synthetic_cluster(48, 3, 200, 100, 3, seed=1)
+    sizes = synthetic_sizes(snap, seed=2, alpha=3.0)
+    plan = plan_decommission(snap, [3, 10, 17, 30], sizes, seed=0)
+    spreads = _rack_byte_spreads(snap, [3, 10, 17, 30], sizes, plan.target)
+    assert max(spreads.values()) <= 0.10, spreads
+    from spark_jobs.kernels import decommission
+    with pytest.MonkeyPatch.context() as m:                    # the swaps did the evening out
+        m.setattr(decommission, "repair_bytes", lambda *args: None)
+        unswapped = plan_decommission(snap, [3, 10, 17, 30], sizes, seed=0)
+    before = _rack_byte_spreads(snap, [3, 10, 17, 30], sizes, unswapped.target)
+    assert all(spreads[r] < before[r] / 2 for r in spreads), (spreads, before)
