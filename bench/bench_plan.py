@@ -29,9 +29,9 @@ from spark_jobs.kernels.validate import plan_violations  # noqa: E402
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes  # noqa: E402
 
 
-def quality() -> None:
+def quality(alpha: float = 1.5) -> None:
     snap = synthetic_cluster(48, 3, 200, 100, 3, seed=1)
-    sizes = synthetic_sizes(snap, seed=2)
+    sizes = synthetic_sizes(snap, seed=2, alpha=alpha)
     removed = [3, 10, 17, 30]
     t = time.perf_counter()
     plan = plan_decommission(snap, removed, sizes, seed=0)
@@ -48,7 +48,8 @@ def quality() -> None:
     by_rack: dict[str, list[int]] = {}
     for b in live:
         by_rack.setdefault(racks[b], []).append(b)
-    print("== decommission 48 brokers / 20,000 partitions / RF 3 / 3 racks, removing 4 (racks 0,1,2,0)")
+    print(f"== decommission 48 brokers / 20,000 partitions / RF 3 / 3 racks, removing 4 (racks 0,1,2,0), "
+          f"sizes Pareto α {alpha}")
     print(f"partitions moved {len(plan.moves)}, replica moves {plan.replica_moves}, lower bound {lower}")
     print(f"replica spread global {spread(final.replicas[b] for b in live)} (racks hold 14/15/15 brokers, "
           f"so the rack with 14 carries more per broker), within racks "
@@ -101,7 +102,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="100000,1000000")
     args = ap.parse_args()
-    quality()
+    quality(1.5)
+    quality(3.0)
     with tempfile.TemporaryDirectory() as d:
         for n in (int(x) for x in args.sizes.split(",") if x):
             wall(n, d)
