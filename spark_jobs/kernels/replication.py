@@ -1,7 +1,8 @@
 """Change the replication factor of topics: rack-aware, balanced, safe.
 
 Up: new replicas are appended (the preferred leader does not change) on the least-loaded live
-brokers in racks the partition does not use yet. Down: replicas are dropped in this order —
+brokers in racks the partition does not use yet; with sizes, new replicas are then swapped
+between brokers of one rack until bytes even out (counts unchanged). Down: replicas are dropped in this order —
 out-of-sync replicas first, then replicas sharing a rack with another replica, then the most
 loaded brokers; never the current leader, never the last in-sync replica, and the preferred
 replica (first) only when nothing else can go.
@@ -16,7 +17,7 @@ from typing import Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from spark_jobs.kernels.decommission import refuse_reassigning
+from spark_jobs.kernels.decommission import refuse_reassigning, repair_bytes
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
 from spark_jobs.kernels.model import Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.placement import Placer, seeded_ranks
@@ -36,14 +37,17 @@ def plan_change_replication_factor(snapshot: ClusterSnapshot, topics: Iterable[s
     ranks = seeded_ranks(set(live) | {b for p in parts for b in p.replicas}, seed)
     loads = cluster_loads(snapshot.partitions(), live, sizes)
     placer = Placer(live, loads, racks, ranks, by_bytes=bool(sizes))
-    moves = []
+    targets: dict[TopicPartition, list[int]] = {}
+    received: dict[int, list[tuple[TopicPartition, int, int]]] = {}
     notes = []
     for p in parts:
         size = size_of(sizes, p.tp)
-        reps = list(p.replicas)
+        reps = targets[p.tp] = list(p.replicas)
         if len(reps) < rf:
             while len(reps) < rf:
-                reps.append(placer.pick(reps, size))
+                chosen = placer.pick(reps, size)
+                received.setdefault(chosen, []).append((p.tp, len(reps), size))
+                reps.append(chosen)
         elif len(reps) > rf:
             isr = set(p.isr)
             while len(reps) > rf:
@@ -64,7 +68,9 @@ def plan_change_replication_factor(snapshot: ClusterSnapshot, topics: Iterable[s
                 reps.remove(victim)
                 if victim in placer._version:
                     placer.add(victim, size, -1)
-        moves.append(Move(p.tp, p.replicas, tuple(reps), size, p.leader))
+    if sizes:
+        repair_bytes(placer, targets, received)     # even out the new replicas' bytes per rack
+    moves = [Move(p.tp, p.replicas, tuple(targets[p.tp]), size_of(sizes, p.tp), p.leader) for p in parts]
     return make_plan("change-rf", moves, seed, sized=bool(sizes), notes=tuple(notes),
                      params={"topics": ",".join(sorted({p.topic for p in parts})),
                              "replication_factor": str(rf)})

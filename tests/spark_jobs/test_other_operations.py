@@ -145,3 +145,29 @@ def test_add_brokers_balances_bytes_with_the_same_replica_moves(seed, shape) -> 
         old = [b for b in brokers if b < n]
         assert relative_spread(after.bytes[b] for b in brokers) <= \
             max(0.10, relative_spread(before.bytes[b] for b in old)) + 1e-9
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 1000))
+def test_change_rf_up_evens_out_bytes_without_changing_counts(seed) -> None:
+    from spark_jobs.kernels import decommission
+    from spark_jobs.kernels.loads import rack_map, relative_spread
+
+    snap = synthetic_cluster(12, 3, 10, 30, 2, seed=seed)
+    sizes = synthetic_sizes(snap, seed=seed + 1, alpha=3.0)
+    topics = sorted(snap.topics)[:6]
+    plan = plan_change_replication_factor(snap, topics, 3, sizes, seed)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(decommission, "repair_bytes", lambda *args: None)
+        import spark_jobs.kernels.replication as replication
+        m.setattr(replication, "repair_bytes", lambda *args: None)
+        unswapped = plan_change_replication_factor(snap, topics, 3, sizes, seed)
+    assert plan_violations(snap, plan, (), sizes) == []
+    live = sorted(snap.brokers)
+    after, before = (cluster_loads(snap.partitions(), live, sizes, None, p.target) for p in (plan, unswapped))
+    assert after.replicas == before.replicas and plan.replica_moves == unswapped.replica_moves
+    assert all(plan.target[tp][:2] == unswapped.target[tp][:2] for tp in plan.target)   # kept replicas stay
+    racks = rack_map(snap.brokers)
+    for r in set(racks.values()):
+        bs = [b for b in live if racks[b] == r]
+        assert relative_spread(after.bytes[b] for b in bs) <= relative_spread(before.bytes[b] for b in bs) + 1e-9
