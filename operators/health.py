@@ -30,6 +30,7 @@ from airflow.sdk import BaseOperator
 
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.health import HealthThresholds
+from kafka_zk.run_folder import RunFolder
 from operators.runtime import run_folder
 
 HEALTH_FILE = "health.json"
@@ -139,6 +140,14 @@ def hand_off_wanted(ti: Any = None, **_: Any) -> bool:
     return bool((ti.xcom_pull(task_ids="check") or {}).get("hand_off"))
 
 
+def _health_doc(folder: RunFolder) -> dict:
+    """The check step's ``health.json`` in this run's folder."""
+    doc = folder.read_json(folder.root / HEALTH_FILE)
+    if doc is None:
+        raise InvalidInput(f"{folder.root}/{HEALTH_FILE} is missing: the check step did not run")
+    return doc
+
+
 class HealthReportOperator(BaseOperator):
     """Render the Markdown and HTML report from ``health.json`` (and the hand-off's triggered run)."""
 
@@ -153,9 +162,7 @@ class HealthReportOperator(BaseOperator):
         from operators.report import render
 
         folder = run_folder(context, self.run_root)
-        doc = folder.read_json(folder.root / HEALTH_FILE)
-        if doc is None:
-            raise InvalidInput(f"{folder.root}/{HEALTH_FILE} is missing: the check step did not run")
+        doc = _health_doc(folder)
         triggered = self.triggered_run_id if self.triggered_run_id not in (None, "", "None") else None
         doc["hand_off"]["triggered_run_id"] = triggered
         folder.write_json(folder.root / HEALTH_FILE, doc)
@@ -185,9 +192,7 @@ class HealthAlertOperator(BaseOperator):
         from kafka_zk.health import severity_rank
 
         folder = run_folder(context, self.run_root)
-        doc = folder.read_json(folder.root / HEALTH_FILE)
-        if doc is None:
-            raise InvalidInput(f"{folder.root}/{HEALTH_FILE} is missing: the check step did not run")
+        doc = _health_doc(folder)
         limit = str(self.fail_on_severity)
         if limit != "ok" and severity_rank(doc["worst_severity"]) >= severity_rank(limit):
             worst = [f for f in doc["findings"] if severity_rank(f["severity"]) >= severity_rank(limit)]

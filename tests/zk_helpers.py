@@ -46,3 +46,16 @@ def tree(zk: KazooClient, path: str = "/") -> dict[str, bytes | None]:
 
     walk(path)
     return out
+
+
+def set_config_by_hand(zk: KazooClient, entity_path: str, config: dict[str, str]) -> None:
+    """What ``kafka-configs --zookeeper --alter`` writes for ``entity_path`` (e.g. ``topics/t``):
+    the entity znode, then a change notification."""
+    path = f"/config/{entity_path}"
+    data = json.dumps({"version": 1, "config": config}).encode()
+    if zk.exists(path):
+        zk.set(path, data)
+    else:
+        zk.create(path, data, makepath=True)
+    zk.create("/config/changes/config_change_", json.dumps({"version": 2, "entity_path": entity_path}).encode(),
+              sequence=True, makepath=True)

@@ -9,6 +9,7 @@ kazoo (never with our own code): replicas, leaders, ISRs, configs and admin znod
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from kazoo.client import KazooClient
@@ -28,6 +29,17 @@ TOPICS = {
 }
 THROTTLE = 40 * 1024 ** 2
 
+@dataclass
+class Env:
+    """An emulated cluster for a DAG test: its Airflow connection id, a plain kazoo client on its
+    chroot, and the run root."""
+
+    cluster: EmulatedCluster
+    conn_id: str
+    zk: object
+    run_root: Path
+
+
 
 def start_cluster(connect: str, speed: float = 3600.0) -> EmulatedCluster:
     cluster = EmulatedCluster(connect, ClusterSpec(brokers=RACKS, speed=speed, seed=0)).start()
@@ -39,18 +51,6 @@ def submit_by_hand(zk: KazooClient, entries: list[tuple[str, int, list[int]]]) -
     """What another operator's ``kafka-reassign-partitions --execute`` would write."""
     doc = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r} for t, p, r in entries]}
     zk.create("/admin/reassign_partitions", json.dumps(doc).encode(), makepath=True)
-
-
-def set_config_by_hand(zk: KazooClient, entity_type: str, name: str, config: dict[str, str]) -> None:
-    """What ``kafka-configs --zookeeper --alter`` writes: the entity znode, then a change notification."""
-    path = f"/config/{entity_type}/{name}"
-    data = json.dumps({"version": 1, "config": config}).encode()
-    if zk.exists(path):
-        zk.set(path, data)
-    else:
-        zk.create(path, data, makepath=True)
-    zk.create("/config/changes/config_change_", json.dumps({"version": 2, "entity_path": f"{entity_type}/{name}"})
-              .encode(), sequence=True, makepath=True)
 
 
 def data_tree(zk: KazooClient) -> dict[str, bytes | None]:

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
@@ -23,8 +22,9 @@ import pytest
 
 from kafka_sim.cluster import EmulatedCluster
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
-from tests.dags.scenario import (REMOVED, THROTTLE, TOPICS, assignment, audit, config, data_tree, plan_targets,
-                                 read, set_config_by_hand, start_cluster, states, submit_by_hand, throttle_configs,
+from tests.zk_helpers import set_config_by_hand
+from tests.dags.scenario import (REMOVED, Env, THROTTLE, TOPICS, assignment, audit, config, data_tree, plan_targets,
+                                 read, start_cluster, states, submit_by_hand, throttle_configs,
                                  write_sizes)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
@@ -35,14 +35,6 @@ def conf(conn_id: str, run_root: Path, **extra) -> dict:
     return {"zk_conn_id": conn_id, "spark_conn_id": "spark_local", "brokers_to_remove": REMOVED,
             "run_root": str(run_root), "throttle_bytes_per_sec": THROTTLE, "max_moves_per_broker": 2,
             "poll_interval_s": 0.3, **extra}
-
-
-@dataclass
-class Env:
-    cluster: EmulatedCluster
-    conn_id: str
-    zk: object
-    run_root: Path
 
 
 @pytest.fixture
@@ -208,9 +200,9 @@ def test_upstream_failure_still_removes_throttles_and_restores_the_users(zk_serv
     cluster = start_cluster(zk_server.connect_string + chroot, speed=1.0)  # real time: a wave takes hours
     zk = plain_client(zk_server, chroot)
     try:
-        set_config_by_hand(zk, "brokers", "1", {"leader.replication.throttled.rate": "12345",
+        set_config_by_hand(zk, "brokers/1", {"leader.replication.throttled.rate": "12345",
                                                 "follower.replication.throttled.rate": "12345"})
-        set_config_by_hand(zk, "topics", "payments", {"leader.replication.throttled.replicas": "2:1",
+        set_config_by_hand(zk, "topics/payments", {"leader.replication.throttled.replicas": "2:1",
                                                       "retention.ms": "3600000"})
         users = throttle_configs(zk)
         result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot), tmp_path / "runs",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -20,18 +19,11 @@ import pytest
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.audit import AuditLog
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.scenario import Env
 from tests.zk_helpers import tree
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 RACKS = {1: "a", 2: "b", 3: "c"}
-
-
-@dataclass
-class Env:
-    cluster: EmulatedCluster
-    conn_id: str
-    zk: object
-    run_root: Path
 
 
 def make_env(zk_server, tmp_path: Path, **spec) -> Iterator[Env]:

@@ -5,18 +5,8 @@ from __future__ import annotations
 import json
 import time
 
+from tests.zk_helpers import set_config_by_hand
 from tests.kafka_sim.zk_read import create_json, get_json, state, topic, wait_for
-
-
-def _config(zk, entity_path: str, config: dict) -> None:
-    path = f"/config/{entity_path}"
-    data = json.dumps({"version": 1, "config": config}).encode()
-    if zk.exists(path):
-        zk.set(path, data)
-    else:
-        zk.create(path, data, makepath=True)
-    zk.create("/config/changes/config_change_", json.dumps({"version": 2, "entity_path": entity_path})
-              .encode(), sequence=True)
 
 
 def test_writes_are_fenced_on_the_controller_epoch_version(make_cluster, zk):
@@ -60,7 +50,7 @@ def test_unclean_election_enabled_by_topic_config_change(make_cluster, zk):
     assert state(zk, "u", 0)["isr"] == [0] and state(zk, "u", 0)["leader_epoch"] == 1
     time.sleep(0.3)
     assert state(zk, "u", 0)["leader"] == -1
-    _config(zk, "topics/u", {"unclean.leader.election.enable": "true"})
+    set_config_by_hand(zk, "topics/u", {"unclean.leader.election.enable": "true"})
     wait_for(lambda: state(zk, "u", 0)["leader"] == 1, what="unclean leader")
     assert state(zk, "u", 0)["isr"] == [1] and state(zk, "u", 0)["leader_epoch"] == 2
 

@@ -6,20 +6,10 @@ import json
 
 import pytest
 
+from tests.zk_helpers import set_config_by_hand
 from tests.kafka_sim.zk_read import create_json, wait_for
 
 MB = 1_000_000
-
-
-def _set_config(zk, entity_path: str, config: dict) -> None:
-    path = f"/config/{entity_path}"
-    data = json.dumps({"version": 1, "config": config}).encode()
-    if zk.exists(path):
-        zk.set(path, data)
-    else:
-        zk.create(path, data, makepath=True)
-    zk.create("/config/changes/config_change_", json.dumps({"version": 2, "entity_path": entity_path}).encode(),
-              sequence=True)
 
 
 def _events(cluster, kind, topic="t"):
@@ -28,9 +18,9 @@ def _events(cluster, kind, topic="t"):
 
 def _throttle(zk, rate: int) -> None:
     for b in (0, 1):
-        _set_config(zk, f"brokers/{b}", {"leader.replication.throttled.rate": str(rate),
+        set_config_by_hand(zk, f"brokers/{b}", {"leader.replication.throttled.rate": str(rate),
                                          "follower.replication.throttled.rate": str(rate)})
-    _set_config(zk, "topics/t", {"leader.replication.throttled.replicas": "0:0",
+    set_config_by_hand(zk, "topics/t", {"leader.replication.throttled.replicas": "0:0",
                                  "follower.replication.throttled.replicas": "0:1"})
 
 
@@ -67,7 +57,7 @@ def test_removing_throttles_midway_finishes_sooner(make_cluster, zk):
     start = wait_for(lambda: _events(cluster, "reassign_update"), what="started")[0].time
     wait_for(lambda: cluster.now() > start + 60, timeout=10, what="60 s simulated")
     for b in (0, 1):
-        _set_config(zk, f"brokers/{b}", {})
+        set_config_by_hand(zk, f"brokers/{b}", {})
     wait_for(lambda: zk.exists("/admin/reassign_partitions") is None, timeout=30, what="done")
     lifted = max(e.time for e in _events(cluster, "throttle_rates", None)[-2:])
     caught = _events(cluster, "caught_up")[0].time
@@ -102,9 +92,9 @@ def test_default_broker_rates_are_ignored_before_3_9(make_cluster, zk):
     """§2.10: rates under /config/brokers/<default> do not throttle (2.4.1 verified)."""
     cluster = make_cluster(speed=100.0, network_rate=100 * MB)
     cluster.create_topic("t", {0: [0]}, sizes={0: 100 * MB})
-    _set_config(zk, "brokers/<default>", {"leader.replication.throttled.rate": str(MB),
+    set_config_by_hand(zk, "brokers/<default>", {"leader.replication.throttled.rate": str(MB),
                                           "follower.replication.throttled.rate": str(MB)})
-    _set_config(zk, "topics/t", {"leader.replication.throttled.replicas": "*",
+    set_config_by_hand(zk, "topics/t", {"leader.replication.throttled.replicas": "*",
                                  "follower.replication.throttled.replicas": "*"})
     wait_for(lambda: _events(cluster, "throttle_lists"), what="lists applied")
     create_json(zk, "/admin/reassign_partitions",
