@@ -24,7 +24,7 @@ from operators.report import FinalReportOperator, NotifyOperator, RenderPlanRepo
 from operators.snapshot import SnapshotOperator
 from operators.throttles import RemoveThrottlesOperator, SetThrottlesOperator
 from operators.verify import FinalVerifyOperator, VerifyDrainedOperator
-from operators.runbook_dag import pre_approved_param, run_root_param, runbook_dag, zk_conn_param
+from operators.runbook_dag import ZK_STEP_ARGS, pre_approved_param, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "decommission_brokers"
 
@@ -94,8 +94,7 @@ PARAMS = {
                              description="Fail a wave that made no progress for this many seconds (null: never)"),
 }
 
-ZK = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}", dry_run="{{ params.dry_run }}",
-          brokers_to_remove="{{ params.brokers_to_remove }}")
+ZK = dict(ZK_STEP_ARGS, brokers_to_remove="{{ params.brokers_to_remove }}")
 
 with runbook_dag(
         DAG_ID, "Move all replicas and leadership off brokers, in throttled, approved, resumable waves",

@@ -19,7 +19,7 @@ from operators.approval import PlanApprovalOperator
 from operators.deletion import DeleteTopicBatchesOperator, DeletionReportOperator, SelectTopicsOperator
 from operators.sensors.deletion import TopicsDeletedSensor
 from operators.snapshot import SnapshotOperator
-from operators.runbook_dag import pre_approved_param, run_root_param, runbook_dag, zk_conn_param
+from operators.runbook_dag import ZK_STEP_ARGS, pre_approved_param, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "delete_topics"
 
@@ -85,7 +85,7 @@ PARAMS = {
     "run_root": run_root_param(),
 }
 
-ZK = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}", dry_run="{{ params.dry_run }}")
+ZK = ZK_STEP_ARGS
 
 with runbook_dag(
         DAG_ID, "Delete topics by list or regex: preview, approval, batches waited on until gone",

@@ -18,7 +18,7 @@ from airflow.sdk import Param
 from operators.approval import PlanApprovalOperator
 from operators.preferred_election import ElectBatchesOperator, ElectionPlanOperator, ElectionReportOperator
 from operators.snapshot import SnapshotOperator
-from operators.runbook_dag import run_root_param, runbook_dag, zk_conn_param
+from operators.runbook_dag import ZK_STEP_ARGS, pre_approved_param, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "preferred_leader_election"
 
@@ -71,15 +71,13 @@ PARAMS = {
                                          "seconds"),
     "dry_run": Param(False, type="boolean",
                      description="Plan and report; only plan the election writes (audit log); write nothing"),
-    "pre_approved": Param(False, type="boolean",
-                          description="Skip the human approval (maintenance-window policy, e.g. from cluster_health); "
-                                      "the skip is recorded"),
+    "pre_approved": pre_approved_param("e.g. from cluster_health"),
     "poll_interval_s": Param(0.5, type="number", exclusiveMinimum=0,
                              description="Seconds between checks while waiting for the controller"),
     "run_root": run_root_param(),
 }
 
-ZK = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}", dry_run="{{ params.dry_run }}")
+ZK = ZK_STEP_ARGS
 
 with runbook_dag(
         DAG_ID, "Move leadership back to preferred replicas in approved batches under the znode limit",

@@ -26,6 +26,11 @@ def run_root_param(what: str = "artifacts, audit, reports") -> Param:
                  description=f"Directory under which each run's folder ({what}) is made")
 
 
+# what every ZooKeeper-writing step of a runbook takes from the trigger form
+ZK_STEP_ARGS = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}",
+                    dry_run="{{ params.dry_run }}")
+
+
 def pre_approved_param(note: str = "") -> Param:
     return Param(False, type="boolean",
                  description="Skip the human approval (maintenance-window policy"
