@@ -4,7 +4,8 @@
   producer-id block (§0, §1.14, §1.15); the
   ephemeral ``/brokers/ids/<id>`` v4 registration on 127.0.0.1 written as ``[create null,
   setData]`` (zkVersion 1); its own dynamic config read; watches on ``/controller`` (to take
-  part in elections) and on ``/config/changes`` children (§2.10).
+  part in elections) and on ``/config/changes`` children (§2.10; listener in
+  config_notifications.py: expired notifications are purged by every broker).
 * Kill = close the session (the controller sees the node vanish). An expired session (the
   process keeps running) re-registers with a new session as soon as kazoo reconnects.
 * As a leader (IBP < 2.7): adds a caught-up follower at the end of the ISR (no epoch bump,
@@ -26,8 +27,8 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.retry import KazooRetry
 
-from kafka_sim import zk_io
-from kafka_sim.spec import (CONFIG_NOTIFICATION_MAX_AGE, FIRST_PORT, ISR_NOTIFICATION_CHECK,
+from kafka_sim import config_notifications, zk_io
+from kafka_sim.spec import (FIRST_PORT, ISR_NOTIFICATION_CHECK,
                             ISR_NOTIFICATION_MAX_DELAY, ISR_NOTIFICATION_QUIET)
 from kafka_zk import paths
 from kafka_zk.codecs import (BrokerRegistration, ClusterId, InvalidPayload, IsrChangeNotification,
@@ -116,9 +117,12 @@ class SimBroker:
                 "wait for its session to expire, or use another chroot") from None
         self.registered = True
         self.arm_watches()
-        kids = self.client.get_children(paths.CONFIG_CHANGES)
-        seqs = [paths.sequence_of(k) for k in kids if k.startswith("config_change_") and k[-10:].isdigit()]
-        self.last_config_seq = max(seqs, default=-1)
+        # a new session processes the notifications (the config was just read fresh, so only
+        # the numbering is taken) and purges the expired ones, as Kafka's listener does
+        now = config_notifications.wall_now()
+        names = config_notifications.notification_names(self.client.get_children(paths.CONFIG_CHANGES))
+        self.last_config_seq = max((paths.sequence_of(k) for k in names), default=-1)
+        self.purge_config_changes(now, names)
 
     def arm_watches(self) -> None:
         inc = self.incarnation
@@ -165,26 +169,25 @@ class SimBroker:
         if inc != self.incarnation or not self.registered:
             return
         client = self.client
+        now = config_notifications.wall_now()
         kids = client.get_children(paths.CONFIG_CHANGES,
                                    watch=lambda e: self.engine.post(("broker", self, "config", inc)))
-        for name in sorted(k for k in kids if k.startswith("config_change_") and k[-10:].isdigit()):
-            seq = paths.sequence_of(name)
-            if seq <= self.last_config_seq:
-                continue
-            self.last_config_seq = seq
-            path = f"{paths.CONFIG_CHANGES}/{name}"
-            try:
-                data, stat = client.get(path)
-            except NoNodeError:
-                continue
-            try:
-                change = decode_config_change(data)
-            except InvalidPayload:
-                change = None
-            if change is not None:
-                self.apply(change.entity_type, change.entity_name, seq)
-            if stat.ctime / 1000.0 < time.time() - CONFIG_NOTIFICATION_MAX_AGE:
-                zk_io.plain_delete(client, path, self.engine.journal, self.name)
+        names = config_notifications.notification_names(kids)
+        self.last_config_seq = config_notifications.process(client, names, self.last_config_seq,
+                                                            self._on_notification)
+        self.purge_config_changes(now, names)
+
+    def purge_config_changes(self, now: float, names: list[str]) -> None:
+        """Delete every notification older than the expiry, processed or not (racing the others)."""
+        config_notifications.purge_obsolete(self.client, names, now, self.engine.spec.config_notification_max_age,
+                                            self.engine.journal, self.name)
+
+    def _on_notification(self, path: str, data: bytes | None, seq: int) -> None:
+        try:
+            change = decode_config_change(data)
+        except InvalidPayload:
+            return
+        self.apply(change.entity_type, change.entity_name, seq)
 
     def apply(self, entity_type: str, entity_name: str, seq: int) -> None:
         if entity_type == "topics":

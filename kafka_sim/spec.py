@@ -30,7 +30,8 @@ class ClusterSpec:
     ``brokers`` maps broker id to rack (``None``: no ``broker.rack``). ``network_rate`` is the
     unthrottled bytes/s each broker can send and receive. ``speed`` is simulated seconds per
     wall second (the clock is paused while the emulator itself works, see clock.py). ``produce_rate`` (bytes/s per partition with a live leader) is optional
-    traffic. ``journal`` keeps a list of every emulator ZooKeeper write (tests, debugging).
+    traffic. ``config_notification_max_age`` is the wall-clock age past which brokers purge
+    ``/config/changes`` children (Kafka: 15 min; tests shorten it). ``journal`` keeps a list of every emulator ZooKeeper write (tests, debugging).
     """
 
     brokers: Mapping[int, str | None]
@@ -43,6 +44,7 @@ class ClusterSpec:
     produce_rate: float = 0.0
     journal: bool = False
     log_dir: str = "/var/lib/kafka/data"
+    config_notification_max_age: float = CONFIG_NOTIFICATION_MAX_AGE
 
     def __post_init__(self) -> None:
         if not self.brokers:
@@ -58,6 +60,9 @@ class ClusterSpec:
             raise InvalidInput(f"ClusterSpec.network_rate {self.network_rate!r} must be > 0 bytes/s")
         if not self.speed > 0:
             raise InvalidInput(f"ClusterSpec.speed {self.speed!r} must be > 0 (simulated s per wall s)")
+        if not self.config_notification_max_age > 0:
+            raise InvalidInput(f"ClusterSpec.config_notification_max_age {self.config_notification_max_age!r} "
+                               "must be > 0 wall seconds (Kafka: 900)")
         if self.produce_rate < 0:
             raise InvalidInput(f"ClusterSpec.produce_rate {self.produce_rate!r} must be ≥ 0 bytes/s")
 
