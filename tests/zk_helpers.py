@@ -29,6 +29,17 @@ def register_brokers(zk: KazooClient, racks: dict[int, str | None]) -> None:
         zk.create(f"/brokers/ids/{broker_id}", json.dumps(doc).encode(), ephemeral=True)
 
 
+def create_topic_by_hand(zk: KazooClient, name: str, assignment: dict[int, list[int]]) -> None:
+    """A v1 topic znode and a state znode per partition (first replica leads, all in ISR), as a
+    2.4 controller leaves them after creating the topic."""
+    zk.create(f"/brokers/topics/{name}", json.dumps({"version": 1, "partitions": {
+        str(p): r for p, r in assignment.items()}}).encode(), makepath=True)
+    for p, r in assignment.items():
+        zk.create(f"/brokers/topics/{name}/partitions/{p}/state", json.dumps({
+            "controller_epoch": 1, "leader": r[0], "version": 1, "leader_epoch": 0, "isr": r}).encode(),
+            makepath=True)
+
+
 def read_json(zk: KazooClient, path: str):
     data, _ = zk.get(path)
     return json.loads(data) if data else None

@@ -1,4 +1,4 @@
-"""Replay of the recorded Kafka 2.4.1 trajectories (/work/shared/vectors/real-kafka-2.4.1).
+"""Replay of the recorded Kafka 2.4.1 trajectories (tests/vectors/real_kafka_2_4_1/, README there).
 
 Expected: for every watched path (topic znodes, partition and state znodes of the watched
 topics, their config and delete marker, the two admin nodes), the sequence of distinct states
@@ -28,7 +28,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-VECTORS = Path("/work/shared/vectors/real-kafka-2.4.1")
+VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "real_kafka_2_4_1"
 ABSENT = "ABSENT"
 
 

@@ -1,8 +1,8 @@
-"""Golden checks against trajectories recorded on a real Kafka 2.4.1 (shared/vectors/real-kafka-2.4.1).
+"""Golden checks against trajectories recorded on a real Kafka 2.4.1 (tests/vectors/real_kafka_2_4_1/).
 
 The recorded ZooKeeper state at a moment is written into our ZooKeeper with plain kazoo, then
 our reader, describe, election and writers are compared with what Kafka printed or wrote.
-The four files used are copied beside this test (``vectors_2_4_1/``).
+The recordings and their README are in ``tests/vectors/real_kafka_2_4_1/``.
 """
 
 import json
@@ -19,7 +19,7 @@ from kafka_zk.snapshot import read_snapshot
 from kafka_zk.writer import ZkWriter
 from tests.zk_helpers import read_json
 
-VECTORS = Path(__file__).resolve().parent / "vectors_2_4_1"
+VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "real_kafka_2_4_1"
 
 
 def load(name):

@@ -25,7 +25,7 @@ from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.validate import plan_violations
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
-from tests.zk_helpers import register_brokers
+from tests.zk_helpers import create_topic_by_hand, register_brokers
 
 pytestmark = pytest.mark.spark
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -130,22 +130,13 @@ def test_spark_submit_decommission(cluster_files) -> None:
     assert not [n for n in os.listdir(out) if "staged" in n]
 
 
-def _create_topic(zk, name: str, assignment: dict[int, list[int]]) -> None:
-    zk.create(f"/brokers/topics/{name}", json.dumps({"version": 1, "partitions": {
-        str(p): r for p, r in assignment.items()}}).encode(), makepath=True)
-    for p, r in assignment.items():
-        zk.create(f"/brokers/topics/{name}/partitions/{p}/state", json.dumps({
-            "controller_epoch": 1, "leader": r[0], "version": 1, "leader_epoch": 0, "isr": r}).encode(),
-            makepath=True)
-
-
 def test_cli_plan_decommission_from_zookeeper(spark, zk, zk_connect, tmp_path, capsys) -> None:
     from cli.main import main
     from tests.zk_helpers import tree
 
     register_brokers(zk, {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"})
-    _create_topic(zk, "orders", {0: [1, 2, 3], 1: [2, 3, 4], 2: [3, 4, 5], 3: [4, 5, 6]})
-    _create_topic(zk, "events", {0: [3, 1], 1: [6, 2]})
+    create_topic_by_hand(zk, "orders", {0: [1, 2, 3], 1: [2, 3, 4], 2: [3, 4, 5], 3: [4, 5, 6]})
+    create_topic_by_hand(zk, "events", {0: [3, 1], 1: [6, 2]})
     before = tree(zk)
     out = str(tmp_path / "cli")
     assert main(["plan", "decommission", "--zookeeper", zk_connect, "--brokers", "3", "--out", out,

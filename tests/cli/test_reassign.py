@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from cli.main import main
-from tests.spark_jobs.test_plan_job_spark import _create_topic
-from tests.zk_helpers import read_json, register_brokers, tree
+from tests.zk_helpers import create_topic_by_hand, read_json, register_brokers, tree
 
 
 def _json_after(text: str, header: str) -> dict:
@@ -17,7 +16,7 @@ def _json_after(text: str, header: str) -> dict:
 
 def test_generate_is_least_movement_and_writes_nothing(zk, zk_connect, tmp_path, capsys) -> None:
     register_brokers(zk, {0: None, 1: None, 2: None, 3: None})
-    _create_topic(zk, "foo", {0: [0, 1], 1: [1, 2], 2: [2, 3]})
+    create_topic_by_hand(zk, "foo", {0: [0, 1], 1: [1, 2], 2: [2, 3]})
     f = tmp_path / "topics.json"
     f.write_text(json.dumps({"version": 1, "topics": [{"topic": "foo"}]}))
     before = tree(zk)
@@ -38,7 +37,7 @@ def test_generate_is_least_movement_and_writes_nothing(zk, zk_connect, tmp_path,
 
 def test_execute_throttled_then_verify_clears_throttles(zk, zk_connect, tmp_path, capsys) -> None:
     register_brokers(zk, {0: None, 1: None, 2: None})
-    _create_topic(zk, "foo", {0: [0, 1], 1: [1, 2]})
+    create_topic_by_hand(zk, "foo", {0: [0, 1], 1: [1, 2]})
     f = tmp_path / "plan.json"
     f.write_text(json.dumps({"version": 1, "partitions": [{"topic": "foo", "partition": 0, "replicas": [2, 1]}]}))
     assert main(["reassign", "--zookeeper", zk_connect, "--execute", "--reassignment-json-file", str(f),

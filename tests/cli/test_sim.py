@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,17 +14,18 @@ from cli.main import main
 from tests.kafka_sim.zk_read import wait_for
 
 CLI = [sys.executable, "-m", "cli.main"]
+REPO = Path(__file__).resolve().parents[2]          # the checkout under test, wherever it is
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60, cwd="/work/main")
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60, cwd=REPO)
 
 
 def test_sim_runs_until_sigterm_and_serves_log_dirs_and_faults(zk_connect, zk):
     proc = subprocess.Popen([*CLI, "sim", "--zookeeper", zk_connect, "--brokers", "4", "--racks", "2",
                              "--topics", "2", "--partitions", "3", "--replication-factor", "2",
                              "--size-distribution", "fixed", "--mean-size", "1000", "--seed", "7"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/work/main")
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
         assert proc.stdout.readline().startswith("kafka-runbook sim: 4 brokers, 6 partitions")
         assert proc.stdout.readline().strip() == zk_connect
@@ -86,7 +88,7 @@ def test_sim_with_embedded_zookeeper_prints_its_connect_string():
     proc = subprocess.Popen([*CLI, "sim", "--embedded-zookeeper", "--brokers", "3", "--racks", "0",
                              "--topics", "1", "--partitions", "2", "--replication-factor", "1",
                              "--delete-topic-enable", "false"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/work/main")
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
         assert proc.stdout.readline().startswith("kafka-runbook sim: 3 brokers, 2 partitions")
         connect = proc.stdout.readline().strip()
