@@ -4,7 +4,9 @@ Reads are pipelined instead of one blocking round trip per znode. On ZooKeeper â
 has the ``multiRead`` operation) znode data is fetched in batches of many ``getData`` ops per
 request, several batches in flight; on older servers (Kafka 2.4 ships ZooKeeper 3.5) kazoo's
 ``get_async`` requests are kept in flight in a sliding window before results are collected.
-Which one is used is probed once per client (:func:`supports_multi_read`). Order of reads: live brokers, topic names, delete
+Which one is used is decided once per ensemble without touching the working session
+(:mod:`kafka_zk.server_features`). Reads lost with the connection are sent again under the
+project's retry policy until the timeout. Order of reads: live brokers, topic names, delete
 markers, controller and admin nodes; then every broker registration, topic znode and config;
 then every partition state of those topics.
 
@@ -20,149 +22,135 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections import namedtuple
 from typing import Callable, Iterable, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import EXCEPTIONS, NoNodeError
-from kazoo.protocol.serialization import (GetData, MultiHeader, int_struct, multiheader_struct,
-                                          read_buffer, stat_struct)
-from kazoo.protocol.states import ZnodeStat
+from kazoo.exceptions import (ConnectionLoss, KazooException, NoNodeError, OperationTimeoutError,
+                              SessionExpiredError)
+from kazoo.retry import RetryFailedError
 
-from kafka_zk import codecs, paths
+from kafka_zk import codecs, paths, server_features
+from kafka_zk import multi_read as _multi
 from kafka_zk.codecs import PartitionState, TopicAssignment, TopicPartition
-from kafka_zk.errors import InvalidPayload, translate
+from kafka_zk.connect import retry_policy
+from kafka_zk.errors import InvalidPayload, ZkUnavailable, translate
+from kafka_zk.multi_read import MultiReadUnsupported
+from kafka_zk.server_features import supports_multi_read
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 
 T = TypeVar("T")
 WINDOW = 4096
 TIMEOUT = 30.0
+# what a read may meet while the connection drops and kazoo reconnects (reads are idempotent,
+# so a session that expired and was replaced by kazoo is fine to read on too)
+_RETRYABLE = (ConnectionLoss, OperationTimeoutError, SessionExpiredError)
+_READ_RETRY = retry_policy(TIMEOUT)  # the one policy; each read copies it with its own deadline
 
 
-def _collect(result, path: str, timeout: float):
+def _retrying(client: KazooClient, read_some: Callable[[list[str]], tuple[dict, list[str], Exception | None]],
+              znodes: Iterable[str], deadline: float) -> dict[str, object]:
+    """Run ``read_some(paths) -> (results, unread paths, first error)`` until every path is read.
+
+    Paths that met a connection loss are read again under the project's one retry policy
+    (:func:`kafka_zk.connect.retry_policy`, copied per call with ``deadline``); any other
+    error is translated and raised at once.
+    """
+    pending = list(znodes)
+    out: dict[str, object] = {}
+
+    def attempt() -> None:
+        nonlocal pending
+        got, unread, error = read_some(pending)
+        out.update(got)
+        if unread:
+            if not isinstance(error, _RETRYABLE):
+                raise translate(error, unread[0]) from error
+            pending = unread
+            raise ConnectionLoss(f"{len(unread)} reads lost with the connection ({type(error).__name__})")
+        pending = []
+
+    if not pending:
+        return out
     try:
-        return result.get(timeout=timeout)
-    except NoNodeError:
-        return None
-    except Exception as exc:  # noqa: BLE001 - translated
-        raise translate(exc, path) from exc
+        policy = _READ_RETRY.copy()
+        policy.deadline = deadline
+        policy(attempt)
+    except RetryFailedError as exc:
+        raise ZkUnavailable(f"[{pending[0]}] ZooKeeper did not answer within {deadline:g}s "
+                            f"({len(pending)} reads left): check that the ensemble is up") from exc
+    return out
+
+
+def _pipelined_once(client: KazooClient, method: str, znodes: list[str], window: int,
+                    timeout: float) -> tuple[dict[str, object], list[str], Exception | None]:
+    call = getattr(client, f"{method}_async")
+    out: dict[str, object] = {}
+    unread: list[str] = []
+    first_error: Exception | None = None
+    inflight: deque = deque()
+
+    def collect() -> None:
+        nonlocal first_error
+        p, r = inflight.popleft()
+        try:
+            out[p] = r.get(timeout=timeout)
+        except NoNodeError:
+            out[p] = None
+        except Exception as exc:  # noqa: BLE001 - the retry loop decides
+            first_error = first_error or exc
+            unread.append(p)
+
+    for path in znodes:
+        inflight.append((path, call(path)))
+        if len(inflight) >= window:
+            collect()
+    while inflight:
+        collect()
+    return out, unread, first_error
 
 
 def pipelined(client: KazooClient, method: str, znodes: Iterable[str], window: int = WINDOW,
               timeout: float = TIMEOUT) -> dict[str, object]:
     """``{path: result}`` of ``client.<method>_async(path)`` for every path, ``window`` in flight.
 
-    ``method`` is ``"get"`` (result ``(data, stat)``) or ``"get_children"`` (a list). Missing
-    nodes map to ``None``.
+    ``method`` is ``"get"`` (result ``(data, stat)``), ``"get_children"`` (a list) or
+    ``"exists"`` (a stat). Missing nodes map to ``None``. Reads lost with the connection are
+    sent again until ``timeout`` (then :class:`ZkUnavailable`).
     """
-    call = getattr(client, f"{method}_async")
-    out: dict[str, object] = {}
-    inflight: deque = deque()
-    for path in znodes:
-        inflight.append((path, call(path)))
-        if len(inflight) >= window:
-            p, r = inflight.popleft()
-            out[p] = _collect(r, p, timeout)
-    while inflight:
-        p, r = inflight.popleft()
-        out[p] = _collect(r, p, timeout)
-    return out
-
-
-class _MultiRead(namedtuple("_MultiRead", "paths")):
-    """ZooKeeper's ``multiRead`` (opcode 22, server â‰¥ 3.6): many getData ops in one request.
-
-    Each op succeeds or fails on its own (a missing node is an error result for that op only).
-    Shaped like kazoo's request classes so kazoo's connection sends it and parses the reply.
-    """
-
-    type = 22
-
-    def serialize(self) -> bytearray:
-        b = bytearray()
-        for path in self.paths:
-            b.extend(MultiHeader(GetData.type, False, -1).serialize())
-            b.extend(GetData(path, None).serialize())
-        b.extend(multiheader_struct.pack(-1, True, -1))
-        return b
-
-    @classmethod
-    def deserialize(cls, data: bytes, offset: int) -> list:
-        results: list = []
-        header, offset = MultiHeader.deserialize(data, offset)
-        while not header.done:
-            if header.type == GetData.type:
-                value, offset = read_buffer(data, offset)
-                results.append((value, ZnodeStat._make(stat_struct.unpack_from(data, offset))))
-                offset += stat_struct.size
-            elif header.type == -1:
-                err = int_struct.unpack_from(data, offset)[0]
-                offset += int_struct.size
-                results.append(EXCEPTIONS[err]())
-            else:
-                raise ValueError(f"multiRead: unexpected result type {header.type}")
-            header, offset = MultiHeader.deserialize(data, offset)
-        return results
-
-
-def _submit_multi_read(client: KazooClient, znodes: list[str]):
-    result = client.handler.async_result()
-    chroot = client.chroot or ""
-    client._call(_MultiRead(tuple(chroot + p if p != "/" or not chroot else chroot for p in znodes)), result)
-    return result
-
-
-def supports_multi_read(client: KazooClient, timeout: float = 5.0) -> bool:
-    """Whether the server answers ``multiRead`` (probed once per client with a read of ``/``)."""
-    known = getattr(client, "_kafka_zk_multi_read", None)
-    if known is None:
-        try:
-            got = _submit_multi_read(client, ["/"]).get(timeout=timeout)
-            known = isinstance(got, list) and len(got) == 1 and isinstance(got[0], tuple)
-        except Exception:  # noqa: BLE001 - any failure means: use plain pipelined reads
-            known = False
-        client._kafka_zk_multi_read = known
-    return known
+    return _retrying(client, lambda todo: _pipelined_once(client, method, todo, window, timeout),
+                     znodes, timeout)
 
 
 def multi_read(client: KazooClient, znodes: Iterable[str], batch: int = 1000, window: int = 8,
                timeout: float = TIMEOUT) -> dict[str, object]:
-    """``{path: (data, stat) | None}`` with ``batch`` getData ops per multiRead, ``window`` in flight."""
-    paths_list = list(znodes)
-    out: dict[str, object] = {}
-    inflight: deque = deque()
+    """``{path: (data, stat) | None}`` with ``batch`` getData ops per multiRead, ``window`` in flight.
 
-    def collect() -> None:
-        chunk, r = inflight.popleft()
+    Only for servers that have multiRead (:func:`supports_multi_read`); one that refuses it
+    raises :class:`MultiReadUnsupported`.
+    """
+    def read_some(todo: list[str]):
         try:
-            results = r.get(timeout=timeout)
-        except Exception as exc:  # noqa: BLE001 - translated
-            raise translate(exc, chunk[0]) from exc
-        for path, res in zip(chunk, results):
-            if isinstance(res, NoNodeError):
-                out[path] = None
-            elif isinstance(res, Exception):
-                raise translate(res, path)
-            else:
-                out[path] = res
-
-    for i in range(0, len(paths_list), batch):
-        chunk = paths_list[i:i + batch]
-        inflight.append((chunk, _submit_multi_read(client, chunk)))
-        if len(inflight) >= window:
-            collect()
-    while inflight:
-        collect()
-    return out
+            return _multi.multi_read(client, todo, batch, window, timeout)
+        except KazooException as exc:
+            raise translate(exc, todo[0]) from exc
+    return _retrying(client, read_some, znodes, timeout)
 
 
 def read_data(client: KazooClient, znodes: Iterable[str], window: int = WINDOW, batch: int = 1000,
               multi: bool | None = None) -> dict[str, object]:
-    """``{path: (data, stat) | None}``, by multiRead when the server has it, else pipelined gets."""
+    """``{path: (data, stat) | None}``, by multiRead when the server has it, else pipelined gets.
+
+    A server that refuses multiRead after all (the ensemble was downgraded) is remembered as
+    lacking it and the read is done again with plain gets.
+    """
+    znodes = list(znodes)
     if multi is None:
         multi = supports_multi_read(client)
     if multi:
-        return multi_read(client, znodes, batch=batch)
+        try:
+            return multi_read(client, znodes, batch=batch)
+        except MultiReadUnsupported:
+            server_features.forget(client, multi_read=False)
     return pipelined(client, "get", znodes, window)
 
 

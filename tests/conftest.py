@@ -55,6 +55,34 @@ def zk(zk_connect: str) -> Iterator[KazooClient]:
     client.close()
 
 
+@pytest.fixture(scope="session")
+def zk_proxies(zk_server: EmbeddedZooKeeper):
+    """``{"3.5": ZkProxy, "3.4": ZkProxy}``: the real server made to look like an old one
+    (tests/zk_proxy.py), one proxy per mode for the whole run."""
+    from tests.zk_proxy import ZkProxy
+
+    proxies = {m: ZkProxy((zk_server.host, zk_server.port), m) for m in ("3.5", "3.4")}
+    yield proxies
+    for proxy in proxies.values():
+        proxy.close()
+
+
+@pytest.fixture(params=["3.5", "3.4"])
+def old_zk(request, zk_proxies):
+    """The proxy of one old-server mode; fails the test if any request was refused by it
+    (an opcode the old server lacks: the server would have closed our connection)."""
+    proxy = zk_proxies[request.param]
+    before = len(proxy.refused)
+    yield proxy
+    assert proxy.refused[before:] == [], f"ZooKeeper {proxy.mode} would have closed the session"
+
+
+@pytest.fixture
+def old_zk_connect(old_zk, zk_chroot: str) -> str:
+    """A chrooted connect string through the old-server proxy (the chroot of ``zk``)."""
+    return f"{old_zk.hosts}{zk_chroot}"
+
+
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
