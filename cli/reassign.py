@@ -2,7 +2,7 @@
 
 * ``--generate --topics-to-move-json-file F --broker-list 0,2 [--disable-rack-aware]`` prints
   "Current partition replica assignment" and "Proposed partition reassignment configuration"
-  as Kafka's tool does (contract §5.2), but the proposal is the *least-movement* one
+  as Kafka's tool does (docs/zookeeper.md §5.2), but the proposal is the *least-movement* one
   (:func:`spark_jobs.kernels.rebalance.plan_move_topics`: replicas already on the broker list
   stay). Unregistered ids in ``--broker-list`` are dropped silently, as Kafka does.
 * ``--execute --reassignment-json-file F [--throttle N] [--record R]``: Kafka's §5.1 checks,

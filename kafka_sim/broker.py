@@ -1,7 +1,7 @@
 """One simulated broker: its own ZooKeeper session, registration, config view, ISR duties.
 
 * Start: own kazoo session; startup persistent paths (null data), ``/cluster/id`` and a
-  producer-id block (§0, §1.14, §1.15); the
+  producer-id block (docs/zookeeper.md §0, §1.14, §1.15); the
   ephemeral ``/brokers/ids/<id>`` v4 registration on 127.0.0.1 written as ``[create null,
   setData]`` (zkVersion 1); its own dynamic config read; watches on ``/controller`` (to take
   part in elections) and on ``/config/changes`` children (§2.10; listener in

@@ -1,4 +1,4 @@
-"""The active controller (Kafka 2.4+): failover, brokers, topics, ISR notifications (§2.1–§2.6).
+"""The active controller (Kafka 2.4+): failover, brokers, topics, ISR notifications (docs/zookeeper.md §2.1–§2.6).
 
 A :class:`Controller` exists only while its broker holds ``/controller``; it is built on
 winning the election and loads everything from ZooKeeper (§2.1 order), so a failover never

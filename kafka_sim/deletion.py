@@ -1,4 +1,4 @@
-"""Topic deletion as a 2.4.1 controller runs it (contract §2.9, §2.7.5, §10).
+"""Topic deletion as a 2.4.1 controller runs it (docs/zookeeper.md §2.9, §2.7.5, §10).
 
 * Markers of topics that do not exist are deleted at once; with ``delete.topic.enable=false``
   every marker is deleted at once and the topic stays.

@@ -1,4 +1,4 @@
-"""Leader election strategies and ISR removal of contract §2.2, as pure functions.
+"""Leader election strategies and ISR removal of docs/zookeeper.md §2.2, as pure functions.
 
 Each function takes the assignment, the current leader/ISR and the live brokers and returns
 the new ``(leader, isr)``, or ``None`` when the strategy fails (nothing is written then).

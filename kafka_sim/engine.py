@@ -300,7 +300,7 @@ class Engine:
             self.history("controller_elected", None, b, detail=f"epoch={epoch + 1}")
             ctrl = self.controller
             ctrl.failover()
-            if self.spec.auto_leader_rebalance:     # §2.1 step 9: after 5 s, then every 300 s
+            if self.spec.auto_leader_rebalance:     # docs/zookeeper.md §2.1 step 9: after 5 s, then every 300 s
                 self.at(self.model.now + AUTO_REBALANCE_FIRST_DELAY, lambda: self._auto_rebalance(ctrl))
             return
 

@@ -1,4 +1,4 @@
-"""Broker membership as the controller sees it (contract §2.5): registration, death, bounce,
+"""Broker membership as the controller sees it (docs/zookeeper.md §2.5): registration, death, bounce,
 controlled shutdown.
 
 * New broker: elect leaders for New/Offline partitions (the newcomer may be eligible), re-run

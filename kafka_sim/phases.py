@@ -1,4 +1,4 @@
-"""The reassignment phases of one partition (contract §2.7.3) and their legal transitions.
+"""The reassignment phases of one partition (docs/zookeeper.md §2.7.3) and their legal transitions.
 
 ``IDLE`` → ``UPDATED`` (U: topic znode holds RS/ARS/RRS) → ``CATCHING_UP`` (A: epoch bump, adding
 replicas started) → ``COMPLETING`` (B: target ⊆ ISR) → ``IDLE``. A pure re-order or a no-op goes

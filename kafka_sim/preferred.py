@@ -1,4 +1,4 @@
-"""Preferred replica election (contract §2.8, 2.2+ rules) and the auto leader rebalance.
+"""Preferred replica election (docs/zookeeper.md §2.8, 2.2+ rules) and the auto leader rebalance.
 
 ``/admin/preferred_replica_election`` is acted on when created (and at failover): partitions
 that do not exist or whose topic is queued for deletion are skipped, so are partitions already

@@ -1,4 +1,4 @@
-"""Partition reassignment as a 2.4+ controller runs it (contract §2.7.1, §2.7.3, §2.7.5).
+"""Partition reassignment as a 2.4+ controller runs it (docs/zookeeper.md §2.7.1, §2.7.3, §2.7.5).
 
 * Trigger: *creation* of ``/admin/reassign_partitions`` only. Processing re-arms the watch by
   checking existence with a watch (Kafka's registerZNodeChangeHandlerAndCheckExistence), so a

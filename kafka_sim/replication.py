@@ -1,4 +1,4 @@
-"""Partition data and its replication, on simulated time passed in (contract §3).
+"""Partition data and its replication, on simulated time passed in (docs/zookeeper.md §3).
 
 What brokers know about each partition (replicas, leader, ISR: what LeaderAndIsr told them) is
 held here as a *view*; the controller and the leaders update it after each ZooKeeper write.

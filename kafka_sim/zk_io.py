@@ -1,7 +1,7 @@
 """Every ZooKeeper write the emulator makes, in the shapes a Kafka 2.4 cluster makes them.
 
 * Controller writes (:class:`Fenced`): each one its own 2-op multi ``[check /controller_epoch
-  <zkVersion>, op]`` (contract §0, §10). A failed check raises :class:`ControllerMoved`; a failed
+  <zkVersion>, op]`` (docs/zookeeper.md §0, §10). A failed check raises :class:`ControllerMoved`; a failed
   op comes back as the kazoo exception instance for that op (NodeExists, NoNode, BadVersion).
 * Broker writes: registration as ``[create ephemeral null, setData payload]`` (zkVersion 1),
   leader-driven ISR rewrites (plain conditional setData), ``isr_change_`` notifications, plain
@@ -169,7 +169,7 @@ def _create_null_path(client: KazooClient, path: str, journal: Journal, writer: 
 
 
 def ensure_startup_paths(client: KazooClient, journal: Journal, writer: str) -> None:
-    """Persistent paths every broker creates at startup when missing (contract §0), null data."""
+    """Persistent paths every broker creates at startup when missing (docs/zookeeper.md §0), null data."""
     for path in paths.BROKER_STARTUP_PATHS:
         if client.exists(path) is None:
             _create_null_path(client, path, journal, writer)

@@ -1,4 +1,4 @@
-"""Kafka's default replica assignment, exactly as ``AdminUtils`` computes it (contract §4), pure.
+"""Kafka's default replica assignment, exactly as ``AdminUtils`` computes it (docs/zookeeper.md §4), pure.
 
 * :func:`assign_replicas` — rack-unaware (§4.2) and rack-aware (§4.3) placement with Kafka's
   rack modes (enforced / disabled / safe). A fixed start index seeds both the start index and
@@ -156,7 +156,7 @@ def assignment_for_new_partitions(existing: TopicAssignment, live_brokers: Seque
 
     Brokers = live brokers sorted by id; start index = index of the first broker whose id ≥ the
     first replica of partition 0 (0 if none), used as fixed start index; start partition id =
-    current count; RF = size of partition 0's list (contract §2.4).
+    current count; RF = size of partition 0's list (docs/zookeeper.md §2.4).
     """
     current = len(existing.partitions)
     if new_count <= current:

@@ -1,4 +1,4 @@
-"""JSON codecs for every znode payload of contract §1: one frozen dataclass per payload.
+"""JSON codecs for every znode payload of docs/zookeeper.md §1: one frozen dataclass per payload.
 
 Each ``decode_*`` reads every version Kafka 1.x–3.x ever wrote (lenient: extra keys ignored,
 optional keys defaulted) except ``/admin/reassign_partitions``, which Kafka 2.0+ binds
@@ -314,7 +314,7 @@ class ReassignmentRequest:
     """``/admin/reassign_partitions``: ``{"version":1,"partitions":[{topic,partition,replicas}]}``.
 
     Never carries ``log_dirs``: 2.0+ controllers reject unknown fields and 2.4+ then leave the
-    node in place forever (contract §1.7).
+    node in place forever (docs/zookeeper.md §1.7).
     """
 
     entries: tuple[ReassignmentEntry, ...]
@@ -537,7 +537,7 @@ def decode_producer_id_block(data: bytes | str | None) -> ProducerIdBlock:
 
 @dataclass(frozen=True)
 class ReassignmentFileEntry:
-    """One entry of the tool's reassignment JSON (contract §5.1); ``log_dirs`` is tool-only."""
+    """One entry of the tool's reassignment JSON (docs/zookeeper.md §5.1); ``log_dirs`` is tool-only."""
 
     topic: str
     partition: int
@@ -589,7 +589,7 @@ def encode_reassignment_file(entries: Mapping[TopicPartition, tuple[int, ...]],
 
 
 def decode_election_file(text: bytes | str) -> tuple[TopicPartition, ...]:
-    """Parse the ``--path-to-json-file`` of kafka-preferred-replica-election (contract §7.1)."""
+    """Parse the ``--path-to-json-file`` of kafka-preferred-replica-election (docs/zookeeper.md §7.1)."""
     try:
         doc = json.loads(text)
     except (ValueError, UnicodeDecodeError):

@@ -1,4 +1,4 @@
-"""``kafka-topics --describe`` output from a snapshot, exactly as the ZK path prints it (contract §6.1).
+"""``kafka-topics --describe`` output from a snapshot, exactly as the ZK path prints it (docs/zookeeper.md §6.1).
 
 Default format is Kafka 2.4+ (``Topic: t\\tPartitionCount: n\\tReplicationFactor: rf\\tConfigs: k=v``
 and ``\\tTopic: t\\tPartition: p\\tLeader: l\\tReplicas: a,b\\tIsr: a,b``; ``none`` for a missing

@@ -20,7 +20,7 @@ class InvalidPayload(KafkaZkError):
 
 
 class InvalidTopicName(InvalidInput):
-    """A topic name Kafka rejects (contract §6.2)."""
+    """A topic name Kafka rejects (docs/zookeeper.md §6.2)."""
 
 
 class InvalidReplicationFactor(InvalidInput):
@@ -28,7 +28,7 @@ class InvalidReplicationFactor(InvalidInput):
 
 
 class InvalidReplicaAssignment(InvalidInput):
-    """An explicit replica assignment Kafka rejects (contract V6)."""
+    """An explicit replica assignment Kafka rejects (docs/zookeeper.md §4.4, V6)."""
 
 
 class InvalidConfig(InvalidInput):

@@ -1,4 +1,4 @@
-"""Every ZooKeeper path Kafka uses in ZooKeeper mode (contract §1), and nothing else.
+"""Every ZooKeeper path Kafka uses in ZooKeeper mode (docs/zookeeper.md §1), and nothing else.
 
 No other module formats a znode path: they call these builders. Paths are relative to the
 cluster's chroot; kazoo applies the chroot given in the connect string.
@@ -34,7 +34,7 @@ FEATURE = "/feature"
 
 BROKER_DEFAULT_ENTITY = "<default>"
 
-#: Persistent paths every broker creates at startup when missing (contract §0, 2.4 list).
+#: Persistent paths every broker creates at startup when missing (docs/zookeeper.md §0, 2.4 list).
 BROKER_STARTUP_PATHS: tuple[str, ...] = (
     CONSUMERS,
     BROKER_IDS,

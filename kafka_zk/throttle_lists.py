@@ -1,11 +1,11 @@
 """Throttled-replica lists: compute, parse, format, merge and exactly restore them (pure, no I/O).
 
-What Kafka's ≤ 2.5 ``kafka-reassign-partitions --throttle`` computes (contract §3.3, vectors §3.5):
+What Kafka's ≤ 2.5 ``kafka-reassign-partitions --throttle`` computes (docs/zookeeper.md §3.3, vectors §3.5):
 for every partition that actually *moves* (the proposed list names a broker that is not a
 current replica), the leader list gets ``p:b`` for every current replica b and the follower list
 gets ``p:d`` for every destination d (proposed − current). Partitions that do not move add
 nothing. Lists are formatted sorted by (partition, broker) with no spaces, which every broker
-version parses (contract §3.2: brokers do not trim).
+version parses (docs/zookeeper.md §3.2: brokers do not trim).
 
 Merging into a list that is already on the topic keeps the user's pairs; ``*`` (everything
 throttled) stays ``*``. :func:`subtract_replica_list` undoes exactly our merge: the pre-run

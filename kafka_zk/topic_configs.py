@@ -4,7 +4,7 @@ Every topic-level key of Kafka 2.4's ``LogConfig`` is listed with its type and r
 broker's ``ConfigDef`` checks them; values are strings in ZooKeeper and are parsed the way
 ``ConfigDef`` parses them (trimmed; booleans case-insensitive). Broker keys are the three
 dynamic throttle rates, the only broker configs ``kafka-configs --zookeeper`` may set on a
-running broker (contract §3.1, §7.4).
+running broker (docs/zookeeper.md §3.1, §7.4).
 
 Failure: :class:`InvalidConfig` with Kafka's wording — ``Unknown topic config name: foo`` or
 ``Invalid value x for configuration retention.ms: Not a number of type LONG`` — plus what to

@@ -1,6 +1,6 @@
 """Input checks shared by every admin action: topic names, name collisions, brokers, RF.
 
-Topic names follow contract §6.2 with the messages of later Kafka versions (1..249 characters,
+Topic names follow docs/zookeeper.md §6.2 with the messages of later Kafka versions (1..249 characters,
 ASCII letters, digits, '.', '_', '-'; '.' and '..' forbidden). Two names collide when they
 are equal after replacing '.' by '_' (metric names). Brokers named by the user must be
 registered under ``/brokers/ids``; a replication factor larger than the live brokers is

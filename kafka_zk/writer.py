@@ -234,7 +234,7 @@ class ZkWriter:
 
     def delete(self, path: str, *, version: int = -1) -> None:
         """Delete one node (no recursion). Topic znodes are refused: deleting them only makes the
-        controller forget the topic (contract §2.3); request deletion with a delete marker."""
+        controller forget the topic (docs/zookeeper.md §2.3); request deletion with a delete marker."""
         if path.startswith(paths.BROKER_TOPICS + "/"):
             topic = path.split("/")[3]
             raise InvalidInput(f"[{path}] tools never delete topic znodes (the controller would only forget "

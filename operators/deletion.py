@@ -309,7 +309,7 @@ class DeleteTopicBatchesOperator(RunbookOperator):
                            if r not in snap.brokers})
             if dead:
                 cause = (f"marked for deletion but not deleted: replicas on broker(s) {','.join(map(str, dead))} "
-                         "that are not live; deletion resumes when they register again (§2.9)")
+                         "that are not live; deletion resumes when they register again (docs/zookeeper.md §2.9)")
         except KafkaZkError as exc:
             self.log.warning("could not read the stuck topics to find the cause: %s", exc)
         return TopicsNotDeleted(f"topic(s) {', '.join(stuck)} {cause} ({event.get('message')})")

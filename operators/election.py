@@ -3,7 +3,7 @@
 **DemoteOperator** moves leadership off the brokers to remove *before* data moves, so clients
 never lose their leader mid-copy. (1) Every partition whose preferred (first) replica is a
 broker to remove gets its replica list re-ordered so the removed brokers come last — a same-set
-reassignment, which the controller completes at once (contract §2.7.3: empty adding/removing);
+reassignment, which the controller completes at once (docs/zookeeper.md §2.7.3: empty adding/removing);
 (2) a batched preferred-replica election then moves leadership to the new first replicas.
 **ElectPreferredLeadersOperator** runs after the data moved and the throttles are gone: a
 batched election of every partition whose leader is not its preferred replica.

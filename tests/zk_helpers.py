@@ -16,7 +16,7 @@ STARTUP_PATHS = ("/consumers", "/brokers/ids", "/brokers/topics", "/brokers/seqi
 
 
 def register_brokers(zk: KazooClient, racks: dict[int, str | None]) -> None:
-    """Create the startup paths and a v4 registration per broker (contract §1.3), ephemeral."""
+    """Create the startup paths and a v4 registration per broker (docs/zookeeper.md §1.3), ephemeral."""
     for path in STARTUP_PATHS:
         zk.ensure_path(path)
     for broker_id, rack in racks.items():

@@ -1,4 +1,4 @@
-"""Topic and broker config overrides, as ``kafka-configs.sh --zookeeper`` handles them (§7.4).
+"""Topic and broker config overrides, as ``kafka-configs.sh --zookeeper`` handles them (docs/zookeeper.md §7.4).
 
 * :func:`describe_config` — the overrides in ``/config/<type>/<name>`` (``{}`` when none).
 * :func:`alter_config` — read-modify-write of the whole override map (add/overwrite keys, then

@@ -1,4 +1,4 @@
-"""Batched topic deletion and its progress (contract §1.9, §2.9, §8.6).
+"""Batched topic deletion and its progress (docs/zookeeper.md §1.9, §2.9, §8.6).
 
 * :func:`mark_for_deletion` — check every topic first (exists, not internal unless ``force``,
   not being reassigned unless ``allow_reassigning``), then create one

@@ -1,4 +1,4 @@
-"""Preferred replica election through ``/admin/preferred_replica_election`` (contract §1.8, §2.8, §7.1).
+"""Preferred replica election through ``/admin/preferred_replica_election`` (docs/zookeeper.md §1.8, §2.8, §7.1).
 
 * :func:`preferred_election_candidates` — which partitions an election would move: the leader
   is not the preferred (first) replica, and the preferred replica is live and in the ISR

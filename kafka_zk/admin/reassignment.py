@@ -1,4 +1,4 @@
-"""Partition reassignment through ``/admin/reassign_partitions`` (contract §1.7, §2.7, §5, §8.3).
+"""Partition reassignment through ``/admin/reassign_partitions`` (docs/zookeeper.md §1.7, §2.7, §5, §8.3).
 
 * :func:`validate_targets` — every check of §5.1/§8.3 before any write: non-empty, no empty
   list, no duplicate partitions, no duplicate brokers, partitions exist (and their topic is not

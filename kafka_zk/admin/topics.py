@@ -3,7 +3,7 @@
 * :func:`list_topics` — names, optionally without internal topics.
 * :func:`create_topic` — validate name, collisions, config, assignment (Kafka's algorithm or an
   explicit one), then write ``/config/topics/<t>`` (always, even empty; no change notification)
-  and create ``/brokers/topics/<t>`` as a v1 payload (contract §2.3, §8.5). Partition and state
+  and create ``/brokers/topics/<t>`` as a v1 payload (docs/zookeeper.md §2.3, §8.5). Partition and state
   znodes are the controller's job and are never written here.
 * :func:`add_partitions` — rewrite the topic znode with the old map plus the new partitions
   (placed as §2.4 says), keeping every other key (adding/removing lists, topic_id) as it was;
@@ -203,7 +203,7 @@ def add_partitions(writer: ZkWriter, name: str, new_count: int,
 
 def delete_topic(writer: ZkWriter, source: Source | None, name: str, force: bool = False,
                  if_exists: bool = False) -> DeletionRequest:
-    """Request deletion: create ``/admin/delete_topics/<t>`` (contract §2.9, §8.6)."""
+    """Request deletion: create ``/admin/delete_topics/<t>`` (docs/zookeeper.md §2.9, §8.6)."""
     source = writer.client if source is None else source
     if name in INTERNAL_TOPICS and not force:
         raise InvalidInput(f"Topic {name} is a kafka internal topic and is not allowed to be marked for "

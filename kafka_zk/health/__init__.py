@@ -3,7 +3,7 @@
 What is checked (one check name each, :data:`CHECKS`):
 
 * ``unavailable``, ``under_replicated``, ``under_min_isr``, ``at_min_isr`` — the partition
-  predicates of ``kafka-topics --describe`` (contract §6.1, :mod:`kafka_zk.describe`), with
+  predicates of ``kafka-topics --describe`` (docs/zookeeper.md §6.1, :mod:`kafka_zk.describe`), with
   ``min.insync.replicas`` known as on the API path: the topic override, else the ``<default>``
   broker config, else :attr:`HealthThresholds.default_min_isr`. Under-replicated uses the 2.6+
   rule (RF excludes adding replicas), so a running reassignment is not reported as lost

@@ -1,7 +1,7 @@
 """The checks themselves: :func:`check_health` runs them all over a snapshot and znode ages.
 
 Each check returns :class:`Finding` values naming the subject (topic, broker or znode), the
-partitions involved and the likely cause in Kafka's terms (contract sections in brackets).
+partitions involved and the likely cause in Kafka's terms (sections of docs/zookeeper.md in brackets).
 
 Failure: none of its own; every input was validated when the thresholds were built.
 """

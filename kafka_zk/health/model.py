@@ -1,7 +1,7 @@
 """The health model: check names, severities, thresholds, znode ages, findings, leader balance, report.
 
 Pure data and arithmetic over a :class:`kafka_zk.model.ClusterSnapshot`; :func:`leader_balance`
-is the per-broker leadership as Kafka's auto-rebalancer computes it (contract §2.8) and is also
+is the per-broker leadership as Kafka's auto-rebalancer computes it (docs/zookeeper.md §2.8) and is also
 what the election runbook reports before/after.
 
 Failure: a threshold that makes no sense raises :class:`InvalidInput` naming the field.
@@ -119,7 +119,7 @@ class Finding:
 
 @dataclass(frozen=True)
 class BrokerLeaderBalance:
-    """Leadership of one broker as the auto-rebalancer sees it (contract §2.8)."""
+    """Leadership of one broker as the auto-rebalancer sees it (docs/zookeeper.md §2.8)."""
 
     broker: int
     live: bool

@@ -1,4 +1,4 @@
-"""TopicsDeletedSensor: a step that waits, deferred, until topics are deleted (contract §2.9).
+"""TopicsDeletedSensor: a step that waits, deferred, until topics are deleted (docs/zookeeper.md §2.9).
 
 ``execute()`` only defers to :class:`operators.triggers.deletion.TopicsDeletedTrigger` with an
 absolute deadline; ``execute_complete`` maps the event: ``done`` returns the deleted topics,

@@ -1,7 +1,7 @@
 """TopicsDeletedTrigger: wait, without holding a worker, until a batch of topics is deleted.
 
 A topic is deleted when its topic znode, its config node and its delete marker are all gone
-(contract §2.9, §8.6; :func:`kafka_zk.admin.deletion.deletion_status`). The trigger carries
+(docs/zookeeper.md §2.9, §8.6; :func:`kafka_zk.admin.deletion.deletion_status`). The trigger carries
 only primitives — connection id, topic names, an *absolute* deadline (epoch seconds) and poll
 timings — so a restarted triggerer resumes the same wait with the same clock. Each poll runs in
 a worker thread (``asyncio.to_thread``; kazoo never blocks the event loop) and logs one line:

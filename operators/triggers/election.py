@@ -1,7 +1,7 @@
 """ElectionDoneTrigger: wait, without holding a worker, until the controller consumed one election batch.
 
 The controller reads ``/admin/preferred_replica_election`` once, elects what it can and deletes
-the node, success or not (contract §2.8). So the wait is for the node to disappear; then the
+the node, success or not (docs/zookeeper.md §2.8). So the wait is for the node to disappear; then the
 trigger reads the batch's partitions (pipelined, :func:`kafka_zk.snapshot.read_snapshot` on the
 batch's topics only) and reports which are now led by their preferred replica — a deleted node
 does not mean every partition moved (§8.4).
@@ -27,7 +27,7 @@ from operators.triggers.base import ZooKeeperPollTrigger
 
 
 def tp_key(tp: TopicPartition) -> str:
-    """``topic:partition`` (a topic name never contains ``:``, contract §6.2)."""
+    """``topic:partition`` (a topic name never contains ``:``, docs/zookeeper.md §6.2)."""
     return f"{tp.topic}:{tp.partition}"
 
 

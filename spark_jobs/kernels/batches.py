@@ -1,7 +1,7 @@
 """User reassignment JSON, preferred-leader election batches and topic-deletion batches.
 
 * :func:`plan_user_reassignment` validates a user's reassignment JSON with Kafka's execute-time
-  rules (contract §5.1, :func:`kafka_zk.admin.reassignment.validate_targets`) and makes it a plan
+  rules (docs/zookeeper.md §5.1, :func:`kafka_zk.admin.reassignment.validate_targets`) and makes it a plan
   (entries equal to the current list are dropped), so it is waved and throttled like any other.
 * :func:`plan_preferred_election` lists partitions whose leader is not the preferred replica and
   whose preferred replica is live and in the ISR, in batches under the znode limit

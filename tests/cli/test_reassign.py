@@ -56,7 +56,7 @@ def test_execute_throttled_then_verify_clears_throttles(zk, zk_connect, tmp_path
     assert "existing partition assignment" in capsys.readouterr().err and tree(zk) == snapshot
     assert main(["reassign", "--zookeeper", zk_connect, "--verify", "--reassignment-json-file", str(f)]) == 0
     assert "Reassignment of partition foo-0 is still in progress." in capsys.readouterr().out
-    # what the controller does at the end (contract §2.7.3), written by hand here
+    # what the controller does at the end (docs/zookeeper.md §2.7.3), written by hand here
     zk.set("/brokers/topics/foo", json.dumps({"version": 1, "partitions": {"0": [2, 1], "1": [1, 2]}}).encode())
     zk.delete("/admin/reassign_partitions")
     assert main(["reassign", "--zookeeper", zk_connect, "--verify", "--reassignment-json-file", str(f)]) == 0

@@ -10,7 +10,7 @@ from tests.kafka_sim.zk_read import create_json, get_json, state, topic, wait_fo
 
 
 def test_writes_are_fenced_on_the_controller_epoch_version(make_cluster, zk):
-    """A controller whose /controller_epoch version moved cannot write anything (§0)."""
+    """A controller whose /controller_epoch version moved cannot write anything (docs/zookeeper.md §0)."""
     cluster = make_cluster()
     cluster.create_topic("t", {0: [0, 1]})
     zk.set("/controller_epoch", b"7")                     # someone else's epoch bump

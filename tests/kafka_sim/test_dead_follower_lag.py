@@ -2,7 +2,7 @@
 
 When the killed broker is the active controller, the new controller does not remove the dead
 broker's follower replicas from ISRs at failover; in Kafka the partition leaders shrink the ISR
-once the follower has not fetched for replica.lag.time.max.ms (contract §2.6).
+once the follower has not fetched for replica.lag.time.max.ms (docs/zookeeper.md §2.6).
 """
 
 import json

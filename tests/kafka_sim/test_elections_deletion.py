@@ -1,4 +1,4 @@
-"""Preferred election (§2.8) and topic deletion (§2.9), driven by plain kazoo writes."""
+"""Preferred election (docs/zookeeper.md §2.8) and topic deletion (§2.9), driven by plain kazoo writes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Broker failure and restart (§2.5, §2.6), controller failover, session expiry, stalls."""
+"""Broker failure and restart (docs/zookeeper.md §2.5, §2.6), controller failover, session expiry, stalls."""
 
 from __future__ import annotations
 

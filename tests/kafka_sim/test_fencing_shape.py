@@ -3,7 +3,7 @@
 Like the recorded vectors' ``zk_writes`` (taken from the server), this does not trust the
 emulator's journal: ZooKeeper's ``TxnLogToolkit`` dumps the committed transactions, and for
 each broker session (one that registered ``/brokers/ids/<id>``) every write is checked against
-contract §0/§10: controller writes are 2-op multis ``[check /controller_epoch, op]``; the only
+docs/zookeeper.md §0/§10: controller writes are 2-op multis ``[check /controller_epoch, op]``; the only
 other broker writes are the registration multi, the election multi, the leader's own ISR
 setData, ISR-change notifications, startup paths, ``/cluster/id`` and producer-id blocks.
 """

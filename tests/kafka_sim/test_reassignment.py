@@ -1,4 +1,4 @@
-"""Reassignment through /admin/reassign_partitions, driven by plain kazoo writes (§2.7, 2.4+)."""
+"""Reassignment through /admin/reassign_partitions, driven by plain kazoo writes (docs/zookeeper.md §2.7, 2.4+)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Throttled replication takes the time the rates predict (contract §3), on the simulated clock."""
+"""Throttled replication takes the time the rates predict (docs/zookeeper.md §3), on the simulated clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Topic creation and topic-znode edits (§2.3, §2.4), as in the recorded scenario a."""
+"""Topic creation and topic-znode edits (docs/zookeeper.md §2.3, §2.4), as in the recorded scenario a."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Throttle lists: contract §3.5 (≤ 2.5) vectors as sets, formatting, parsing, merge and exact restore."""
+"""Throttle lists: docs/zookeeper.md §3.5 (≤ 2.5) vectors as sets, formatting, parsing, merge and exact restore."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Topic names (§6.2 vectors and messages), collisions, brokers, RF, and the config catalogue."""
+"""Topic names (docs/zookeeper.md §6.2 vectors and messages), collisions, brokers, RF, and the config catalogue."""
 
 import pytest
 
