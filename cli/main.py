@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "throttle": "cli.throttle",      # set/remove replication throttles
     "plan": "cli.plan",              # Spark plans (decommission, add-brokers, ...)
     "sim": "cli.sim",                # the controller emulator
+    "state-change-logs": "cli.state_change_logs",  # kafka.tools.StateChangeLogMerger
 }
 
 
