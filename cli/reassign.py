@@ -8,8 +8,10 @@
 * ``--execute --reassignment-json-file F [--throttle N] [--record R]``: Kafka's §5.1 checks,
   refusal when a reassignment is running, the rollback JSON printed, throttles merged in (the
   pre-run values saved to R, default ``F.throttles.json``), then the znode created.
-* ``--verify --reassignment-json-file F [--record R]``: the 2.6+ status lines; once nothing is
-  in progress, the throttles recorded in R are restored exactly and R is removed.
+* ``--verify --reassignment-json-file F [--record R] [--verify-format 2.4|2.6]``: Kafka 2.4.1's
+  status lines (``--verify-format 2.6``: the 2.6+ lines); once nothing is in progress, the
+  throttles recorded in R (saved by this command's ``--execute``) are restored exactly and R is
+  removed. Unlike Kafka's own --verify, it never removes a throttle it did not record adding.
 
 Failure: bad files, unknown partitions/brokers or a running reassignment print one ``Error:``
 line and exit 1 with nothing written.
@@ -24,7 +26,7 @@ import os
 from cli.common import add_zk_arguments, open_cluster, print_planned
 from kafka_zk.admin.reassignment import (current_assignment_json, moving_partitions, reassignment_status,
                                          submit_reassignment, targets_from_file_entries, validate_targets,
-                                         verify_text)
+                                         verify_text, verify_text_2_4)
 from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles
 from kafka_zk.codecs import decode_reassignment_file, decode_topics_to_move, encode_reassignment_file
 from kafka_zk.errors import InvalidInput, ReassignmentInProgress
@@ -51,6 +53,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--reassignment-json-file", metavar="FILE")
     p.add_argument("--throttle", type=int, default=-1, metavar="BYTES_PER_S")
     p.add_argument("--record", metavar="FILE", help="throttle record (default: <json file>.throttles.json)")
+    p.add_argument("--verify-format", choices=("2.4", "2.6"), default="2.4",
+                   help="--verify lines of Kafka 2.4.1 (default) or of 2.6+")
     p.add_argument("--seed", type=int, default=0, help="tie-breaking seed of --generate")
     p.set_defaults(func=run)
 
@@ -145,7 +149,8 @@ def verify(args: argparse.Namespace) -> int:
     with open_cluster(args, "reassign-verify") as writer:
         snapshot = read_snapshot(writer.client, topics=sorted({tp.topic for tp in targets}))
         status = reassignment_status(snapshot, targets)
-        for line in verify_text(status):
+        old = args.verify_format == "2.4"
+        for line in (verify_text_2_4(status) if old else verify_text(status)):
             print(line)
         path = _record_path(args)
         running = snapshot.reassignment is not None and bool(snapshot.reassignment.entries)
@@ -155,10 +160,13 @@ def verify(args: argparse.Namespace) -> int:
             print_planned(writer)
             if not writer.dry_run:
                 os.remove(path)
-            if record.brokers:
+            if old:
+                if record.brokers or record.topics:
+                    print("Throttle was removed.")
+            elif record.brokers:
                 print("Clearing broker-level throttles on broker(s) "
                       + ",".join(b.broker for b in record.brokers))
-            if record.topics:
+            if record.topics and not old:
                 print("Clearing topic-level throttles on topic(s) " + ",".join(t.topic for t in record.topics))
     return 0
 

@@ -1,6 +1,7 @@
 """``kafka-runbook topics``: what ``kafka-topics.sh --zookeeper`` (2.4) does, through kafka_zk.
 
-Actions: ``--list``, ``--describe`` (with Kafka's filters; ``--describe-format 1.x`` for the
+Actions: ``--list``, ``--describe`` (with Kafka's filters, but ``--under-min-isr-partitions`` and
+``--at-min-isr-partitions`` refused with --zookeeper as 2.4 does; ``--describe-format 1.x`` for the
 pre-2.4 header), ``--create``, ``--alter`` (``--partitions`` and/or ``--config``/``--delete-config``),
 ``--delete``. ``--topic`` takes a regular expression for list/describe/alter/delete, as Kafka's
 does. Every writing action accepts ``--dry-run`` (print the planned writes, write nothing) and
@@ -79,7 +80,17 @@ def _matching(writer: ZkWriter, args: argparse.Namespace) -> list[str]:
     return names
 
 
+def _refuse_min_isr_filters(args: argparse.Namespace) -> None:
+    """Kafka 2.4's TopicCommand refuses these two filters with --zookeeper (checkInvalidArgs)."""
+    for flag in ("under-min-isr-partitions", "at-min-isr-partitions"):
+        if getattr(args, flag.replace("-", "_")):
+            raise InvalidInput(f'Option "[{flag}]" can\'t be used with option "[zookeeper]" (as Kafka 2.4: '
+                               "min.insync.replicas is known only to the brokers; use kafka-topics "
+                               "--bootstrap-server, or the cluster_health DAG)")
+
+
 def run(args: argparse.Namespace) -> int:
+    _refuse_min_isr_filters(args)
     _check_args(args)
     config = parse_config_options(args.config)
     assignment = parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None

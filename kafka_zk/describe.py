@@ -7,8 +7,8 @@ gives the 1.x–2.3 header (no space after colons) and prints ``-1`` for a leade
 
 Filters as in §6.1 for the 2.4 ZK path: any of the four partition filters suppresses headers
 and prints the partitions matching any requested filter; ``topics_with_overrides`` prints only
-headers of topics with overrides. Topics are sorted by name, partitions by id; config keys are
-sorted (Kafka prints them in hash order).
+headers of topics with overrides. Topics are sorted by name, partitions by id. Config overrides
+come in Kafka's own map order (:func:`config_order`), not sorted.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from kafka_zk.java_order import java8_properties_order, java_hashmap_order
 from kafka_zk.model import INTERNAL_TOPICS, ClusterSnapshot, Partition, Topic
 
 Format = Literal["2.4", "1.x"]
@@ -56,8 +57,20 @@ def _leader(p: Partition, fmt: Format) -> str:
     return str(p.leader)
 
 
+def config_order(keys: list[str], fmt: Format = "2.4") -> list[str]:
+    """The order Kafka's ZooKeeper describe prints a topic's overrides in.
+
+    The overrides are read into a ``java.util.Properties`` in the znode's JSON order
+    (AdminZkClient.fetchEntityConfig). 1.x-2.3 print that Properties' iteration order; 2.4.1
+    (TopicCommand.ZookeeperTopicService.describeTopic) wraps the entries in an AdminClient
+    ``Config``, whose ``HashMap`` decides the order. Properties modelled as on Java 8.
+    """
+    props = java8_properties_order(keys)
+    return props if fmt == "1.x" else java_hashmap_order(props)
+
+
 def header_line(topic: Topic, fmt: Format = "2.4") -> str:
-    configs = ",".join(f"{k}={topic.config[k]}" for k in sorted(topic.config))
+    configs = ",".join(f"{k}={topic.config[k]}" for k in config_order(list(topic.config), fmt))
     sep = "" if fmt == "1.x" else " "
     line = (f"Topic:{sep}{topic.name}\tPartitionCount:{sep}{len(topic.partitions)}\t"
             f"ReplicationFactor:{sep}{topic.replication_factor}\tConfigs:{sep}{configs}")

@@ -39,7 +39,7 @@ def check_entity(entity_type: str, entity_name: str) -> None:
 
 
 def describe_config(client: KazooClient, entity_type: str, entity_name: str) -> dict[str, str]:
-    """The overrides stored for one entity, sorted by key."""
+    """The overrides stored for one entity, in the znode's JSON order (as Kafka reads them)."""
     check_entity(entity_type, entity_name)
     path = paths.entity_config(entity_type, entity_name)
     try:
@@ -49,13 +49,14 @@ def describe_config(client: KazooClient, entity_type: str, entity_name: str) -> 
     except Exception as exc:  # noqa: BLE001 - translated
         raise translate(exc, path) from exc
     cfg = codecs.decode_entity_config(data).config
-    return {k: cfg[k] for k in sorted(cfg)}
+    return dict(cfg)
 
 
 def list_entities(client: KazooClient, entity_type: str) -> list[str]:
-    """Entities that have a config node (``/config/<type>`` children)."""
+    """Entities that have a config node (``/config/<type>`` children), in the server's order
+    (Kafka's kafka-configs lists them unsorted, as ZooKeeper returns them)."""
     try:
-        return sorted(client.get_children(f"{paths.CONFIG}/{entity_type}"))
+        return list(client.get_children(f"{paths.CONFIG}/{entity_type}"))
     except NoNodeError:
         return []
 

@@ -159,6 +159,27 @@ def verify_text(status: ReassignmentStatus, zookeeper_warning: bool = True, comp
     return lines
 
 
+def verify_text_2_4(status: ReassignmentStatus) -> list[str]:
+    """The lines Kafka 2.4.1's ``kafka-reassign-partitions --zookeeper --verify`` prints.
+
+    Wording from 2.4.1's ReassignPartitionsCommand.verifyAssignment: the header with its
+    trailing space, then ``... completed successfully`` / ``... failed`` for partitions no longer
+    in the reassignment node, grouped by topic, then ``... is still in progress`` for those in
+    it. Kafka orders the lines by Scala hash collections; here topics and partitions keep the
+    status order (sorted), a documented difference. The "Throttle was removed." line is the
+    caller's (this project removes only what it recorded adding).
+    """
+    lines = ["Status of partition reassignment: "]
+    for p in status.partitions:
+        if p.state == "complete":
+            lines.append(f"Reassignment of partition {p.tp} completed successfully")
+        elif p.state == "failed":
+            lines.append(f"Reassignment of partition {p.tp} failed")
+    lines += [f"Reassignment of partition {p.tp} is still in progress"
+              for p in status.partitions if p.state == "in_progress"]
+    return lines
+
+
 def moving_partitions(snapshot: ClusterSnapshot, targets: Mapping[TopicPartition, Sequence[int]]
                       ) -> list[TopicPartition]:
     """Partitions whose target differs from their current replica list (order-sensitive)."""

@@ -78,7 +78,7 @@ def test_configs_throttle_and_elect_happy_paths(cluster, zk_connect, capsys, tmp
     assert read_json(zk, "/config/topics/my-topic")["config"] == {"retention.ms": "5",
                                                                   "cleanup.policy": "compact,delete"}
     rc, out, _ = run(capsys, "configs", *Z, "--entity-type", "topics", "--entity-name", "my-topic", "--describe")
-    assert out.strip() == "Configs for topic 'my-topic' are cleanup.policy=compact,delete,retention.ms=5"
+    assert out.strip() == "Configs for topic 'my-topic' are retention.ms=5,cleanup.policy=compact,delete"  # Properties order
     rc, out, _ = run(capsys, "configs", *Z, "--entity-type", "brokers", "--entity-default", "--alter",
                      "--add-config", "follower.replication.throttled.rate=7")
     assert out.strip() == "Completed updating config for entity: default brokers."

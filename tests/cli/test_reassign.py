@@ -55,13 +55,19 @@ def test_execute_throttled_then_verify_clears_throttles(zk, zk_connect, tmp_path
     assert main(["reassign", "--zookeeper", zk_connect, "--execute", "--reassignment-json-file", str(f)]) == 1
     assert "existing partition assignment" in capsys.readouterr().err and tree(zk) == snapshot
     assert main(["reassign", "--zookeeper", zk_connect, "--verify", "--reassignment-json-file", str(f)]) == 0
+    assert capsys.readouterr().out == ("Status of partition reassignment: \n"       # Kafka 2.4.1's lines
+                                       "Reassignment of partition foo-0 is still in progress\n")
+    assert main(["reassign", "--zookeeper", zk_connect, "--verify", "--reassignment-json-file", str(f),
+                 "--verify-format", "2.6"]) == 0
     assert "Reassignment of partition foo-0 is still in progress." in capsys.readouterr().out
     # what the controller does at the end (docs/zookeeper.md §2.7.3), written by hand here
     zk.set("/brokers/topics/foo", json.dumps({"version": 1, "partitions": {"0": [2, 1], "1": [1, 2]}}).encode())
     zk.delete("/admin/reassign_partitions")
     assert main(["reassign", "--zookeeper", zk_connect, "--verify", "--reassignment-json-file", str(f)]) == 0
     out = capsys.readouterr().out
-    assert "Reassignment of partition foo-0 is complete." in out and "Clearing topic-level throttles" in out
+    assert out == ("Status of partition reassignment: \n"
+                   "Reassignment of partition foo-0 completed successfully\n"
+                   "Throttle was removed.\n")
     cfg = (read_json(zk, "/config/topics/foo") or {}).get("config", {})
     assert "leader.replication.throttled.replicas" not in cfg
     assert all("replication.throttled.rate" not in k

@@ -8,7 +8,8 @@ from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
 from kafka_zk.admin.election import (election_batches, preferred_election_candidates,
                                      submit_preferred_election)
 from kafka_zk.admin.reassignment import (classify_live_reassignment, reassignment_status,
-                                         submit_reassignment, targets_from_file_entries, verify_text)
+                                         submit_reassignment, targets_from_file_entries, verify_text,
+                                         verify_text_2_4)
 from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles, throttles_left
 from kafka_zk.codecs import (PreferredElectionRequest, ReassignmentEntry, ReassignmentFileEntry,
                              ReassignmentRequest, TopicPartition as TP)
@@ -135,6 +136,10 @@ def test_reassignment_submit_status_and_classification(cluster):
         "Status of partition reassignment:",
         "Reassignment of partition t1-0 is complete.",
         "There is no active reassignment of partition t2-0, but replica set is 101,102 rather than 102,101."]
+    assert verify_text_2_4(status) == [          # Kafka 2.4.1's verifyAssignment wording
+        "Status of partition reassignment: ",
+        "Reassignment of partition t1-0 completed successfully",
+        "Reassignment of partition t2-0 failed"]
 
 
 def test_preferred_election(cluster):

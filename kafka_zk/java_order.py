@@ -1,0 +1,107 @@
+"""The iteration orders of the JVM collections Kafka 2.4.1 prints from, reproduced exactly.
+
+Kafka's tools and controller print or act in the order their hash maps iterate, not sorted.
+To match Kafka 2.4.1 byte for byte, this module replays those collections:
+
+* :func:`java_string_hash` — ``String.hashCode()`` over UTF-16 code units, as a signed int32.
+* :func:`java8_properties_order` — a ``java.util.Properties`` filled in the given order, as on
+  Java 8 (a ``Hashtable``: 11 buckets, rehash to ``2n+1`` when the count reaches 0.75·n before an
+  insert, new entries at the head of their chain, iteration from the last bucket down).
+  Java 9+ backs Properties with a ConcurrentHashMap instead; only Java 8 is modelled.
+* :func:`java_hashmap_order` — a ``java.util.HashMap`` filled in the given order (Java 8+:
+  bucket ``(h ^ (h >>> 16)) & (n-1)``, 16 buckets doubling when the size exceeds 0.75·n, a
+  resize keeps each bucket's relative order, iteration by ascending bucket). Tree bins (8+
+  keys in one bucket of a 64+ table) are not modelled.
+* :func:`scala213_hashmap_order` — a Scala 2.13 ``mutable.HashMap`` (see the function).
+
+Pure functions of their inputs; nothing here fails on any string or int input.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Hashable, Iterable, Sequence, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+
+def to_int32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def java_string_hash(s: str) -> int:
+    """``s.hashCode()`` in Java (UTF-16 code units, so characters past U+FFFF count twice)."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return to_int32(h)
+
+
+def spread(h: int) -> int:
+    """``h ^ (h >>> 16)`` on the unsigned 32-bit pattern (HashMap's and Scala 2.13's improve)."""
+    u = h & 0xFFFFFFFF
+    return u ^ (u >> 16)
+
+
+def _bucketed_order(keys: Sequence[K], hash_of: Callable[[K], int], initial_capacity: int) -> list[K]:
+    """Insertion into a power-of-two table that doubles past 0.75 load, iterated by ascending bucket.
+
+    Resizing keeps the relative order of the keys that share a bucket, so the final order is:
+    bucket at the final capacity, ties in insertion order.
+    """
+    unique = list(dict.fromkeys(keys))
+    capacity = initial_capacity
+    while len(unique) > capacity * 0.75:
+        capacity *= 2
+    indexed = [(spread(hash_of(k)) & (capacity - 1), i, k) for i, k in enumerate(unique)]
+    return [k for _, _, k in sorted(indexed, key=lambda t: (t[0], t[1]))]
+
+
+def java_hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
+    """Iteration order of a ``java.util.HashMap<String, ?>`` after putting ``keys`` in order."""
+    return _bucketed_order(list(keys), java_string_hash, initial_capacity)
+
+
+def java8_properties_order(keys: Iterable[str]) -> list[str]:
+    """Iteration order of a Java 8 ``Properties`` after ``setProperty`` of ``keys`` in order."""
+    capacity, threshold = 11, int(11 * 0.75)
+    table: list[list[str]] = [[] for _ in range(capacity)]
+    count = 0
+    seen: set[str] = set()
+
+    def index(key: str, n: int) -> int:
+        return (java_string_hash(key) & 0x7FFFFFFF) % n
+
+    for key in keys:
+        if key in seen:          # setProperty on an existing key replaces the value in place
+            continue
+        seen.add(key)
+        if count >= threshold:   # Hashtable.addEntry: rehash before inserting
+            old = table
+            capacity = capacity * 2 + 1
+            threshold = int(capacity * 0.75)
+            table = [[] for _ in range(capacity)]
+            for chain in reversed(old):            # old buckets from the last one down
+                for k in chain:                    # each chain head first, pushed at the new head
+                    table[index(k, capacity)].insert(0, k)
+        table[index(key, capacity)].insert(0, key)
+        count += 1
+    return [k for chain in reversed(table) for k in chain]
+
+
+def scala213_hashmap_order(keys: Sequence[K], hash_of: Callable[[K], int]) -> list[K]:
+    """Iteration order of a Scala 2.13 ``mutable.HashMap`` after adding ``keys`` in order.
+
+    Scala 2.13's HashMap: table of 16 buckets, doubled when the size would exceed 0.75·n,
+    bucket ``improveHash(h) & (n-1)`` with ``improveHash(h) = h ^ (h >>> 16)``, iterated by
+    ascending bucket. A new key is placed in its bucket's list by ascending improved hash
+    (``put0`` walks the list while ``node.hash < hash``); a resize splits each list into
+    low/high lists keeping order. So ties in a bucket come out by improved hash, then insertion.
+    """
+    unique = list(dict.fromkeys(keys))
+    capacity = 16
+    while len(unique) > capacity * 0.75:
+        capacity *= 2
+    indexed = [(spread(hash_of(k)) & (capacity - 1), spread(hash_of(k)), i, k) for i, k in enumerate(unique)]
+    return [t[3] for t in sorted(indexed, key=lambda t: (t[0], t[1], t[2]))]
