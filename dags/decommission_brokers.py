@@ -50,7 +50,12 @@ downsizing, moving hosts. Not for a restart: a bounced broker keeps its replicas
 
 **What to watch**: the `execute_waves` log prints per poll: partitions done/total (wave and
 overall), bytes remaining, throughput, ETA; a warning when a wave makes no progress.
-`kafka-reassign-partitions --verify` with the run's `plan/plan.json` shows the same.
+`kafka-runbook reassign --zookeeper <zk>/<chroot> --verify --reassignment-json-file
+<run folder>/plan/plan.json` shows the same and never removes a throttle (it restores only a
+record its own `--execute` saved). **Do not run Kafka's `kafka-reassign-partitions --verify`**
+during or after the run: on 2.4.1, once the file's partitions are complete, it prints
+"Throttle was removed." and deletes every broker's throttle rates and the topics' throttled
+replica lists, including the throttles that existed before the run, which the runbook keeps.
 
 **How to stop safely**: mark `execute_waves` failed (or let it time out). The wave already in
 `/admin/reassign_partitions` keeps running in Kafka (ZooKeeper-mode reassignments cannot be
@@ -58,8 +63,8 @@ paused); the teardown removes our throttles and restores any that existed before
 `execute_waves` later resumes: finished waves are never submitted again.
 
 **How to roll back**: the run folder holds `plan/rollback.json` (the original assignment, Kafka's
-format). Run the `rollback` runbook (or `kafka-reassign-partitions --execute`) with it once no
-reassignment is in progress, then a preferred-leader election.
+format). Run the `rollback` runbook (or `kafka-runbook reassign --execute`, then its `--verify`,
+never Kafka's) with it once no reassignment is in progress, then a preferred-leader election.
 
 Run folder: `<run_root>/decommission_brokers/<run id>/` — snapshot, plan, approval.json,
 audit.jsonl (every ZooKeeper write), guards.json, throttles.json, waves.json, verify.json, reports.
