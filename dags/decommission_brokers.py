@@ -74,7 +74,7 @@ PARAMS = {
     "zk_conn_id": zk_conn_param(),
     "brokers_to_remove": Param([], type="array", items={"type": "integer", "minimum": 0}, minItems=1,
                                uniqueItems=True, description="Broker ids to decommission, e.g. [4, 5]"),
-    "throttle_bytes_per_sec": Param(52428800, type="integer", minimum=1,
+    "throttle_bytes_per_sec": Param(52428800, type="integer", minimum=1, maximum=2**63 - 1,
                                     description="Replication throttle per broker during the move, bytes/s"),
     "max_moves_per_broker": Param(5, type="integer", minimum=1,
                                   description="At most this many partition moves per broker in one wave"),

@@ -212,7 +212,7 @@ def parse_replica_assignment(text: str) -> dict[int, tuple[int, ...]]:
     out: dict[int, tuple[int, ...]] = {}
     for pid, group in enumerate(text.strip().split(",")):
         items = [s.strip() for s in group.split(":")]
-        if not all(s.isdigit() for s in items):
+        if not all(s.isascii() and s.isdigit() for s in items):
             raise InvalidReplicaAssignment(
                 f"--replica-assignment {text!r}: {group!r} is not a ':'-separated list of broker ids; "
                 "write e.g. 0:1,1:2")

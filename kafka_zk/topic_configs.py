@@ -6,6 +6,15 @@ broker's ``ConfigDef`` checks them; values are strings in ZooKeeper and are pars
 dynamic throttle rates, the only broker configs ``kafka-configs --zookeeper`` may set on a
 running broker (docs/zookeeper.md §3.1, §7.4).
 
+The types are ConfigDef's: SHORT, INT, LONG (ASCII digits with an optional sign, within the
+Java type), DOUBLE (a finite decimal: no NaN, no infinity, no Java suffixes), BOOLEAN, STRING,
+LIST (comma-separated), CLASS (a Java class name) and PASSWORD (any string). Stricter than Kafka
+where Kafka would take a value no broker means (NaN ratios). ``message.format.version`` must
+name a version Kafka 2.4.1's ``ApiVersion`` knows (0.8.0 … 2.4-IV1), parsed as ``ApiVersion.apply``
+does: the first three dot-separated parts for 0.x versions, two otherwise, then looked up among
+the full and the short version names (so ``2.4.1`` is 2.4, ``2.4-IV9`` and ``2.9`` are refused).
+:func:`check_rate` is the one check of a throttle rate (a LONG ≥ 0) used by the CLI and the DAGs.
+
 Failure: :class:`InvalidConfig` with Kafka's wording — ``Unknown topic config name: foo`` or
 ``Invalid value x for configuration retention.ms: Not a number of type LONG`` — plus what to
 write instead.
@@ -13,22 +22,51 @@ write instead.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from kafka_zk.errors import InvalidConfig
+from kafka_zk.errors import InvalidConfig, InvalidInput
 from kafka_zk.throttle_lists import FOLLOWER_KEY, LEADER_KEY, parse_replica_list
 
+SHORT_MIN, SHORT_MAX = -(2**15), 2**15 - 1
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+_RANGES = {"short": (SHORT_MIN, SHORT_MAX), "int": (INT_MIN, INT_MAX), "long": (LONG_MIN, LONG_MAX)}
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_JAVA_CLASS = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+
+# kafka.api.ApiVersion.allVersions of Kafka 2.4.1, in order (full names; short names derived)
+KAFKA_2_4_VERSIONS = ("0.8.0", "0.8.1", "0.8.2", "0.9.0", "0.10.0-IV0", "0.10.0-IV1", "0.10.1-IV0",
+                      "0.10.1-IV1", "0.10.1-IV2", "0.10.2-IV0", "0.11.0-IV0", "0.11.0-IV1", "0.11.0-IV2",
+                      "1.0-IV0", "1.1-IV0", "2.0-IV0", "2.0-IV1", "2.1-IV0", "2.1-IV1", "2.1-IV2", "2.2-IV0",
+                      "2.2-IV1", "2.3-IV0", "2.3-IV1", "2.4-IV0", "2.4-IV1")
+_VERSION_KEYS = frozenset(KAFKA_2_4_VERSIONS) | {v.split("-")[0] for v in KAFKA_2_4_VERSIONS}
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
 LOG_DIRS_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
 BROKER_THROTTLE_KEYS = (LEADER_RATE, FOLLOWER_RATE, LOG_DIRS_RATE)
 
-_VERSION = re.compile(r"^(0\.8\.[0-2]|0\.9\.0|0\.10\.[0-2]|0\.11\.0|[1-3]\.[0-9]+)(\.[0-9]+)?(-IV[0-9]+)?$")
+
+
+def shown(value: str) -> str:
+    """A value as an error message shows it: itself, or quoted when it holds control characters."""
+    return value if value.isprintable() and value.strip() == value else repr(value)
+
+
+def kafka_2_4_version(text: str) -> str | None:
+    """The ``ApiVersion`` (full name) Kafka 2.4.1 maps ``text`` to, or ``None`` (ApiVersion.apply)."""
+    text = text.strip()
+    segments = text.split(".")
+    while segments and segments[-1] == "":      # Java's String.split drops trailing empty strings
+        segments.pop()
+    key = ".".join(segments[:3 if text.startswith("0.") else 2])
+    if key not in _VERSION_KEYS:
+        return None
+    return key if key in KAFKA_2_4_VERSIONS else [v for v in KAFKA_2_4_VERSIONS if v.split("-")[0] == key][-1]
 
 
 @dataclass(frozen=True)
@@ -56,17 +94,18 @@ class ConfigKey:
         if not isinstance(value, str):
             raise InvalidConfig(f"Invalid value {value!r} for configuration {self.name}: values are strings")
         text = value.strip()
-        bad = f"Invalid value {value} for configuration {self.name}"
-        if self.type in ("int", "long"):
-            lo, hi = (INT_MIN, INT_MAX) if self.type == "int" else (LONG_MIN, LONG_MAX)
-            if not re.fullmatch(r"[+-]?[0-9]+", text) or not lo <= int(text) <= hi:
-                raise InvalidConfig(f"{bad}: Not a number of type {self.type.upper()}; expected {self.expected()}")
+        bad = f"Invalid value {shown(value)} for configuration {self.name}"
+        if self.type in _RANGES:
+            lo, hi = _RANGES[self.type]
+            if not _WHOLE.fullmatch(text) or not lo <= int(text) <= hi:
+                raise InvalidConfig(f"{bad}: Not a number of type {self.type.upper()}; expected "
+                                    f"{self.expected()} (at most {hi})")
             number: float = int(text)
         elif self.type == "double":
-            try:
-                number = float(text)
-            except ValueError:
-                raise InvalidConfig(f"{bad}: Not a number of type DOUBLE; expected {self.expected()}") from None
+            if not _DECIMAL.fullmatch(text) or not math.isfinite(float(text)):
+                raise InvalidConfig(f"{bad}: Not a finite number of type DOUBLE (no NaN or infinity); "
+                                    f"expected {self.expected()}")
+            number = float(text)
         elif self.type == "boolean":
             if text.lower() not in ("true", "false"):
                 raise InvalidConfig(f"{bad}: Expected value to be either true or false")
@@ -78,6 +117,12 @@ class ConfigKey:
                 raise InvalidConfig(f"{bad}: String must be one of: {', '.join(self.choices)}")
             if self.check:
                 self.check(value)
+            return
+        elif self.type == "class":
+            if not _JAVA_CLASS.fullmatch(text):
+                raise InvalidConfig(f"{bad}: not a Java class name; write e.g. org.example.MyClass")
+            return
+        elif self.type == "password":
             return
         else:
             if self.choices and text not in self.choices:
@@ -97,15 +142,15 @@ def _throttled_list(name: str) -> Callable[[str], None]:
             parse_replica_list(value)
         except InvalidConfig:
             raise InvalidConfig(
-                f"Invalid value {value} for configuration {name}: must be the literal '*' or a list of "
+                f"Invalid value {shown(value)} for configuration {name}: must be the literal '*' or a list of "
                 "replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...") from None
     return check
 
 
 def _message_format(value: str) -> None:
-    if not _VERSION.match(value):
-        raise InvalidConfig(f"Invalid value {value} for configuration message.format.version: not a Kafka "
-                            "version; write e.g. 2.4 or 2.4-IV1")
+    if kafka_2_4_version(value) is None:
+        raise InvalidConfig(f"Invalid value {shown(value)} for configuration message.format.version: not a Kafka version "
+                            "2.4 knows (0.8.0 ... 2.4-IV1); write e.g. 2.4 or 2.3-IV1")
 
 
 def _keys(*keys: ConfigKey) -> dict[str, ConfigKey]:
@@ -154,7 +199,7 @@ def validate_topic_config(cfg: Mapping[str, str]) -> None:
     for key in sorted(cfg):
         spec = TOPIC_CONFIGS.get(key)
         if spec is None:
-            raise InvalidConfig(f"Unknown topic config name: {key}; valid names are listed by "
+            raise InvalidConfig(f"Unknown topic config name: {shown(key)}; valid names are listed by "
                                 "'kafka-runbook configs --help' (e.g. retention.ms, cleanup.policy)")
         spec.validate(cfg[key])
 
@@ -164,7 +209,25 @@ def validate_broker_config(cfg: Mapping[str, str]) -> None:
     for key in sorted(cfg):
         spec = BROKER_CONFIGS.get(key)
         if spec is None:
-            raise InvalidConfig(f"Unknown broker config name: {key}; through ZooKeeper only "
+            raise InvalidConfig(f"Unknown broker config name: {shown(key)}; through ZooKeeper only "
                                 f"{', '.join(BROKER_THROTTLE_KEYS)} can be set (use --bootstrap-server tooling "
                                 "for other dynamic broker configs)")
         spec.validate(cfg[key])
+
+
+def check_rate(rate: object, what: str = "throttle rate") -> int:
+    """A replication throttle in bytes/s as brokers parse it: a LONG ≥ 0 (``bool`` refused)."""
+    if isinstance(rate, bool) or not isinstance(rate, int) or not 0 <= rate <= LONG_MAX:
+        raise InvalidInput(f"{what}={rate!r}: give a whole number of bytes per second from 0 to {LONG_MAX} "
+                           "(Kafka's LONG), e.g. 52428800 for 50 MiB/s")
+    return rate
+
+
+def check_changed_config(entity_type: str, before: Mapping[str, str], after: Mapping[str, str]) -> None:
+    """Every key a write adds or changes, if Kafka parses it, holds a value Kafka can parse.
+
+    Used by the write gate: values already stored (set by others) are left to their owners."""
+    catalogue = TOPIC_CONFIGS if entity_type == "topics" else BROKER_CONFIGS if entity_type == "brokers" else {}
+    for key in sorted(after):
+        if key in catalogue and before.get(key) != after[key]:
+            catalogue[key].validate(after[key])

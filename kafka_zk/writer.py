@@ -12,7 +12,10 @@ planned, in order.
 ``/admin/reassign_partitions`` raises :class:`ReassignmentInProgress`, an existing
 ``/admin/preferred_replica_election`` :class:`ElectionInProgress`, and an existing
 ``/admin/delete_topics/<t>`` means the deletion was already requested (no error, nothing written).
-Transient connection loss is retried with the client's retry policy; a create whose reply was
+Config writes (:meth:`ZkWriter.write_config`) also check the entity name (a topic name, a
+canonical broker id or ``<default>``) and every value they add or change against Kafka 2.4's
+config catalogue (:mod:`kafka_zk.topic_configs`), so no caller can write a value Kafka cannot
+parse (a 2^63 throttle, a NaN ratio). Transient connection loss is retried with the client's retry policy; a create whose reply was
 lost is recognised as ours when the node holds our exact payload.
 
 Failure: every refusal is a :mod:`kafka_zk.errors` type naming the path; kazoo errors are
@@ -32,6 +35,8 @@ from kafka_zk import codecs, paths
 from kafka_zk.audit import AuditLog, AuditRecord, decode_for_audit
 from kafka_zk.errors import (ElectionInProgress, InvalidInput, InvalidPayload, KafkaZkError,
                              ReassignmentInProgress, TopicExists, ZnodeTooLarge, translate)
+from kafka_zk.topic_configs import check_changed_config
+from kafka_zk.validation import check_entity_name
 
 DEFAULT_MAX_BYTES = 1_048_576 - 4096
 
@@ -255,12 +260,16 @@ class ZkWriter:
 
         Returns the notification's path. Both payloads are checked before the first write.
         """
+        check_entity_name(entity_type, entity_name)
         path = paths.entity_config(entity_type, entity_name)
-        payload = codecs.EntityConfig({str(k): str(v) for k, v in new_config.items()}).encode()
+        config = {str(k): str(v) for k, v in new_config.items()}
+        payload = codecs.EntityConfig(config).encode()
         note = codecs.ConfigChangeNotification(f"{entity_type}/{entity_name}").encode()
         self.check_payload(path, payload)
         self.check_payload(paths.CONFIG_CHANGE_PREFIX, note)
-        exists, _ = self._read(path)
+        exists, before = self._read(path)
+        stored = codecs.decode_entity_config(before).config if exists and before else {}
+        check_changed_config(entity_type, stored, config)
         if exists:
             self.set(path, payload)
         else:

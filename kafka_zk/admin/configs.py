@@ -13,6 +13,7 @@ unknown keys or bad values raise :class:`InvalidConfig`; a missing topic raises
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Mapping
 
 from kazoo.client import KazooClient
@@ -21,10 +22,11 @@ from kazoo.exceptions import NoNodeError
 from kafka_zk import codecs, paths
 from kafka_zk.errors import InvalidConfig, InvalidInput, TopicNotFound, translate
 from kafka_zk.topic_configs import validate_broker_config, validate_topic_config
-from kafka_zk.validation import validate_topic_name
+from kafka_zk.validation import check_entity_name, validate_topic_name
 from kafka_zk.writer import ZkWriter
 
 ENTITY_TYPES = ("topics", "brokers")
+_BROKER_ID = re.compile(r"0|[1-9][0-9]*")
 
 
 def check_entity(entity_type: str, entity_name: str) -> None:
@@ -33,9 +35,11 @@ def check_entity(entity_type: str, entity_name: str) -> None:
         raise InvalidInput(f"--entity-type {entity_type!r} is not supported: use one of {', '.join(ENTITY_TYPES)}")
     if entity_type == "topics":
         validate_topic_name(entity_name)
-    elif entity_name != paths.BROKER_DEFAULT_ENTITY and not (entity_name.isdigit()):
+    elif entity_name != paths.BROKER_DEFAULT_ENTITY and not _BROKER_ID.fullmatch(entity_name):
         raise InvalidInput(f"The entity name for brokers must be a valid integer broker id or "
-                           f"{paths.BROKER_DEFAULT_ENTITY}, found: {entity_name}")
+                           f"{paths.BROKER_DEFAULT_ENTITY}, found: {entity_name!r} (ASCII digits, e.g. 3)")
+    else:
+        check_entity_name(entity_type, entity_name)
 
 
 def describe_config(client: KazooClient, entity_type: str, entity_name: str) -> dict[str, str]:

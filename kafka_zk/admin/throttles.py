@@ -32,7 +32,7 @@ from kafka_zk.admin.configs import describe_config
 from kafka_zk.errors import InvalidInput, InvalidPayload, TopicNotFound
 from kafka_zk.throttle_lists import (FOLLOWER_KEY, LEADER_KEY, ReplicaPair, TopicThrottle,
                                      merge_replica_list, subtract_replica_list)
-from kafka_zk.topic_configs import FOLLOWER_RATE, LEADER_RATE, LOG_DIRS_RATE
+from kafka_zk.topic_configs import FOLLOWER_RATE, LEADER_RATE, LOG_DIRS_RATE, check_rate
 from kafka_zk.writer import ZkWriter
 
 
@@ -105,10 +105,8 @@ class ThrottleRecord:
 
 
 def _check_rate(name: str, rate: int | None) -> None:
-    if rate is None:
-        return
-    if isinstance(rate, bool) or not isinstance(rate, int) or rate < 0:
-        raise InvalidInput(f"{name} must be a whole number of bytes per second ≥ 0, got {rate!r}")
+    if rate is not None:
+        check_rate(rate, name)
 
 
 def _topic_exists(client: KazooClient, name: str) -> bool:
@@ -166,7 +164,7 @@ def apply_throttles(writer: ZkWriter, throttles: Iterable[TopicThrottle], broker
 
 
 def _entity_key(entity: str) -> tuple[int, str]:
-    return (0, f"{int(entity):012d}") if entity.isdigit() else (1, entity)
+    return (0, f"{int(entity):012d}") if entity.isascii() and entity.isdigit() else (1, entity)
 
 
 def _set_or_remove(cfg: dict[str, str], key: str, value: str | None) -> None:

@@ -135,6 +135,7 @@ def create_topic(writer: ZkWriter, source: Source | None, name: str, partitions:
                                "--replica-assignment is given")
         check_partition_count(partitions)
         check_replication_factor(rf, len(snap.brokers))
+        check_partition_count(partitions, rf, max_bytes=writer.max_bytes)
         assignment = assign_replicas(_brokers_sorted(snap), partitions, rf, fixed_start_index,
                                      rng=rng, rack_mode="disabled" if disable_rack_aware else "enforced")
     config_payload = codecs.EntityConfig(config).encode()
@@ -173,6 +174,8 @@ def add_partitions(writer: ZkWriter, name: str, new_count: int,
                            "(the controller would revert them)")
     existing = codecs.decode_topic_assignment(data)
     current = len(existing.partitions)
+    rf_now = len(existing.partitions[min(existing.partitions)]) if existing.partitions else 1
+    check_partition_count(new_count, rf_now, max_bytes=writer.max_bytes)
     snap = read_snapshot(writer.client, topics=[], with_configs=False)
     rack_mode = "disabled" if disable_rack_aware else "enforced"
     if replica_assignment is None:

@@ -100,3 +100,122 @@ def test_broker_configs():
         validate_broker_config({"follower.replication.throttled.rate": "-5"})
     with pytest.raises(InvalidConfig, match="Unknown broker config name: log.retention.ms"):
         validate_broker_config({"log.retention.ms": "5"})
+
+
+# --- issue 12 finding 6: values Kafka cannot parse are refused by the one validation layer ---
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from kafka_zk.errors import InvalidInput, ZnodeTooLarge  # noqa: E402
+from kafka_zk.topic_configs import (KAFKA_2_4_VERSIONS, LONG_MAX, ConfigKey, check_rate,  # noqa: E402
+                                    kafka_2_4_version)
+from kafka_zk.validation import (check_entity_name, check_partition_count, min_topic_znode_bytes,  # noqa: E402
+                                 parse_broker_id, parse_broker_ids)
+
+_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+@given(st.text(max_size=260))
+def test_topic_names_accepted_exactly_by_kafkas_rule(name):
+    legal = 1 <= len(name) <= 249 and set(name) <= _NAME_CHARS and name not in (".", "..")
+    try:
+        validate_topic_name(name)
+        accepted = True
+    except InvalidTopicName as exc:
+        accepted = False
+        assert "\n" not in str(exc)           # one-line message even for names holding newlines
+    assert accepted == legal
+
+
+@pytest.mark.parametrize("name", ["foo\n", "foo\r\n", "\nfoo", "fo\no", "foo\x00"])
+def test_names_with_control_characters_refused_on_one_line(name):
+    with pytest.raises(InvalidTopicName) as exc:
+        validate_topic_name(name)
+    assert "\n" not in str(exc.value) and repr(name) in str(exc.value)
+
+
+@pytest.mark.parametrize("version", [*KAFKA_2_4_VERSIONS, "0.8.0", "0.10.0", "0.10.2", "0.11.0", "1.0", "1.1",
+                                     "2.0", "2.1", "2.2", "2.3", "2.4", "2.4.1", "0.10.0.1", "1.0.0-IV0",
+                                     "1.0.1", " 2.4 ", "2.4."])
+def test_message_format_versions_kafka_2_4_parses(version):
+    validate_topic_config({"message.format.version": version})
+
+
+@pytest.mark.parametrize("version", ["2.9", "3.0", "2.4-IV9", "2.5", "2.5-IV0", "0.10.3", "0.12.0", "0.8",
+                                     "0.7.0", "1.2", "2", "banana", "", "2.4-iv1", ".2.4", "2.4-IV1\n2.5"])
+def test_message_format_versions_kafka_2_4_does_not_know(version):
+    with pytest.raises(InvalidConfig, match="not a Kafka version 2.4 knows"):
+        validate_topic_config({"message.format.version": version})
+
+
+def test_short_versions_map_to_the_latest_inter_version():
+    assert kafka_2_4_version("2.4") == "2.4-IV1" and kafka_2_4_version("0.10.1") == "0.10.1-IV2"
+    assert kafka_2_4_version("0.10.0.1") == "0.10.0-IV1" and kafka_2_4_version("0.9.0.1") == "0.9.0"
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "Infinity", "1e400", "0x1p-1", "0.5d",
+                                   "1_0", "٠.5", "", " ", "0,5"])
+def test_doubles_must_be_finite_decimals(value):
+    with pytest.raises(InvalidConfig, match="DOUBLE"):
+        validate_topic_config({"min.cleanable.dirty.ratio": value})
+
+
+@pytest.mark.parametrize("value", ["0", "1", "0.5", ".5", "5e-1", " 0.25 ", "+0.5", "1.0"])
+def test_doubles_in_range_pass(value):
+    validate_topic_config({"min.cleanable.dirty.ratio": value})
+
+
+@pytest.mark.parametrize("kind,good,bad", [
+    ("short", ["32767", "-32768", "0"], ["32768", "-32769", "1.0"]),
+    ("int", ["2147483647", "-2147483648"], ["2147483648", "-2147483649", "1e3", "٣"]),
+    ("long", [str(LONG_MAX), str(-LONG_MAX - 1), "+5"], [str(LONG_MAX + 1), str(-LONG_MAX - 2), "²"]),
+    ("boolean", ["true", "FALSE", " True "], ["yes", "1", "t"]),
+    ("class", ["org.apache.kafka.Foo", "Foo$Bar"], ["1Foo", "foo..bar", "a b"]),
+])
+def test_kafka_config_types(kind, good, bad):
+    key = ConfigKey("x", kind)
+    for v in good:
+        key.validate(v)
+    for v in bad:
+        with pytest.raises(InvalidConfig):
+            key.validate(v)
+    ConfigKey("p", "password").validate("any thing \u00e9")
+
+
+@pytest.mark.parametrize("text", ["²", "٣", "03", "-1", "+1", "1.0", "", "2147483648", "0x1", "1 2", True])
+def test_broker_ids_as_kafka_registers_them(text):
+    with pytest.raises(InvalidInput, match="brokers_to_remove"):
+        parse_broker_id(text, "brokers_to_remove")
+
+
+def test_broker_id_lists():
+    assert parse_broker_ids("4,5") == [4, 5] and parse_broker_ids([6, 0]) == [6, 0]
+    assert parse_broker_id(" 7 ") == 7 and parse_broker_id(2**31 - 1) == 2**31 - 1
+    with pytest.raises(InvalidInput, match="duplicate entries: 4"):
+        parse_broker_ids([4, 5, 4])
+    with pytest.raises(InvalidInput, match="empty"):
+        parse_broker_ids([])
+    for entity in ("²", "03", " 3", "-1"):
+        with pytest.raises(InvalidInput):
+            check_entity_name("brokers", entity)
+    check_entity_name("brokers", "<default>")
+    check_entity_name("brokers", "12")
+
+
+def test_partition_counts_bounded_by_int_and_the_znode():
+    with pytest.raises(InvalidInput, match="more than Kafka allows"):
+        check_partition_count(2**31)
+    with pytest.raises(ZnodeTooLarge, match="over the znode limit"):
+        check_partition_count(2**31 - 1, 1)
+    with pytest.raises(ZnodeTooLarge, match="replication factor 3"):
+        check_partition_count(90_000, 3)
+    check_partition_count(10_000, 3)
+    assert min_topic_znode_bytes(1234, 3) == len(
+        b'{"version":1,"partitions":{}}') + sum(len(f'"{p}":[0,1,2],') for p in range(1234)) - 1
+
+
+@pytest.mark.parametrize("rate", [2**63, -1, True, 1.5, "5"])
+def test_throttle_rates_are_longs(rate):
+    with pytest.raises(InvalidInput, match="LONG"):
+        check_rate(rate)
+    assert check_rate(LONG_MAX) == LONG_MAX

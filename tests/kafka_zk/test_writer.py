@@ -120,3 +120,31 @@ def test_dry_run_writes_nothing_and_audits_plans(zk, tmp_path):
     assert len(recs) == 4 and all(r.dry_run for r in recs)
     assert recs[1].path == "/config/changes/config_change_"
     assert recs[1].after == {"version": 2, "entity_path": "brokers/1"}
+
+
+def test_config_writes_refuse_values_kafka_cannot_parse_whoever_calls(zk):
+    """Issue 12 finding 6: the DAG wrote a 2^63 throttle to every broker; the gate now refuses it
+    (and other unparsable values it adds), while values already stored by others pass untouched."""
+    from kafka_zk.admin.throttles import apply_throttles
+    from kafka_zk.errors import InvalidConfig
+    from kafka_zk.throttle_lists import TopicThrottle
+    from tests.zk_helpers import register_brokers, set_config_by_hand
+
+    register_brokers(zk, {1: None, 2: None})
+    zk.create("/brokers/topics/t", b'{"version":1,"partitions":{"0":[1]}}')
+    set_config_by_hand(zk, "topics/t", {"min.cleanable.dirty.ratio": "0.5d"})   # Java parses it; we would not
+    before = tree(zk)
+    w = ZkWriter(zk)
+    with pytest.raises(InvalidConfig, match="LONG"):
+        w.write_config("brokers", "1", {"leader.replication.throttled.rate": str(2**63)})
+    with pytest.raises(InvalidConfig, match="DOUBLE"):
+        w.write_config("topics", "t", {"min.cleanable.dirty.ratio": "nan"})
+    with pytest.raises(InvalidInput, match="broker id"):
+        w.write_config("brokers", "²", {"leader.replication.throttled.rate": "5"})
+    with pytest.raises(InvalidInput, match="Topic name is invalid"):
+        w.write_config("topics", "t\n", {})
+    with pytest.raises(InvalidInput, match="LONG"):
+        apply_throttles(w, [TopicThrottle("t", frozenset({(0, 1)}), frozenset({(0, 2)}))], [1, 2], 2**63)
+    assert tree(zk) == before
+    w.write_config("topics", "t", {"min.cleanable.dirty.ratio": "0.5d", "retention.ms": "5"})
+    assert read_json(zk, "/config/topics/t")["config"]["retention.ms"] == "5"
