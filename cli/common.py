@@ -1,6 +1,11 @@
 """What the ZooKeeper commands of ``kafka-runbook`` share: the connection flags, a connected
 write gate (dry-run and audit log from the flags), dry-run printing, ``--config k=v`` parsing.
 
+Secured clusters: ``--zk-jaas FILE`` names a JAAS file (as Kafka's tools take it in
+``-Djava.security.auth.login.config``) whose ``Client`` section (``--zk-jaas-section``) holds the
+SASL login; ``--zk-set-acl`` (Kafka's ``zookeeper.set.acl=true``) makes what we create carry
+Kafka's ACLs. Passwords are never taken on the command line (``ps`` would show them).
+
 Failure: an unreachable ensemble or a missing chroot raises from :func:`kafka_zk.connect.connect`
 (one ``Error:`` line through cli.main); the client is always closed.
 """
@@ -9,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from pathlib import Path
 from typing import Iterator
 
 from kafka_zk.audit import AuditLog
 from kafka_zk.connect import close, connect
-from kafka_zk.errors import InvalidConfig
+from kafka_zk.errors import InvalidConfig, InvalidInput
+from kafka_zk.zk_auth import NO_AUTH, ZkCredentials, parse_jaas_section
 from kafka_zk.writer import ZkWriter
 
 
@@ -22,16 +29,51 @@ def add_zk_arguments(p: argparse.ArgumentParser, writes: bool = True) -> None:
                    help="ZooKeeper connect string of the cluster (Kafka's zookeeper.connect)")
     p.add_argument("--zk-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="give up connecting after this many seconds (default 10)")
+    add_zk_auth_arguments(p)
     if writes:
         p.add_argument("--dry-run", action="store_true", help="print the ZooKeeper writes, make none")
         p.add_argument("--audit-log", metavar="FILE", help="append one JSON line per write to FILE")
         p.add_argument("--run-id", default="", help="run id recorded in the audit log")
 
 
+def add_zk_auth_arguments(p: argparse.ArgumentParser) -> None:
+    """``--zk-jaas``, ``--zk-jaas-section``, ``--zk-sasl-service``, ``--zk-set-acl``."""
+    p.add_argument("--zk-jaas", metavar="FILE",
+                   help="JAAS file with the SASL login to ZooKeeper (what Kafka reads from "
+                        "-Djava.security.auth.login.config)")
+    p.add_argument("--zk-jaas-section", default="Client", metavar="NAME",
+                   help="section of --zk-jaas to use (default Client, Kafka's zookeeper.sasl.clientconfig)")
+    p.add_argument("--zk-sasl-service", default="zookeeper", metavar="NAME",
+                   help="SASL service name of the ensemble (default zookeeper)")
+    p.add_argument("--zk-set-acl", action="store_true",
+                   help="the cluster runs with zookeeper.set.acl=true: create znodes with Kafka's ACLs")
+
+
+def credentials_from_args(args: argparse.Namespace) -> ZkCredentials:
+    """The session's credentials from ``--zk-jaas``/``--zk-set-acl`` (none when not given)."""
+    jaas = getattr(args, "zk_jaas", None)
+    set_acl = bool(getattr(args, "zk_set_acl", False))
+    if not jaas:
+        if set_acl:
+            raise InvalidInput("--zk-set-acl needs --zk-jaas: Kafka creates its znodes as the "
+                               "authenticated principal")
+        return NO_AUTH
+    try:
+        text = Path(jaas).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"--zk-jaas {jaas}: cannot read it ({exc.strerror}); give the path of "
+                           "the JAAS file") from None
+    try:
+        return parse_jaas_section(text, args.zk_jaas_section, args.zk_sasl_service, set_acl)
+    except InvalidInput as exc:
+        raise InvalidInput(f"--zk-jaas {jaas}: {exc}") from None
+
+
 @contextlib.contextmanager
 def open_cluster(args: argparse.Namespace, task: str) -> Iterator[ZkWriter]:
     """A connected :class:`ZkWriter` (dry-run and audit log from ``args``); closes the client."""
-    client = connect(args.zookeeper, timeout=args.zk_timeout, session_timeout=max(args.zk_timeout, 4.0))
+    client = connect(args.zookeeper, timeout=args.zk_timeout, session_timeout=max(args.zk_timeout, 4.0),
+                     credentials=credentials_from_args(args))
     try:
         audit = AuditLog(getattr(args, "audit_log", None), run_id=getattr(args, "run_id", ""), task=task)
         yield ZkWriter(client, audit, dry_run=getattr(args, "dry_run", False))

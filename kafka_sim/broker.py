@@ -30,7 +30,7 @@ from kazoo.retry import KazooRetry
 from kafka_sim import config_notifications, zk_io
 from kafka_sim.spec import (FIRST_PORT, ISR_NOTIFICATION_CHECK,
                             ISR_NOTIFICATION_MAX_DELAY, ISR_NOTIFICATION_QUIET)
-from kafka_zk import paths
+from kafka_zk import acls, paths
 from kafka_zk.codecs import (BrokerRegistration, ClusterId, InvalidPayload, IsrChangeNotification,
                              PartitionState, TopicPartition, decode_config_change, decode_entity_config,
                              decode_partition_state)
@@ -91,7 +91,9 @@ class SimBroker:
         inc = self.incarnation
         client = KazooClient(hosts=self.engine.connect, timeout=self.engine.session_timeout,
                              connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=1.0),
-                             command_retry=retry_policy())
+                             command_retry=retry_policy(), **self.engine.credentials.kazoo_kwargs())
+        if self.engine.credentials.set_acl:
+            acls.mark_secure(client)
         client.add_listener(lambda state: self.engine.post(("broker", self, "session", (inc, state))))
         client.start(timeout=15)
         self.client = client

@@ -8,6 +8,11 @@ session, move the controller, stall a replica, slow a broker).
 Failure: bad arguments raise :class:`kafka_zk.errors.InvalidInput` (nothing written); an
 unreachable ZooKeeper raises :class:`kafka_zk.errors.ZkUnavailable`; a start that does not
 reach "controller elected" in time raises :class:`EmulatorError`.
+
+Secured clusters: ``credentials`` (:class:`kafka_zk.zk_auth.ZkCredentials`, the broker
+principal's SASL login) authenticate every session (brokers, controller, tool); with
+``credentials.set_acl`` every node is created with Kafka 2.4's ACLs, as brokers run with
+``zookeeper.set.acl=true`` do. A refused login raises :class:`kafka_zk.errors.ZkAuthFailed`.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from kafka_zk import paths
 from kafka_zk.codecs import EntityConfig, TopicAssignment, TopicPartition, decode_controller
 from kafka_zk.connect import close, connect, parse_connect_string
 from kafka_zk.errors import InvalidInput, TopicExists
+from kafka_zk.zk_auth import NO_AUTH, ZkCredentials
 
 __all__ = ["EmulatedCluster", "ClusterSpec", "EmulatorError", "SimEvent"]
 
@@ -38,10 +44,12 @@ class EmulatedCluster(FaultsMixin):
     replica, slow a broker) come from :class:`kafka_sim.faults.FaultsMixin`.
     """
 
-    def __init__(self, connect_string: str, spec: ClusterSpec, session_timeout: float = 10.0) -> None:
+    def __init__(self, connect_string: str, spec: ClusterSpec, session_timeout: float = 10.0,
+                 credentials: ZkCredentials = NO_AUTH) -> None:
         self.connect_string = str(parse_connect_string(connect_string))
         self.spec = spec
-        self._engine = Engine(self.connect_string, spec, session_timeout)
+        self.credentials = credentials
+        self._engine = Engine(self.connect_string, spec, session_timeout, credentials)
         self._tool: KazooClient | None = None
         self._started = False
         self._stopped = False
@@ -54,12 +62,12 @@ class EmulatedCluster(FaultsMixin):
             return self
         cs = parse_connect_string(self.connect_string)
         if cs.chroot:
-            root = connect(cs.hosts_text)
+            root = connect(cs.hosts_text, credentials=self.credentials)
             try:
                 zk_io.ensure_path(root, cs.chroot)
             finally:
                 close(root)
-        self._tool = connect(self.connect_string)
+        self._tool = connect(self.connect_string, credentials=self.credentials)
         self._engine.start()
         self._started = True
         eng = self._engine

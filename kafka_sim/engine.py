@@ -42,6 +42,7 @@ from kafka_zk.codecs import (ControllerInfo, InvalidPayload, TopicPartition, dec
                              decode_controller_epoch, decode_entity_config)
 from kafka_zk.throttle_lists import FOLLOWER_KEY, LEADER_KEY, parse_replica_list
 from kafka_zk.errors import InvalidConfig
+from kafka_zk.zk_auth import NO_AUTH, ZkCredentials
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,10 @@ class SimEvent:
 class Engine:
     """Owns the brokers, the controller (when one of ours holds ``/controller``) and the model."""
 
-    def __init__(self, connect: str, spec: ClusterSpec, session_timeout: float = 10.0) -> None:
+    def __init__(self, connect: str, spec: ClusterSpec, session_timeout: float = 10.0,
+                 credentials: ZkCredentials = NO_AUTH) -> None:
         self.connect = connect
+        self.credentials = credentials
         self.spec = spec
         self.session_timeout = session_timeout
         self.clock = SimClock(spec.speed)

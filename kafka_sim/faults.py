@@ -113,7 +113,8 @@ class FaultsMixin:
         if client is None:
             raise InvalidInput(f"broker {broker_id} is not running: restart_broker({broker_id}) first")
         session_id, password = client.client_id
-        other = KazooClient(hosts=self.connect_string, client_id=(session_id, password), timeout=10)
+        other = KazooClient(hosts=self.connect_string, client_id=(session_id, password), timeout=10,
+                            **eng.credentials.kazoo_kwargs())
         other.start(timeout=10)
         other.stop()
         other.close()

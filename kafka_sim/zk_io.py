@@ -11,6 +11,9 @@
 * Seeding (what ``kafka-topics --create`` would write) and the emulator-only ``/kafka-sim``
   publication area.
 
+Every node is created with the ACLs Kafka 2.4 gives it (:func:`kafka_zk.acls.acls_for`: open on
+an unsecured cluster; creator-all plus world-read, or creator-only under the sensitive roots,
+when the emulator's sessions were connected with ``set_acl``).
 Znodes Kafka creates with null data are created with a null payload (kazoo's public API only
 sends bytes, so :func:`_null_create` adds the raw request to a transaction).
 Every committed write can be appended to a :class:`Journal` (tests, debugging).
@@ -27,9 +30,8 @@ from typing import Any, Iterable, Sequence
 from kazoo.client import KazooClient, TransactionRequest, _prefix_root
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.protocol.serialization import Create
-from kazoo.security import OPEN_ACL_UNSAFE
-
 from kafka_zk import paths
+from kafka_zk.acls import acls_for
 from kafka_zk.codecs import ProducerIdBlock, decode_producer_id_block, encode_controller_epoch
 
 
@@ -83,7 +85,7 @@ class Op:
 
 def _null_create(txn: TransactionRequest, client: KazooClient, path: str,
                  ephemeral: bool = False) -> None:
-    txn.operations.append(Create(_prefix_root(client.chroot, path), None, OPEN_ACL_UNSAFE,
+    txn.operations.append(Create(_prefix_root(client.chroot, path), None, acls_for(client, path),
                                  1 if ephemeral else 0))
 
 
@@ -92,7 +94,7 @@ def _add(txn: TransactionRequest, client: KazooClient, op: Op) -> None:
         if op.data is None:
             _null_create(txn, client, op.path, op.ephemeral)
         else:
-            txn.create(op.path, op.data, ephemeral=op.ephemeral)
+            txn.create(op.path, op.data, acl=acls_for(client, op.path), ephemeral=op.ephemeral)
     elif op.kind == "set":
         txn.set_data(op.path, op.data or b"", op.version)
     elif op.kind == "delete":
@@ -162,7 +164,7 @@ def _create_null_path(client: KazooClient, path: str, journal: Journal, writer: 
     if parent and client.exists(parent) is None:
         _create_null_path(client, parent, journal, writer)
     try:
-        client._create_async_inner(path, None, OPEN_ACL_UNSAFE, 0).get(timeout=30)
+        client._create_async_inner(path, None, acls_for(client, path), 0).get(timeout=30)
         journal.add(writer, "create", path, None)
     except NodeExistsError:
         pass
@@ -195,7 +197,7 @@ def ensure_cluster_id(client: KazooClient, cluster_id: bytes, journal: Journal, 
     """``/cluster/id``: created by the first broker that finds it absent."""
     if client.exists(paths.CLUSTER_ID) is None:
         try:
-            client.create(paths.CLUSTER_ID, cluster_id, makepath=True)
+            client.create(paths.CLUSTER_ID, cluster_id, makepath=True, acl=acls_for(client, paths.CLUSTER_ID))
             journal.add(writer, "create", paths.CLUSTER_ID, cluster_id)
         except NodeExistsError:
             pass
@@ -230,7 +232,7 @@ def leader_isr_write(client: KazooClient, path: str, payload: bytes, version: in
 def create_sequential(client: KazooClient, prefix: str, payload: bytes, journal: Journal,
                       writer: str) -> str:
     """A persistent sequential notification (``isr_change_``, ``log_dir_event_``)."""
-    created = client.create(prefix, payload, sequence=True)
+    created = client.create(prefix, payload, sequence=True, acl=acls_for(client, prefix))
     journal.add(writer, "create", created, payload)
     return created
 
@@ -253,7 +255,8 @@ def ensure_epoch_node(client: KazooClient, journal: Journal, writer: str) -> Non
     """2.1+: ``/controller_epoch`` is created with 0 before the first election."""
     if client.exists(paths.CONTROLLER_EPOCH) is None:
         try:
-            client.create(paths.CONTROLLER_EPOCH, encode_controller_epoch(0))
+            client.create(paths.CONTROLLER_EPOCH, encode_controller_epoch(0),
+                          acl=acls_for(client, paths.CONTROLLER_EPOCH))
             journal.add(writer, "create", paths.CONTROLLER_EPOCH, encode_controller_epoch(0))
         except NodeExistsError:
             pass
@@ -263,7 +266,7 @@ def try_elect(client: KazooClient, controller_payload: bytes, epoch: int, epoch_
               journal: Journal, writer: str) -> int | None:
     """One election attempt; the new epoch's zkVersion when won, None when lost."""
     txn = client.transaction()
-    txn.create(paths.CONTROLLER, controller_payload, ephemeral=True)
+    txn.create(paths.CONTROLLER, controller_payload, acl=acls_for(client, paths.CONTROLLER), ephemeral=True)
     txn.set_data(paths.CONTROLLER_EPOCH, encode_controller_epoch(epoch + 1), epoch_version)
     results = txn.commit()
     if any(isinstance(r, Exception) for r in results):
@@ -286,7 +289,8 @@ def seed_topics(client: KazooClient, topics: Sequence[tuple[str, bytes, bytes]],
 
     Pipelined: all config nodes, then all topic nodes. An existing config node is overwritten.
     """
-    pending = [(name, cfg, client.create_async(paths.topic_config(name), cfg, makepath=True))
+    pending = [(name, cfg, client.create_async(paths.topic_config(name), cfg, makepath=True,
+                                               acl=acls_for(client, paths.topic_config(name))))
                for name, cfg, _ in topics]
     for name, cfg, res in pending:
         try:
@@ -294,7 +298,8 @@ def seed_topics(client: KazooClient, topics: Sequence[tuple[str, bytes, bytes]],
         except NodeExistsError:
             client.set(paths.topic_config(name), cfg)
         journal.add("tool", "create", paths.topic_config(name), cfg)
-    pending2 = [(name, data, client.create_async(paths.topic(name), data, makepath=True))
+    pending2 = [(name, data, client.create_async(paths.topic(name), data, makepath=True,
+                                                 acl=acls_for(client, paths.topic(name))))
                 for name, _, data in topics]
     for name, data, res in pending2:
         res.get(timeout=60)
@@ -313,14 +318,14 @@ def tool_delete(client: KazooClient, path: str, journal: Journal) -> bool:
 
 def publish_chunks(client: KazooClient, base: str, header: bytes, chunks: Sequence[bytes]) -> None:
     """Replace ``base`` (header) and ``base/chunk-NNNN`` children with new content."""
-    client.ensure_path(base)
+    client.ensure_path(base, acl=acls_for(client, base))
     existing = set(client.get_children(base))
     for i, chunk in enumerate(chunks):
         name = f"chunk-{i:04d}"
         if name in existing:
             client.set(f"{base}/{name}", chunk)
         else:
-            client.create(f"{base}/{name}", chunk)
+            client.create(f"{base}/{name}", chunk, acl=acls_for(client, f"{base}/{name}"))
     for name in sorted(existing):
         if name.startswith("chunk-") and int(name[6:]) >= len(chunks):
             client.delete(f"{base}/{name}")
@@ -328,13 +333,13 @@ def publish_chunks(client: KazooClient, base: str, header: bytes, chunks: Sequen
 
 
 def ensure_path(client: KazooClient, path: str) -> None:
-    """Create an emulator-only path (``/kafka-sim/...``) when missing."""
-    client.ensure_path(path)
+    """Create an emulator-only path (``/kafka-sim/...``) or a chroot when missing."""
+    client.ensure_path(path, acl=acls_for(client, path))
 
 
 def create_command(client: KazooClient, prefix: str, payload: bytes) -> str:
     """A fault request for a running emulator (``/kafka-sim/commands/command_<seq>``)."""
-    return client.create(prefix, payload, sequence=True, makepath=True)
+    return client.create(prefix, payload, sequence=True, makepath=True, acl=acls_for(client, prefix))
 
 
 def answer_command(client: KazooClient, path: str, payload: bytes) -> None:

@@ -4,6 +4,12 @@ A connect string is ``host:port[,host:port...][/chroot]`` as in ``zookeeper.conn
 :func:`connect` starts a client with a bounded timeout and one retry policy
 (:func:`retry_policy`); an unreachable ensemble raises :class:`ZkUnavailable` naming the
 hosts and the timeout, a malformed string raises :class:`InvalidInput` naming the fix.
+
+Secured clusters: ``credentials`` (:class:`kafka_zk.zk_auth.ZkCredentials`) authenticate the
+session with SASL (DIGEST-MD5, GSSAPI) or digest; a refused login or a server that requires
+authentication the session lacks raises :class:`ZkAuthFailed` naming who we tried to be (never
+the password), within ``timeout``. ``credentials.set_acl`` marks the client secured, so what the
+write gate creates carries Kafka's ACLs (:mod:`kafka_zk.acls`).
 """
 
 from __future__ import annotations
@@ -13,10 +19,13 @@ import warnings
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import AuthFailedError, ConnectionLoss, SASLException, SessionClosedRequireSaslError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
-from kafka_zk.errors import InvalidInput, ZkUnavailable
+from kafka_zk import acls
+from kafka_zk.errors import InvalidInput, ZkAuthFailed, ZkUnavailable
+from kafka_zk.zk_auth import NO_AUTH, ZkCredentials
 
 _HOST_PORT = re.compile(r"^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})$")
 _CHROOT = re.compile(r"^(/[A-Za-z0-9._-]+)+$")
@@ -66,28 +75,71 @@ def retry_policy(deadline: float = 30.0) -> KazooRetry:
 
 
 def connect(connect_string: str, timeout: float = 10.0, session_timeout: float = 10.0,
-            auth: list[tuple[str, str]] | None = None, read_only: bool = False) -> KazooClient:
-    """A started kazoo client for the chrooted cluster, or :class:`ZkUnavailable` after ``timeout``."""
+            auth: list[tuple[str, str]] | None = None, read_only: bool = False,
+            credentials: ZkCredentials | None = None) -> KazooClient:
+    """A started kazoo client for the chrooted cluster, or :class:`ZkUnavailable` after ``timeout``
+    (:class:`ZkAuthFailed` when the server refuses the credentials or requires some)."""
     cs = parse_connect_string(connect_string)
-    client = KazooClient(hosts=str(cs), timeout=session_timeout, auth_data=auth, read_only=read_only,
+    creds = credentials or NO_AUTH
+    kwargs = creds.kazoo_kwargs()
+    if auth:
+        kwargs["auth_data"] = list(auth) + kwargs.get("auth_data", [])
+    client = KazooClient(hosts=str(cs), timeout=session_timeout, read_only=read_only,
                          connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
-                         command_retry=retry_policy())
+                         command_retry=retry_policy(), **kwargs)
     try:
         with warnings.catch_warnings():
             # kazoo warns when the chroot is missing; we refuse with our own message below
             warnings.filterwarnings("ignore", message="No chroot path exists")
             client.start(timeout=timeout)
+        # SASL runs after the session is created: the first answer tells whether it was accepted
+        root_exists = client.exists_async("/").get(timeout=timeout) is not None
     except KazooTimeoutError:
-        client.stop()
-        client.close()
+        _discard(client)
         raise ZkUnavailable(f"ZooKeeper at {cs.hosts_text} did not answer within {timeout:g}s: "
                             "check the host, the port and that the ensemble is up") from None
-    if cs.chroot and client.exists("/") is None:
-        client.stop()
-        client.close()
+    except (AuthFailedError, SASLException, SessionClosedRequireSaslError):
+        _discard(client)
+        raise ZkAuthFailed(_auth_failure(cs.hosts_text, creds)) from None
+    except ConnectionLoss:
+        # kazoo 2.11: a SASL login the server refuses ends the connection thread (the server
+        # answers SESSIONCLOSEDREQUIRESASLAUTH); a live thread means a plain connection loss
+        refused = creds.mechanism is not None and not _connection_alive(client)
+        _discard(client)
+        if refused:
+            raise ZkAuthFailed(_auth_failure(cs.hosts_text, creds)) from None
+        raise ZkUnavailable(f"ZooKeeper at {cs.hosts_text} dropped the connection while connecting: "
+                            "check that the ensemble is up") from None
+    if cs.chroot and not root_exists:
+        _discard(client)
         raise InvalidInput(f"chroot {cs.chroot} does not exist on {cs.hosts_text}: check the "
                            "connect string (Kafka's zookeeper.connect)")
+    if creds.set_acl:
+        acls.mark_secure(client)
     return client
+
+
+def _auth_failure(hosts: str, creds: ZkCredentials) -> str:
+    if not creds.authenticated:
+        return (f"ZooKeeper at {hosts} refused an unauthenticated session: the ensemble requires "
+                "authentication; give the connection SASL credentials (a JAAS Client section or "
+                "extra sasl_mechanism with login/password)")
+    return (f"ZooKeeper at {hosts} refused the login of {creds.describe()}: check the credentials "
+            "against the server's JAAS Server section (user_<name>=...), the mechanism and the "
+            "SASL service name")
+
+
+def _connection_alive(client: KazooClient) -> bool:
+    routine = getattr(client._connection, "_connection_routine", None)
+    if routine is None or not hasattr(routine, "join"):
+        return True
+    routine.join(0.5)
+    return routine.is_alive()
+
+
+def _discard(client: KazooClient) -> None:
+    client.stop()
+    client.close()
 
 
 def close(client: KazooClient) -> None:

@@ -4,6 +4,13 @@ Runs Debian's ``zookeeper`` package (jars under /usr/share/java) as a standalone
 to 127.0.0.1 on a free port, with its own temporary data dir; waits until it answers
 ``ruok``; stops it by its own pid (SIGTERM, then SIGKILL) and removes the data dir.
 
+Secured mode (``sasl_users={"kafka": "secret", ...}``): the server reads a JAAS file (its
+``Server`` section lists the DIGEST-MD5 users), authenticates clients with
+``SASLAuthenticationProvider`` and requires SASL of every session
+(``sessionRequireClientSASLAuth=true``, ZooKeeper 3.6+; 3.8 maps it to
+``enforce.auth.schemes=sasl``): an unauthenticated session or a wrong password is refused. The
+JAAS file lives in the private data dir (mode 0600) and is removed with it.
+
 Fails with :class:`EmbeddedZooKeeperError` naming the missing piece (Java, the package) or
 the server's last log lines when it does not come up within the timeout.
 """
@@ -18,6 +25,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Mapping
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -51,7 +59,8 @@ class EmbeddedZooKeeper:
     """One standalone ZooKeeper on 127.0.0.1; use as a context manager or start()/stop()."""
 
     def __init__(self, port: int | None = None, data_dir: str | None = None,
-                 max_buffer: int = 0xFFFFF, start_timeout: float = 30.0) -> None:
+                 max_buffer: int = 0xFFFFF, start_timeout: float = 30.0,
+                 sasl_users: Mapping[str, str] | None = None) -> None:
         self.host = "127.0.0.1"
         self.port = port or free_port()
         self._own_dir = data_dir is None
@@ -59,6 +68,14 @@ class EmbeddedZooKeeper:
         self.max_buffer = max_buffer
         self.start_timeout = start_timeout
         self.process: subprocess.Popen[bytes] | None = None
+        for user in sasl_users or {}:
+            if not user.replace("-", "").replace("_", "").isalnum():
+                raise EmbeddedZooKeeperError(f"SASL user {user!r}: use letters, digits, '-' and '_'")
+        self._sasl_users = dict(sasl_users or {})
+
+    @property
+    def secured(self) -> bool:
+        return bool(self._sasl_users)
 
     @property
     def connect_string(self) -> str:
@@ -81,10 +98,24 @@ class EmbeddedZooKeeper:
             "snapCount=1000000",
             "autopurge.purgeInterval=0",
             "forceSync=no",
+            *(["authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+               "sessionRequireClientSASLAuth=true"] if self.secured else []),
             "",
         ]))
         (self.data_dir / "log4j.properties").write_text("log4j.rootLogger=WARN, stdout\n")
         return cfg
+
+    def _write_jaas(self) -> Path:
+        """The server's JAAS file: one DIGEST-MD5 user per ``user_<name>`` option."""
+        def quote(text: str) -> str:
+            return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        users = "\n".join(f"  user_{u}={quote(p)}" for u, p in sorted(self._sasl_users.items()))
+        jaas = self.data_dir / "jaas.conf"
+        fd = os.open(jaas, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+                    f"{users};\n}};\n")
+        return jaas
 
     def start(self) -> "EmbeddedZooKeeper":
         java = shutil.which("java")
@@ -95,8 +126,10 @@ class EmbeddedZooKeeper:
                 f"{ZOOKEEPER_JAR} not found: install Debian's ZooKeeper (apt-get install zookeeper)")
         cfg = self._write_config()
         log = open(self.data_dir / "server.log", "wb")
+        security = [f"-Djava.security.auth.login.config={self._write_jaas()}"] if self.secured else []
         cmd = [java, "-Xmx512m", f"-Djute.maxbuffer={self.max_buffer}",
-               "-Dzookeeper.jmx.log4j.disable=true", "-cp", str(ZOOKEEPER_JAR), MAIN_CLASS, str(cfg)]
+               "-Dzookeeper.jmx.log4j.disable=true", *security, "-cp", str(ZOOKEEPER_JAR), MAIN_CLASS,
+               str(cfg)]
         self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True)
         log.close()

@@ -79,6 +79,10 @@ class ZkUnavailable(KafkaZkError):
     """ZooKeeper could not be reached within the timeout."""
 
 
+class ZkAuthFailed(KafkaZkError):
+    """ZooKeeper refused the session's credentials (SASL or digest), or requires some."""
+
+
 class NodeMissing(KafkaZkError):
     """A znode that must exist does not."""
 
@@ -96,6 +100,12 @@ def translate(exc: Exception, path: str) -> KafkaZkError:
     if isinstance(exc, (kz.ConnectionLoss, kz.SessionExpiredError, kz.OperationTimeoutError)) \
             or type(exc).__name__ in ("KazooTimeoutError", "RetryFailedError"):
         return ZkUnavailable(f"[{path}] ZooKeeper did not answer: {type(exc).__name__}")
+    if isinstance(exc, kz.AuthFailedError):
+        return ZkAuthFailed(f"[{path}] ZooKeeper refused this session's authentication: check the "
+                            "SASL/digest credentials of the connection")
+    if isinstance(exc, kz.InvalidACLError):
+        return ZkAuthFailed(f"[{path}] ZooKeeper refused the node's ACL: a secured cluster "
+                            "(set_acl) needs an authenticated session (SASL or digest credentials)")
     if isinstance(exc, kz.NoAuthError):
         return KafkaZkError(f"[{path}] not authorised: connect with the principal that owns the "
                             "znode (digest/SASL credentials in the connection)")

@@ -18,6 +18,10 @@ config catalogue (:mod:`kafka_zk.topic_configs`), so no caller can write a value
 parse (a 2^63 throttle, a NaN ratio). Transient connection loss is retried with the client's retry policy; a create whose reply was
 lost is recognised as ours when the node holds our exact payload.
 
+On a secured cluster (the client was connected with ``set_acl``, see :mod:`kafka_zk.acls`) every
+node created here, and every missing parent created on the way, carries the ACLs Kafka 2.4 would
+give it (:func:`kafka_zk.acls.default_acls`); ``set`` and ``delete`` leave a node's ACLs alone.
+
 Failure: every refusal is a :mod:`kafka_zk.errors` type naming the path; kazoo errors are
 translated with :func:`kafka_zk.errors.translate`.
 """
@@ -31,7 +35,7 @@ from typing import Callable, Mapping
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from kafka_zk import codecs, paths
+from kafka_zk import acls, codecs, paths
 from kafka_zk.audit import AuditLog, AuditRecord, decode_for_audit
 from kafka_zk.errors import (ElectionInProgress, InvalidInput, InvalidPayload, KafkaZkError,
                              ReassignmentInProgress, TopicExists, ZnodeTooLarge, translate)
@@ -202,9 +206,13 @@ class ZkWriter:
         def op() -> str:
             nonlocal attempts
             attempts += 1
+            secure = acls.is_secure(self.client)
+            if secure and makepath:
+                self._create_parents(path)
             try:
                 return self.client.create(path, data if data is not None else b"", sequence=sequence,
-                                          makepath=makepath)
+                                          makepath=makepath and not secure,
+                                          acl=acls.default_acls(path, secure))
             except NodeExistsError:
                 if attempts > 1 and not sequence:
                     current, _ = self.client.get(path)
@@ -220,6 +228,19 @@ class ZkWriter:
             raise self._exists_error(path) or KafkaZkError(f"[{path}] already exists") from None
         except Exception as exc:  # noqa: BLE001 - translated
             raise translate(exc, path) from exc
+
+    def _create_parents(self, path: str) -> None:
+        """Missing ancestors of ``path``, top down, each with its own Kafka ACLs (as Kafka's
+        ``createRecursive`` does); a parent created meanwhile by someone else is fine."""
+        missing, parent = [], path.rsplit("/", 1)[0]
+        while parent and self.client.exists(parent) is None:
+            missing.append(parent)
+            parent = parent.rsplit("/", 1)[0]
+        for node in reversed(missing):
+            try:
+                self.client.create(node, b"", acl=acls.default_acls(node, True))
+            except NodeExistsError:
+                pass
 
     def set(self, path: str, data: bytes, *, version: int = -1) -> None:
         """Overwrite an existing node (``version`` ≥ 0: only if unchanged since read)."""

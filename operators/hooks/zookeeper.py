@@ -4,10 +4,19 @@ The connection (type ``kafka_zookeeper``) names the ensemble and the cluster's c
 
 * ``host``: ``zk1:2181,zk2:2181`` (or ``zk1,zk2`` with ``port`` as the default port);
 * ``port``: default port for hosts given without one (2181 when empty);
-* ``login`` / ``password``: optional digest credentials (the principal that owns Kafka's znodes
-  when ``zookeeper.set.acl=true``); ``extra.digest`` = ``"user:password"`` works too;
+* ``login`` / ``password``: optional credentials, SASL when ``extra.sasl_mechanism`` is set,
+  digest otherwise; ``extra.digest`` = ``"user:password"`` works too;
 * ``extra``: ``chroot`` (``/kafka``, the chroot of Kafka's ``zookeeper.connect``),
-  ``connect_timeout`` and ``session_timeout`` in seconds (10 each by default), ``read_only``.
+  ``connect_timeout`` and ``session_timeout`` in seconds (10 each by default), ``read_only``;
+* secured clusters (docs/connections.md): ``sasl_mechanism`` (``DIGEST-MD5`` with login/password,
+  or ``GSSAPI`` with ``extra.sasl_principal`` and a Kerberos ticket cache), or ``jaas``: the text
+  of a JAAS file whose ``jaas_section`` (default ``Client``) names the login module and its
+  options, as Kafka's brokers read it; ``sasl_service`` (default ``zookeeper``, Kafka's
+  ``zookeeper.sasl.client.username``); ``set_acl`` (Kafka's ``zookeeper.set.acl``): what we
+  create carries Kafka's ACLs.
+
+Secrets (the password, the JAAS text) are registered with Airflow's secrets masker when read,
+and never put in a message: errors name the connection and the field, never its value.
 
 In tests and on the command line the connection comes from an environment variable in JSON form::
 
@@ -31,6 +40,7 @@ from kafka_zk import paths
 from kafka_zk.connect import close as close_client
 from kafka_zk.connect import connect, parse_connect_string
 from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.zk_auth import DIGEST_MD5, GSSAPI, NO_AUTH, ZkCredentials, parse_jaas_section
 
 DEFAULT_PORT = 2181
 
@@ -59,7 +69,8 @@ class ZooKeeperHook(BaseHook):
                 "host": "zk1:2181,zk2:2181,zk3:2181",
                 "port": "2181 (default for hosts without a port)",
                 "login": "optional: digest ACL user",
-                "extra": '{"chroot": "/kafka", "connect_timeout": 10, "session_timeout": 10}',
+                "extra": '{"chroot": "/kafka", "connect_timeout": 10, "session_timeout": 10, '
+                         '"sasl_mechanism": "DIGEST-MD5", "set_acl": true}',
             },
         }
 
@@ -97,16 +108,54 @@ class ZooKeeperHook(BaseHook):
             if not 0 < value <= 600:
                 raise InvalidInput(f"{where}: extra {key}={extra.get(key)!r} must be seconds in (0, 600]")
             timeouts[key] = value
-        auth = None
-        digest = extra.get("digest")
-        if conn.login:
-            auth = [("digest", f"{conn.login}:{conn.password or ''}")]
-        elif digest:
-            if ":" not in str(digest):
-                raise InvalidInput(f"{where}: extra digest must be 'user:password'")
-            auth = [("digest", str(digest))]
-        return {"connect_string": connect_string, "auth": auth, "read_only": bool(extra.get("read_only", False)),
-                **timeouts}
+        return {"connect_string": connect_string, "credentials": self._credentials(conn, extra, where),
+                "read_only": bool(extra.get("read_only", False)), **timeouts}
+
+    @staticmethod
+    def _credentials(conn: Any, extra: dict[str, Any], where: str) -> ZkCredentials:
+        """SASL (JAAS text or mechanism + login/password), digest, or none; secrets masked."""
+        from airflow.sdk.log import mask_secret
+
+        set_acl = extra.get("set_acl", False)
+        if set_acl not in (True, False, "true", "false", "True", "False"):
+            raise InvalidInput(f"{where}: extra set_acl must be true or false (Kafka's zookeeper.set.acl)")
+        set_acl = str(set_acl).lower() == "true"
+        service = str(extra.get("sasl_service") or "zookeeper")
+        mechanism = extra.get("sasl_mechanism")
+        jaas, digest = extra.get("jaas"), extra.get("digest")
+        for secret in (conn.password, jaas, digest):
+            if secret:
+                mask_secret(secret)
+        try:
+            if jaas:
+                if mechanism or conn.login:
+                    raise InvalidInput("give either extra jaas or sasl_mechanism/login, not both")
+                return parse_jaas_section(str(jaas), str(extra.get("jaas_section") or "Client"),
+                                          service, set_acl)
+            if mechanism:
+                mechanism = str(mechanism).upper()
+                if mechanism == GSSAPI:
+                    return ZkCredentials(GSSAPI, principal=extra.get("sasl_principal") or conn.login or None,
+                                         service=service, set_acl=set_acl)
+                if mechanism == DIGEST_MD5 and not (conn.login and conn.password):
+                    raise InvalidInput("SASL DIGEST-MD5 needs login (the JAAS username) and password")
+                return ZkCredentials(mechanism, username=conn.login, password=conn.password,
+                                     service=service, set_acl=set_acl)
+            if conn.login:
+                return ZkCredentials(digest_user=conn.login, digest_password=conn.password or "",
+                                     set_acl=set_acl)
+            if digest:
+                if ":" not in str(digest):
+                    raise InvalidInput("extra digest must be 'user:password'")
+                user, _, password = str(digest).partition(":")
+                return ZkCredentials(digest_user=user, digest_password=password, set_acl=set_acl)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{where}: {exc}") from None
+        if set_acl:
+            raise InvalidInput(f"{where}: extra set_acl=true needs credentials (Kafka creates its znodes "
+                               "as the authenticated principal): set sasl_mechanism with login/password, "
+                               "or jaas")
+        return NO_AUTH
 
     @property
     def connect_string(self) -> str:
@@ -120,7 +169,7 @@ class ZooKeeperHook(BaseHook):
         if self._client is None:
             s = self._settings()
             self._client = connect(s["connect_string"], timeout=s["connect_timeout"],
-                                   session_timeout=s["session_timeout"], auth=s["auth"],
+                                   session_timeout=s["session_timeout"], credentials=s["credentials"],
                                    read_only=s["read_only"])
         return self._client
 
