@@ -31,6 +31,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     src.add_argument("--snapshot", help="plan from a saved snapshot file instead")
     p.add_argument("--sizes", help="partition sizes: the output of `kafka-log-dirs.sh --describe`, or a "
                    "sizes.jsonl written by the snapshot step")
+    p.add_argument("--capacity", help="broker disk capacity (Cruise Control's capacity JSON, or "
+                   '{"brokers": {"<id>": <bytes>}}): no broker may pass --disk-threshold-pct of it at any step')
+    p.add_argument("--disk-threshold-pct", type=float, default=None, metavar="PCT",
+                   help="most a broker's disk may be filled at any step (default 85)")
     p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)
@@ -83,6 +87,7 @@ def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
                        ("--replication-factor", "replication_factor"), ("--sizes", "sizes"),
                        ("--reassignment-json-file", "reassignment_json_file"), ("--throttle", "throttle"),
                        ("--max-wave-bytes", "max_wave_bytes"), ("--batch-size", "batch_size"),
+                       ("--capacity", "capacity"), ("--disk-threshold-pct", "disk_threshold_pct"),
                        ("--master", "master")):
         value = getattr(args, attr, None)
         if value not in (None, ""):
@@ -122,6 +127,13 @@ def print_summary(summary: dict[str, Any]) -> None:
     for batch_kind in ("election_batches", "deletion_batches"):
         if summary.get(batch_kind):
             print(f"{batch_kind.replace('_', ' ').capitalize()}: {summary[batch_kind]}")
+    disk = summary.get("disk") or {}
+    if disk:
+        worst = (f"; fullest broker {disk['worst_broker']} peaks at {disk['worst_peak_pct']} % of its capacity"
+                 if disk.get("worst_broker") is not None else "")
+        print(f"Disk: {disk['status']}{worst}")
+        for note in disk.get("growth_notes", ()):
+            print(f"Note: {note}")
     for note in summary.get("notes", ()):
         print(f"Note: {note}")
     print(f"Artifacts in {summary['out']}, plan hash {summary['plan_hash']}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+from kafka_zk.capacity import DiskCapacity, read_capacity_file
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
 from spark_jobs.kernels.batches import plan_preferred_election, plan_topic_deletion, plan_user_reassignment
@@ -70,8 +71,20 @@ def _user_entries(args: argparse.Namespace):
     return decode_reassignment_file(text)
 
 
-def _checked(data: SparkInput, plan: Plan, removed=()) -> Plan:
-    validate_plan(data.snapshot, plan, removed, data.sizes, data.baseline)
+def capacity_of(args: argparse.Namespace) -> DiskCapacity | None:
+    """The ``--capacity`` file, read and checked once per job (None when not given)."""
+    if not getattr(args, "capacity", None):
+        return None
+    cached = getattr(args, "_disk_capacity", None)
+    if cached is None:
+        cached = read_capacity_file(args.capacity, getattr(args, "disk_threshold_pct", None))
+        args._disk_capacity = cached
+    return cached
+
+
+def _checked(data: SparkInput, plan: Plan, removed=(), capacity: DiskCapacity | None = None) -> Plan:
+    limits = capacity.limits(sorted(set(data.snapshot.brokers) | set(data.baseline or {}))) if capacity else None
+    validate_plan(data.snapshot, plan, removed, data.sizes, data.baseline, limits)
     return plan
 
 
@@ -85,7 +98,8 @@ OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], str | None],
                             Callable[[argparse.Namespace, SparkInput], Plan]]] = {
     "decommission": (lambda a: overlaps(_brokers(a)),
                      lambda a, d: _checked(d, plan_decommission(d.snapshot, _brokers(a), d.sizes, a.seed,
-                                                                d.baseline), _brokers(a))),
+                                                                d.baseline, capacity_of(a)), _brokers(a),
+                                            capacity_of(a))),
     "add-brokers": (lambda a: None,
                     lambda a, d: _checked(d, plan_add_brokers(d.snapshot, _brokers(a), d.sizes, a.seed))),
     "change-rf": (lambda a: _in_topics(_topics(a)),

@@ -43,7 +43,7 @@ from kafka_zk.errors import KafkaZkError
 from spark_jobs import sizes_input
 from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
-from spark_jobs.operations import OPERATIONS, run_kernel, touched_sql
+from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, touched_sql
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -59,6 +59,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--reassignment-json-file", default=None, help="reassign-json: the user's JSON")
     p.add_argument("--sizes", default=None, help="`kafka-log-dirs.sh --describe` output, or a sizes.jsonl "
                    "(kafka_zk.sizes_file)")
+    p.add_argument("--capacity", default=None, help="broker disk capacity: Cruise Control's capacity JSON or "
+                   '{"brokers": {"<id>": <bytes>}} (kafka_zk.capacity); plans then keep every broker under '
+                   "--disk-threshold-pct of it")
+    p.add_argument("--disk-threshold-pct", type=float, default=None,
+                   help="most a broker's disk may be filled at any step, percent (default: the capacity "
+                        "file's, else 85)")
     p.add_argument("--throttle", type=int, default=None, help="replication throttle, bytes/s")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)
@@ -118,6 +124,7 @@ def execute(args: argparse.Namespace, spark=None) -> dict[str, Any]:
     checking or converting the sizes file then overlaps the JVM's start on another core, and
     the raw output's text and objects never live in the driver.
     """
+    capacity_of(args)               # a bad capacity file is refused before Spark starts
     if spark is not None:
         return run(spark, args)
     if not args.sizes:
@@ -152,6 +159,8 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     caller started it) and the driver's sizes time are reported with the other phase timings
     in ``summary.json``.
     """
+    from spark_jobs.kernels.capacity import plan_disk
+    from spark_jobs.kernels.loads import cluster_loads, rack_map
     from spark_jobs.spark_io import load_input
     from spark_jobs.summary import build_summary
 
@@ -171,8 +180,13 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         plan = run_kernel(args, data)
         planned = time.monotonic()
         waves = pack_waves(plan.moves, limits)
+        ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
+        before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline).bytes
+        waves, disk = plan_disk(before, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
+                                capacity_of(args), bool(data.sizes), limits)
         summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
                                 data.partitions_total)
+        summary["disk"] = disk
         summary["timings_s"] = {**({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
                                 **({"sizes_driver": round(sizes.seconds, 3)} if sizes.path else {}),
                                 "spark_read_aggregate": round(loaded - started, 3),

@@ -17,8 +17,14 @@ Deterministic for a (snapshot, removed, sizes, seed).
 ``baseline`` carries the per-broker load of partitions that are not in ``snapshot`` (the Spark
 job passes only the partitions on removed brokers plus aggregated loads of the rest).
 
+Disk capacity (optional, with sizes): no broker may receive a replica that takes it past its
+limit (capacity × threshold, :mod:`kafka_zk.capacity`); the repair passes keep to it too. Kept
+brokers only gain bytes in a decommission, so the final level is also the peak of every wave.
+
 Failure: :class:`PlanRefused` for an empty or unknown broker list, no broker left, a partition
-that needs more brokers than remain, or a touched partition with a reassignment in flight.
+that needs more brokers than remain, a touched partition with a reassignment in flight, or a
+placement that cannot keep every receiving broker under its disk limit (the message names the
+brokers, their bytes, and what would fit: :func:`spark_jobs.kernels.capacity.shortfall_message`).
 """
 
 from __future__ import annotations
@@ -26,11 +32,13 @@ from __future__ import annotations
 import bisect
 from typing import Collection, Mapping
 
+from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot, Partition
+from spark_jobs.kernels.capacity import shortfall_message
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
 from spark_jobs.kernels.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
-from spark_jobs.kernels.placement import LeaderBalancer, Placer, seeded_ranks
+from spark_jobs.kernels.placement import DiskFull, LeaderBalancer, Placer, seeded_ranks
 
 SWAP_ROUNDS_PER_BROKER = 8  # repair_bytes: at most this many swaps per broker of a rack
 
@@ -85,7 +93,7 @@ def repair_counts(placer: Placer, targets: dict[TopicPartition, list[int]],
                 b_shares = rack_of(placer.racks, b) in {rack_of(placer.racks, o) for o in others}
                 best = None
                 for c in cands:
-                    if counts.get(c, 0) >= counts[b] - 1 or c in others:
+                    if counts.get(c, 0) >= counts[b] - 1 or c in others or not placer.fits(c, size):
                         continue
                     if not b_shares and not placer.eligible(c, others):
                         continue
@@ -132,7 +140,10 @@ def repair_bytes(placer: Placer, targets: dict[TopicPartition, list[int]],
             swap = None
             for light in by_bytes[:-1]:
                 gap = loads.get(heavy, 0) - loads.get(light, 0)
-                swap = _best_swap(targets, got[heavy], got[light], heavy, light, gap) if gap > 0 else None
+                limit = placer.limits.get(light)
+                room = gap if limit is None else limit - loads.get(light, 0)   # light's disk headroom
+                swap = _best_swap(targets, got[heavy], got[light], heavy, light, gap, room) \
+                    if gap > 0 and room > 0 else None
                 if swap is not None:
                     break
             if swap is None:
@@ -156,9 +167,9 @@ Received = tuple[int, TopicPartition, int]   # (size, tp, index in the target li
 
 
 def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Received], light_got: list[Received],
-               heavy: int, light: int, gap: int) -> tuple[Received, Received] | None:
-    """The (heavy's, light's) pair of received replicas whose size difference is in (0, gap) and
-    nearest gap / 2, or None. Both lists are sorted by size; the heavy side is read from its
+               heavy: int, light: int, gap: int, room: float) -> tuple[Received, Received] | None:
+    """The (heavy's, light's) pair of received replicas whose size difference is in (0, gap),
+    at most ``room`` (the light broker's disk headroom) and nearest gap / 2, or None. Both lists are sorted by size; the heavy side is read from its
     largest down and the search stops at a difference within gap / 64 of the ideal, or when no
     smaller replica can beat the best found."""
     best, best_err = None, None
@@ -177,7 +188,7 @@ def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Receive
                 continue
             d = s1 - sizes[jj]
             two = light_got[jj]
-            if not 0 < d < gap or heavy in targets[two[1]]:
+            if not 0 < d < gap or d > room or heavy in targets[two[1]]:
                 continue
             err = abs(d - gap / 2)
             if best_err is None or err < best_err:
@@ -189,8 +200,30 @@ def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Receive
 
 def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
                       sizes: Mapping[TopicPartition, int] | None = None, seed: int = 0,
-                      baseline: Mapping[int, BrokerLoad] | None = None) -> Plan:
-    """Move every replica off ``removed`` with the least movement, balanced and rack-aware."""
+                      baseline: Mapping[int, BrokerLoad] | None = None,
+                      capacity: DiskCapacity | None = None) -> Plan:
+    """Move every replica off ``removed`` with the least movement, balanced and rack-aware.
+
+    With ``capacity`` and ``sizes``, no receiving broker passes its disk limit.
+    """
+    if capacity is not None and sizes:
+        try:
+            return _plan(snapshot, removed, sizes, seed, baseline, capacity)
+        except DiskFull:
+            free = _plan(snapshot, removed, sizes, seed, baseline, None)
+            gone = frozenset(free.removed)
+            live = sorted(b for b in snapshot.brokers if b not in gone)
+            loads = cluster_loads(snapshot.partitions(), live, sizes, baseline)
+            for m in free.moves:
+                for b in m.destinations:
+                    loads.bytes[b] = loads.bytes.get(b, 0) + m.size
+            raise PlanRefused(shortfall_message(loads.bytes, capacity.limits(live), capacity,
+                                                rack_map(snapshot.brokers), live, sorted(gone))) from None
+    return _plan(snapshot, removed, sizes, seed, baseline, None)
+
+
+def _plan(snapshot: ClusterSnapshot, removed: Collection[int], sizes: Mapping[TopicPartition, int] | None,
+          seed: int, baseline: Mapping[int, BrokerLoad] | None, capacity: DiskCapacity | None) -> Plan:
     gone = check_removed(snapshot, removed, baseline)
     parts = list(snapshot.partitions())
     affected = [p for p in parts if not gone.isdisjoint(p.replicas)]  # in (topic, partition) order
@@ -205,7 +238,8 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
     all_ids = set(snapshot.brokers).union(*(p.replicas for p in parts)) | set(baseline or {})
     ranks = seeded_ranks(all_ids, seed)
     loads = cluster_loads(parts, live, sizes, baseline)
-    placer = Placer(live, loads, racks, ranks, by_bytes=bool(sizes))
+    limits = capacity.limits(live) if capacity is not None else None
+    placer = Placer(live, loads, racks, ranks, by_bytes=bool(sizes), limits=limits)
 
     tps = [p.tp for p in affected]
     psizes = [size_of(sizes, tp) for tp in tps]
@@ -225,6 +259,8 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
     repair_counts(placer, targets, received)
     if sizes:
         repair_bytes(placer, targets, received)
+        if limits:          # the byte swaps may have made room where counts could still even out
+            repair_counts(placer, targets, received)
 
     leaders = LeaderBalancer(loads, ranks, live)
     for b in gone:

@@ -9,8 +9,13 @@ least-used rack is taken (the plan then notes a rack the partition has to share)
 :class:`LeaderBalancer` picks preferred leaders among a partition's replicas, fewest preferred
 leaderships first. Ties are broken only by ranks drawn from ``random.Random(seed)``.
 
+Disk limits (optional, bytes per broker): a broker whose bytes plus the replica's would pass its
+limit is not a candidate. When a partition's unused racks have candidates but none has room,
+:class:`DiskFull` is raised (the kernel turns it into a refusal that says what would fit); rack
+sharing is never used to dodge a full disk.
+
 Failure: :class:`PlanRefused` when a partition has no candidate broker at all (more replicas
-than eligible brokers).
+than eligible brokers); :class:`DiskFull` (a PlanRefused) when candidates exist but none has room.
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ from spark_jobs.kernels.loads import Loads, rack_of
 from spark_jobs.kernels.model import PlanRefused
 
 PER_RACK_HEAPS = 16
+
+
+class DiskFull(PlanRefused):
+    """No eligible broker has disk room for a new replica (under the plan's disk limits)."""
 
 
 def seeded_ranks(broker_ids: Iterable[int], seed: int) -> dict[int, int]:
@@ -44,8 +53,9 @@ class Placer:
     """
 
     def __init__(self, candidates: Sequence[int], loads: Loads, racks: Mapping[int, str],
-                 ranks: Mapping[int, int], by_bytes: bool) -> None:
+                 ranks: Mapping[int, int], by_bytes: bool, limits: Mapping[int, int] | None = None) -> None:
         self.loads = loads
+        self.limits = dict(limits or {})
         self.racks = racks
         self.ranks = ranks
         self.by_bytes = by_bytes
@@ -74,6 +84,11 @@ class Placer:
             self._version[b] += 1
             self._push(b)
 
+    def fits(self, b: int, size: int) -> bool:
+        """Whether ``b`` has disk room for ``size`` more bytes under its limit (no limit: yes)."""
+        limit = self.limits.get(b)
+        return limit is None or self.loads.bytes.get(b, 0) + size <= limit
+
     def pick(self, replicas: Iterable[int], size: int) -> int:
         """Choose and charge a destination for a new replica of a partition on ``replicas``.
 
@@ -84,60 +99,78 @@ class Placer:
         used_racks = {racks.get(b, f"\0{b}") for b in taken}
         chosen = -1
         if self._rack_heaps is not None:
-            chosen = self._pick_by_rack(used_racks)
+            chosen = self._pick_by_rack(used_racks, size)
         else:
-            chosen = self._pick_global(taken, used_racks)
+            chosen = self._pick_global(taken, used_racks, size)
         if chosen < 0:
-            chosen = self._pick_shared_rack(taken)
+            if self.limits and any(b not in taken and racks[b] not in used_racks for b in self.candidates):
+                raise DiskFull(f"no broker of a rack the partition does not use yet has room for "
+                               f"{size} more bytes next to {sorted(taken)}")
+            chosen = self._pick_shared_rack(taken, size)
         self.add(chosen, size)
         return chosen
 
-    def _pick_by_rack(self, used_racks: set[str]) -> int:
+    def _pick_by_rack(self, used_racks: set[str], size: int) -> int:
         """Top valid entry of every unused rack's heap; the smallest wins (−1: none).
 
         A broker of an unused rack cannot be one of the partition's replicas, so no other check.
+        With disk limits the top entry with room is taken instead of the top entry.
         """
         version = self._version
         best = None
         for r, heap in self._rack_heaps.items():  # type: ignore[union-attr]
             if r in used_racks:
                 continue
-            while heap and heap[0][2] != version[heap[0][1]]:
-                heapq.heappop(heap)
-            if heap and (best is None or heap[0] < best):
-                best = heap[0]
+            if self.limits:
+                top = self._top(heap, lambda b: self.fits(b, size))
+            else:
+                while heap and heap[0][2] != version[heap[0][1]]:
+                    heapq.heappop(heap)
+                top = heap[0] if heap else None
+            if top is not None and (best is None or top < best):
+                best = top
         return -1 if best is None else best[1]
 
-    def _pick_global(self, taken: set[int], used_racks: set[str]) -> int:
-        heap = self._heap
+    def _pick_global(self, taken: set[int], used_racks: set[str], size: int) -> int:
+        top = self._top(self._heap, lambda b: b not in taken and self.racks[b] not in used_racks
+                        and self.fits(b, size))
+        return -1 if top is None else top[1]
+
+    def _top(self, heap: list[tuple[tuple[int, int, int], int, int]], ok) -> tuple | None:
+        """The smallest current entry of ``heap`` whose broker passes ``ok`` (popped ones go back)."""
         popped: list[tuple[tuple[int, int, int], int, int]] = []
-        chosen = -1
+        found = None
         while heap:
             entry = heapq.heappop(heap)
-            _key, b, version = entry
-            if version != self._version[b]:
+            if entry[2] != self._version[entry[1]]:
                 continue
             popped.append(entry)
-            if b not in taken and self.racks[b] not in used_racks:
-                chosen = b
+            if ok(entry[1]):
+                found = entry
                 break
         for entry in popped:
             heapq.heappush(heap, entry)
-        return chosen
+        return found
 
-    def _pick_shared_rack(self, taken: set[int]) -> int:
-        """No unused rack has a candidate: least-used rack, then least-loaded broker."""
+    def _pick_shared_rack(self, taken: set[int], size: int) -> int:
+        """No unused rack has a candidate: least-used rack, then least-loaded broker with room."""
         rack_use: dict[str, int] = {}
         for b in taken:
             r = rack_of(self.racks, b)
             rack_use[r] = rack_use.get(r, 0) + 1
         best = None
+        short = False
         for b in self.candidates:
             if b in taken:
+                continue
+            if not self.fits(b, size):
+                short = True
                 continue
             key = (rack_use.get(self.racks[b], 0),) + self._key(b)
             if best is None or key < best[0]:
                 best = (key, b)
+        if best is None and short:
+            raise DiskFull(f"no broker has room for {size} more bytes next to {sorted(taken)}")
         if best is None:
             raise PlanRefused(f"no broker is left for a new replica next to {sorted(taken)}: "
                               f"the partition needs more brokers than the {len(self.candidates)} "

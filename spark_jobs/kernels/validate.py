@@ -15,7 +15,9 @@ Rules (each violation is listed, then :class:`PlanInvalid` is raised with all of
 8. balance: (decommission) no broker that received a replica ends more than one replica above
    a live, allowed broker that could have taken that replica (rack rule kept); (decommission,
    add-brokers) no newly chosen preferred leader leads more than one partition more than another replica
-   of that partition. This is "spread ≤ 1 where the constraints allow" made checkable.
+   of that partition. This is "spread ≤ 1 where the constraints allow" made checkable; with disk
+   limits, a broker "could have taken" a replica only if it then stays under its limit;
+9. disk (with limits and sizes): no broker that received a replica ends over its limit.
 
 Byte balance is a goal, not an invariant (kept replicas cannot be moved under least movement):
 it is reported in the summary, not checked here. Determinism is tested separately.
@@ -99,7 +101,7 @@ def _movement(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> li
 
 def _balance(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int],
              sizes: Mapping[TopicPartition, int] | None,
-             baseline: Mapping[int, BrokerLoad] | None) -> list[str]:
+             baseline: Mapping[int, BrokerLoad] | None, limits: Mapping[int, int]) -> list[str]:
     out: list[str] = []
     cands = sorted(b for b in snapshot.brokers if b not in gone)
     if not cands or not plan.moves:
@@ -117,8 +119,10 @@ def _balance(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int],
                 others = [x for j, x in enumerate(m.target) if j != i]
                 used = {rack_of(racks, o) for o in others}
                 shares = rack_of(racks, b) in used
+                size = int((sizes or {}).get(m.tp, 0))
                 better = [c for c in cands if counts.get(c, 0) < counts[b] - 1 and c not in others
-                          and (shares or racks[c] not in used)]
+                          and (shares or racks[c] not in used)
+                          and (c not in limits or final.bytes.get(c, 0) + size <= limits[c])]
                 if better:
                     out.append(f"{m.tp}: new replica on broker {b} ({counts[b]} replicas) while broker "
                                f"{better[0]} ({counts[better[0]]}) could take it")
@@ -134,21 +138,38 @@ def _balance(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int],
     return out
 
 
+def _disk(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int], sizes: Mapping[TopicPartition, int],
+          baseline: Mapping[int, BrokerLoad] | None, limits: Mapping[int, int]) -> list[str]:
+    cands = sorted(b for b in snapshot.brokers if b not in gone)
+    final = cluster_loads(snapshot.partitions(), cands, sizes, baseline, plan.target)
+    receivers = sorted({d for m in plan.moves for d in m.destinations})
+    return [f"broker {b} receives replicas and ends with {final.bytes.get(b, 0)} bytes, over its disk limit "
+            f"{limits[b]}" for b in receivers if b in limits and final.bytes.get(b, 0) > limits[b]]
+
+
 def plan_violations(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int] = (),
                     sizes: Mapping[TopicPartition, int] | None = None,
-                    baseline: Mapping[int, BrokerLoad] | None = None) -> list[str]:
-    """Every violated invariant of ``plan`` against ``snapshot`` (empty list: valid)."""
+                    baseline: Mapping[int, BrokerLoad] | None = None,
+                    limits: Mapping[int, int] | None = None) -> list[str]:
+    """Every violated invariant of ``plan`` against ``snapshot`` (empty list: valid).
+
+    ``limits`` (bytes per broker, with ``sizes``) adds the disk rule and bounds rule 8.
+    """
     gone = frozenset(int(b) for b in removed) | plan.removed
+    limits = dict(limits or {}) if sizes else {}
     out = _structure(snapshot, plan, gone) + _movement(snapshot, plan, gone)
     if plan.operation in BALANCED:
-        out += _balance(snapshot, plan, gone, sizes, baseline)
+        out += _balance(snapshot, plan, gone, sizes, baseline, limits)
+    if limits:
+        out += _disk(snapshot, plan, gone, sizes, baseline, limits)  # type: ignore[arg-type]
     return out
 
 
 def validate_plan(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int] = (),
                   sizes: Mapping[TopicPartition, int] | None = None,
-                  baseline: Mapping[int, BrokerLoad] | None = None) -> None:
+                  baseline: Mapping[int, BrokerLoad] | None = None,
+                  limits: Mapping[int, int] | None = None) -> None:
     """Raise :class:`PlanInvalid` listing every violation; return quietly for a valid plan."""
-    violations = plan_violations(snapshot, plan, removed, sizes, baseline)
+    violations = plan_violations(snapshot, plan, removed, sizes, baseline, limits)
     if violations:
         raise PlanInvalid(plan.operation, violations)

@@ -408,3 +408,11 @@ def fixed_batch_bounds(moves: Sequence[Move], batch: int, limits: WaveLimits,
     t = limits.throttle_bytes_per_s
     return WaveBounds(count, total, like.lower_bound_bytes, like.max_inbound, like.max_outbound,
                       like.largest_move_bytes, total / t if t else None, like.lower_bound_seconds)
+
+
+def wave_of(index: int, moves: Iterable[Move], limits: WaveLimits) -> Wave:
+    """A :class:`Wave` holding exactly ``moves`` (e.g. a wave split to keep a disk under its limit)."""
+    w = _Open()
+    for m in moves:
+        w.add(_Item(m))
+    return _finish(index, w, limits)

@@ -1,0 +1,75 @@
+"""The plan job with ``--capacity``: refusals write nothing, fitting plans carry the disk profile."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from kafka_zk.capacity import DiskCapacity, write_capacity
+from kafka_zk.errors import InvalidInput
+from kafka_zk.snapshot_file import write_snapshot
+from kafka_zk.log_dirs import encode_log_dirs
+from spark_jobs import plan_job
+from spark_jobs.kernels.loads import cluster_loads
+from spark_jobs.kernels.model import PlanRefused
+from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("capjob")
+    snap = synthetic_cluster(9, 3, 4, 30, 3, seed=21)
+    sizes = synthetic_sizes(snap, seed=22)
+    write_snapshot(snap, str(d / "snap.jsonl"))
+    per_broker: dict = {}
+    for p in snap.partitions():
+        for b in p.replicas:
+            per_broker.setdefault(b, {})[p.tp] = sizes[p.tp]
+    (d / "log_dirs.json").write_text(encode_log_dirs(per_broker))
+    before = cluster_loads(snap.partitions(), sorted(snap.brokers), sizes).bytes
+    return d, snap, before
+
+
+def _args(d, out: str, capacity: str) -> object:
+    return plan_job.parse_args(["--snapshot", str(d / "snap.jsonl"), "--out", out, "--op", "decommission",
+                                "--brokers", "7,8", "--sizes", str(d / "log_dirs.json"), "--capacity", capacity,
+                                "--max-moves-per-broker", "2", "--throttle", "10485760"])
+
+
+def test_too_little_capacity_is_refused_and_writes_nothing(spark, files) -> None:
+    d, snap, before = files
+    cap = str(d / "tight.json")
+    write_capacity(cap, DiskCapacity({b: int(v * 1.05) for b, v in before.items()}, threshold_pct=90))
+    out = d / "tight_out"
+    with pytest.raises(PlanRefused, match=r"would overfill broker \d+ .* over the 90 % threshold"):
+        plan_job.run(spark, _args(d, str(out), cap))
+    assert not out.exists() or not (out / "plan.json").exists()
+
+
+def test_enough_capacity_plans_and_reports_every_broker(spark, files) -> None:
+    d, snap, before = files
+    cap = str(d / "roomy.json")
+    write_capacity(cap, DiskCapacity({b: 3 * v for b, v in before.items()}, threshold_pct=85))
+    out = str(d / "roomy_out")
+    summary = plan_job.run(spark, _args(d, out, cap))
+    disk = summary["disk"]
+    assert disk["checked"] and disk["status"] == "checked against capacity"
+    for b, row in disk["brokers"].items():
+        if int(b) not in (7, 8):
+            assert row["peak"] <= row["limit"] and row["pct_after"] is not None
+    on_disk = json.loads(open(os.path.join(out, "summary.json")).read())["disk"]
+    assert on_disk["worst_peak_pct"] == disk["worst_peak_pct"] <= 85
+
+
+def test_a_bad_capacity_file_is_refused_before_spark(files, tmp_path) -> None:
+    d, _snap, _before = files
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"brokers": {"1": -4}}')
+    out = tmp_path / "out"
+    with pytest.raises(InvalidInput, match="not a positive size"):
+        plan_job.execute(_args(d, str(out), str(bad)), spark=None)
+    assert not out.exists()
