@@ -52,6 +52,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--network-rate", type=float, default=100 * 1024 ** 2, metavar="BYTES_PER_S")
     p.add_argument("--delete-topic-enable", type=_bool, default=True, metavar="true|false")
     p.add_argument("--auto-leader-rebalance", type=_bool, default=False, metavar="true|false")
+    p.add_argument("--state-change-logs", metavar="DIR", default=None,
+                   help="each broker writes DIR/broker-<id>/state-change.log (Kafka 2.4's format)")
     p.set_defaults(func=run)
     sub = p.add_subparsers(dest="sim_command", metavar="{log-dirs,fault}")
     ld = sub.add_parser("log-dirs", help="print the emulator's kafka-log-dirs --describe JSON")
@@ -123,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
     sizes = seed.partition_sizes(layout, args.size_distribution, args.mean_size, args.seed)
     spec = ClusterSpec(brokers=racks, network_rate=args.network_rate, speed=args.speed,
                        delete_topic_enable=args.delete_topic_enable,
-                       auto_leader_rebalance=args.auto_leader_rebalance, seed=args.seed)
+                       auto_leader_rebalance=args.auto_leader_rebalance, seed=args.seed,
+                       state_change_logs=args.state_change_logs)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

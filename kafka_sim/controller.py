@@ -152,6 +152,7 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
                 elif failed(r):
                     log.warning("state write for %s failed: %r", tp, r)
                 else:
+                    self.log_state_change(tp, self.states.get(tp), new, r.version)
                     self.states[tp] = (new, r.version)
                     done[tp] = new
                     self.engine.model.set_view(tp, leader=new.leader, isr=new.isr)
@@ -159,6 +160,22 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
                 break
             todo = retry
         return done
+
+    def log_state_change(self, tp: TopicPartition, before: tuple[PartitionState, int] | None,
+                         after: PartitionState, zk_version: int) -> None:
+        """The state-change.log lines of a state write (kafka_sim/state_change_log.py)."""
+        log_ = self.engine.state_log
+        if not log_.enabled:
+            return
+        meta = self.topics.get(tp.topic)
+        rs, ars, rrs = self.full(tp) if meta and tp.partition in meta.partitions else ((), (), ())
+        now = self.engine.now()
+        live = {b for b in self.live_set() if b in self.engine.brokers and self.engine.brokers[b].alive}
+        if tp.topic not in self.to_delete:         # deletion logs its own partition transitions
+            log_.partition_changed(self.id, self.epoch, now, tp, before[0] if before else None, after,
+                                   zk_version, live)
+        log_.leader_and_isr_sent(self.id, self.epoch, now, tp, after, zk_version, rs, ars, rrs, live,
+                                 is_new=before is None)
 
     def update_state(self, tp: TopicPartition, fn: StateFn) -> PartitionState | None:
         return self.update_states([(tp, fn)]).get(tp)
@@ -181,6 +198,8 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         by_broker: dict[int, list[TopicPartition]] = {}
         for tp, b in pairs:
             by_broker.setdefault(b, []).append(tp)
+            self.engine.state_log.replica_changed(self.id, self.epoch, self.engine.now(), tp, b,
+                                                  "OnlineReplica", "OfflineReplica")
         for b in sorted(by_broker):
             self.update_states(
                 (tp, lambda st, b=b: elections.remove_from_isr(st.leader, st.isr, b)
@@ -298,6 +317,7 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
                 continue
             else:
                 self.states[tp] = (st, 0)
+                self.log_state_change(tp, None, st, 0)
             model.ensure(tp, self.engine.initial_size(tp))
             model.set_view(tp, replicas=self.replicas(tp), leader=st.leader, isr=st.isr)
 

@@ -117,6 +117,11 @@ class DeletionMixin:
         ops += [Op("delete", paths.topic_partitions(topic)), Op("delete", paths.topic(topic)),
                 Op("delete", paths.topic_config(topic)), Op("delete", paths.delete_topic_marker(topic))]
         tps = self.tps(topic)
+        if self.engine.state_log.enabled:
+            live, now = self.live_set(), self.engine.now()
+            for tp in tps:
+                self.engine.state_log.replicas_deleted(self.id, self.epoch, now, tp, self.replicas(tp), live)
+                self.engine.state_log.partition_deleted(self.id, self.epoch, now, tp, live)
         self.fenced.write_many(ops)
         for tp in tps:
             self.engine.model.remove(tp)

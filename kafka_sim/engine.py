@@ -32,6 +32,7 @@ from kazoo.exceptions import KazooException, NoNodeError
 from kafka_sim import zk_io
 from kafka_sim.broker import SimBroker
 from kafka_sim.clock import SimClock
+from kafka_sim.state_change_log import StateChangeLog
 from kafka_sim.controller import Controller
 from kafka_sim.replication import ReplicationModel
 from kafka_sim.spec import (AUTO_REBALANCE_FIRST_DELAY, LEADER_IMBALANCE_CHECK_INTERVAL, REPLICA_LAG_TIME_MAX,
@@ -69,6 +70,7 @@ class Engine:
         self.spec = spec
         self.session_timeout = session_timeout
         self.clock = SimClock(spec.speed)
+        self.state_log = StateChangeLog(None)
         self.journal = Journal(spec.journal)
         self.model = ReplicationModel(spec.network_rate, spec.produce_rate)
         self.rng = random.Random(spec.seed)
@@ -95,6 +97,7 @@ class Engine:
     # ------------------------------------------------------------------ plumbing
     def start(self) -> None:
         self.clock = SimClock(self.spec.speed)      # simulated time 0 = start()
+        self.state_log = StateChangeLog(self.spec.state_change_logs, self.spec.log_start)
         self._thread.start()
 
     def stop(self) -> None:
@@ -102,6 +105,7 @@ class Engine:
         self._queue.put(("wake",))
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=30)
+        self.state_log.close()
 
     def post(self, item: tuple) -> None:
         self._queue.put(item)

@@ -158,7 +158,9 @@ class ReassignMixin:
         if self.is_complete(tp):
             self.complete_reassignment(tp)
         else:                                      # A
-            self.update_state(tp, lambda st: (st.leader, st.isr))
+            st = self.update_state(tp, lambda st: (st.leader, st.isr))
+            if st is not None:
+                self.engine.state_log.reassignment_sent(self.id, self.epoch, now, tp, st, *new)
             self.engine.model.set_view(tp, replicas=new[0])
             advance(phase, Phase.CATCHING_UP, now)
 
@@ -190,6 +192,7 @@ class ReassignMixin:
             return s.leader, s.isr
         self.update_state(tp, b2)
         self.remove_replicas_from_isr((tp, r) for r in rrs)            # B3
+        self.engine.state_log.replicas_deleted(self.id, self.epoch, self.engine.now(), tp, rrs, live)
         self.engine.model.set_view(tp, replicas=target)
         self.write_topic(tp.topic)                                     # B4
         self.reassigning.pop(tp, None)

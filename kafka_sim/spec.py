@@ -32,6 +32,9 @@ class ClusterSpec:
     wall second (the clock is paused while the emulator itself works, see clock.py). ``produce_rate`` (bytes/s per partition with a live leader) is optional
     traffic. ``config_notification_max_age`` is the wall-clock age past which brokers purge
     ``/config/changes`` children (Kafka: 15 min; tests shorten it). ``journal`` keeps a list of every emulator ZooKeeper write (tests, debugging).
+    ``state_change_logs`` is a folder where each broker writes ``broker-<id>/state-change.log``
+    in Kafka 2.4's format (kafka_sim/state_change_log.py), times from ``log_start`` (UTC epoch
+    seconds; default: the wall clock at start) plus simulated seconds.
     """
 
     brokers: Mapping[int, str | None]
@@ -44,6 +47,8 @@ class ClusterSpec:
     produce_rate: float = 0.0
     journal: bool = False
     log_dir: str = "/var/lib/kafka/data"
+    state_change_logs: str | None = None   # folder for each broker's state-change.log (None: none)
+    log_start: float | None = None         # UTC epoch seconds of simulated time 0 in those logs
     config_notification_max_age: float = CONFIG_NOTIFICATION_MAX_AGE
 
     def __post_init__(self) -> None:
