@@ -28,7 +28,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.retry import KazooRetry
 
 from kafka_sim import config_notifications, zk_io
-from kafka_sim.spec import (FIRST_PORT, ISR_NOTIFICATION_CHECK,
+from kafka_sim.spec import (ISR_NOTIFICATION_CHECK,
                             ISR_NOTIFICATION_MAX_DELAY, ISR_NOTIFICATION_QUIET)
 from kafka_zk import acls, paths
 from kafka_zk.codecs import (BrokerRegistration, ClusterId, InvalidPayload, IsrChangeNotification,
@@ -79,7 +79,7 @@ class SimBroker:
 
     # ------------------------------------------------------------------ lifecycle
     def registration(self) -> bytes:
-        port = FIRST_PORT + self.id
+        port = self.engine.wire.port(self.id)
         return BrokerRegistration(
             host="127.0.0.1", port=port, endpoints=(f"PLAINTEXT://127.0.0.1:{port}",), rack=self.rack,
             jmx_port=-1, timestamp=str(int(time.time() * 1000)),
@@ -102,6 +102,7 @@ class SimBroker:
         zk_io.ensure_cluster_id(client, ClusterId(self.engine.cluster_id).encode(), journal, self.name)
         zk_io.claim_producer_id_block(client, self.id, journal, self.name)
         self.alive = True
+        self.engine.wire.open(self.id)      # before registering: the registration carries its port
         try:
             self.register()
         except KafkaZkError:
@@ -137,6 +138,7 @@ class SimBroker:
         """Close the session (a SIGKILL as ZooKeeper sees it, without the timeout wait)."""
         self.alive = False
         self.registered = False
+        self.engine.wire.close(self.id)
         client, self.client = self.client, None
         self.isr_pending.clear()
         if client is not None:

@@ -97,6 +97,7 @@ class EmulatedCluster(FaultsMixin):
                 for b in eng.brokers.values():
                     b.close()
             eng.stop()
+            eng.wire.close_all()
         if self._tool is not None:
             close(self._tool)
             self._tool = None
@@ -177,6 +178,16 @@ class EmulatedCluster(FaultsMixin):
             else:
                 eng.pending_sizes[tp] = float(nbytes)
         eng.call(apply)
+
+    def broker_list(self) -> str:
+        """The live brokers' listeners as ``--broker-list`` takes them (``127.0.0.1:PORT,...``)."""
+        self._require_started()
+        return ",".join(f"127.0.0.1:{p}" for _, p in sorted(self._engine.wire.ports().items()))
+
+    def broker_port(self, broker_id: int) -> int:
+        """The port broker ``broker_id`` listens on (0 while it is down)."""
+        self._broker(broker_id)
+        return self._engine.wire.port(broker_id)
 
     def sizes(self) -> dict[TopicPartition, int]:
         eng = self._engine

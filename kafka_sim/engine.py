@@ -35,6 +35,7 @@ from kafka_sim.clock import SimClock
 from kafka_sim.state_change_log import StateChangeLog
 from kafka_sim.controller import Controller
 from kafka_sim.replication import ReplicationModel
+from kafka_sim.wire.hub import WireHub
 from kafka_sim.spec import (AUTO_REBALANCE_FIRST_DELAY, LEADER_IMBALANCE_CHECK_INTERVAL, REPLICA_LAG_TIME_MAX,
                             ClusterSpec)
 from kafka_sim.zk_io import ControllerMoved, Journal
@@ -76,6 +77,7 @@ class Engine:
         self.rng = random.Random(spec.seed)
         self.cluster_id = base64.urlsafe_b64encode(self.rng.getrandbits(128).to_bytes(16, "big")) \
             .decode("ascii").rstrip("=")
+        self.wire = WireHub(self)
         self.brokers = {b: SimBroker(self, b, rack) for b, rack in sorted(spec.brokers.items())}
         self.controller: Controller | None = None
         self.controller_epoch: int | None = None

@@ -2,7 +2,8 @@
 
 Kill (session closed at once, or expiring later as after a SIGKILL), controlled shutdown,
 restart (new session, new czxid), session expiry while the broker keeps running, controller
-move (``/controller`` deleted as an operator would), stalled replica, slow broker. Each runs
+move (``/controller`` deleted as an operator would), stalled replica, slow broker, a corrupt
+record on one replica (served over the wire, see :mod:`kafka_sim.wire`). Each runs
 on the engine thread, so it lands between two controller events.
 
 Failure: an unknown broker id or a bad value raises :class:`kafka_zk.errors.InvalidInput`;
@@ -64,6 +65,7 @@ class FaultsMixin:
                 b.close()
                 return
             b.alive = b.registered = False       # the process is gone; its session is not yet
+            eng.wire.close(broker_id)             # ... and its listener with it
             inc = b.incarnation
 
             def expire() -> None:
@@ -154,6 +156,23 @@ class FaultsMixin:
             pd = eng.model.parts.get(tp)
             if stalled and pd is not None and broker in pd.isr and broker != pd.leader:
                 eng.schedule_lag_check(tp, broker)
+        eng.call(apply)
+
+    def corrupt_record(self, topic: str, partition: int, broker: int, offset: int) -> None:
+        """Broker ``broker``'s replica of the partition serves another (valid) value at
+        ``offset`` from now on: its batch CRC differs from the other replicas' (a diverged
+        replica, for ``kafka-runbook verify-replicas``)."""
+        self._broker(broker)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInput(f"offset {offset!r} must be an int ≥ 0")
+        tp = TopicPartition(topic, partition)
+        eng = self._engine
+
+        def apply() -> None:
+            pd = eng.model.parts.get(tp)
+            if pd is None or broker not in pd.replicas:
+                raise InvalidInput(f"broker {broker} holds no replica of {topic}-{partition}")
+            eng.wire.corrupt_record(tp, broker, offset)
         eng.call(apply)
 
     def slow_broker(self, broker_id: int, rate: float | None) -> None:

@@ -20,7 +20,6 @@ CONFIG_NOTIFICATION_MAX_AGE = 15 * 60.0  # brokers delete older config_change_ n
 LEADER_IMBALANCE_CHECK_INTERVAL = 300.0   # leader.imbalance.check.interval.seconds
 AUTO_REBALANCE_FIRST_DELAY = 5.0          # first check after a controller takes over
 LEADER_IMBALANCE_PER_BROKER_PERCENTAGE = 10.0
-FIRST_PORT = 19092                   # broker b listens (nominally) on 127.0.0.1:19092+b
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,57 @@
+"""The emulator's deterministic record batches: same bytes for every replica, valid CRC32C,
+whole batches, KIP-74 first-batch rule, a corrupt record changing only its own batch."""
+
+from hypothesis import given, strategies as st
+from kafka.record.default_records import DefaultRecordBatch
+from kafka.record.memory_records import MemoryRecords
+
+from kafka_sim.wire import records as r
+
+
+def _batches(data: bytes) -> list[DefaultRecordBatch]:
+    mr, out = MemoryRecords(data), []
+    while (b := mr.next_batch()) is not None:
+        out.append(b)
+    return out
+
+
+def test_batches_are_deterministic_valid_and_carry_their_offsets():
+    data = r.read_log(7, "t", 3, 0, 3 * r.BATCH_RECORDS, 1 << 30)
+    batches = _batches(data)
+    assert [b.base_offset for b in batches] == [0, r.BATCH_RECORDS, 2 * r.BATCH_RECORDS]
+    assert all(b.validate_crc() for b in batches)
+    recs = list(DefaultRecordBatch(bytes(batches[1]._buffer)))
+    assert recs[0].offset == r.BATCH_RECORDS and recs[0].key == r.record_key("t", 3, r.BATCH_RECORDS)
+    assert recs[0].value == r.record_value(7, "t", 3, r.BATCH_RECORDS)
+    assert r.read_log(7, "t", 3, 0, 3 * r.BATCH_RECORDS, 1 << 30) == data
+    assert r.read_log(8, "t", 3, 0, 3 * r.BATCH_RECORDS, 1 << 30) != data      # the seed matters
+
+
+def test_read_log_returns_whole_batches_within_max_bytes_but_always_one():
+    two = len(r.build_batch(0, "t", 0, 0)) + len(r.build_batch(0, "t", 0, 1))
+    assert len(_batches(r.read_log(0, "t", 0, 5, 10 * r.BATCH_RECORDS, 1))) == 1       # KIP-74
+    assert len(_batches(r.read_log(0, "t", 0, 0, 10 * r.BATCH_RECORDS, two))) == 2
+    assert len(_batches(r.read_log(0, "t", 0, 0, 10 * r.BATCH_RECORDS, two - 1))) == 1
+    assert r.read_log(0, "t", 0, r.BATCH_RECORDS, r.BATCH_RECORDS, 1 << 20) == b""      # at the end
+    assert _batches(r.read_log(0, "t", 0, 17, 10 * r.BATCH_RECORDS, 1))[0].base_offset == r.BATCH_RECORDS
+
+
+def test_a_corrupt_record_changes_its_batch_crc_only():
+    clean = _batches(r.read_log(1, "t", 0, 0, 3 * r.BATCH_RECORDS, 1 << 30))
+    bad = _batches(r.read_log(1, "t", 0, 0, 3 * r.BATCH_RECORDS, 1 << 30, frozenset({r.BATCH_RECORDS + 2})))
+    assert [a.crc == b.crc for a, b in zip(clean, bad)] == [True, False, True]
+    assert bad[1].validate_crc()            # a diverged replica's batch is still a valid batch
+
+
+@given(st.floats(min_value=0, max_value=1e15, allow_nan=False))
+def test_log_end_is_whole_batches_of_the_bytes_held(nbytes):
+    end = r.offsets_for_bytes(nbytes)
+    assert end % r.BATCH_RECORDS == 0
+    assert end * r.RECORD_BYTES <= nbytes < end * r.RECORD_BYTES + r.BATCH_BYTES
+
+
+@given(st.integers(min_value=r.BASE_TIMESTAMP_MS - 10**9, max_value=r.BASE_TIMESTAMP_MS + 10**12))
+def test_offset_for_timestamp_is_the_first_record_at_or_after_it(ts):
+    off = r.offset_for_timestamp(ts)
+    assert off >= 0 and r.timestamp_of(off) >= ts
+    assert off == 0 or r.timestamp_of(off - 1) < ts
