@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "plan": "cli.plan",              # Spark plans (decommission, add-brokers, ...)
     "sim": "cli.sim",                # the controller emulator
     "state-change-logs": "cli.state_change_logs",  # kafka.tools.StateChangeLogMerger
+    "verify-replicas": "cli.verify_replicas",   # kafka-replica-verification.sh (Kafka protocol)
 }
 
 
