@@ -22,11 +22,29 @@ def new_chroot(zk_server) -> str:
     return _new_chroot(zk_server, prefix="/e2e")
 
 
-def zk_connection(zk_server, chroot: str) -> str:
-    """Define an Airflow connection on ``chroot``; return its id."""
+@pytest.fixture
+def zk_via(request, zk_proxies):
+    """The old-server proxy the DAG's ZooKeeper steps go through (``None``: ZooKeeper 3.8
+    directly). A test picks modes with ``@pytest.mark.parametrize("zk_via", [...], indirect=True)``;
+    the emulator and the plain kazoo client always talk to the real server."""
+    mode = getattr(request, "param", "3.8")
+    if mode == "3.8":
+        yield None
+        return
+    proxy = zk_proxies[mode]
+    before = len(proxy.refused)
+    yield proxy
+    assert proxy.refused[before:] == [], f"ZooKeeper {proxy.mode} would have closed the session"
+
+
+OLD_SERVERS = ["3.8", "3.5", "3.4"]
+
+
+def zk_connection(zk_server, chroot: str, via=None) -> str:
+    """Define an Airflow connection on ``chroot`` (through the proxy ``via`` if given); return its id."""
     conn_id = f"zk_{chroot.strip('/')}"
     os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps({
-        "conn_type": "kafka_zookeeper", "host": zk_server.connect_string,
+        "conn_type": "kafka_zookeeper", "host": via.hosts if via is not None else zk_server.connect_string,
         "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}})
     return conn_id
 

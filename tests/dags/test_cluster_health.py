@@ -16,7 +16,7 @@ import pytest
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.errors import InvalidInput
 from operators.health import in_window
-from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
 from tests.zk_helpers import tree
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
@@ -24,14 +24,14 @@ RACKS = {1: "a", 2: "b", 3: "c"}
 
 
 @pytest.fixture
-def env(zk_server, tmp_path):
+def env(zk_server, tmp_path, zk_via):
     chroot = new_chroot(zk_server)
     cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(brokers=RACKS, seed=0)).start()
     cluster.create_topics({"orders": ({p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(6)}, None,
                                       {"min.insync.replicas": "2"}),
                            "audit": ({0: [1, 2], 1: [2, 3]}, None, None)})
     zk = plain_client(zk_server, chroot)
-    yield cluster, zk_connection(zk_server, chroot), zk, tmp_path / "runs"
+    yield cluster, zk_connection(zk_server, chroot, zk_via), zk, tmp_path / "runs"
     zk.stop()
     zk.close()
     cluster.stop()
@@ -84,6 +84,7 @@ def test_offline_partition_and_leaked_throttle_fail_the_run_at_the_configured_se
     assert f"broker(s) {victim} that are not live" in report
 
 
+@pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
 def test_leader_imbalance_inside_the_window_triggers_the_election_runbook(env):
     cluster, conn_id, zk, run_root = env
     for b in (1, 2):

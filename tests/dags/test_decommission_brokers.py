@@ -116,6 +116,28 @@ def test_happy_path_with_a_human_approval(spark_run) -> None:
     assert (folder / "notification.txt").read_text().startswith("[kafka-runbooks] decommission_brokers succeeded")
 
 
+@pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)
+def test_every_zookeeper_step_works_on_zookeeper_3_5_and_3_4(zk_server, tmp_path: Path, zk_via, spark_run) -> None:
+    """The whole run (Spark's plan reused) with the runbook's ZooKeeper steps through the proxy
+    that answers as 3.5/3.4 would; the proxy fails the test if anything it lacks was sent."""
+    from operators.local_run import run_dag
+
+    chroot = new_chroot(zk_server)
+    cluster = start_cluster(zk_server.connect_string + chroot)
+    zk = plain_client(zk_server, chroot)
+    try:
+        before = assignment(zk)
+        result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot, zk_via), tmp_path / "runs",
+                                                      pre_approved=True,
+                                                      plan_from=str(spark_run[0].run_folder / "plan")))
+        assert result.state == "success", result.task_states
+        assert_decommissioned(zk, result.run_folder, before)
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()
+
+
 def test_dry_run_writes_nothing_and_audits_the_would_be_writes(env: Env, spark_run) -> None:
     from operators.local_run import run_dag
 

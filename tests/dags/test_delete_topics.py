@@ -18,7 +18,7 @@ import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.audit import AuditLog
-from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
 from tests.dags.scenario import Env
 from tests.zk_helpers import tree
 
@@ -26,12 +26,12 @@ pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 RACKS = {1: "a", 2: "b", 3: "c"}
 
 
-def make_env(zk_server, tmp_path: Path, **spec) -> Iterator[Env]:
+def make_env(zk_server, tmp_path: Path, via=None, **spec) -> Iterator[Env]:
     chroot = new_chroot(zk_server)
     cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(brokers=RACKS, seed=0, **spec)).start()
     zk = plain_client(zk_server, chroot)
     try:
-        yield Env(cluster, zk_connection(zk_server, chroot), zk, tmp_path / "runs")
+        yield Env(cluster, zk_connection(zk_server, chroot, via), zk, tmp_path / "runs")
     finally:
         zk.stop()
         zk.close()
@@ -39,8 +39,8 @@ def make_env(zk_server, tmp_path: Path, **spec) -> Iterator[Env]:
 
 
 @pytest.fixture
-def env(zk_server, tmp_path):
-    yield from make_env(zk_server, tmp_path)
+def env(zk_server, tmp_path, zk_via):
+    yield from make_env(zk_server, tmp_path, zk_via)
 
 
 @pytest.fixture
@@ -59,6 +59,7 @@ def topics_in_zk(zk) -> set[str]:
     return set(zk.get_children("/brokers/topics"))
 
 
+@pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
 def test_deletes_50_topics_matched_by_regex_in_batches_of_10_that_never_overlap(env):
     names = [f"bulk-{i:02d}" for i in range(50)]
     env.cluster.create_topics({n: ({0: [1 + i % 3, 1 + (i + 1) % 3]}, None, {"retention.ms": "1000"})

@@ -18,7 +18,7 @@ import pytest
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.audit import AuditLog
 from kafka_zk.codecs import PreferredElectionRequest, TopicPartition
-from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 RACKS = {1: "a", 2: "b", 3: "c"}
@@ -29,11 +29,11 @@ def rotated(n: int) -> dict[int, list[int]]:
 
 
 @pytest.fixture
-def env(zk_server, tmp_path):
+def env(zk_server, tmp_path, zk_via):
     chroot = new_chroot(zk_server)
     cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(brokers=RACKS, seed=0)).start()
     zk = plain_client(zk_server, chroot)
-    yield cluster, zk_connection(zk_server, chroot), zk, tmp_path / "runs"
+    yield cluster, zk_connection(zk_server, chroot, zk_via), zk, tmp_path / "runs"
     zk.stop()
     zk.close()
     cluster.stop()
@@ -66,6 +66,7 @@ def election_writes(run_folder: Path):
             if r.op == "create" and r.path == "/admin/preferred_replica_election"]
 
 
+@pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
 def test_election_after_two_restarts_restores_preferred_leaders_in_batches(env):
     cluster, conn_id, zk, run_root = env
     cluster.create_topics({"orders": (rotated(12), None, None), "events": (rotated(6), None, None)})
