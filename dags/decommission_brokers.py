@@ -99,7 +99,9 @@ PARAMS = {
                              description="Fail a wave that made no progress for this many seconds (null: never)"),
 }
 
-ZK = dict(ZK_STEP_ARGS, brokers_to_remove="{{ params.brokers_to_remove }}")
+ZK = ZK_STEP_ARGS
+# the steps that read the brokers being removed (guards, demotion, drain check, report, notice)
+REMOVING = dict(ZK_STEP_ARGS, brokers_to_remove="{{ params.brokers_to_remove }}")
 
 with runbook_dag(
         DAG_ID, "Move all replicas and leadership off brokers, in throttled, approved, resumable waves",
@@ -119,8 +121,8 @@ with runbook_dag(
         subject="Decommission brokers {{ params.brokers_to_remove | join(', ') }}: approve plan "
                 "{{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
         body="{{ ti.xcom_pull(task_ids='render_plan_report')['approval_body'] }}")
-    guards = GuardsOperator(task_id="guards", **ZK)
-    demote = DemoteOperator(task_id="demote", **ZK)
+    guards = GuardsOperator(task_id="guards", **REMOVING)
+    demote = DemoteOperator(task_id="demote", **REMOVING)
     set_throttles = SetThrottlesOperator(task_id="set_throttles",
                                          throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **ZK)
     execute_waves = ExecuteWavesOperator(
@@ -130,9 +132,9 @@ with runbook_dag(
     final_verify = FinalVerifyOperator(task_id="final_verify", **ZK)
     remove_throttles = RemoveThrottlesOperator(task_id="remove_throttles", **ZK)
     elect = ElectPreferredLeadersOperator(task_id="elect_preferred_leaders", **ZK)
-    drained = VerifyDrainedOperator(task_id="verify_drained", **ZK)
-    final_report = FinalReportOperator(task_id="final_report", trigger_rule="all_done", **ZK)
-    notify = NotifyOperator(task_id="notify", trigger_rule="all_done", **ZK)
+    drained = VerifyDrainedOperator(task_id="verify_drained", **REMOVING)
+    final_report = FinalReportOperator(task_id="final_report", trigger_rule="all_done", **REMOVING)
+    notify = NotifyOperator(task_id="notify", trigger_rule="all_done", **REMOVING)
 
     snapshot >> plan >> report >> approve >> guards >> demote >> set_throttles >> execute_waves >> final_verify
     final_verify >> remove_throttles.as_teardown(setups=set_throttles)

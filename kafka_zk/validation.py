@@ -11,14 +11,14 @@ brokers is refused with Kafka's message. Counts are bounded twice: by Kafka's IN
 znode-size reason, instead of computing its assignment).
 
 Failure: :class:`InvalidTopicName`, :class:`TopicCollision`, :class:`BrokerNotAvailable`,
-:class:`InvalidReplicationFactor`, :class:`InvalidInput`, :class:`ZnodeTooLarge` — each naming
-the input and the fix.
+:class:`InvalidReplicationFactor`, :class:`InvalidInput` (also for the brokers to remove),
+:class:`ZnodeTooLarge` — each naming the input and the fix.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
 from kafka_zk.errors import (BrokerNotAvailable, InvalidInput, InvalidReplicationFactor, InvalidTopicName,
                              TopicCollision, ZnodeTooLarge)
@@ -86,6 +86,21 @@ def check_collision(name: str, existing: Iterable[str]) -> None:
     hits = colliding_topics(name, existing)
     if hits:
         raise TopicCollision(f"Topic '{name}' collides with existing topics: {', '.join(hits)}")
+
+
+def check_brokers_to_remove(brokers: Any) -> list[int]:
+    """The brokers a decommission removes, sorted and distinct: a list of broker ids, or the same as
+    comma-separated text (what a rendered Param or a command line gives); each id as
+    :func:`parse_broker_id` reads it. :class:`InvalidInput` names the value and the expected form."""
+    if isinstance(brokers, str):
+        items: list[object] = [b.strip() for b in brokers.split(",") if b.strip()]
+    elif isinstance(brokers, (list, tuple, set, frozenset)):
+        items = list(brokers)
+    else:
+        raise InvalidInput(f"brokers_to_remove={brokers!r}: give a list of broker ids, e.g. [3, 4]")
+    if not items:
+        raise InvalidInput(f"brokers_to_remove={brokers!r}: give at least one broker id, e.g. [3, 4]")
+    return sorted({parse_broker_id(b, f"brokers_to_remove={brokers!r}") for b in items})
 
 
 def check_brokers_live(broker_ids: Iterable[int], live_broker_ids: Iterable[int], what: str = "") -> None:

@@ -2,7 +2,8 @@
 
 Every step names its cluster (``zk_conn_id``), its run folder root (``run_root``) and whether
 this is a dry run; all three are template fields, rendered as native values from the DAG's
-Params. :meth:`RunbookOperator.session` yields a started client and an audited writer (dry-run
+Params. :class:`DecommissionStep` adds ``brokers_to_remove`` for the decommission steps that read
+it; every other field is declared by the operator that uses it. :meth:`RunbookOperator.session` yields a started client and an audited writer (dry-run
 writers plan and audit, never write). :func:`wait_node_gone` is the short, bounded wait used
 for admin znodes the controller consumes at once (elections, same-set re-orderings).
 
@@ -19,6 +20,7 @@ from airflow.sdk import BaseOperator
 from kazoo.client import KazooClient
 
 from kafka_zk.run_folder import RunFolder
+from kafka_zk.validation import check_brokers_to_remove
 from kafka_zk.writer import ZkWriter
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import audited_writer, run_folder
@@ -44,25 +46,17 @@ def wait_node_gone(client: KazooClient, path: str, timeout: float, poll: float =
 class RunbookOperator(BaseOperator):
     """Base of the runbook's ZooKeeper steps (see module docstring)."""
 
-    template_fields: Sequence[str] = ("zk_conn_id", "run_root", "dry_run", "brokers_to_remove")
+    template_fields: Sequence[str] = ("zk_conn_id", "run_root", "dry_run")
 
-    def __init__(self, *, zk_conn_id: str, run_root: str, dry_run: Any = False, brokers_to_remove: Any = (),
-                 **kwargs: Any) -> None:
+    def __init__(self, *, zk_conn_id: str, run_root: str, dry_run: Any = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.zk_conn_id = zk_conn_id
         self.run_root = run_root
         self.dry_run = dry_run
-        self.brokers_to_remove = brokers_to_remove
 
     @property
     def is_dry_run(self) -> bool:
         return as_bool(self.dry_run)
-
-    @property
-    def removed(self) -> frozenset[int]:
-        from operators.plan import check_brokers
-
-        return frozenset(check_brokers(self.brokers_to_remove)) if self.brokers_to_remove else frozenset()
 
     def folder(self, context: Any) -> RunFolder:
         return run_folder(context, self.run_root)
@@ -72,3 +66,20 @@ class RunbookOperator(BaseOperator):
         with ZooKeeperHook(self.zk_conn_id) as hook:
             client = hook.get_conn()
             yield client, audited_writer(client, self.folder(context), context, dry_run=self.is_dry_run)
+
+
+class DecommissionStep(RunbookOperator):
+    """A decommission step that reads the brokers being removed (``brokers_to_remove``, checked by
+    :func:`kafka_zk.validation.check_brokers_to_remove` when first used)."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "brokers_to_remove")
+
+    def __init__(self, *, brokers_to_remove: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.brokers_to_remove = brokers_to_remove
+
+    @property
+    def removed(self) -> frozenset[int]:
+        if not self.brokers_to_remove:          # the reports still render when the Param was left empty
+            return frozenset()
+        return frozenset(check_brokers_to_remove(self.brokers_to_remove))

@@ -27,7 +27,7 @@ from kafka_zk import paths
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import ReassignmentInProgress
 from kafka_zk.model import ClusterSnapshot
-from operators.base import RunbookOperator, wait_node_gone
+from operators.base import DecommissionStep, RunbookOperator, wait_node_gone
 
 REORDER_BATCH_BYTES = 512 * 1024
 
@@ -100,8 +100,10 @@ class _ElectionSteps(RunbookOperator):
                 "not_eligible": [f"{ne.tp}: {ne.reason}" for ne in not_eligible if "already the leader" not in ne.reason]}
 
 
-class DemoteOperator(_ElectionSteps):
+class DemoteOperator(_ElectionSteps, DecommissionStep):
     """Re-order replica lists so removed brokers are last, then elect preferred leaders."""
+
+    template_fields: Sequence[str] = (*_ElectionSteps.template_fields, "brokers_to_remove")
 
     ui_color = "#fde2e2"
 

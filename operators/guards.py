@@ -20,7 +20,7 @@ from typing import Any
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import BrokerNotAvailable, KafkaZkError, ReassignmentInProgress, StalePlan
 from kafka_zk.model import ClusterSnapshot
-from operators.base import RunbookOperator
+from operators.base import DecommissionStep
 from operators.runtime import plan_hash, require_approval
 
 SHOWN = 10
@@ -67,7 +67,7 @@ def stale_problems(snap: ClusterSnapshot, current: dict[TopicPartition, tuple[in
             + "; ".join(bad[:SHOWN]) + more]
 
 
-class GuardsOperator(RunbookOperator):
+class GuardsOperator(DecommissionStep):
     """Refuse to go on when the cluster or the plan is not what was approved."""
 
     ui_color = "#fff3cd"

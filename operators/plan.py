@@ -31,6 +31,7 @@ from typing import Any, Sequence
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from kafka_zk.errors import InvalidInput
+from kafka_zk.validation import check_brokers_to_remove
 from operators.runtime import plan_hash, run_folder
 
 PLAN_JOB = Path(__file__).resolve().parent.parent / "spark_jobs" / "plan_job.py"
@@ -53,18 +54,6 @@ def spark_submit_binary() -> str:
         pass
     raise InvalidInput("spark-submit not found: install pyspark in the Airflow environment or put "
                        "spark-submit on PATH")
-
-
-def check_brokers(brokers: Any) -> list[int]:
-    if isinstance(brokers, str):
-        brokers = [b for b in brokers.replace(" ", "").split(",") if b]
-    try:
-        out = sorted({int(b) for b in brokers})
-    except (TypeError, ValueError):
-        raise InvalidInput(f"brokers_to_remove={brokers!r}: give a list of broker ids, e.g. [3, 4]") from None
-    if not out or any(b < 0 for b in out):
-        raise InvalidInput(f"brokers_to_remove={brokers!r}: give at least one broker id ≥ 0, e.g. [3, 4]")
-    return out
 
 
 #: In local mode the driver binds to loopback only (the network rule of tests and the demo). On a
@@ -105,7 +94,7 @@ class DecommissionPlanOperator(SparkSubmitOperator):
 
     def execute(self, context: Any) -> dict:
         folder = run_folder(context, self.run_root)
-        brokers = check_brokers(self.brokers_to_remove)
+        brokers = check_brokers_to_remove(self.brokers_to_remove)
         if (folder.plan_dir / "plan.json").is_file():
             self.log.info("plan already in %s (run cleared or retried): keeping it", folder.plan_dir)
         elif self.plan_from:

@@ -27,7 +27,7 @@ import jinja2
 from kafka_zk.audit import AuditLog
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.run_folder import RunFolder
-from operators.base import RunbookOperator
+from operators.base import DecommissionStep, RunbookOperator
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.errors import RunFailed
 from operators.waves import WaveBook, human_bytes
@@ -218,7 +218,7 @@ class PreviewFinalReportOperator(RunbookOperator):
         return out
 
 
-class FinalReportOperator(RunbookOperator):
+class FinalReportOperator(DecommissionStep):
     """Write the final report, whatever happened upstream."""
 
     ui_color = "#f3e5f5"
@@ -262,10 +262,10 @@ class FinalReportOperator(RunbookOperator):
             (b, b in removed, b0.get(b, 0), b1.get(b, 0)) for b in sorted(set(b0) | set(b1))])
 
 
-class NotifyOperator(RunbookOperator):
+class NotifyOperator(DecommissionStep):
     """Send (or, with no channel configured, log) the templated notification; fail if the run failed."""
 
-    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "channel_conn_id")
+    template_fields: Sequence[str] = (*DecommissionStep.template_fields, "channel_conn_id")
 
     def __init__(self, *, channel_conn_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -12,11 +12,11 @@ that fail and how many there are in all.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from operators.base import RunbookOperator
+from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import DrainIncomplete, VerificationFailed
 from operators.waves import partition_done
 
@@ -85,8 +85,10 @@ class FinalVerifyOperator(_VerifyStep):
         return {"partitions": len(plan.target)}
 
 
-class VerifyDrainedOperator(_VerifyStep):
+class VerifyDrainedOperator(_VerifyStep, DecommissionStep):
     """No replica and no leadership left on the removed brokers."""
+
+    template_fields: Sequence[str] = DecommissionStep.template_fields
 
     ui_color = "#d9ead3"
 
