@@ -17,7 +17,8 @@ The document starts at the first line beginning with ``{`` and may span lines. I
 one broker entry at a time (the stdlib decoder on each entry of the ``brokers`` list), so a
 10⁶-partition output (~240 MB, one line) never exists as one tree of Python objects: the peak
 is the text plus one broker's entries plus the result. The splittable per-partition form the
-plan job reads is :mod:`kafka_zk.sizes_file`; :func:`load_sizes` reads either form.
+plan job reads is :mod:`kafka_zk.sizes_file` (which builds on this module, never the other way),
+whose :func:`~kafka_zk.sizes_file.load_sizes` reads either form.
 
 Failure: text with no JSON document, JSON of the wrong shape, a bad partition name or a size
 that is not an integer raises :class:`kafka_zk.errors.InvalidPayload` naming the problem and
@@ -198,16 +199,6 @@ def log_dirs_sizes(text: str) -> dict[TopicPartition, int]:
 def parse_log_dirs(text: str) -> dict[TopicPartition, int]:
     """Per partition, the largest replica size in bytes (see the module docstring), sorted."""
     return dict(sorted(log_dirs_sizes(text).items()))
-
-
-def load_sizes(path: str) -> dict[TopicPartition, int]:
-    """Sizes from a file in either form: ``kafka-log-dirs.sh --describe`` output or ``sizes.jsonl``.
-
-    The form is told by the content (:func:`kafka_zk.sizes_file.sizes_form`); sorted by partition.
-    """
-    from kafka_zk.sizes_file import read_any_sizes  # the artifact module builds on this one
-
-    return dict(sorted(read_any_sizes(path).items()))
 
 
 def encode_log_dirs(replica_sizes: dict[int, dict[TopicPartition, int]]) -> str:

@@ -16,6 +16,7 @@ job accepts either form and converts raw output in its driver.
 
 Which form a file is, is told by its content, not its name: a file whose first non-blank line is
 the header is this artifact; anything else must parse as ``kafka-log-dirs.sh`` output.
+:func:`load_sizes` reads either form (the operators' entry point).
 
 Failure: an unreadable file, a bad line, an unknown version, or a file that is neither form
 raises :class:`kafka_zk.errors.InvalidPayload` naming the file (and line) and the fix.
@@ -185,6 +186,11 @@ def read_any_sizes(path: str) -> dict[TopicPartition, int]:
     if sizes_form(path) == "partition_sizes":
         return read_sizes_file(path)
     return dict(log_dirs_file_columns(path).items())
+
+
+def load_sizes(path: str) -> dict[TopicPartition, int]:
+    """Sizes from a file in either form, sorted by partition (the form is told by the content)."""
+    return dict(sorted(read_any_sizes(path).items()))
 
 
 def convert_sizes(src: str, dst: str) -> int:

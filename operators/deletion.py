@@ -170,7 +170,7 @@ class SelectTopicsOperator(RunbookOperator):
         self.batch_size, self.max_batch_bytes = batch_size, max_batch_bytes
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.log_dirs import load_sizes
+        from kafka_zk.sizes_file import load_sizes
         from kafka_zk.snapshot_file import load_snapshot
 
         folder = self.folder(context)

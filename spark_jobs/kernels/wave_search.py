@@ -11,7 +11,7 @@ busiest-broker bytes plus ``overhead`` bytes per wave. Two moves:
 Every item read counts against a budget of ``IMPROVE_CHECKS_PER_MOVE`` per move plus
 ``IMPROVE_CHECKS_MIN``, at most ``IMPROVE_CHECKS_MAX`` (:func:`search_budget`), so the work stays
 linear in the moves and bounded at any size. Deterministic: fixed orders, strict gains. The
-waves are the packer's open waves (``_Open``: ``items``, ``slots``, ``peak``, ``fits``,
+waves are :class:`~spark_jobs.kernels.wave_items.OpenWave` objects ( ``items``, ``slots``, ``peak``, ``fits``,
 ``peak_with``, ``peak_without``, ``add``, ``remove``, ``hot_items``), changed in place.
 
 Failure: none of its own (it only moves items between waves that fit them).
@@ -20,10 +20,8 @@ Failure: none of its own (it only moves items between waves that fit them).
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the packer's types, for annotations only (waves.py imports this module)
-    from spark_jobs.kernels.waves import WaveLimits, _Item, _Open
+from spark_jobs.kernels.wave_items import Item, OpenWave, WaveLimits
 
 IMPROVE_CHECKS_PER_MOVE = 40    # local-search budget: (move, wave) checks per move, plus ...
 IMPROVE_CHECKS_MIN = 200_000    # ... this many, and never more than ...
@@ -40,18 +38,18 @@ def search_budget(moves: int) -> int:
 class _FreeSlots:
     """Per broker, the indexes of the waves where it has a free slot (kept current by ``changed``)."""
 
-    def __init__(self, waves: list[_Open], cap: int) -> None:
+    def __init__(self, waves: list[OpenWave], cap: int) -> None:
         self.waves, self.cap = waves, cap
         self.every = set(range(len(waves)))
         brokers = {b for w in waves for b in w.slots}
         self.free = {b: {i for i, w in enumerate(waves) if w.slots.get(b, 0) < cap} for b in sorted(brokers)}
 
-    def candidates(self, it: _Item) -> list[int]:
+    def candidates(self, it: Item) -> list[int]:
         """Waves (in order) with a slot on every broker of ``it``."""
         sets = [self.free.get(b, self.every) for b in it.brokers] or [self.every]
         return sorted(sets[0].intersection(*sets[1:]))
 
-    def changed(self, it: _Item, i: int) -> None:
+    def changed(self, it: Item, i: int) -> None:
         """Wave ``i`` gained or lost ``it``: refresh its brokers' entries."""
         slots = self.waves[i].slots
         for b in it.brokers:
@@ -64,7 +62,7 @@ class _FreeSlots:
                 free.discard(i)
 
 
-def improve(waves: list[_Open], limits: WaveLimits, overhead: float, budget: int) -> None:
+def improve(waves: list[OpenWave], limits: WaveLimits, overhead: float, budget: int) -> None:
     """Local search on the predicted total: relocate a wave's peak items, dissolve small waves.
 
     A relocation takes an item on a wave's busiest broker to the other wave where the total
@@ -98,7 +96,7 @@ def improve(waves: list[_Open], limits: WaveLimits, overhead: float, budget: int
             return
 
 
-def _cheapest(waves: list[_Open], free: _FreeSlots, it: _Item, skip: _Open,
+def _cheapest(waves: list[OpenWave], free: _FreeSlots, it: Item, skip: OpenWave,
               limits: WaveLimits) -> tuple[int, int, int]:
     """(index, peak growth) of the non-empty wave other than ``skip`` where ``it`` is cheapest
     (-1 if none fits), and how many waves were looked at."""
@@ -114,7 +112,7 @@ def _cheapest(waves: list[_Open], free: _FreeSlots, it: _Item, skip: _Open,
     return best, best_growth, len(candidates)
 
 
-def _dissolve(waves: list[_Open], free: _FreeSlots, limits: WaveLimits, overhead: float, checks: int,
+def _dissolve(waves: list[OpenWave], free: _FreeSlots, limits: WaveLimits, overhead: float, checks: int,
               budget: int) -> tuple[int, bool]:
     """Empty the waves whose items all fit elsewhere for less than the wave costs, smallest first.
 
@@ -123,7 +121,7 @@ def _dissolve(waves: list[_Open], free: _FreeSlots, limits: WaveLimits, overhead
     dissolved, misses = False, 0
     for wi in sorted((i for i, w in enumerate(waves) if w.items), key=lambda i: (waves[i].peak, len(waves[i].items), i)):
         w = waves[wi]
-        placed: list[tuple[_Item, int]] = []
+        placed: list[tuple[Item, int]] = []
         extra = 0
         for it in sorted(w.items, key=_BY_RANK):
             best, growth, looked = _cheapest(waves, free, it, w, limits)

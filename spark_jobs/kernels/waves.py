@@ -32,51 +32,24 @@ Packing, in two steps:
 2. Improve — a local search that only ever lowers the objective
    (:mod:`spark_jobs.kernels.wave_search`). Deterministic throughout.
 
+The limits and the packing items both steps share are in :mod:`spark_jobs.kernels.wave_items`.
+
 Failure: :class:`PlanRefused` for a non-positive limit, or a single move whose entry alone
 exceeds the znode budget.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from functools import lru_cache
-from operator import attrgetter
 from typing import Iterable, Mapping, Sequence
 
 from spark_jobs.kernels.model import Move, PlanRefused
+# WaveLimits, ZNODE_WRAPPER, entry_bytes and move_loads are also this module's public names
+from spark_jobs.kernels.wave_items import (ZNODE_WRAPPER, Item, OpenWave, WaveLimits, entry_bytes,  # noqa: F401
+                                          move_loads)
 from spark_jobs.kernels.wave_search import improve, search_budget
 
-ZNODE_WRAPPER = len(b'{"version":1,"partitions":[]}')
 WINDOW = 32                     # feasible waves a move compares while packing
-REFERENCE_THROTTLE = 50 * 1024 * 1024  # weighs the per-wave overhead when no throttle is given
-
-
-@dataclass(frozen=True)
-class WaveLimits:
-    """Per-wave limits; ``throttle_bytes_per_s`` only feeds the time prediction."""
-
-    max_moves_per_broker: int = 5
-    max_wave_bytes: int | None = None
-    max_znode_bytes: int = 512 * 1024
-    throttle_bytes_per_s: int | None = None
-    wave_overhead_s: float = 10.0
-
-    def overhead_bytes(self) -> float:
-        """The per-wave overhead as bytes at the throttle (the runbook default when unset)."""
-        return self.wave_overhead_s * (self.throttle_bytes_per_s or REFERENCE_THROTTLE)
-
-    def check(self) -> None:
-        if self.max_moves_per_broker < 1:
-            raise PlanRefused(f"max moves per broker {self.max_moves_per_broker} must be ≥ 1")
-        if self.max_wave_bytes is not None and self.max_wave_bytes < 1:
-            raise PlanRefused(f"max wave bytes {self.max_wave_bytes} must be ≥ 1 (or unset)")
-        if self.max_znode_bytes < 1024:
-            raise PlanRefused(f"max znode bytes {self.max_znode_bytes} must be ≥ 1024")
-        if self.throttle_bytes_per_s is not None and self.throttle_bytes_per_s < 1:
-            raise PlanRefused(f"throttle {self.throttle_bytes_per_s} B/s must be ≥ 1 (or unset)")
-        if self.wave_overhead_s < 0:
-            raise PlanRefused(f"wave overhead {self.wave_overhead_s} s must be ≥ 0")
 
 
 @dataclass(frozen=True)
@@ -94,150 +67,10 @@ class Wave:
     outbound: Mapping[int, int] = field(default_factory=dict)
 
 
-# len('{"topic":' ',"partition":' ',"replicas":[' ']}') + the comma between entries
-_ENTRY_FIXED = 9 + 13 + 13 + 2 + 1
-
-
-@lru_cache(maxsize=1 << 16)
-def _topic_json_bytes(topic: str) -> int:
-    return len(json.dumps(topic, ensure_ascii=False).encode("utf-8"))
-
-
-@lru_cache(maxsize=1 << 16)
-def _decimal_len(n: int) -> int:
-    return len(str(n))
-
-
-def entry_bytes(m: Move) -> int:
-    """Bytes this move adds to the ``/admin/reassign_partitions`` payload (with its comma).
-
-    The length of ``kafka_zk.codecs.dumps({"topic", "partition", "replicas"}) + 1`` (compact
-    JSON, integers in decimal), counted without encoding the entry.
-    """
-    target = m.target
-    digits_and_commas = sum(map(_decimal_len, target)) + max(len(target) - 1, 0)
-    return _ENTRY_FIXED + _topic_json_bytes(m.tp.topic) + len(str(m.tp.partition)) + digits_and_commas
-
-
-def move_loads(m: Move) -> tuple[dict[int, int], dict[int, int]]:
-    """(inbound, outbound) bytes per broker of one move."""
-    dests = m.destinations
-    inbound = {d: m.size for d in dests}
-    outbound = {m.source_leader: m.size * len(dests)} if dests else {}
-    return inbound, outbound
-
-
-def _slot_brokers(m: Move) -> tuple[int, ...]:
-    """The brokers a move keeps busy: the one it copies from (the leader) and each destination."""
-    return tuple(dict.fromkeys((m.source_leader,) + m.destinations)) if m.destinations else ()
-
-
-class _Item:
-    """A move with what packing needs of it, computed once; ``rank`` = its place by decreasing bytes."""
-
-    __slots__ = ("move", "size", "nbytes", "inbound", "outbound", "brokers", "zbytes", "rank")
-
-    def __init__(self, m: Move) -> None:
-        dests, size = m.destinations, m.size
-        self.move = m
-        self.size = size
-        self.nbytes = nbytes = size * len(dests)
-        self.inbound = {d: size for d in dests}                      # = move_loads(m)
-        if dests:
-            src = m.source_leader                                   # a current replica: never a destination
-            self.outbound = {src: nbytes}
-            self.brokers = (src,) + dests                           # = _slot_brokers(m)
-        else:
-            self.outbound, self.brokers = {}, ()
-        self.zbytes = entry_bytes(m)
-        self.rank = 0
-
-
-_BY_RANK = attrgetter("rank")
-
-
-class _Open:
-    """A wave being packed: its items, per-broker bytes and slots, byte and znode totals, peak."""
-
-    __slots__ = ("items", "inb", "out", "slots", "bytes", "znode", "peak")
-
-    def __init__(self) -> None:
-        self.items: dict[_Item, None] = {}      # insertion-ordered set: O(1) removal
-        self.inb: dict[int, int] = {}
-        self.out: dict[int, int] = {}
-        self.slots: dict[int, int] = {}
-        self.bytes = 0
-        self.znode = ZNODE_WRAPPER
-        self.peak = 0
-
-    def fits(self, it: _Item, limits: WaveLimits) -> bool:
-        slots, cap = self.slots, limits.max_moves_per_broker
-        if any(slots.get(b, 0) >= cap for b in it.brokers):
-            return False
-        if self.items and limits.max_wave_bytes is not None and self.bytes + it.nbytes > limits.max_wave_bytes:
-            return False
-        return self.znode + it.zbytes <= limits.max_znode_bytes
-
-    def peak_with(self, it: _Item) -> int:
-        peak = self.peak
-        inb, out = self.inb, self.out
-        for b, v in it.inbound.items():
-            peak = max(peak, inb.get(b, 0) + v)
-        for b, v in it.outbound.items():
-            peak = max(peak, out.get(b, 0) + v)
-        return peak
-
-    def peak_without(self, it: _Item) -> int:
-        self._shift(it, -1)
-        peak = self._peak()
-        self._shift(it, 1)
-        return peak
-
-    def add(self, it: _Item) -> None:
-        self.peak = self.peak_with(it)
-        self.items[it] = None
-        self._shift(it, 1)
-
-    def remove(self, it: _Item) -> None:
-        del self.items[it]
-        self._shift(it, -1)
-        self.peak = self._peak()
-
-    def _peak(self) -> int:
-        return max(max(self.inb.values(), default=0), max(self.out.values(), default=0))
-
-    def _shift(self, it: _Item, sign: int) -> None:
-        for loads, delta in ((self.inb, it.inbound), (self.out, it.outbound)):
-            for b, v in delta.items():
-                left = loads.get(b, 0) + sign * v
-                if left:
-                    loads[b] = left
-                else:
-                    loads.pop(b, None)
-        slots = self.slots
-        for b in it.brokers:
-            left = slots.get(b, 0) + sign
-            if left:
-                slots[b] = left
-            else:
-                slots.pop(b, None)
-        self.bytes += sign * it.nbytes
-        self.znode += sign * it.zbytes
-
-    def hot_items(self) -> list[_Item]:
-        """Items on a broker at the wave's peak (the ones that make the wave last), largest first."""
-        peak = self.peak
-        hot_in = {b for b, v in self.inb.items() if v == peak}
-        hot_out = {b for b, v in self.out.items() if v == peak}
-        hot = [it for it in self.items if not (hot_in.isdisjoint(it.inbound) and hot_out.isdisjoint(it.outbound))]
-        hot.sort(key=_BY_RANK)
-        return hot
-
-
 def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
     """Waves for ``moves`` under ``limits`` (see the module docstring for the packing rule)."""
     limits.check()
-    items = [_Item(m) for m in moves]
+    items = [Item(m) for m in moves]
     for it in items:
         if ZNODE_WRAPPER + it.zbytes > limits.max_znode_bytes:
             raise PlanRefused(f"{it.move.tp}: its reassignment entry ({it.zbytes} B) alone exceeds the "
@@ -251,7 +84,7 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
     return [_finish(i, w, limits) for i, w in enumerate(w for w in waves if w.items)]
 
 
-def _construct(items: Sequence[_Item], limits: WaveLimits, overhead: float) -> list[_Open]:
+def _construct(items: Sequence[Item], limits: WaveLimits, overhead: float) -> list[OpenWave]:
     """First fit by decreasing bytes on the predicted cost (see the module docstring).
 
     ``free[b]`` lists, in wave order, the waves where broker ``b`` still has a slot (a broker
@@ -266,7 +99,7 @@ def _construct(items: Sequence[_Item], limits: WaveLimits, overhead: float) -> l
         for b in it.brokers:
             uses[b] = uses.get(b, 0) + 1
     slot_bound = -(-max(uses.values(), default=0) // cap)
-    waves: list[_Open] = []
+    waves: list[OpenWave] = []
     free: dict[int, list[int]] = {}
     free_set: dict[int, set[int]] = {}
     for it in items:
@@ -302,7 +135,7 @@ def _construct(items: Sequence[_Item], limits: WaveLimits, overhead: float) -> l
                     break
         if best < 0:
             best = len(waves)
-            waves.append(_Open())
+            waves.append(OpenWave())
             for b, fl in free.items():
                 fl.append(best)
                 free_set[b].add(best)
@@ -318,7 +151,7 @@ def _construct(items: Sequence[_Item], limits: WaveLimits, overhead: float) -> l
     return waves
 
 
-def _finish(index: int, w: _Open, limits: WaveLimits) -> Wave:
+def _finish(index: int, w: OpenWave, limits: WaveLimits) -> Wave:
     per_broker: dict[int, int] = {}
     for b in set(w.inb) | set(w.out):
         per_broker[b] = max(w.inb.get(b, 0), w.out.get(b, 0))
@@ -335,9 +168,9 @@ def fixed_batches(moves: Iterable[Move], batch: int, limits: WaveLimits) -> list
     order = sorted((m for m in moves), key=lambda m: m.tp)
     out = []
     for i in range(0, len(order), batch):
-        w = _Open()
+        w = OpenWave()
         for m in order[i:i + batch]:
-            w.add(_Item(m))
+            w.add(Item(m))
         out.append(_finish(len(out), w, limits))
     return out
 
@@ -412,7 +245,7 @@ def fixed_batch_bounds(moves: Sequence[Move], batch: int, limits: WaveLimits,
 
 def wave_of(index: int, moves: Iterable[Move], limits: WaveLimits) -> Wave:
     """A :class:`Wave` holding exactly ``moves`` (e.g. a wave split to keep a disk under its limit)."""
-    w = _Open()
+    w = OpenWave()
     for m in moves:
-        w.add(_Item(m))
+        w.add(Item(m))
     return _finish(index, w, limits)

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidPayload
-from kafka_zk.log_dirs import encode_log_dirs, load_sizes, parse_log_dirs
-from kafka_zk.sizes_file import (HEADER_LINE, convert_sizes, read_sizes_file, sizes_form,
+from kafka_zk.log_dirs import encode_log_dirs, parse_log_dirs
+from kafka_zk.sizes_file import (HEADER_LINE, convert_sizes, load_sizes, read_sizes_file, sizes_form,
                                  write_sizes_file)
 
 TP = TopicPartition

@@ -35,7 +35,7 @@ def _moves(seed: int, brokers: int, alpha: float):
 def test_local_search_never_raises_the_predicted_total(seed, brokers, alpha, per_broker, overhead_s) -> None:
     moves = _moves(seed, brokers, alpha)
     limits = WaveLimits(per_broker, None, 512 * 1024, 50_000_000, overhead_s)
-    items = sorted((W._Item(m) for m in moves), key=lambda it: (-it.nbytes, it.move.tp))
+    items = sorted((W.Item(m) for m in moves), key=lambda it: (-it.nbytes, it.move.tp))
     constructed = W._construct(items, limits, limits.overhead_bytes())
     first = [W._finish(i, w, limits) for i, w in enumerate(w for w in constructed if w.items)]
     packed = pack_waves(moves, limits)
