@@ -28,6 +28,7 @@ from spark_jobs.kernels.state_change import EntryFilter, MergeStats, ParseStats,
 from spark_jobs.state_change_files import LogFile, find_logs, read_split
 
 SPLIT_BYTES = 64 * 1024 ** 2
+SORTED_PARTITION_BYTES = 256 * 1024 ** 2   # one sorted partition (one driver fetch) per this much input
 
 
 def splits(logs: Sequence[LogFile], split_bytes: int = SPLIT_BYTES) -> list[tuple[LogFile, int, int | None]]:
@@ -61,7 +62,7 @@ def _stats_param():
 
 def merge_with_spark(logs: Sequence[LogFile], flt: EntryFilter, output: str, prefix: bool = True,
                      master: str | None = None, split_bytes: int = SPLIT_BYTES,
-                     spark=None) -> MergeStats:
+                     sorted_partition_bytes: int = SORTED_PARTITION_BYTES, spark=None) -> MergeStats:
     """Merge ``logs`` into ``output`` on Spark; the same bytes as the in-process merge."""
     if spark is None:
         from spark_jobs.plan_job import spark_session
@@ -80,13 +81,17 @@ def merge_with_spark(logs: Sequence[LogFile], flt: EntryFilter, output: str, pre
                 yield entry.key, format_entry(entry, labels[entry.file_index] if prefix else None)
         counts.add({log.path: (stats.orphan_lines, stats.entries)})
 
-    parts = max(1, len(work))
-    from pyspark import StorageLevel
+    total = sum(log.size for log in logs)
+    tasks = max(1, min(len(work), sc.defaultParallelism * 4))
+    sorted_parts = max(1, min(tasks, -(-total // sorted_partition_bytes)))
+    rdd = sc.parallelize(work, tasks).flatMap(parse)
+    if sorted_parts > 1:
+        from pyspark import StorageLevel
 
-    # kept once: sortByKey's sampling pass and the sort read the same parsed entries (and the
-    # accumulators count each split once)
-    rdd = sc.parallelize(work, parts).flatMap(parse).persist(StorageLevel.MEMORY_AND_DISK)
-    ordered = rdd.sortByKey(numPartitions=max(1, min(parts, sc.defaultParallelism * 4)))
+        # kept once: sortByKey's sampling pass and the sort read the same parsed entries (and the
+        # accumulators count each split once)
+        rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+    ordered = rdd.sortByKey(numPartitions=sorted_parts)
     out_dir = os.path.dirname(os.path.abspath(output))
     fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".state-change-", suffix=".tmp")
     written = 0
