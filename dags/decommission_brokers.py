@@ -97,6 +97,11 @@ PARAMS = {
                              description="Warn when a wave made no progress for this many seconds"),
     "stall_timeout_s": Param(None, type=["null", "integer"], minimum=1,
                              description="Fail a wave that made no progress for this many seconds (null: never)"),
+    "broker_logs": Param("", type="string",
+                         description="Where the brokers' state-change logs are, as seen from the worker and the "
+                                     "triggerer: a folder, file or glob (e.g. /mnt/kafka-logs/*/state-change.log*). "
+                                     "When a wave stalls, the report shows the merged entries about its stuck "
+                                     "partitions. Empty: no excerpt"),
 }
 
 ZK = ZK_STEP_ARGS
@@ -128,7 +133,8 @@ with runbook_dag(
     execute_waves = ExecuteWavesOperator(
         task_id="execute_waves", throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",
         wave_timeout_s="{{ params.wave_timeout_s }}", poll_interval_s="{{ params.poll_interval_s }}",
-        stall_warning_s="{{ params.stall_warning_s }}", stall_timeout_s="{{ params.stall_timeout_s }}", **ZK)
+        stall_warning_s="{{ params.stall_warning_s }}", stall_timeout_s="{{ params.stall_timeout_s }}",
+        broker_logs="{{ params.broker_logs }}", **ZK)
     final_verify = FinalVerifyOperator(task_id="final_verify", **ZK)
     remove_throttles = RemoveThrottlesOperator(task_id="remove_throttles", **ZK)
     elect = ElectPreferredLeadersOperator(task_id="elect_preferred_leaders", **ZK)

@@ -34,6 +34,7 @@ from operators.base import RunbookOperator
 from operators.errors import PlanHashMismatch
 from operators.runtime import require_approval
 from operators.sensors.reassignment import raise_for_event
+from operators.state_change import remember_broker_logs, write_stall_excerpt
 from operators.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
 from operators.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, live_partitions, measure,
@@ -59,18 +60,20 @@ class ExecuteWavesOperator(RunbookOperator):
     """Run every wave of the plan to completion, resumably (see module docstring)."""
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "throttle_bytes_per_sec",
-                                      "wave_timeout_s", "poll_interval_s", "stall_warning_s", "stall_timeout_s")
+                                      "wave_timeout_s", "poll_interval_s", "stall_warning_s", "stall_timeout_s",
+                                      "broker_logs")
     ui_color = "#cfe2f3"
 
     def __init__(self, *, throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 6 * 3600,
                  poll_interval_s: Any = 5.0, stall_warning_s: Any = 600.0, stall_timeout_s: Any = None,
-                 **kwargs: Any) -> None:
+                 broker_logs: Any = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.throttle_bytes_per_sec = throttle_bytes_per_sec
         self.wave_timeout_s = wave_timeout_s
         self.poll_interval_s = poll_interval_s
         self.stall_warning_s = stall_warning_s
         self.stall_timeout_s = stall_timeout_s
+        self.broker_logs = broker_logs   # where the brokers' state-change logs are (operators/state_change.py)
 
     # -- entry points ------------------------------------------------------------------------
 
@@ -92,6 +95,8 @@ class ExecuteWavesOperator(RunbookOperator):
         folder = self.folder(context)
         book = WaveBook.load(folder.wave_progress)
         if event.get("status") != "done":
+            write_stall_excerpt(folder.root, event.get("wave_id", -1), event.get("pending", ()),
+                                str(event.get("message", event.get("status"))))
             raise_for_event({**event, "message": (
                 f"{event.get('message', event.get('status'))}. The throttles are removed by the teardown; the wave "
                 "keeps running in the cluster. Clear execute_waves to resume waiting, or see the runbook's rollback")})
@@ -162,6 +167,7 @@ class ExecuteWavesOperator(RunbookOperator):
 
     def _defer(self, context: Any, folder: RunFolder, wave: WaveSpec) -> None:
         deadline = (wave.submitted_at or time.time()) + float(self.wave_timeout_s)
+        remember_broker_logs(folder.root, self.broker_logs)
         trigger = WaveDoneTrigger(
             zk_conn_id=self.zk_conn_id, run_id=context["run_id"], wave_id=wave.id, deadline=deadline,
             run_dir=str(folder.root), poll_interval=float(self.poll_interval_s),

@@ -30,6 +30,7 @@ from kafka_zk.run_folder import RunFolder
 from operators.base import DecommissionStep, RunbookOperator
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.errors import RunFailed
+from operators.state_change import read_excerpts
 from operators.waves import WaveBook, human_bytes
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -177,6 +178,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
                            if throttle_writes else "none set"),
         "waves": waves, "verify_text": check("final_verify"), "drained_text": check("verify_drained"),
         "failures": failures, "charts": charts, "report_path": str(folder.final_report_html),
+        "state_change_excerpts": read_excerpts(folder.root),
     }
 
 

@@ -18,6 +18,8 @@ checks run before anything is written.
 
 from __future__ import annotations
 
+import collections
+import datetime as _dt
 import glob
 import gzip
 import io
@@ -25,11 +27,12 @@ import os
 import re
 import zlib
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator, Sequence, TextIO
+from typing import BinaryIO, Iterable, Iterator, Sequence, TextIO
 
 from kafka_zk.errors import InvalidInput
 from spark_jobs.kernels.state_change import (
-    Entry, EntryFilter, MergeStats, ParseStats, entries_from_lines, format_entry, merge, reorder,
+    Entry, EntryFilter, MergeStats, ParseStats, entries_from_lines, format_entry, format_time, merge,
+    parse_time, reorder, topic_partitions,
 )
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -161,3 +164,87 @@ def write_merged(logs: Sequence[LogFile], flt: EntryFilter, out: TextIO | io.Tex
         out.write("\n")
         stats.written += 1
     return stats
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """The merged entries about some partitions in a time window (what a stalled wave's report
+    shows): the files read, the window, the formatted lines (each prefixed with its file), and
+    how many entries matched before the cut to the last ``max_entries``."""
+
+    files: tuple[str, ...]
+    start: str | None
+    end: str | None
+    lines: tuple[str, ...]
+    matched: int
+
+    @property
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.lines)
+
+
+def expand_logs(logs_glob: str) -> list[LogFile]:
+    """A folder (every ``state-change.log*`` under it), a file, or a glob (``**`` allowed)."""
+    if not logs_glob or not logs_glob.strip():
+        raise InvalidInput("no broker log location given: set broker_logs to a folder, file or glob "
+                           "reachable from the worker, e.g. /mnt/kafka-logs/*/state-change.log*")
+    pattern = logs_glob.strip()
+    if os.path.isdir(pattern):
+        pattern = os.path.join(pattern, "**", "state-change.log*")
+    found = sorted(p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
+    if not found:
+        raise InvalidInput(f"broker logs {logs_glob!r} match no file; give a folder, file or glob "
+                           "reachable from the worker")
+    return check_files(found)
+
+
+def state_change_excerpt(logs_glob: str, partitions: Iterable[tuple[str, int]],
+                         around_time: str | _dt.datetime | None = None,
+                         window: float | _dt.timedelta = 600.0, max_entries: int = 200,
+                         reorder_window: int = DEFAULT_REORDER_WINDOW) -> Excerpt:
+    """The entries naming any of ``partitions`` within ``window`` of ``around_time``.
+
+    ``around_time`` is in the logs' clock (log4j writes the brokers' local time); ``None``
+    anchors the window at the newest entry about those partitions (the window ends there), which
+    needs no clock agreement between the caller and the brokers: a stalled partition's last
+    entries are the ones that explain the stall. Bounded memory: two streaming passes at most,
+    and only the last ``max_entries`` entries are kept.
+    """
+    logs = expand_logs(logs_glob)
+    wanted = {(str(t), int(p)) for t, p in partitions}
+    if not wanted:
+        raise InvalidInput("state_change_excerpt: no partitions given")
+    span = window if isinstance(window, _dt.timedelta) else _dt.timedelta(seconds=float(window))
+    if span.total_seconds() < 0:
+        raise InvalidInput(f"window {window!r} is negative")
+
+    def about(entry: Entry) -> bool:
+        return any(tp in wanted for tp in topic_partitions(entry.lines[0]))
+
+    def run(flt: EntryFilter) -> tuple[collections.deque, int]:
+        kept: collections.deque = collections.deque(maxlen=max_entries)
+        n = 0
+        for entry in merged_entries(logs, flt, MergeStats(), reorder_window):
+            if about(entry):
+                kept.append(entry)
+                n += 1
+        return kept, n
+
+    if around_time is None:
+        last, n = run(EntryFilter())
+        if not last:
+            return Excerpt(tuple(log.path for log in logs), None, None, (), 0)
+        end = _parse_log_time(last[-1].time)
+        start = end - span
+    else:
+        center = around_time if isinstance(around_time, _dt.datetime) else \
+            _parse_log_time(parse_time(around_time, "around_time"))
+        start, end = center - span, center + span
+    kept, n = run(EntryFilter(start=format_time(start), end=format_time(end)))
+    labels = {log.index: log.path for log in logs}
+    lines = tuple(line for e in kept for line in format_entry(e, labels[e.file_index]).split("\n"))
+    return Excerpt(tuple(log.path for log in logs), format_time(start), format_time(end), lines, n)
+
+
+def _parse_log_time(text: str) -> _dt.datetime:
+    return _dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S,%f")

@@ -33,6 +33,7 @@ from airflow.triggers.base import TriggerEvent
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.run_folder import RunFolder
 from operators.waves import WaveBook, WaveProgress, live_partitions, measure, overall_done, progress_line
+from operators.state_change import write_stall_excerpt
 from operators.triggers.base import ZooKeeperPollTrigger
 
 
@@ -84,6 +85,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         last_change = started
         last_key: tuple[int, int] | None = None
         first_remaining: int | None = None
+        excerpt_written = False
         progress: WaveProgress | None = None
         try:
             while True:
@@ -115,6 +117,10 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                 if quiet >= self.stall_warning_s:
                     self.log.warning("wave %d: no progress for %.0fs; still moving: %s", self.wave_id, quiet,
                                      ", ".join(progress.pending))
+                    if not excerpt_written:          # the brokers' side of the stall, once per wait
+                        excerpt_written = True
+                        await asyncio.to_thread(write_stall_excerpt, self.run_dir, self.wave_id, progress.pending,
+                                                f"no progress for {quiet:.0f}s")
                 if self.stall_timeout_s is not None and quiet >= self.stall_timeout_s:
                     yield self._event("stalled", progress,
                                       f"wave {self.wave_id} made no progress for {quiet:.0f}s "
