@@ -1,18 +1,22 @@
-"""Benchmark: partition-state reads, one blocking ``get`` at a time vs pipelined (snapshot.py).
+"""Benchmark: partition-state reads, one blocking ``get`` at a time vs the snapshot readers.
 
-Starts a private ZooKeeper (Debian's, on 127.0.0.1), populates ``--partitions`` state znodes
-(default 20,000, spread over topics of ``--per-topic`` partitions) with asynchronous creates,
-then reads them back three ways — one blocking ``get`` at a time (the baseline), pipelined
-``get_async`` (ZooKeeper < 3.6 path), and batched ``multiRead`` (ZooKeeper ≥ 3.6, the default
-when the server has it) — and prints znodes/s and the speed-ups; also times a full
-``read_snapshot``. Figures only, no assertions. Usage:
-``python -m bench.bench_snapshot [--partitions N] [--per-topic M] [--rounds R]``.
+Starts a private ZooKeeper (Debian's 3.8, on 127.0.0.1) and, in front of it, the test proxy that
+answers as ZooKeeper 3.5.7 does (tests/zk_proxy.py: no multiRead). Populates ``--partitions``
+state znodes (default 20,000, in topics of ``--per-topic`` partitions) with asynchronous creates,
+then reads them back through the proxy — one blocking ``get`` at a time (the baseline), kazoo's
+pipelined ``get_async``, and the bulk reader (kafka_zk/bulk_reader.py, what ``read_snapshot``
+uses on servers without multiRead) — and, for reference, batched ``multiRead`` on the 3.8 server
+directly. Prints the median of ``--rounds`` rounds of each and the speed-ups over the baseline
+(same run), and a full ``read_snapshot`` through the proxy. Figures only, no assertions.
+Usage: ``python -m bench.bench_snapshot [--partitions N] [--per-topic M] [--rounds R]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import time
 
 from kazoo.client import KazooClient
@@ -20,7 +24,9 @@ from kazoo.client import KazooClient
 from kafka_zk import paths
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
-from kafka_zk.snapshot import read_partition_states, read_partition_states_one_by_one, read_snapshot
+from kafka_zk.snapshot import (pipelined, read_partition_states, read_partition_states_one_by_one,
+                               read_snapshot)
+from tests.zk_proxy import ZkProxy
 
 
 def _wait_all(results, timeout: float = 60.0) -> None:
@@ -48,45 +54,58 @@ def populate(zk: KazooClient, n_partitions: int, per_topic: int) -> list[TopicPa
 
 
 def timed(fn, *args, rounds: int = 3) -> float:
-    """Best wall time of ``rounds`` calls."""
-    best = float("inf")
+    """Median wall time of ``rounds`` calls."""
+    times = []
     for _ in range(rounds):
         t0 = time.perf_counter()
         fn(*args)
-        best = min(best, time.perf_counter() - t0)
-    return best
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _client(hosts: str) -> KazooClient:
+    zk = KazooClient(hosts=hosts, timeout=30)
+    zk.start(timeout=30)
+    return zk
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--partitions", type=int, default=20_000)
     ap.add_argument("--per-topic", type=int, default=100)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)
-    with EmbeddedZooKeeper() as server:
-        zk = KazooClient(hosts=server.connect_string, timeout=30)
-        zk.start(timeout=30)
+    with EmbeddedZooKeeper() as server, ZkProxy((server.host, server.port), "3.5") as proxy:
+        direct = _client(server.connect_string)
+        old = _client(proxy.hosts)
         try:
             t0 = time.perf_counter()
-            tps = populate(zk, args.partitions, args.per_topic)
+            tps = populate(direct, args.partitions, args.per_topic)
             t_pop = time.perf_counter() - t0
-            one = timed(read_partition_states_one_by_one, zk, tps, rounds=args.rounds)
-            pipe = timed(lambda: read_partition_states(zk, tps, multi=False), rounds=args.rounds)
-            multi = timed(lambda: read_partition_states(zk, tps, multi=True), rounds=args.rounds)
-            snap = timed(read_snapshot, zk, rounds=args.rounds)
-            baseline = read_partition_states_one_by_one(zk, tps)
-            assert read_partition_states(zk, tps, multi=False) == baseline
-            assert read_partition_states(zk, tps, multi=True) == baseline
+            state_paths = [paths.partition_state(tp.topic, tp.partition) for tp in tps]
+            r = args.rounds
+            one = timed(read_partition_states_one_by_one, old, tps, rounds=r)
+            kazoo_pipe = timed(lambda: pipelined(old, "get", state_paths), rounds=r)
+            bulk = timed(lambda: read_partition_states(old, tps, multi=False), rounds=r)
+            multi = timed(lambda: read_partition_states(direct, tps, multi=True), rounds=r)
+            snap = timed(read_snapshot, old, rounds=r)
+            baseline = read_partition_states_one_by_one(old, tps)
+            assert read_partition_states(old, tps) == baseline  # the default on a 3.5 server
+            assert read_partition_states(direct, tps, multi=True) == baseline
+            assert proxy.refused == [], proxy.refused
         finally:
-            zk.stop()
-            zk.close()
+            for zk in (direct, old):
+                zk.stop()
+                zk.close()
     n = len(tps)
-    print(f"partition-state znodes: {n} (populated with async creates in {t_pop:.1f} s)")
-    print(f"one-by-one reads : {one:8.3f} s  {n / one:10.0f} znodes/s")
-    print(f"pipelined gets   : {pipe:8.3f} s  {n / pipe:10.0f} znodes/s  ({one / pipe:.1f}x)")
-    print(f"multiRead batches: {multi:8.3f} s  {n / multi:10.0f} znodes/s  ({one / multi:.1f}x)")
-    print(f"(best of {args.rounds} rounds each)")
-    print(f"full read_snapshot (brokers, {n // args.per_topic} topics, configs, states): {snap:.3f} s")
+    print(f"partition-state znodes: {n} (populated with async creates in {t_pop:.1f} s); "
+          f"load average {os.getloadavg()[0]:.1f}; median of {args.rounds} rounds")
+    print("through the 3.5 proxy (no multiRead):")
+    print(f"  one-by-one reads      : {one:8.3f} s  {n / one:10.0f} znodes/s")
+    print(f"  kazoo pipelined gets  : {kazoo_pipe:8.3f} s  {n / kazoo_pipe:10.0f} znodes/s  ({one / kazoo_pipe:.1f}x)")
+    print(f"  bulk reader (default) : {bulk:8.3f} s  {n / bulk:10.0f} znodes/s  ({one / bulk:.1f}x)")
+    print(f"  full read_snapshot    : {snap:8.3f} s  ({n // args.per_topic} topics, configs, states)")
+    print(f"3.8 directly, multiRead batches: {multi:8.3f} s  {n / multi:10.0f} znodes/s")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 Reads are pipelined instead of one blocking round trip per znode. On ZooKeeper ≥ 3.6 (which
 has the ``multiRead`` operation) znode data is fetched in batches of many ``getData`` ops per
-request, several batches in flight; on older servers (Kafka 2.4 ships ZooKeeper 3.5) kazoo's
-``get_async`` requests are kept in flight in a sliding window before results are collected.
+request, several batches in flight; on older servers (Kafka 2.4 ships ZooKeeper 3.5)
+bulk getData runs on a short session of the reader's own (:mod:`kafka_zk.bulk_reader`, many
+requests in flight, replies parsed in chunks), with kazoo's pipelined ``get_async`` for what it
+could not read.
 Which one is used is decided once per ensemble without touching the working session
 (:mod:`kafka_zk.server_features`). Reads lost with the connection are sent again under the
 project's retry policy until the timeout. Order of reads: live brokers, topic names, delete
@@ -20,6 +22,7 @@ ZooKeeper not answering within ``timeout`` raises :class:`ZkUnavailable`.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from typing import Callable, Iterable, TypeVar
@@ -29,7 +32,7 @@ from kazoo.exceptions import (ConnectionLoss, KazooException, NoNodeError, Opera
                               SessionExpiredError)
 from kazoo.retry import RetryFailedError
 
-from kafka_zk import codecs, paths, server_features
+from kafka_zk import bulk_reader, codecs, paths, server_features
 from kafka_zk import multi_read as _multi
 from kafka_zk.codecs import PartitionState, TopicAssignment, TopicPartition
 from kafka_zk.connect import retry_policy
@@ -40,6 +43,8 @@ from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 
 T = TypeVar("T")
 WINDOW = 4096
+BULK_MIN = 64  # below this, a session of its own costs more than it saves
+logger = logging.getLogger(__name__)
 TIMEOUT = 30.0
 # what a read may meet while the connection drops and kazoo reconnects (reads are idempotent,
 # so a session that expired and was replaced by kazoo is fine to read on too)
@@ -138,7 +143,9 @@ def multi_read(client: KazooClient, znodes: Iterable[str], batch: int = 1000, wi
 
 def read_data(client: KazooClient, znodes: Iterable[str], window: int = WINDOW, batch: int = 1000,
               multi: bool | None = None) -> dict[str, object]:
-    """``{path: (data, stat) | None}``, by multiRead when the server has it, else pipelined gets.
+    """``{path: (data, stat) | None}``: by multiRead when the server has it, else (from
+    :data:`BULK_MIN` znodes) by :mod:`kafka_zk.bulk_reader` on a session of its own, anything
+    it could not read (and short lists) by pipelined kazoo gets.
 
     A server that refuses multiRead after all (the ensemble was downgraded) is remembered as
     lacking it and the read is done again with plain gets.
@@ -151,7 +158,14 @@ def read_data(client: KazooClient, znodes: Iterable[str], window: int = WINDOW, 
             return multi_read(client, znodes, batch=batch)
         except MultiReadUnsupported:
             server_features.forget(client, multi_read=False)
-    return pipelined(client, "get", znodes, window)
+    if len(znodes) < BULK_MIN:
+        return pipelined(client, "get", znodes, window)
+    bulk = bulk_reader.read_many(client, znodes, window, TIMEOUT)
+    if bulk.unread:
+        logger.info("bulk reader left %d of %d znodes (%s); reading them through kazoo",
+                    len(bulk.unread), len(znodes), bulk.reason)
+        bulk.found.update(pipelined(client, "get", bulk.unread, window))
+    return bulk.found
 
 
 def _decode(decoder: Callable[[bytes], T], data: bytes | None, path: str) -> T:

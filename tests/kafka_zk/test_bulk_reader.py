@@ -1,0 +1,53 @@
+"""The bulk getData reader on its own session: same answers as one-by-one kazoo reads, on
+ZooKeeper 3.8 and through the 3.5/3.4 proxies; what it cannot read is left to kazoo."""
+
+import pytest
+from kazoo.security import make_digest_acl
+
+from kafka_zk import bulk_reader
+from kafka_zk.connect import close, connect
+from kafka_zk.errors import KafkaZkError
+from kafka_zk.snapshot import read_data
+
+
+def _one_by_one(zk, paths):
+    out = {}
+    for p in paths:
+        got = zk.exists(p)
+        out[p] = None if got is None else zk.get(p)
+    return out
+
+
+@pytest.mark.parametrize("via", ["3.8", "3.5", "3.4"])
+def test_reads_what_one_by_one_gets_read(via, zk, zk_server, zk_chroot, zk_proxies):
+    for i in range(300):
+        zk.create(f"/n/{i}", f"v{i}".encode() * (i % 7), makepath=True)
+    zk.create("/n/empty")
+    wanted = ["/", "/n", "/n/empty", "/gone"] + [f"/n/{i}" for i in range(300)]
+    hosts = zk_server.connect_string if via == "3.8" else zk_proxies[via].hosts
+    client = connect(hosts + zk_chroot)
+    try:
+        got = bulk_reader.read_many(client, wanted, window=64)
+        assert got.unread == [] and got.found == _one_by_one(zk, wanted)
+        assert read_data(client, wanted) == got.found
+    finally:
+        close(client)
+
+
+def test_digest_credentials_are_sent_and_a_refusal_is_left_to_kazoo(zk, zk_connect):
+    acl = [make_digest_acl("sre", "secret", all=True)]
+    zk.add_auth("digest", "sre:secret")
+    for i in range(100):
+        zk.create(f"/locked/{i}", b"x", acl=acl, makepath=True)
+    wanted = [f"/locked/{i}" for i in range(100)]
+    allowed = connect(zk_connect, auth=[("digest", "sre:secret")])
+    stranger = connect(zk_connect)
+    try:
+        assert bulk_reader.read_many(allowed, wanted).found == {p: zk.get(p) for p in wanted}
+        refused = bulk_reader.read_many(stranger, wanted)
+        assert refused.unread == wanted and "-102" in refused.reason  # NoAuth
+        with pytest.raises(KafkaZkError, match="not authorised"):
+            read_data(stranger, wanted, multi=False)
+    finally:
+        close(allowed)
+        close(stranger)
