@@ -63,7 +63,7 @@ def add_parser(subparsers) -> None:
     f.add_argument("--zookeeper", required=True, metavar="HOST:PORT/CHROOT", dest="fault_zookeeper")
     f.add_argument("--timeout", type=float, default=30.0)
     f.add_argument("fault", choices=("kill-broker", "restart-broker", "shutdown-broker", "expire-session",
-                                     "move-controller", "stall-replica", "slow-broker"))
+                                     "move-controller", "stall-replica", "slow-broker", "corrupt-record"))
     f.add_argument("values", nargs="*")
     f.add_argument("--resume", action="store_true", help="stall-replica: resume instead")
     f.set_defaults(func=run_fault)
@@ -74,6 +74,9 @@ def _fault_args(fault: str, values: list[str], resume: bool) -> dict:
         if fault in ("kill-broker", "restart-broker", "shutdown-broker", "expire-session"):
             (broker,) = values
             return {"broker": int(broker)}
+        if fault == "corrupt-record":
+            topic, partition, broker, offset = values
+            return {"topic": topic, "partition": int(partition), "broker": int(broker), "offset": int(offset)}
         if fault == "move-controller":
             return {"to": int(values[0]) if values else None}
         if fault == "stall-replica":
@@ -85,7 +88,7 @@ def _fault_args(fault: str, values: list[str], resume: bool) -> dict:
     except ValueError:
         raise InvalidInput(f"sim fault {fault}: wrong arguments {values}; e.g. kill-broker 3, "
                            "move-controller [TO], stall-replica TOPIC PARTITION BROKER, "
-                           "slow-broker BROKER BYTES_PER_S") from None
+                           "slow-broker BROKER BYTES_PER_S, corrupt-record TOPIC PARTITION BROKER OFFSET") from None
 
 
 def run_fault(args: argparse.Namespace) -> int:
@@ -142,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"kafka-runbook sim: {len(racks)} brokers, {sum(len(a) for a in layout.values())} "
               f"partitions, controller {cluster.controller_id()}, speed {args.speed:g}x", flush=True)
         print(connect_string, flush=True)
+        print(f"kafka-runbook sim: Kafka listeners: --broker-list {cluster.broker_list()}", file=sys.stderr, flush=True)
         commands = CommandQueue(cluster.tool_client)
         while not stop.is_set():
             commands.run_pending(cluster, timeout=1.0)

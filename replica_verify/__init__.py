@@ -9,5 +9,6 @@ emulator's (``kafka_sim.wire``).
 
 Modules: ``options`` (the tool's options, checked), ``connection`` (one broker socket),
 ``discovery`` (Metadata, ListOffsets), ``compare`` (pure batch comparison), ``verifier``
-(the fetch/compare rounds and the summary).
+(the fetch/compare rounds and the summary), ``tails`` (the runbooks' quick check: chosen
+replicas' log end offsets and last batches against their leaders').
 """

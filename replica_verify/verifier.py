@@ -96,7 +96,7 @@ def verify(opts: VerifyOptions, out: Callable[[str], None] = print, max_rounds: 
             out(f"{stamp()}: verification process is started.")
             while max_rounds is None or summary.rounds < max_rounds:
                 fetched = dict(zip(conns, pool.map(
-                    lambda b: _fetch(conns[b], per_broker[b], offsets, opts), conns)))
+                    lambda b: _fetch(b, conns[b], per_broker[b], offsets, opts), conns)))
                 summary.rounds += 1
                 progressed, lags = _verify_round(layout, fetched, offsets, aligned, summary, out)
                 now = time.monotonic()
@@ -115,7 +115,7 @@ def verify(opts: VerifyOptions, out: Callable[[str], None] = print, max_rounds: 
     return summary
 
 
-def _fetch(conn: BrokerConnection, tps: list[Partition], offsets: dict[Partition, int],
+def _fetch(broker: int, conn: BrokerConnection, tps: list[Partition], offsets: dict[Partition, int],
            opts: VerifyOptions) -> dict[Partition, ReplicaData]:
     by_topic: dict[str, list[Partition]] = {}
     for tp in tps:
@@ -139,16 +139,12 @@ def _fetch(conn: BrokerConnection, tps: list[Partition], offsets: dict[Partition
                 raise VerifyError(f"{conn.where} answered error code {p.error_code} for {tp} "
                                   "(the assignment or leadership changed during verification?); run again")
             records = p.records if isinstance(p.records, (bytes, bytearray, memoryview)) else b""
-            got[tp] = ReplicaData(_broker_id(conn), p.high_watermark, bytes(records),
+            got[tp] = ReplicaData(broker, p.high_watermark, bytes(records),
                                   out_of_range=p.error_code == OFFSET_OUT_OF_RANGE)
     missing = [str(tp) for tp in tps if tp not in got]
     if missing:
         raise VerifyError(f"{conn.where} did not answer for {missing[:5]}; run again")
     return got
-
-
-def _broker_id(conn: BrokerConnection) -> int:
-    return int(conn.label.split()[-1])
 
 
 def _verify_round(layout: ClusterLayout, fetched: dict[int, dict[Partition, ReplicaData]],

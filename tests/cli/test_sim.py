@@ -51,7 +51,8 @@ def test_sim_runs_until_sigterm_and_serves_log_dirs_and_faults(zk_connect, zk):
         assert json.loads(zk.get("/controller")[0])["brokerid"] == 2
         for args in (["stall-replica", "topic-0000", "0", "1"],
                      ["stall-replica", "topic-0000", "0", "1", "--resume"],
-                     ["slow-broker", "1", "1000000"], ["expire-session", "0"]):
+                     ["slow-broker", "1", "1000000"], ["corrupt-record", "topic-0000", "0", "1", "5"],
+                     ["expire-session", "0"]):
             out = _cli("sim", "fault", "--zookeeper", zk_connect, *args)
             assert out.returncode == 0, (args, out.stderr)
         out = _cli("sim", "fault", "--zookeeper", zk_connect, "slow-broker", "1")
