@@ -1,8 +1,8 @@
 """decommission_brokers: move every replica and all leadership off some brokers, safely.
 
 The reference runbook. Steps (task ids): snapshot → plan (Spark) → render_plan_report → approve →
-guards → demote → set_throttles (setup) → execute_waves → final_verify → remove_throttles
-(teardown) → elect_preferred_leaders → verify_drained → final_report → notify.
+guards → demote → set_throttles (setup) → execute_waves → final_verify → verify_data (optional)
+→ remove_throttles (teardown) → elect_preferred_leaders → verify_drained → final_report → notify.
 Inputs are Params with a JSON schema (the trigger form); artifacts go to the run folder
 ``<run_root>/decommission_brokers/<run id>/``. See ``doc_md`` below for the SRE guide.
 
@@ -24,6 +24,7 @@ from operators.report import FinalReportOperator, NotifyOperator, RenderPlanRepo
 from operators.snapshot import SnapshotOperator
 from operators.throttles import RemoveThrottlesOperator, SetThrottlesOperator
 from operators.verify import FinalVerifyOperator, VerifyDrainedOperator
+from operators.verify_data import DataVerifyOperator
 from operators.runbook_dag import ZK_STEP_ARGS, pre_approved_param, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "decommission_brokers"
@@ -45,8 +46,11 @@ downsizing, moving hosts. Not for a restart: a bounced broker keeps its replicas
    re-plan" otherwise), brokers exist, plan hash = approved hash.
 4. `demote` moves leadership off the brokers first; `set_throttles` caps replication traffic;
    `execute_waves` submits one wave at a time and waits (deferred) for the controller.
-5. `final_verify`, `remove_throttles` (always runs), `elect_preferred_leaders`, `verify_drained`,
-   `final_report`, `notify`.
+5. `final_verify`; `verify_data` (only with `verify_data=true`: every moved replica's log end
+   offset and last batch equal its leader's, fetched over the Kafka protocol; a replica behind
+   is listed, a different last batch fails the step); `remove_throttles` (always runs),
+   `elect_preferred_leaders`, `verify_drained`, `final_report`, `notify`. For a full comparison
+   of every record: `kafka-runbook verify-replicas` (docs/replica-verification.md).
 
 **What to watch**: the `execute_waves` log prints per poll: partitions done/total (wave and
 overall), bytes remaining, throughput, ETA; a warning when a wave makes no progress.
@@ -102,6 +106,10 @@ PARAMS = {
                                      "triggerer: a folder, file or glob (e.g. /mnt/kafka-logs/*/state-change.log*). "
                                      "When a wave stalls, the report shows the merged entries about its stuck "
                                      "partitions. Empty: no excerpt"),
+    "verify_data": Param(False, type="boolean",
+                         description="After the last wave, check over the Kafka protocol (brokers' PLAINTEXT "
+                                     "listeners) that every moved replica's log end offset and last batch "
+                                     "match its leader's (kafka-replica-verification, tail only)"),
 }
 
 ZK = ZK_STEP_ARGS
@@ -136,6 +144,7 @@ with runbook_dag(
         stall_warning_s="{{ params.stall_warning_s }}", stall_timeout_s="{{ params.stall_timeout_s }}",
         broker_logs="{{ params.broker_logs }}", **ZK)
     final_verify = FinalVerifyOperator(task_id="final_verify", **ZK)
+    verify_data = DataVerifyOperator(task_id="verify_data", verify_data="{{ params.verify_data }}", **ZK)
     remove_throttles = RemoveThrottlesOperator(task_id="remove_throttles", **ZK)
     elect = ElectPreferredLeadersOperator(task_id="elect_preferred_leaders", **ZK)
     drained = VerifyDrainedOperator(task_id="verify_drained", **REMOVING)
@@ -144,4 +153,5 @@ with runbook_dag(
 
     snapshot >> plan >> report >> approve >> guards >> demote >> set_throttles >> execute_waves >> final_verify
     final_verify >> remove_throttles.as_teardown(setups=set_throttles)
-    [final_verify, remove_throttles] >> elect >> drained >> final_report >> notify
+    final_verify >> verify_data
+    [final_verify, verify_data, remove_throttles] >> elect >> drained >> final_report >> notify

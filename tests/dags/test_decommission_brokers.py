@@ -59,7 +59,7 @@ def spark_run(zk_server, tmp_path_factory, airflow_db):
     run_root = tmp_path_factory.mktemp("spark_run")
     before = assignment(zk)
     result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot), run_root,
-                                                  sizes_file=write_sizes(cluster, run_root)),
+                                                  sizes_file=write_sizes(cluster, run_root), verify_data=True),
                      answer="Approve", approver="alice.sre")
     yield result, zk, before
     zk.stop()
@@ -100,6 +100,8 @@ def test_happy_path_with_a_human_approval(spark_run) -> None:
     approval = json.loads((folder / "approval.json").read_text())
     assert approval["decision"] == "approved" and approval["by"] == "alice.sre"
     assert approval["plan_hash"] == (folder / "plan" / "plan.sha256").read_text().strip()
+    data_check = json.loads((folder / "verify.json").read_text())["verify_data"]
+    assert data_check["ok"] is True and data_check["replicas"] > 0 and not data_check["problems"]
     waves = json.loads((folder / "waves.json").read_text())["waves"]
     assert len(waves) >= 2 and all(w["status"] == "done" for w in waves)
     records = audit(folder)
