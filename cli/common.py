@@ -1,5 +1,10 @@
 """What the ZooKeeper commands of ``kafka-runbook`` share: the connection flags, a connected
-write gate (dry-run and audit log from the flags), dry-run printing, ``--config k=v`` parsing.
+write gate (dry-run and audit log from the flags), dry-run printing, ``--config k=v`` parsing,
+and the input checks every command makes before its first write: input files read as UTF-8
+text (a missing, unreadable, binary or directory path is one clear error), record files whose
+folder exists and is writable, bounded timeouts, and :func:`planner`, a dry-run twin of the
+write gate with which a command rehearses all its writes (every payload checked, sizes too)
+before making the first one.
 
 Secured clusters: ``--zk-jaas FILE`` names a JAAS file (as Kafka's tools take it in
 ``-Djava.security.auth.login.config``) whose ``Client`` section (``--zk-jaas-section``) holds the
@@ -14,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -24,10 +31,55 @@ from kafka_zk.zk_auth import NO_AUTH, ZkCredentials, parse_jaas_section
 from kafka_zk.writer import ZkWriter
 
 
+MAX_SECONDS = 24 * 3600.0
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds in (0, 24 h] (``nan``, ``inf``, 0 refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, e.g. 10") from None
+    if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0 and at most {MAX_SECONDS:g}")
+    return value
+
+
+def read_text_file(path: str | None, flag: str) -> str:
+    """The UTF-8 text of an input file named by ``flag``; any failure is one :class:`InvalidInput`."""
+    if not path:
+        raise InvalidInput(f"{flag} is required for this action")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{flag} {path}: not UTF-8 text (byte {exc.start}); give the JSON file Kafka's "
+                           "tools write") from None
+    except OSError as exc:
+        raise InvalidInput(f"{flag} {path}: {exc.strerror or exc}; check the path") from None
+
+
+def check_output_file(path: str, flag: str) -> None:
+    """A file this command will write: its folder exists and is writable, and it is no folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InvalidInput(f"{flag} {path} is a folder; give a file path, e.g. {os.path.join(path, 'record.json')}")
+    if not os.path.isdir(folder):
+        raise InvalidInput(f"{flag} {path}: the folder {folder} does not exist; create it first (nothing written)")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise InvalidInput(f"{flag} {path}: not writable by this user; pick a writable path (nothing written)")
+
+
+def planner(writer: ZkWriter) -> ZkWriter:
+    """A dry-run twin of ``writer`` (same client and limits, no audit): run a command's writes
+    through it first, so every check and payload is passed before the first real write."""
+    return ZkWriter(writer.client, audit=None, actor=writer.actor, dry_run=True, max_bytes=writer.max_bytes)
+
+
 def add_zk_arguments(p: argparse.ArgumentParser, writes: bool = True) -> None:
     p.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]",
                    help="ZooKeeper connect string of the cluster (Kafka's zookeeper.connect)")
-    p.add_argument("--zk-timeout", type=float, default=10.0, metavar="SECONDS",
+    p.add_argument("--zk-timeout", type=seconds, default=10.0, metavar="SECONDS",
                    help="give up connecting after this many seconds (default 10)")
     add_zk_auth_arguments(p)
     if writes:

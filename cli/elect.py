@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import argparse
 import threading
-from pathlib import Path
 
-from cli.common import add_zk_arguments, open_cluster, print_planned
+from cli.common import add_zk_arguments, open_cluster, print_planned, read_text_file, seconds
 from kafka_zk import paths
 from kafka_zk.admin.election import (DEFAULT_BATCH_BYTES, election_batches, preferred_election_candidates,
                                      submit_preferred_election)
@@ -34,7 +33,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     p.add_argument("--path-to-json-file", metavar="FILE")
     p.add_argument("--batch-bytes", type=int, default=DEFAULT_BATCH_BYTES)
     p.add_argument("--batch-partitions", type=int)
-    p.add_argument("--batch-timeout", type=float, default=60.0, metavar="SECONDS")
+    p.add_argument("--batch-timeout", type=seconds, default=60.0, metavar="SECONDS")
     p.add_argument("--only-eligible", action="store_true")
     p.set_defaults(func=run)
 
@@ -54,13 +53,11 @@ def _wait_gone(client, path: str, timeout: float) -> None:
 def run(args: argparse.Namespace) -> int:
     wanted = None
     if args.path_to_json_file:
-        try:
-            text = Path(args.path_to_json_file).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {args.path_to_json_file}: {exc.strerror}") from None
-        wanted = decode_election_file(text)
+        wanted = decode_election_file(read_text_file(args.path_to_json_file, "--path-to-json-file"))
     if args.batch_bytes <= 0:
         raise InvalidInput("--batch-bytes must be positive")
+    if args.batch_partitions is not None and args.batch_partitions <= 0:
+        raise InvalidInput(f"--batch-partitions {args.batch_partitions}: give at least 1 partition per batch")
     with open_cluster(args, "elect") as w:
         snap = read_snapshot(w.client, topics=None if wanted is None else {tp.topic for tp in wanted},
                              with_configs=False)

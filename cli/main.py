@@ -3,7 +3,9 @@
 Each command module exposes ``add_parser(subparsers)`` (which registers its parser and sets
 ``func``) and is imported lazily, so ``kafka-runbook topics`` does not import Spark or Airflow.
 Errors of this project (:class:`kafka_zk.errors.KafkaZkError`) print one line on stderr and
-exit 1; argparse usage errors exit 2.
+exit 1; usage errors print one line too (``Error: <command>: <problem>; see --help``) and exit
+2. Any other exception is a bug: it still prints one ``Error:`` line (saying it is an internal
+error) and exits 3, never a traceback.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import importlib
 import logging
 import sys
+from typing import NoReturn
 
 COMMANDS: dict[str, str] = {
     "topics": "cli.topics",          # kafka-topics.sh --zookeeper
@@ -26,8 +29,20 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (the usage is in ``--help``)."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        text = " ".join(message.split())
+        self.exit(2, f"Error: {self.prog}: {text}; see {self.prog} --help\n")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kafka-runbook", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="kafka-runbook", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
         if only is not None and name != only:
@@ -53,10 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except KafkaZkError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {_one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug; still one line, no traceback
+        print(f"Error: internal error {type(exc).__name__}: {_one_line(exc)[:300]} (a bug in kafka-runbook; "
+              "please report it with the command line)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

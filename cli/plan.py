@@ -139,7 +139,58 @@ def print_summary(summary: dict[str, Any]) -> None:
     print(f"Artifacts in {summary['out']}, plan hash {summary['plan_hash']}")
 
 
+def _input_file(path: str | None, flag: str) -> None:
+    if path is not None and not os.path.isfile(path):
+        what = "is a folder" if os.path.isdir(path) else "does not exist"
+        raise InvalidInput(f"{flag} {path} {what}; give the path of a file")
+    if path is not None and not os.access(path, os.R_OK):
+        raise InvalidInput(f"{flag} {path} is not readable by this user")
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Every flag checked before a snapshot is read or Spark starts (one clear error each)."""
+    from kafka_zk.topic_configs import check_rate
+    from kafka_zk.validation import check_count, parse_broker_ids, validate_topic_name
+
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise InvalidInput(f"--out {args.out} is a file; give a folder for the plan artifacts (new or empty)")
+    parent = os.path.dirname(os.path.abspath(args.out))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise InvalidInput(f"--out {args.out}: {parent} is a file, not a folder; pick a folder for the artifacts")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InvalidInput(f"--out {args.out}: {parent} is not a writable folder; pick a writable place")
+    _input_file(args.snapshot, "--snapshot")
+    _input_file(args.sizes, "--sizes")
+    _input_file(getattr(args, "reassignment_json_file", None), "--reassignment-json-file")
+    if getattr(args, "brokers", None) is not None:
+        parse_broker_ids(args.brokers, "--brokers")
+    for name in (getattr(args, "topics", "") or "").split(","):
+        if name.strip(" "):
+            validate_topic_name(name.strip(" "))
+    if getattr(args, "topic_regex", None) is not None:
+        import re
+        try:
+            re.compile(args.topic_regex)
+        except re.error as exc:
+            raise InvalidInput(f"--topic-regex {args.topic_regex!r} is not a valid regular expression ({exc})") \
+                from None
+    if getattr(args, "replication_factor", None) is not None:
+        check_count(args.replication_factor, "--replication-factor", maximum=32767)
+    if args.throttle is not None:
+        check_rate(args.throttle, "--throttle")
+        check_count(args.throttle, "--throttle", minimum=1, maximum=2**63 - 1)
+    check_count(args.max_moves_per_broker, "--max-moves-per-broker")
+    if args.max_wave_bytes is not None:
+        check_count(args.max_wave_bytes, "--max-wave-bytes", maximum=2**63 - 1)
+    check_count(args.max_znode_bytes, "--max-znode-bytes", minimum=1024, maximum=1_048_576 - 4096)
+    if getattr(args, "batch_size", None) is not None:
+        check_count(args.batch_size, "--batch-size")
+
+
 def run(args: argparse.Namespace) -> int:
+    check_args(args)
     from spark_jobs import plan_job
 
     # a plan folder may be planned again; so may one holding only the snapshot of a refused attempt

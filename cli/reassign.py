@@ -14,7 +14,9 @@
   removed. Unlike Kafka's own --verify, it never removes a throttle it did not record adding.
 
 Failure: bad files, unknown partitions/brokers or a running reassignment print one ``Error:``
-line and exit 1 with nothing written.
+line and exit 1 with nothing written. ``--execute`` checks everything before its first write:
+the record file's folder, the rate (a LONG), and every write (throttles and the reassignment
+znode, its size included) rehearsed through a dry-run writer.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import argparse
 import dataclasses
 import os
 
-from cli.common import add_zk_arguments, open_cluster, print_planned
+from cli.common import (add_zk_arguments, check_output_file, open_cluster, planner, print_planned,
+                        read_text_file)
 from kafka_zk.admin.reassignment import (current_assignment_json, moving_partitions, reassignment_status,
                                          submit_reassignment, targets_from_file_entries, validate_targets,
                                          verify_text, verify_text_2_4)
@@ -32,6 +35,8 @@ from kafka_zk.codecs import decode_reassignment_file, decode_topics_to_move, enc
 from kafka_zk.errors import InvalidInput, ReassignmentInProgress
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.throttle_lists import throttled_brokers, throttled_replicas
+from kafka_zk.topic_configs import check_rate
+from kafka_zk.validation import parse_broker_ids
 
 EXISTING = ("Cannot execute because there is an existing partition assignment.  Use --additional to "
             "override this and create a new partition assignment in addition to the existing one. The "
@@ -60,26 +65,13 @@ def add_parser(subparsers) -> None:
 
 
 def _read(path: str | None, flag: str) -> str:
-    if not path:
-        raise InvalidInput(f"{flag} is required for this action")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as exc:
-        raise InvalidInput(f"{flag} {path}: {exc.strerror}") from None
+    return read_text_file(path, flag)
 
 
 def _broker_list(text: str | None) -> list[int]:
-    if not text:
+    if not text or not text.strip(","):
         raise InvalidInput("--broker-list is required with --generate, e.g. --broker-list 0,2")
-    try:
-        ids = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise InvalidInput(f"--broker-list {text!r} must be comma-separated broker ids") from None
-    dups = sorted({b for b in ids if ids.count(b) > 1})
-    if dups:
-        raise InvalidInput(f"Broker list contains duplicate entries: {','.join(map(str, dups))}")
-    return ids
+    return parse_broker_ids(",".join(x for x in text.split(",") if x.strip()), "--broker-list")
 
 
 def generate(args: argparse.Namespace) -> int:
@@ -115,6 +107,12 @@ def _record_path(args: argparse.Namespace) -> str:
 def execute(args: argparse.Namespace) -> int:
     targets = targets_from_file_entries(decode_reassignment_file(
         _read(args.reassignment_json_file, "--reassignment-json-file")))
+    if args.throttle < -1:
+        raise InvalidInput(f"--throttle {args.throttle}: give a rate in bytes/s ≥ 0 (or leave it out: no throttle)")
+    if args.throttle >= 0:
+        check_rate(args.throttle, "--throttle")
+        if not args.dry_run:
+            check_output_file(_record_path(args), "--record")
     with open_cluster(args, "reassign-execute") as writer:
         snapshot = read_snapshot(writer.client, topics=sorted({tp.topic for tp in targets}))
         if snapshot.reassignment is not None and snapshot.reassignment.entries:
@@ -128,11 +126,15 @@ def execute(args: argparse.Namespace) -> int:
         if args.throttle >= 0:
             current = {tp: snapshot.partition(tp).replicas for tp in targets}
             path = _record_path(args)
-            previous = ThrottleRecord.load(path) if os.path.exists(path) else None
-            record = apply_throttles(writer, throttled_replicas(current, targets).values(),
+            previous = ThrottleRecord.from_json(_read(path, "--record")) if os.path.exists(path) else None
+            rehearsal = planner(writer)          # every write checked (sizes too) before the first one
+            record = apply_throttles(rehearsal, throttled_replicas(current, targets).values(),
                                      throttled_brokers(current, targets), args.throttle, record=previous)
+            submit_reassignment(rehearsal, snapshot, targets)
             if not writer.dry_run:
-                record.save(path)
+                record.save(path)            # the record first: throttles are never left unrecorded
+            apply_throttles(writer, throttled_replicas(current, targets).values(),
+                            throttled_brokers(current, targets), args.throttle, record=previous)
             print("Warning: You must run --verify periodically, until the reassignment completes, to "
                   "ensure the throttle is removed.")
             print(f"The inter-broker throttle limit was set to {args.throttle} B/s")
@@ -155,7 +157,7 @@ def verify(args: argparse.Namespace) -> int:
         path = _record_path(args)
         running = snapshot.reassignment is not None and bool(snapshot.reassignment.entries)
         if not running and status.done and os.path.exists(path):
-            record = ThrottleRecord.load(path)
+            record = ThrottleRecord.from_json(_read(path, "--record"))
             remove_throttles(writer, record)
             print_planned(writer)
             if not writer.dry_run:

@@ -16,14 +16,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cli.common import add_zk_arguments, open_cluster, print_planned
+from cli.common import (add_zk_arguments, check_output_file, open_cluster, planner, print_planned,
+                        read_text_file)
 from kafka_zk.admin.reassignment import targets_from_file_entries, validate_targets
 from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.throttle_lists import FOLLOWER_KEY, LEADER_KEY, throttled_brokers, throttled_replicas
-from kafka_zk.topic_configs import BROKER_THROTTLE_KEYS
+from kafka_zk.topic_configs import BROKER_THROTTLE_KEYS, check_rate
 
 
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -41,23 +42,27 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     p.set_defaults(func=run)
 
 
-def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror}; check the path") from None
+def _read_text(path: str, flag: str) -> str:
+    return read_text_file(path, flag)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.set:
         if not args.reassignment_json_file or args.throttle is None or not args.record:
             raise InvalidInput("--set needs --reassignment-json-file, --throttle and --record")
-        targets = targets_from_file_entries(decode_reassignment_file(_read_text(args.reassignment_json_file)))
-        previous = ThrottleRecord.load(args.record) if Path(args.record).exists() else None
+        check_rate(args.throttle, "--throttle")
+        if args.replica_alter_log_dirs_throttle is not None:
+            check_rate(args.replica_alter_log_dirs_throttle, "--replica-alter-log-dirs-throttle")
+        targets = targets_from_file_entries(decode_reassignment_file(
+            _read_text(args.reassignment_json_file, "--reassignment-json-file")))
+        if not args.dry_run:
+            check_output_file(args.record, "--record")
+        previous = ThrottleRecord.from_json(_read_text(args.record, "--record")) if Path(args.record).exists() \
+            else None
     elif args.remove:
         if not args.record:
             raise InvalidInput("--remove needs --record (the file written by --set)")
-        previous = ThrottleRecord.from_json(_read_text(args.record))
+        previous = ThrottleRecord.from_json(_read_text(args.record, "--record"))
     with open_cluster(args, "throttle") as w:
         if args.show:
             snap = read_snapshot(w.client)
@@ -74,12 +79,16 @@ def run(args: argparse.Namespace) -> int:
             snap = read_snapshot(w.client, topics={tp.topic for tp in targets}, with_configs=False)
             validate_targets(snap, targets)
             current = snap.assignment()
-            record = apply_throttles(w, throttled_replicas(current, targets).values(),
+            record = apply_throttles(planner(w), throttled_replicas(current, targets).values(),
                                      throttled_brokers(current, targets), args.throttle,
                                      args.replica_alter_log_dirs_throttle, previous)
+            if not w.dry_run:
+                record.save(args.record)     # the record first: throttles are never left unrecorded
+            apply_throttles(w, throttled_replicas(current, targets).values(),
+                            throttled_brokers(current, targets), args.throttle,
+                            args.replica_alter_log_dirs_throttle, previous)
             print_planned(w)
             if not w.dry_run:
-                record.save(args.record)
                 print(f"The inter-broker throttle limit was set to {args.throttle} B/s")
                 print(f"Throttle record written to {args.record}")
             return 0

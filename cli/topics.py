@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli.common import add_zk_arguments, open_cluster, parse_config_options, print_planned
+from cli.common import add_zk_arguments, open_cluster, parse_config_options, planner, print_planned
 from kafka_zk.admin import topics as admin
 from kafka_zk.admin.configs import alter_config
 from kafka_zk.assignment import parse_replica_assignment
@@ -55,7 +55,31 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     p.set_defaults(func=run)
 
 
+# which options each action takes (Kafka's TopicCommand.checkArgs); others are refused, not ignored
+_ACTION_OPTIONS = {
+    "partitions": ("create", "alter"), "replication_factor": ("create",),
+    "replica_assignment": ("create", "alter"), "config": ("create", "alter"), "delete_config": ("alter",),
+    "if_not_exists": ("create",), "if_exists": ("alter", "delete", "describe"),
+    "disable_rack_aware": ("create", "alter"), "force": ("delete",), "exclude_internal": ("list", "describe"),
+    "under_replicated_partitions": ("describe",), "unavailable_partitions": ("describe",),
+    "topics_with_overrides": ("describe",),
+}
+
+
+def _check_option_actions(args: argparse.Namespace, action: str) -> None:
+    for option, actions in _ACTION_OPTIONS.items():
+        value = getattr(args, option)
+        if value not in (None, False, []) and action not in actions:
+            flag = option.replace("_", "-")
+            raise InvalidInput(f'Option "[{flag}]" can\'t be used with option "[{action}]" (it is valid with '
+                               f"{', '.join('--' + a for a in actions)}); remove --{flag}")
+    if args.describe_format != "2.4" and action != "describe":
+        raise InvalidInput(f'Option "[describe-format]" can\'t be used with option "[{action}]"; remove it')
+
+
 def _check_args(args: argparse.Namespace) -> None:
+    _check_option_actions(args, next(a for a in ("list", "describe", "create", "alter", "delete")
+                                     if getattr(args, a)))
     if (args.create or args.alter or args.delete) and not args.topic:
         raise InvalidInput("--topic is required for --create, --alter and --delete")
     if args.create and args.replica_assignment is None:
@@ -89,6 +113,23 @@ def _refuse_min_isr_filters(args: argparse.Namespace) -> None:
                                "--bootstrap-server, or the cluster_health DAG)")
 
 
+def _alter(w: ZkWriter, args: argparse.Namespace, names: list[str], config: dict[str, str],
+           assignment: dict[int, tuple[int, ...]] | None, say: bool) -> None:
+    """``--alter`` on every matching topic through ``w`` (a :func:`planner` first: nothing printed)."""
+    for name in names:
+        if args.partitions is not None:
+            if say:
+                print("WARNING: If partitions are increased for a topic that has a key, the partition logic "
+                      "or ordering of the messages will be affected")
+            admin.add_partitions(w, name, args.partitions, assignment, args.disable_rack_aware)
+            if say:
+                print("Adding partitions succeeded!")
+        if config or args.delete_config:
+            alter_config(w, "topics", name, config, args.delete_config or [])
+            if say:
+                print(f"Updated config for topic {name}.")
+
+
 def run(args: argparse.Namespace) -> int:
     _refuse_min_isr_filters(args)
     _check_args(args)
@@ -118,15 +159,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"Created topic {args.topic}.")
         elif args.alter:
             validate_topic_config(config)
-            for name in _matching(w, args):
-                if args.partitions is not None:
-                    print("WARNING: If partitions are increased for a topic that has a key, the partition logic "
-                          "or ordering of the messages will be affected")
-                    admin.add_partitions(w, name, args.partitions, assignment, args.disable_rack_aware)
-                    print("Adding partitions succeeded!")
-                if config or args.delete_config:
-                    alter_config(w, "topics", name, config, args.delete_config or [])
-                    print(f"Updated config for topic {name}.")
+            names = _matching(w, args)
+            _alter(planner(w), args, names, config, assignment, say=False)   # every topic checked first
+            _alter(w, args, names, config, assignment, say=True)
             print_planned(w)
         else:
             names = _matching(w, args)
@@ -134,6 +169,8 @@ def run(args: argparse.Namespace) -> int:
             if internal and not args.force:
                 raise InvalidInput(f"Topic {internal[0]} is a kafka internal topic and is not allowed to be marked "
                                    "for deletion.")
+            for name in names:
+                admin.delete_topic(planner(w), None, name, force=args.force, if_exists=args.if_exists)
             for name in names:
                 res = admin.delete_topic(w, None, name, force=args.force, if_exists=args.if_exists)
                 if res.outcome == "already_marked":

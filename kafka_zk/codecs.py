@@ -42,6 +42,8 @@ def _loads(data: bytes | str | None, what: str) -> Any:
         return json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidPayload(f"{what}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise InvalidPayload(f"{what}: JSON nested too deeply to be a Kafka payload") from None
 
 
 def _obj(data: bytes | str | None, what: str) -> dict[str, Any]:
@@ -592,7 +594,7 @@ def decode_election_file(text: bytes | str) -> tuple[TopicPartition, ...]:
     """Parse the ``--path-to-json-file`` of kafka-preferred-replica-election (docs/zookeeper.md §7.1)."""
     try:
         doc = json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise InvalidPayload("Preferred replica election data is empty") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("partitions"), list):
         raise InvalidPayload("Preferred replica election data is empty")

@@ -89,8 +89,9 @@ class ThrottleRecord:
                 frozenset((int(p), int(b)) for p, b in t["follower_ours"])) for t in doc["topics"])
             brokers = tuple(BrokerThrottleRecord(str(b["broker"]), dict(b["before"]), dict(b["ours"]))
                             for b in doc["brokers"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InvalidPayload(f"throttle record: not a record written by ThrottleRecord.save ({exc})") from None
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            raise InvalidPayload(f"throttle record: not a record written by ThrottleRecord.save "
+                                 f"({type(exc).__name__}: {str(exc)[:200]})") from None
         return cls(topics, brokers)
 
     def save(self, path: str | Path) -> None:
