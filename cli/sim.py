@@ -54,6 +54,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--auto-leader-rebalance", type=_bool, default=False, metavar="true|false")
     p.add_argument("--state-change-logs", metavar="DIR", default=None,
                    help="each broker writes DIR/broker-<id>/state-change.log (Kafka 2.4's format)")
+    p.add_argument("--disk-capacity", type=float, default=None, metavar="BYTES",
+                   help="every broker's disk size; a full disk stops its followers fetching (default: unlimited)")
     p.set_defaults(func=run)
     sub = p.add_subparsers(dest="sim_command", metavar="{log-dirs,fault}")
     ld = sub.add_parser("log-dirs", help="print the emulator's kafka-log-dirs --describe JSON")
@@ -129,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
     spec = ClusterSpec(brokers=racks, network_rate=args.network_rate, speed=args.speed,
                        delete_topic_enable=args.delete_topic_enable,
                        auto_leader_rebalance=args.auto_leader_rebalance, seed=args.seed,
-                       state_change_logs=args.state_change_logs)
+                       state_change_logs=args.state_change_logs,
+                       disk_capacity=None if args.disk_capacity is None
+                       else {b: int(args.disk_capacity) for b in racks})
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -84,6 +84,13 @@ PARAMS = {
                                   description="At most this many partition moves per broker in one wave"),
     "sizes_file": Param(None, type=["null", "string"],
                         description="Optional path to `kafka-log-dirs.sh --describe` output (partition sizes)"),
+    "capacity_file": Param(None, type=["null", "string"],
+                           description="Optional broker disk capacity: Cruise Control's capacity JSON (DISK in MiB) or "
+                                       '{"brokers": {"<id>": <bytes>}}; else the connection\'s extra '
+                                       "broker_capacity_bytes. Without it the report says capacity unknown"),
+    "disk_threshold_pct": Param(85, type="number", exclusiveMinimum=0, maximum=100,
+                                description="No broker may be filled past this % of its capacity at any step "
+                                            "(a destination holds the new copy while the source still holds the old)"),
     "dry_run": Param(False, type="boolean",
                      description="Plan and report, then only *plan* every write (audit log); write nothing"),
     "pre_approved": pre_approved_param(),
@@ -121,7 +128,9 @@ with runbook_dag(
         PARAMS, DOC_MD,
 ) as dag:
     snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
-                                run_root="{{ params.run_root }}", sizes_file="{{ params.sizes_file }}")
+                                run_root="{{ params.run_root }}", sizes_file="{{ params.sizes_file }}",
+                                capacity_file="{{ params.capacity_file }}",
+                                disk_threshold_pct="{{ params.disk_threshold_pct }}")
     plan = DecommissionPlanOperator(
         task_id="plan", spark_conn_id="{{ params.spark_conn_id }}", run_root="{{ params.run_root }}",
         brokers_to_remove="{{ params.brokers_to_remove }}", throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",

@@ -193,6 +193,26 @@ class EmulatedCluster(FaultsMixin):
         eng = self._engine
         return eng.call(lambda: {tp: int(eng.model.size(tp)) for tp in sorted(eng.model.parts)})
 
+    def disk_usage(self) -> dict[int, int]:
+        """Bytes on every broker's disk now (every replica it hosts; followers: what they copied)."""
+        eng = self._engine
+
+        def usage() -> dict[int, int]:
+            used: dict[int, float] = {b: 0.0 for b in eng.brokers}
+            for tp, pd in eng.model.parts.items():
+                for b in pd.replicas:
+                    got = eng.model.replica_bytes(tp, b)
+                    used[b] = used.get(b, 0.0) + (got or 0.0)
+            return {b: int(v) for b, v in sorted(used.items())}
+        return eng.call(usage)
+
+    def set_disk_capacity(self, broker: int, nbytes: int | None) -> None:
+        """Give ``broker`` a disk of ``nbytes`` (None: unlimited); a full disk stops its fetchers."""
+        if nbytes is not None and (not isinstance(nbytes, int) or nbytes <= 0):
+            raise InvalidInput(f"disk capacity {nbytes!r} of broker {broker} must be an int > 0 bytes (or None)")
+        eng = self._engine
+        eng.call(lambda: eng.model.set_disk_capacity(broker, nbytes))
+
     def log_dirs_json(self) -> str:
         eng = self._engine
         return eng.call(lambda: log_dirs.render(

@@ -74,6 +74,8 @@ class Engine:
         self.state_log = StateChangeLog(None)
         self.journal = Journal(spec.journal)
         self.model = ReplicationModel(spec.network_rate, spec.produce_rate)
+        for b, cap in (spec.disk_capacity or {}).items():
+            self.model.set_disk_capacity(b, cap)
         self.rng = random.Random(spec.seed)
         self.cluster_id = base64.urlsafe_b64encode(self.rng.getrandbits(128).to_bytes(16, "big")) \
             .decode("ascii").rstrip("=")

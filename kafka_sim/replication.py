@@ -10,6 +10,13 @@ replicas the leader broker's ``leader.replication.throttled.rate`` and the follo
 ``p:leader`` is in the topic's leader list (or ``*``), on the follower side when ``p:follower``
 is in the follower list; in-sync replicas are never throttled.
 
+Disks (optional, :meth:`ReplicationModel.set_disk_capacity`): a broker's disk holds every replica
+it hosts (the leader's log for in-sync replicas, the copied bytes for a follower catching up).
+A broker whose disk is full stops fetching: its catching-up replicas stop growing (as a Kafka
+follower whose log directory is out of space stops appending) until space is freed (a replica
+removed, the capacity raised). The moment a disk fills is an event like a catch-up, so results
+stay exact. Produce traffic to in-sync replicas is not limited by the disk (simplification).
+
 :meth:`ReplicationModel.advance` moves from one time to another exactly (piecewise constant
 rates), returning each catch-up with the simulated time it happened, so results do not depend
 on how often it is called. Nothing here touches ZooKeeper or reads a clock.
@@ -103,6 +110,8 @@ class ReplicationModel:
         self.follower_rate: dict[int, float] = {}
         self.throttles: dict[str, tuple[Pairs, Pairs]] = {}  # topic -> (leader list, follower list)
         self.stalled: set[tuple[TopicPartition, int]] = set()
+        self.disk: dict[int, float] = {}        # broker -> disk capacity in bytes (absent: unlimited)
+        self._fill: list[float] = []            # absolute times a disk fills at the current rates
         self._copying: set[TopicPartition] = set()     # partitions with an out-of-sync replica
         self.now = 0.0
         self.version = 0        # bumped on every change of views, sizes or rates
@@ -222,6 +231,42 @@ class ReplicationModel:
             self.stalled.discard((tp, broker))
         self._dirty()
 
+    def set_disk_capacity(self, broker: int, nbytes: float | None) -> None:
+        """Give ``broker`` a disk of ``nbytes`` (None: unlimited)."""
+        if nbytes is None:
+            self.disk.pop(broker, None)
+        else:
+            self.disk[broker] = float(nbytes)
+        self._dirty()
+
+    def disk_used(self, broker: int, t: float | None = None) -> float:
+        """Bytes on ``broker``'s disk at time ``t`` (default: now): every replica it hosts."""
+        t = self.now if t is None else t
+        used = 0.0
+        for tp, pd in self.parts.items():
+            if broker in pd.replicas:
+                used += pd.have[broker] if broker in pd.have else self.size(tp, t)
+        return used
+
+    def disks_used(self) -> dict[int, float]:
+        """Bytes on the disk of every broker that has a capacity, now (one pass over partitions)."""
+        used = {b: 0.0 for b in self.disk}
+        for tp, pd in self.parts.items():
+            size = None
+            for b in pd.replicas:
+                if b in used:
+                    if b in pd.have:
+                        used[b] += pd.have[b]
+                    else:
+                        size = self.size(tp) if size is None else size
+                        used[b] += size
+        return used
+
+    def full_disks(self, used: Mapping[int, float] | None = None) -> set[int]:
+        """Brokers whose disk is full (within a byte): they fetch nothing."""
+        used = self.disks_used() if used is None else used
+        return {b for b, cap in self.disk.items() if used[b] >= cap - 1.0}
+
     # ----------------------------------------------------------------------------- flows
     def _listed(self, pairs: Pairs, partition: int, broker: int) -> bool:
         return pairs == "*" or (partition, broker) in pairs
@@ -229,13 +274,15 @@ class ReplicationModel:
     def flows(self) -> list[Flow]:
         if self._flows is None:
             out = []
+            used = self.disks_used() if self.disk else {}
+            full = self.full_disks(used) if self.disk else set()
             for tp in self._copying:
                 pd = self.parts[tp]
                 if not pd.have or pd.leader < 0 or pd.leader not in self.live:
                     continue
                 lists = self.throttles.get(tp.topic)
                 for r in pd.have:
-                    if r in pd.caught or r not in self.live or (tp, r) in self.stalled:
+                    if r in pd.caught or r not in self.live or (tp, r) in self.stalled or r in full:
                         continue
                     keys = [("out", pd.leader), ("in", r)]
                     if lists is not None:
@@ -249,7 +296,15 @@ class ReplicationModel:
             self._rates = allocate(out, self._caps(out))
             # rates stay constant until the next change, so finish times are absolute
             self._finish = [self.now + self._time_to_finish(f, r) for f, r in zip(out, self._rates)]
+            self._fill = self._fill_times(out, self._rates, used)
         return self._flows
+
+    def _fill_times(self, flows: list[Flow], rates: list[float], used: Mapping[int, float]) -> list[float]:
+        inflow: dict[int, float] = {}
+        for f, r in zip(flows, rates):
+            if f.follower in self.disk and r > 0:
+                inflow[f.follower] = inflow.get(f.follower, 0.0) + r
+        return [self.now + max(0.0, self.disk[b] - used[b]) / rate for b, rate in inflow.items()]
 
     def _caps(self, flows: list[Flow]) -> dict[tuple[str, int], float]:
         caps: dict[tuple[str, int], float] = {}
@@ -280,7 +335,7 @@ class ReplicationModel:
     def next_event_time(self) -> float | None:
         """Simulated time of the next catch-up, or None when nothing is copying."""
         self.flows()
-        best = min(self._finish, default=math.inf)
+        best = min(min(self._finish, default=math.inf), min(self._fill, default=math.inf))
         return None if best == math.inf else best
 
     def advance(self, t: float) -> list[CatchUp]:
@@ -291,11 +346,11 @@ class ReplicationModel:
             if not flows:
                 break
             finish = self._finish
-            end = min(finish)
+            end = min(min(finish), min(self._fill, default=math.inf))
             if end > t:
                 self._apply(flows, t)
                 break
-            self._apply(flows, end)
+            self._apply(flows, end)     # a disk that fills at ``end`` stops its flows at the re-plan
             for f, done_at in zip(flows, finish):
                 if done_at <= end or self._remaining(f, end) <= max(_EPS, 1e-9 * self.size(f.tp, end)):
                     pd = self.parts[f.tp]

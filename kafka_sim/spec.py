@@ -31,6 +31,8 @@ class ClusterSpec:
     wall second (the clock is paused while the emulator itself works, see clock.py). ``produce_rate`` (bytes/s per partition with a live leader) is optional
     traffic. ``config_notification_max_age`` is the wall-clock age past which brokers purge
     ``/config/changes`` children (Kafka: 15 min; tests shorten it). ``journal`` keeps a list of every emulator ZooKeeper write (tests, debugging).
+    ``disk_capacity`` gives brokers a disk (bytes; absent: unlimited): a full disk stops the
+    broker's followers from fetching (kafka_sim/replication.py).
     ``state_change_logs`` is a folder where each broker writes ``broker-<id>/state-change.log``
     in Kafka 2.4's format (kafka_sim/state_change_log.py), times from ``log_start`` (UTC epoch
     seconds; default: the wall clock at start) plus simulated seconds.
@@ -49,6 +51,7 @@ class ClusterSpec:
     state_change_logs: str | None = None   # folder for each broker's state-change.log (None: none)
     log_start: float | None = None         # UTC epoch seconds of simulated time 0 in those logs
     config_notification_max_age: float = CONFIG_NOTIFICATION_MAX_AGE
+    disk_capacity: Mapping[int, int] | None = None   # broker -> disk bytes (None: unlimited disks)
 
     def __post_init__(self) -> None:
         if not self.brokers:
@@ -67,6 +70,12 @@ class ClusterSpec:
         if not self.config_notification_max_age > 0:
             raise InvalidInput(f"ClusterSpec.config_notification_max_age {self.config_notification_max_age!r} "
                                "must be > 0 wall seconds (Kafka: 900)")
+        for bid, cap in (self.disk_capacity or {}).items():
+            if bid not in self.brokers:
+                raise InvalidInput(f"ClusterSpec.disk_capacity: broker {bid!r} is not in brokers; "
+                                   f"give capacities for {sorted(self.brokers)}")
+            if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0:
+                raise InvalidInput(f"ClusterSpec.disk_capacity: broker {bid} capacity {cap!r} must be > 0 bytes")
         if self.produce_rate < 0:
             raise InvalidInput(f"ClusterSpec.produce_rate {self.produce_rate!r} must be ≥ 0 bytes/s")
 

@@ -132,6 +132,11 @@ class RunFolder:
         return self.root / "sizes.jsonl"
 
     @property
+    def capacity(self) -> Path:
+        """Broker disk capacity for the plan (:mod:`kafka_zk.capacity`, native form), if given."""
+        return self.root / "capacity.json"
+
+    @property
     def approval(self) -> Path:
         return self.root / "approval.json"
 

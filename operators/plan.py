@@ -114,6 +114,8 @@ class DecommissionPlanOperator(SparkSubmitOperator):
                 args += ["--sizes", str(folder.partition_sizes)]
             elif folder.sizes.is_file():            # a run folder from before sizes.jsonl existed
                 args += ["--sizes", str(folder.sizes)]
+            if folder.capacity.is_file():           # written by the snapshot step
+                args += ["--capacity", str(folder.capacity)]
             if self.throttle_bytes_per_sec not in (None, ""):
                 throttle = int(self.throttle_bytes_per_sec)
                 if throttle <= 0:
@@ -131,7 +133,15 @@ class DecommissionPlanOperator(SparkSubmitOperator):
             if not self._spark_binary:
                 self._spark_binary = spark_submit_binary()
             self._hook = None
-            super().execute(context)
+            refusal = folder.root / "plan_refused.txt"
+            refusal.unlink(missing_ok=True)
+            self.application_args += ["--refusal-file", str(refusal)]
+            try:
+                super().execute(context)
+            except Exception:
+                if refusal.is_file():       # the job refused the plan: say why, not "exit code 1"
+                    raise InvalidInput(f"plan refused: {refusal.read_text(encoding='utf-8').strip()}") from None
+                raise
             if not (folder.plan_dir / "plan.json").is_file():
                 raise InvalidInput(f"the plan job finished without writing {folder.plan_dir}/plan.json; "
                                    "see the spark-submit output above")

@@ -80,9 +80,16 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
     if summary.get("sized"):
         charts.append(chart("Bytes per broker", [(b["id"], b["removed"], b["before"]["bytes"], b["after"]["bytes"])
                                                 for b in brokers], human_bytes))
+    disk = disk_values(summary, brokers)
+    per_disk = (summary.get("disk") or {}).get("brokers") or {}
+    if disk["known"]:
+        charts.append(chart("Disk used, % of capacity: before → peak during the move",
+                            [(b["id"], b["removed"], per_disk.get(str(b["id"]), {}).get("pct_before") or 0,
+                              per_disk.get(str(b["id"]), {}).get("pct_peak") or 0) for b in brokers],
+                            lambda v: f"{v:g} %"))
     rate = throttle if throttle not in (None, "") else summary.get("limits", {}).get("throttle_bytes_per_s")
     return {
-        "s": summary, "removed": removed, "brokers": brokers, "charts": charts,
+        "s": summary, "removed": removed, "brokers": brokers, "charts": charts, "disk": disk,
         "plan_hash": (folder.plan_dir / "plan.sha256").read_text(encoding="ascii").strip(),
         "run_id": context["run_id"], "dag_id": context["dag"].dag_id, "dry_run": dry_run,
         "bytes_moved": human_bytes(summary.get("bytes_moved", 0)),
@@ -93,6 +100,32 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
                    "busiest_broker": w.get("busiest_broker"), "predicted": seconds_text(w.get("predicted_seconds"))}
                   for w in waves_doc["waves"]],
     }
+
+
+def _pct(value: Any) -> str:
+    return "-" if value is None else f"{value:g} %"
+
+
+def disk_values(summary: Mapping[str, Any], brokers: Sequence[Mapping[str, Any]]) -> dict:
+    """The plan's disk section for the reports: per broker capacity and % full, the headline."""
+    disk = summary.get("disk") or {}
+    per = disk.get("brokers") or {}
+    rows = []
+    for b in brokers:
+        d = per.get(str(b["id"])) or {}
+        rows.append({"id": b["id"], "removed": b["removed"],
+                     "capacity": human_bytes(d["capacity"]) if d.get("capacity") else "unknown",
+                     "before": _pct(d.get("pct_before")), "peak": _pct(d.get("pct_peak")),
+                     "after": _pct(d.get("pct_after")),
+                     "over": d.get("limit") is not None and d.get("peak", 0) > d["limit"]})
+    status = disk.get("status") or "capacity unknown: disk usage after the move not checked"
+    if disk.get("worst_broker") is not None:
+        headline = (f"fullest broker {disk['worst_broker']} peaks at {disk['worst_peak_pct']:g} % of its capacity "
+                    f"(threshold {disk['threshold_pct']:g} %); {status}")
+    else:
+        headline = status
+    return {"rows": rows, "headline": headline, "known": any(r["capacity"] != "unknown" for r in rows),
+            "notes": list(disk.get("growth_notes") or []), "over_before": list(disk.get("over_before") or [])}
 
 
 class RenderPlanReportOperator(RunbookOperator):

@@ -8,6 +8,10 @@ made from it) is converted into ``sizes.jsonl`` in the run folder: one line per 
 reduced as :mod:`kafka_zk.log_dirs` defines a partition's size, which the plan step's Spark job
 reads in parallel (the tool's output is one JSON line that only one Spark task could parse).
 The file as given is also copied to ``sizes.json``, so the plan can be reproduced from it.
+Broker disk capacity (a ``capacity_file`` Param — Cruise Control's capacity JSON or the native
+form — else the connection's ``extra.broker_capacity_bytes``) is checked and written as
+``capacity.json`` with the run's ``disk_threshold_pct``; with neither, no file, and the plan
+report says "capacity unknown".
 
 Failure: an unreachable ZooKeeper raises :class:`ZkUnavailable`; a sizes file that is missing raises
 :class:`InvalidInput`, one in neither form :class:`InvalidPayload`, naming the file (and nothing
@@ -26,6 +30,7 @@ from typing import Any, Sequence
 
 from airflow.sdk import BaseOperator
 
+from kafka_zk.capacity import DiskCapacity
 from kafka_zk.errors import InvalidInput
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import run_folder
@@ -47,21 +52,43 @@ def copy_atomic(src: Path, dst: Path) -> None:
 class SnapshotOperator(BaseOperator):
     """Write ``snapshot.jsonl`` (and ``sizes.jsonl``, ``sizes.json``) into the run folder; return a summary."""
 
-    template_fields: Sequence[str] = ("zk_conn_id", "run_root", "sizes_file")
+    template_fields: Sequence[str] = ("zk_conn_id", "run_root", "sizes_file", "capacity_file", "disk_threshold_pct")
     ui_color = "#e8f4fd"
 
-    def __init__(self, *, zk_conn_id: str, run_root: str, sizes_file: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, zk_conn_id: str, run_root: str, sizes_file: str | None = None,
+                 capacity_file: str | None = None, disk_threshold_pct: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.zk_conn_id = zk_conn_id
         self.run_root = run_root
         self.sizes_file = sizes_file
+        self.capacity_file = capacity_file
+        self.disk_threshold_pct = disk_threshold_pct
+
+    def _capacity(self) -> DiskCapacity | None:
+        """The run's disk capacity, checked (refused with the fix before anything is written)."""
+        from kafka_zk.capacity import read_capacity_file
+
+        pct = None if self.disk_threshold_pct in (None, "", "None") else self.disk_threshold_pct
+        if self.capacity_file not in (None, "", "None"):
+            return read_capacity_file(str(self.capacity_file), pct)
+        return ZooKeeperHook(self.zk_conn_id).broker_capacity(pct)
 
     def execute(self, context: Any) -> dict:
         from kafka_zk.sizes_file import convert_sizes
         from kafka_zk.snapshot import read_snapshot
         from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 
+        from kafka_zk.capacity import write_capacity
+
         folder = run_folder(context, self.run_root)
+        capacity = self._capacity()
+        if capacity is not None:
+            write_capacity(str(folder.capacity), capacity)
+            self.log.info("disk capacity of %d broker(s)%s, threshold %g %%, written to %s", len(capacity.brokers),
+                          " and a default" if capacity.default else "", capacity.threshold_pct, folder.capacity)
+        else:
+            self.log.info("no disk capacity given (capacity_file / extra.broker_capacity_bytes): "
+                          "the plan cannot check disk usage and its report says so")
         if self.sizes_file:
             src = Path(self.sizes_file)
             if not src.is_file():

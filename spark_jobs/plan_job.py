@@ -73,6 +73,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", required=True, help="output folder for the artifacts")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--master", default=None, help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--refusal-file", default=None,
+                   help="on a refused plan, also write the one-line reason here (the Airflow plan step reads it)")
     return p.parse_args(argv)
 
 
@@ -206,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         summary = execute(args)
     except KafkaZkError as exc:
         print(f"Error: {exc}", file=sys.stderr)
+        if args.refusal_file:
+            with open(args.refusal_file, "w", encoding="utf-8") as f:
+                f.write(f"{exc}\n")
         return 1
     print(json.dumps({k: summary[k] for k in ("operation", "moves", "replica_moves", "waves",
                                               "predicted_seconds", "plan_hash")}))

@@ -8,6 +8,8 @@ The connection (type ``kafka_zookeeper``) names the ensemble and the cluster's c
   digest otherwise; ``extra.digest`` = ``"user:password"`` works too;
 * ``extra``: ``chroot`` (``/kafka``, the chroot of Kafka's ``zookeeper.connect``),
   ``connect_timeout`` and ``session_timeout`` in seconds (10 each by default), ``read_only``;
+  ``broker_capacity_bytes``: usable disk bytes per broker (``{"1": 1e12, "default": 2e12}``,
+  :mod:`kafka_zk.capacity`), which plans keep every broker under;
 * secured clusters (docs/connections.md): ``sasl_mechanism`` (``DIGEST-MD5`` with login/password,
   or ``GSSAPI`` with ``extra.sasl_principal`` and a Kerberos ticket cache), or ``jaas``: the text
   of a JAAS file whose ``jaas_section`` (default ``Client``) names the login module and its
@@ -39,6 +41,7 @@ from kazoo.client import KazooClient
 from kafka_zk import paths
 from kafka_zk.connect import close as close_client
 from kafka_zk.connect import connect, parse_connect_string
+from kafka_zk.capacity import DiskCapacity
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.zk_auth import DIGEST_MD5, GSSAPI, NO_AUTH, ZkCredentials, parse_jaas_section
 
@@ -73,6 +76,17 @@ class ZooKeeperHook(BaseHook):
                          '"sasl_mechanism": "DIGEST-MD5", "set_acl": true}',
             },
         }
+
+    def broker_capacity(self, threshold_pct: Any = None) -> DiskCapacity | None:
+        """``extra.broker_capacity_bytes`` as a :class:`DiskCapacity`, or None when not set."""
+        from kafka_zk.capacity import parse_capacity
+
+        extra = self.get_connection(self.zk_conn_id).extra_dejson or {}
+        raw = extra.get("broker_capacity_bytes")
+        if raw is None:
+            return None
+        return parse_capacity({"brokers": raw}, f"connection {self.zk_conn_id}: extra broker_capacity_bytes",
+                              threshold_pct)
 
     # -- settings read from the connection ---------------------------------------------------
 

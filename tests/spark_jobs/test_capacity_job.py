@@ -73,3 +73,45 @@ def test_a_bad_capacity_file_is_refused_before_spark(files, tmp_path) -> None:
     with pytest.raises(InvalidInput, match="not a positive size"):
         plan_job.execute(_args(d, str(out), str(bad)), spark=None)
     assert not out.exists()
+
+
+def _render_plan_report(plan_root, name: str) -> tuple:
+    """The plan report and approval body exactly as RenderPlanReportOperator renders them."""
+    from types import SimpleNamespace
+
+    from kafka_zk.run_folder import RunFolder
+    from operators.report import plan_values, render
+
+    folder = RunFolder(plan_root)
+    values = plan_values(folder, {"run_id": name, "dag": SimpleNamespace(dag_id="decommission_brokers")},
+                         False, 10485760)
+    html = plan_root / "plan_report.html"
+    html.write_text(render("plan_report.html.j2", **values), encoding="utf-8")
+    body = render("approval_body.md.j2", zk="kafka_zk", report_path=str(html), **values)
+    return html, body
+
+
+def test_html_report_with_and_without_capacity_in_chromium(spark, files) -> None:
+    from tests.browser import screenshot
+
+    d, _snap, before = files
+    cap = str(d / "shot_capacity.json")
+    write_capacity(cap, DiskCapacity({b: 3 * v for b, v in before.items()}, threshold_pct=85))
+    with_root, without_root = d / "shot_with", d / "shot_without"
+    plan_job.run(spark, _args(d, str(with_root / "plan"), cap))
+    args = _args(d, str(without_root / "plan"), cap)
+    args.capacity = None
+    plan_job.run(spark, args)
+
+    html, body = _render_plan_report(with_root, "with-capacity")
+    png, text = screenshot(html.as_uri(), "plan_report_with_capacity", wait_for="#disk")
+    assert png.stat().st_size > 10_000
+    assert "peaks at" in text and "% of its capacity (threshold 85 %)" in text and "% full before" in text
+    assert "Disk used, % of capacity" in text
+    assert "- disk: fullest broker" in body
+
+    html, body = _render_plan_report(without_root, "without-capacity")
+    png, text = screenshot(html.as_uri(), "plan_report_without_capacity", wait_for="#disk-headline")
+    assert png.stat().st_size > 10_000
+    assert "capacity unknown: disk usage after the move not checked" in text and "% full before" not in text
+    assert "- disk: capacity unknown: disk usage after the move not checked" in body
