@@ -83,7 +83,7 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
     disk = disk_values(summary, brokers)
     per_disk = (summary.get("disk") or {}).get("brokers") or {}
     if disk["known"]:
-        charts.append(chart("Disk used, % of capacity: before → peak during the move",
+        charts.append(chart("Disk used, % of capacity (after = peak)",
                             [(b["id"], b["removed"], per_disk.get(str(b["id"]), {}).get("pct_before") or 0,
                               per_disk.get(str(b["id"]), {}).get("pct_peak") or 0) for b in brokers],
                             lambda v: f"{v:g} %"))
