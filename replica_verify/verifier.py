@@ -124,7 +124,7 @@ def _fetch(broker: int, conn: BrokerConnection, tps: list[Partition], offsets: d
     FP = FT.FetchPartition
     request = FetchRequest(
         replica_id=DEBUGGING_REPLICA_ID, max_wait_ms=opts.max_wait_ms, min_bytes=1,
-        max_bytes=min(_MAX_INT32, opts.fetch_size * len(tps)), isolation_level=0, session_id=0, session_epoch=-1,
+        max_bytes=_MAX_INT32, isolation_level=0, session_id=0, session_epoch=-1,
         topics=[FT(topic=t, partitions=[FP(partition=tp.partition, current_leader_epoch=-1, fetch_offset=offsets[tp],
                                            log_start_offset=-1, partition_max_bytes=opts.fetch_size) for tp in ps])
                 for t, ps in sorted(by_topic.items())])

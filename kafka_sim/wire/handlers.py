@@ -167,6 +167,7 @@ def _fetch(state: BrokerState, request: FetchRequest) -> FetchResponse:
     TopicR = FetchResponse.FetchableTopicResponse
     PartR = TopicR.PartitionData
     budget = request.max_bytes if request.max_bytes > 0 else 1 << 31
+    min_one = True                  # only until a partition returned data, as ReplicaManager does
     topics = []
     for t in request.topics:
         parts = []
@@ -177,8 +178,9 @@ def _fetch(state: BrokerState, request: FetchRequest) -> FetchResponse:
             if error == NONE and budget > 0:
                 data = records.read_log(state.seed, t.topic, p.partition, p.fetch_offset,
                                         _servable_end(log, request.replica_id),
-                                        min(p.partition_max_bytes, budget), log.corrupt)
+                                        min(p.partition_max_bytes, budget), log.corrupt, min_one)
                 budget -= len(data)
+                min_one = min_one and not data
             hw = log.high_watermark if log is not None and error != UNKNOWN_TOPIC_OR_PARTITION else -1
             parts.append(PartR(partition_index=p.partition, error_code=error, high_watermark=hw,
                                last_stable_offset=hw, log_start_offset=0 if log is not None else -1,

@@ -80,9 +80,10 @@ def build_batch(seed: int, topic: str, partition: int, batch_index: int,
 
 
 def read_log(seed: int, topic: str, partition: int, fetch_offset: int, log_end: int,
-             max_bytes: int, corrupt: frozenset[int] = frozenset()) -> bytes:
+             max_bytes: int, corrupt: frozenset[int] = frozenset(), min_one: bool = True) -> bytes:
     """Whole batches from the one holding ``fetch_offset`` up to ``log_end``, at most
-    ``max_bytes`` except that the first batch is always returned (KIP-74)."""
+    ``max_bytes``, except that with ``min_one`` the first batch is returned even when larger
+    (KIP-74: a broker does so for the first partition of a response that has data)."""
     out: list[bytes] = []
     size = 0
     index = fetch_offset // BATCH_RECORDS
@@ -90,7 +91,7 @@ def read_log(seed: int, topic: str, partition: int, fetch_offset: int, log_end: 
         lo = index * BATCH_RECORDS
         mine = frozenset(o for o in corrupt if lo <= o < lo + BATCH_RECORDS)
         batch = build_batch(seed, topic, partition, index, mine)
-        if out and size + len(batch) > max_bytes:
+        if (out or not min_one) and size + len(batch) > max_bytes:
             break
         out.append(batch)
         size += len(batch)

@@ -55,3 +55,7 @@ def test_offset_for_timestamp_is_the_first_record_at_or_after_it(ts):
     off = r.offset_for_timestamp(ts)
     assert off >= 0 and r.timestamp_of(off) >= ts
     assert off == 0 or r.timestamp_of(off - 1) < ts
+
+
+def test_without_min_one_a_batch_over_the_budget_is_not_returned():
+    assert r.read_log(0, "t", 0, 0, 10 * r.BATCH_RECORDS, 1, min_one=False) == b""
