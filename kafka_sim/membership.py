@@ -60,6 +60,11 @@ class MembershipMixin:
 
     def on_broker_startup(self: "Controller", new: list[int]) -> None:
         new_set = set(new)
+        if self.engine.state_log.enabled:                 # onBrokerStartup: their replicas go online
+            for tp in self.all_tps():
+                for b in sorted(new_set & set(self.replicas(tp))):
+                    self.engine.state_log.replica_changed(self.id, self.epoch, self.engine.now(), tp, b,
+                                                          "OfflineReplica", "OnlineReplica")
         self.elect_offline_and_new()
         for tp in sorted(self.reassigning):
             if self.exists(tp) and tp.topic not in self.to_delete:

@@ -66,6 +66,7 @@ class StateChangeLog:
             _dt.datetime.now(_dt.timezone.utc).timestamp() if start is None else start, _dt.timezone.utc)
         self._files: dict[int, IO[str]] = {}
         self._corr: dict[int, int] = {}
+        self._replica: dict[tuple[TopicPartition, int], str] = {}   # last logged replica state
         self._lock = threading.Lock()
         if folder is not None:
             os.makedirs(folder, exist_ok=True)
@@ -157,8 +158,14 @@ class StateChangeLog:
 
     def replica_changed(self, ctrl: int, epoch: int, now: float, tp: TopicPartition, replica: int,
                         before: str, after: str) -> None:
-        """ReplicaStateMachine.logSuccessfulTransition."""
+        """ReplicaStateMachine.logSuccessfulTransition; ``before`` is what the caller expects, the
+        state last logged for that replica wins (an offline replica goes Offline → Offline)."""
         if self.enabled:
+            before = self._replica.get((tp, replica), before)
+            if after == "NonExistentReplica":
+                self._replica.pop((tp, replica), None)
+            else:
+                self._replica[(tp, replica)] = after
             self.write(ctrl, now, "TRACE", f"Controller id={ctrl} epoch={epoch}",
                        f"Changed state of replica {replica} for partition {tp} from {before} to {after}")
 
