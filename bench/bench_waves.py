@@ -24,6 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from spark_jobs.kernels.decommission import plan_decommission  # noqa: E402
+from kafka_zk.limits import ADMIN_BATCH_BYTES  # noqa: E402
 from spark_jobs.kernels.waves import WaveLimits, fixed_batch_bounds, pack_waves, wave_bounds  # noqa: E402
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes  # noqa: E402
 
@@ -31,7 +32,7 @@ THROTTLE = 50_000_000
 
 
 def _pack(moves, per_broker: int) -> tuple[str, float]:
-    limits = WaveLimits(per_broker, None, 512 * 1024, THROTTLE)
+    limits = WaveLimits(per_broker, None, ADMIN_BATCH_BYTES, THROTTLE)
     t = time.perf_counter()
     waves = pack_waves(moves, limits)
     took = time.perf_counter() - t

@@ -15,15 +15,16 @@ process a batch in time: one ``Error:`` line, exit 1.
 from __future__ import annotations
 
 import argparse
-import threading
 
 from cli.common import add_zk_arguments, open_cluster, print_planned, read_text_file, seconds
 from kafka_zk import paths
-from kafka_zk.admin.election import (DEFAULT_BATCH_BYTES, election_batches, preferred_election_candidates,
-                                     submit_preferred_election)
-from kafka_zk.codecs import PreferredElectionRequest, decode_election_file
-from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.admin.election import election_batches, submit_preferred_election
+from kafka_zk.codecs import PreferredElectionRequest
+from kafka_zk.errors import InvalidInput
+from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.snapshot import read_snapshot
+from kafka_zk.waits import wait_node_gone
+from spark_jobs.kernels.election import election_file_scope, plan_election
 
 
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -31,29 +32,17 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
                               description=__doc__.splitlines()[0])
     add_zk_arguments(p)
     p.add_argument("--path-to-json-file", metavar="FILE")
-    p.add_argument("--batch-bytes", type=int, default=DEFAULT_BATCH_BYTES)
+    p.add_argument("--batch-bytes", type=int, default=ADMIN_BATCH_BYTES)
     p.add_argument("--batch-partitions", type=int)
     p.add_argument("--batch-timeout", type=seconds, default=60.0, metavar="SECONDS")
     p.add_argument("--only-eligible", action="store_true")
     p.set_defaults(func=run)
 
 
-def _wait_gone(client, path: str, timeout: float) -> None:
-    gone = threading.Event()
-
-    def watch(event=None):
-        if client.exists(path, watch=watch) is None:
-            gone.set()
-    watch()
-    if not gone.wait(timeout):
-        raise KafkaZkError(f"[{path}] the controller did not process the previous election batch within "
-                           f"{timeout:g}s: check that a controller is running (/controller), then retry")
-
-
 def run(args: argparse.Namespace) -> int:
     wanted = None
     if args.path_to_json_file:
-        wanted = decode_election_file(read_text_file(args.path_to_json_file, "--path-to-json-file"))
+        wanted = election_file_scope(read_text_file(args.path_to_json_file, "--path-to-json-file"))
     if args.batch_bytes <= 0:
         raise InvalidInput("--batch-bytes must be positive")
     if args.batch_partitions is not None and args.batch_partitions <= 0:
@@ -66,16 +55,16 @@ def run(args: argparse.Namespace) -> int:
             if not snap.has_partition(tp):
                 print(f"Skipping preferred replica leader election for partition {tp} since it doesn't exist.")
         partitions = [tp for tp in partitions if snap.has_partition(tp)]
-        if args.only_eligible:
-            eligible, _ = preferred_election_candidates(snap, partitions)
-            partitions = [tp for tp in partitions if tp in set(eligible)]
-        if not partitions:
+        if args.only_eligible:      # the runbook's planner: candidates only, in batches
+            batches = list(plan_election(snap, partitions, args.batch_bytes, args.batch_partitions).batches)
+        else:                       # as Kafka's tool: every existing partition, in batches
+            batches = election_batches(partitions, args.batch_bytes, args.batch_partitions) if partitions else []
+        if not batches:
             print("No partition to elect.")
             return 0
-        batches = election_batches(partitions, args.batch_bytes, args.batch_partitions)
         for i, batch in enumerate(batches):
             if i > 0 and not w.dry_run:
-                _wait_gone(w.client, paths.PREFERRED_REPLICA_ELECTION, args.batch_timeout)
+                wait_node_gone(w.client, paths.PREFERRED_REPLICA_ELECTION, args.batch_timeout)
                 snap = read_snapshot(w.client, topics={tp.topic for tp in batch}, with_configs=False)
             sub = submit_preferred_election(w, snap, batch)
             if sub.submitted:

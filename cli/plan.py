@@ -19,6 +19,7 @@ import os
 from typing import Any
 
 from kafka_zk.errors import InvalidInput
+from kafka_zk.limits import ADMIN_BATCH_BYTES
 
 SNAPSHOT_FILE = "snapshot.jsonl"   # where --zookeeper saves the snapshot in --out
 OPS = ("decommission", "add-brokers", "change-rf", "move-topics", "reassign-json", "election",
@@ -38,7 +39,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)
-    p.add_argument("--max-znode-bytes", type=int, default=512 * 1024)
+    p.add_argument("--max-znode-bytes", type=int, default=ADMIN_BATCH_BYTES)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--master", default=None, help="Spark master (default local[*])")
     p.add_argument("--out", required=True, help="folder for the plan artifacts")

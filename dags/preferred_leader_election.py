@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 
+from kafka_zk.limits import ADMIN_BATCH_BYTES, MAX_ADMIN_BATCH_BYTES
 from operators.approval import PlanApprovalOperator
 from operators.preferred_election import ElectBatchesOperator, ElectionPlanOperator, ElectionReportOperator
 from operators.snapshot import SnapshotOperator
@@ -61,7 +62,7 @@ PARAMS = {
                                            "{\"partitions\":[{\"topic\":\"t\",\"partition\":0}]}"),
     "max_batch_partitions": Param(1000, type="integer", minimum=1,
                                   description="At most this many partitions per election batch"),
-    "max_batch_bytes": Param(524288, type="integer", minimum=64, maximum=1000000,
+    "max_batch_bytes": Param(ADMIN_BATCH_BYTES, type="integer", minimum=64, maximum=MAX_ADMIN_BATCH_BYTES,
                              description="At most this many bytes per /admin/preferred_replica_election payload "
                                          "(ZooKeeper's limit is 1 MiB; default 512 KiB)"),
     "pause_between_batches_s": Param(0, type="number", minimum=0,

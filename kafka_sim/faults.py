@@ -12,9 +12,12 @@ a controller that does not move in time raises :class:`EmulatorError`.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import KazooException
+from kazoo.handlers.threading import KazooTimeoutError
 
 from kafka_sim import zk_io
 from kafka_zk import paths
@@ -106,20 +109,42 @@ class FaultsMixin:
             eng.check_controller()
         eng.call(restart)
 
-    def expire_session(self, broker_id: int) -> None:
+    def expire_session(self, broker_id: int, timeout: float = 60.0) -> None:
         """Expire the broker's ZooKeeper session (as ZooKeeper does after a long pause); the
-        broker keeps running and registers again with a new session."""
+        broker keeps running and registers again with a new session.
+
+        The session is closed from a second client that joins it. On a slow ZooKeeper that
+        client's connection can drop (ConnectionLoss) or time out; the attempt is repeated until
+        the broker's session is gone or ``timeout`` wall seconds have passed (then
+        :class:`EmulatorError`)."""
         b = self._broker(broker_id)
         eng = self._engine
         client = eng.call(lambda: b.client if b.alive else None)
         if client is None:
             raise InvalidInput(f"broker {broker_id} is not running: restart_broker({broker_id}) first")
         session_id, password = client.client_id
-        other = KazooClient(hosts=self.connect_string, client_id=(session_id, password), timeout=10,
-                            **eng.credentials.kazoo_kwargs())
-        other.start(timeout=10)
-        other.stop()
-        other.close()
+
+        def expired() -> bool:
+            return client.client_id is None or client.client_id[0] != session_id or client.state == KazooState.LOST
+
+        deadline = time.monotonic() + timeout
+        while True:
+            other = KazooClient(hosts=self.connect_string, client_id=(session_id, password), timeout=10,
+                                **eng.credentials.kazoo_kwargs())
+            try:
+                other.start(timeout=10)
+                other.stop()
+                return
+            except (KazooException, KazooTimeoutError) as exc:
+                if expired():
+                    return
+                if time.monotonic() >= deadline:
+                    raise EmulatorError(f"could not expire broker {broker_id}'s session within {timeout:g}s "
+                                        f"({type(exc).__name__}: {exc}); is ZooKeeper at {self.connect_string} "
+                                        "overloaded?") from exc
+                time.sleep(0.2)
+            finally:
+                other.close()
 
     def move_controller(self, to: int | None = None, timeout: float = 30.0) -> int:
         """Delete ``/controller`` (as an operator would); ``to`` wins the election when live."""

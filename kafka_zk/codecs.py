@@ -30,6 +30,18 @@ class TopicPartition(NamedTuple):
         return f"{self.topic}-{self.partition}"
 
 
+def tp_key(tp: TopicPartition) -> str:
+    """``topic:partition``, the key of a partition in JSON artifacts (a topic name never contains ``:``,
+    docs/zookeeper.md §6.2)."""
+    return f"{tp.topic}:{tp.partition}"
+
+
+def tp_of(key: str) -> TopicPartition:
+    """The partition a :func:`tp_key` names."""
+    topic, _, partition = key.rpartition(":")
+    return TopicPartition(topic, int(partition))
+
+
 def dumps(obj: Any) -> bytes:
     """Compact UTF-8 JSON, as Kafka writes it."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

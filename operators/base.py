@@ -3,16 +3,14 @@
 Every step names its cluster (``zk_conn_id``), its run folder root (``run_root``) and whether
 this is a dry run; all three are template fields, rendered as native values from the DAG's
 Params. :class:`DecommissionStep` adds ``brokers_to_remove`` for the decommission steps that read
-it; every other field is declared by the operator that uses it. :meth:`RunbookOperator.session` yields a started client and an audited writer (dry-run
-writers plan and audit, never write). :func:`wait_node_gone` is the short, bounded wait used
-for admin znodes the controller consumes at once (elections, same-set re-orderings).
+it; every other field is declared by the operator that uses it. :meth:`RunbookOperator.session`
+yields a started client and an audited writer (dry-run writers plan and audit, never write).
 
-Failure: a wait that runs out raises :class:`TimeoutError` naming the znode and the timeout.
+Failure: none of its own; the steps' failures are documented in their modules.
 """
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
@@ -31,16 +29,6 @@ def as_bool(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
     return bool(value)
-
-
-def wait_node_gone(client: KazooClient, path: str, timeout: float, poll: float = 0.1) -> None:
-    """Return once ``path`` does not exist; :class:`TimeoutError` after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while client.exists(path) is not None:
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"{path} still exists after {timeout:g}s: the controller has not processed "
-                               "it. Check that a controller is elected (/controller) and see its log")
-        time.sleep(poll)
 
 
 class RunbookOperator(BaseOperator):

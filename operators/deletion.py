@@ -1,17 +1,11 @@
 """The delete_topics runbook's steps: select topics, delete them in waited-on batches, report.
 
-* :func:`select_topics` (pure) resolves the topic list and the regex against the snapshot
-  (``re.fullmatch``, as Kafka's ``--topic`` whitelist matches), refuses — with one reason per
-  topic — topics that do not exist, internal topics (``__consumer_offsets``,
-  ``__transaction_state``) unless ``allow_internal``, and topics with a reassignment in
-  progress, and cuts the rest into batches of at most ``batch_size`` topics and, when partition
-  sizes are known, at most ``max_batch_bytes`` bytes of log data (size × replicas).
-* **SelectTopicsOperator** writes that selection to ``plan/selection.json`` and the batches as
-  plan artifacts (:func:`spark_jobs.artifacts.write_plan_artifacts`, operation ``delete-topics``:
-  the hash the approver approves), and fails the run on any refusal, before anything is written
-  to ZooKeeper. (:func:`spark_jobs.kernels.batches.plan_topic_deletion` is the CLI's stricter
-  cousin: one error per category, no ``allow_internal``, no byte cap, already-marked topics left
-  out of the batches; the runbook needs every reason at once and to wait on existing markers.)
+* **SelectTopicsOperator** plans with :func:`spark_jobs.kernels.topic_deletion.select_topics`
+  (names and/or a whole-name regex; every refusal reason at once: missing, internal unless
+  ``allow_internal``, being reassigned; batches by count and, with sizes, by log bytes), writes the
+  selection to ``plan/selection.json`` and the batches as plan artifacts (operation
+  ``delete-topics``: the hash the approver approves), and fails the run on any refusal, before
+  anything is written to ZooKeeper.
 * **DeleteTopicBatchesOperator** marks one batch (``/admin/delete_topics/<t>``, through the
   audited writer and :func:`kafka_zk.admin.deletion.mark_for_deletion`), defers to
   :class:`TopicsDeletedTrigger` until every topic of the batch is gone from ``/brokers/topics``,
@@ -28,19 +22,27 @@ delete.topic.enable=false" (or the dead-broker cause when that is what blocks it
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any, Mapping, Sequence
 
-from kafka_zk.codecs import TopicPartition
+from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
+
+from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
+from kafka_zk.audit import AuditLog
 from kafka_zk.errors import InvalidInput, KafkaZkError
-from kafka_zk.model import INTERNAL_TOPICS, ClusterSnapshot
 from kafka_zk.run_folder import RunFolder
+from kafka_zk.sizes_file import load_sizes
+from kafka_zk.snapshot import read_snapshot
+from kafka_zk.snapshot_file import load_snapshot
 from operators.base import RunbookOperator, as_bool
-from operators.report import PreviewFinalReportOperator
+from operators.report import PreviewFinalReportOperator, upstream_failures
+from operators.runtime import require_approval
 from operators.triggers.deletion import TopicsDeletedTrigger
+from operators.waves import human_bytes
+from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
+from spark_jobs.kernels.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
 
 PROGRESS_FILE = "deletion_progress.json"
 SELECTION_FILE = "selection.json"
@@ -50,110 +52,6 @@ NOT_DELETED_HINT = ("marked for deletion but not deleted: the brokers probably r
 
 class TopicsNotDeleted(KafkaZkError):
     """Topics marked for deletion that the cluster did not delete."""
-
-
-@dataclass(frozen=True)
-class DeletionSelection:
-    """What the run will delete, what it refused and why, and the batches."""
-
-    requested: tuple[str, ...]
-    regex: str
-    matched: tuple[str, ...]
-    refused: Mapping[str, str]
-    batches: tuple[tuple[str, ...], ...]
-    partitions: Mapping[str, int] = field(default_factory=dict)
-    data_bytes: Mapping[str, int] = field(default_factory=dict)
-    already_marked: tuple[str, ...] = ()
-
-    @property
-    def selected(self) -> tuple[str, ...]:
-        return tuple(t for b in self.batches for t in b)
-
-    def to_json(self) -> dict:
-        doc = asdict(self)
-        doc["batches"] = [list(b) for b in self.batches]
-        doc["selected"] = list(self.selected)
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> "DeletionSelection":
-        return cls(tuple(doc["requested"]), doc["regex"], tuple(doc["matched"]), dict(doc["refused"]),
-                   tuple(tuple(b) for b in doc["batches"]), dict(doc.get("partitions", {})),
-                   dict(doc.get("data_bytes", {})), tuple(doc.get("already_marked", ())))
-
-
-def _int(value: Any, name: str, minimum: int) -> int:
-    try:
-        out = int(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{name}={value!r} must be an integer ≥ {minimum}") from None
-    if out < minimum:
-        raise InvalidInput(f"{name}={value!r} must be an integer ≥ {minimum}")
-    return out
-
-
-def select_topics(snapshot: ClusterSnapshot, topics: Sequence[str] = (), topic_regex: str | None = None,
-                  allow_internal: bool = False, batch_size: int = 10, max_batch_bytes: int = 0,
-                  sizes: Mapping[TopicPartition, int] | None = None) -> DeletionSelection:
-    """Resolve and check the topics to delete, then batch them (see module docstring)."""
-    batch_size = _int(batch_size, "batch_size", 1)
-    max_batch_bytes = _int(max_batch_bytes or 0, "max_batch_bytes", 0)
-    if isinstance(topics, str):
-        raise InvalidInput(f"topics={topics!r} must be a list of topic names, e.g. [\"orders\", \"payments\"]")
-    requested = tuple(dict.fromkeys(str(t) for t in (topics or ())))
-    regex = (topic_regex or "").strip()
-    if not requested and not regex:
-        raise InvalidInput("nothing to delete: give topics (a list of names) or topic_regex (matched against the "
-                           "whole topic name)")
-    if max_batch_bytes and sizes is None:
-        raise InvalidInput(f"max_batch_bytes={max_batch_bytes} needs partition sizes: give sizes_file (the output of "
-                           "kafka-log-dirs.sh --describe), or set max_batch_bytes to 0")
-    matched: tuple[str, ...] = ()
-    if regex:
-        try:
-            pattern = re.compile(regex)
-        except re.error as exc:
-            raise InvalidInput(f"topic_regex {regex!r} is not a valid regular expression ({exc}): fix it") from None
-        matched = tuple(t for t in sorted(snapshot.topics) if pattern.fullmatch(t))
-        if not matched and not requested:
-            raise InvalidInput(f"topic_regex {regex!r} matches no topic of the cluster (it must match the whole "
-                               "name, e.g. 'test-.*'): nothing to delete")
-    wanted = list(dict.fromkeys(requested + matched))
-    moving = {tp.topic for tp in snapshot.reassigning_partitions()}
-    if snapshot.reassignment is not None:
-        moving |= {e.topic for e in snapshot.reassignment.entries}
-    refused: dict[str, str] = {}
-    for t in wanted:
-        if t not in snapshot.topics:
-            refused[t] = "does not exist (not in /brokers/topics): remove it from the list"
-        elif t in INTERNAL_TOPICS and not allow_internal:
-            refused[t] = ("is a Kafka internal topic: deleting it loses consumer offsets or transaction state; "
-                          "set allow_internal=true only if that is intended")
-        elif t in moving:
-            refused[t] = "has a partition reassignment in progress: wait for it to finish, then retry"
-    ok = [t for t in wanted if t not in refused]
-    data = {t: sum(sizes.get(TopicPartition(t, p), 0) * len(part.replicas)
-                   for p, part in snapshot.topics[t].partitions.items()) for t in ok} if sizes is not None else {}
-    batches: list[tuple[str, ...]] = []
-    current: list[str] = []
-    current_bytes = 0
-    for t in ok:
-        over = max_batch_bytes and current and current_bytes + data.get(t, 0) > max_batch_bytes
-        if len(current) >= batch_size or over:
-            batches.append(tuple(current))
-            current, current_bytes = [], 0
-        current.append(t)
-        current_bytes += data.get(t, 0)
-    if current:
-        batches.append(tuple(current))
-    return DeletionSelection(requested, regex, matched, refused, tuple(batches),
-                             {t: len(snapshot.topics[t].partitions) for t in ok}, data,
-                             tuple(t for t in ok if t in snapshot.delete_markers))
-
-
-def refusal_error(selection: DeletionSelection) -> InvalidInput:
-    lines = [f"{t} {why}" for t, why in selection.refused.items()]
-    return InvalidInput(f"refusing to delete {len(lines)} topic(s), nothing was written: " + "; ".join(lines))
 
 
 class SelectTopicsOperator(RunbookOperator):
@@ -170,9 +68,6 @@ class SelectTopicsOperator(RunbookOperator):
         self.batch_size, self.max_batch_bytes = batch_size, max_batch_bytes
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.sizes_file import load_sizes
-        from kafka_zk.snapshot_file import load_snapshot
-
         folder = self.folder(context)
         snap = load_snapshot(str(folder.snapshot))
         # the snapshot step's per-partition sizes.jsonl (run folders made before it: the raw copy)
@@ -195,21 +90,13 @@ class SelectTopicsOperator(RunbookOperator):
 
 def write_selection_plan(plan_dir: str, selection: DeletionSelection) -> str:
     """The batches as plan artifacts (operation ``delete-topics``); returns the plan hash."""
-    from spark_jobs.artifacts import write_plan_artifacts
-    from spark_jobs.kernels.model import Plan
-
-    plan = Plan("delete-topics", (), {}, 0, deletion=selection.batches,
-                notes=(f"already marked for deletion: {', '.join(selection.already_marked)}",)
-                if selection.already_marked else (), params={"topics": ",".join(selection.selected)})
     summary = {"operation": "delete-topics", "moves": 0, "topics": len(selection.selected),
                "batches": len(selection.batches), "regex": selection.regex, "matched": list(selection.matched)}
-    return write_plan_artifacts(plan_dir, plan, [], summary, None)
+    return write_plan_artifacts(plan_dir, deletion_plan(selection), [], summary, None)
 
 
 def load_selection(folder: RunFolder) -> DeletionSelection:
     """The approved selection: ``selection.json`` whose batches are the hash-checked plan's."""
-    from spark_jobs.artifacts import load_plan_artifacts
-
     doc = folder.read_json(folder.plan_dir / SELECTION_FILE)
     if doc is None:
         raise InvalidInput(f"{folder.plan_dir}/{SELECTION_FILE} is missing: run the select step first")
@@ -260,8 +147,6 @@ class DeleteTopicBatchesOperator(RunbookOperator):
         self.poll_interval_s = poll_interval_s
 
     def execute(self, context: Any) -> dict:
-        from operators.runtime import require_approval
-
         folder = self.folder(context)
         selection = load_selection(folder)
         if selection.refused:
@@ -285,8 +170,6 @@ class DeleteTopicBatchesOperator(RunbookOperator):
         self.log.info("batch %d done: %d topic(s) deleted in %.1fs", b.index, len(b.topics), event.get("elapsed_s", 0))
         pause = float(self.pause_between_batches_s or 0)
         if pause > 0 and any(x.state != "done" for x in batches):
-            from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
-
             self.log.info("pausing %.0fs before the next batch", pause)
             self.defer(trigger=TimeDeltaTrigger(timedelta(seconds=pause)), method_name="resume")
         return self._advance(context, folder, selection)
@@ -301,8 +184,6 @@ class DeleteTopicBatchesOperator(RunbookOperator):
             return KafkaZkError(f"batch {event.get('batch')}: {event.get('message')}; clear the task to resume")
         cause = NOT_DELETED_HINT
         try:
-            from kafka_zk.snapshot import read_snapshot
-
             with self.session(context) as (client, _):
                 snap = read_snapshot(client, topics=stuck, with_configs=False)
             dead = sorted({r for t in snap.topics.values() for p in t.partitions.values() for r in p.replicas
@@ -315,9 +196,6 @@ class DeleteTopicBatchesOperator(RunbookOperator):
         return TopicsNotDeleted(f"topic(s) {', '.join(stuck)} {cause} ({event.get('message')})")
 
     def _advance(self, context: Any, folder: RunFolder, selection: DeletionSelection) -> dict:
-        from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
-        from kafka_zk.snapshot import read_snapshot
-
         batches = load_progress(folder, selection)
         with self.session(context) as (client, writer):
             for b in batches:
@@ -356,10 +234,6 @@ class DeleteTopicBatchesOperator(RunbookOperator):
 
 def deletion_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool) -> dict:
     """What the preview and final reports show (missing files read as "not reached")."""
-    from kafka_zk.audit import AuditLog
-    from operators.report import upstream_failures
-    from operators.waves import human_bytes
-
     doc = folder.read_json(folder.plan_dir / SELECTION_FILE)
     selection = DeletionSelection.from_json(doc) if doc else None
     progress = (folder.read_json(folder.root / PROGRESS_FILE) or {}).get("batches", [])

@@ -27,9 +27,9 @@ from kafka_zk import paths
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import ReassignmentInProgress
 from kafka_zk.model import ClusterSnapshot
-from operators.base import DecommissionStep, RunbookOperator, wait_node_gone
-
-REORDER_BATCH_BYTES = 512 * 1024
+from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.waits import wait_node_gone
+from operators.base import DecommissionStep, RunbookOperator
 
 
 def demoted_order(replicas: Sequence[int], removed: frozenset[int]) -> tuple[int, ...]:
@@ -49,7 +49,7 @@ def demotion_targets(snap: ClusterSnapshot, removed: frozenset[int]) -> dict[Top
 
 
 def reorder_batches(targets: dict[TopicPartition, tuple[int, ...]],
-                    max_bytes: int = REORDER_BATCH_BYTES) -> list[dict[TopicPartition, tuple[int, ...]]]:
+                    max_bytes: int = ADMIN_BATCH_BYTES) -> list[dict[TopicPartition, tuple[int, ...]]]:
     """Consecutive batches whose reassignment payload stays ≤ ``max_bytes``."""
     from kafka_zk.admin.reassignment import reassignment_request
 

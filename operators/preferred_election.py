@@ -1,15 +1,10 @@
 """The preferred_leader_election runbook's steps: plan the batches, elect them one by one, report.
 
-* :func:`election_scope` (pure) turns the inputs — nothing (every partition), ``topics`` and/or
-  ``topic_regex``, or a ``kafka-preferred-replica-election.sh --path-to-json-file`` document —
-  into the partitions to consider. :func:`plan_election` splits them into candidates (leader not
-  the preferred replica; preferred replica live and in the ISR:
-  :func:`kafka_zk.admin.election.preferred_election_candidates`) and the others with their
-  reason, and cuts the candidates into batches each ≤ ``max_batch_bytes`` encoded and ≤
-  ``max_batch_partitions`` (:func:`kafka_zk.admin.election.election_batches`), with the leader
-  balance per broker before and predicted after (:func:`kafka_zk.health.leader_balance`).
-* **ElectionPlanOperator** writes that as plan artifacts (operation ``election``, the approved
-  hash) plus ``plan/election_plan.json`` (reasons, balance).
+* **ElectionPlanOperator** plans with :mod:`spark_jobs.kernels.election` (scope from nothing,
+  topics and/or a regex, or the election tool's JSON file; candidates in batches under the byte
+  and count caps; every other partition with its reason; leader balance before and predicted
+  after) and writes that as plan artifacts (operation ``election``, the approved hash) plus
+  ``plan/election_plan.json`` (reasons, balance).
 * **ElectBatchesOperator** submits one batch (create-only ``/admin/preferred_replica_election``
   through the audited writer), defers to :class:`ElectionDoneTrigger` until the controller has
   consumed it and the leaders are read back, pauses, then the next batch. Progress lives in
@@ -24,104 +19,34 @@ Failure: bad inputs raise :class:`InvalidInput` before any write; a foreign elec
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from kafka_zk.codecs import TopicPartition
+from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
+
+from kafka_zk.admin.election import preferred_election_candidates, submit_preferred_election
+from kafka_zk.codecs import tp_key, tp_of
 from kafka_zk.errors import ElectionInProgress, InvalidInput, KafkaZkError
-from kafka_zk.model import ClusterSnapshot
+from kafka_zk.health import leader_balance
+from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.run_folder import RunFolder
+from kafka_zk.snapshot import read_snapshot
+from kafka_zk.snapshot_file import load_snapshot
 from operators.base import RunbookOperator
-from operators.report import PreviewFinalReportOperator
-from operators.triggers.election import ElectionDoneTrigger, tp_key, tp_of
+from operators.report import PreviewFinalReportOperator, upstream_failures
+from operators.runtime import require_approval
+from operators.triggers.election import ElectionDoneTrigger
+from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
+from spark_jobs.kernels.election import ElectionPlan, election_plan, election_scope, plan_election
 
 PLAN_FILE, PROGRESS_FILE = "election_plan.json", "election_progress.json"
-ZNODE_LIMIT = 1_000_000  # stay under ZooKeeper's 1 MiB jute.maxbuffer with headroom
 
 
 class ElectionNotProcessed(KafkaZkError):
     """The election node was not consumed in time: no controller is processing it."""
-
-
-def election_scope(snapshot: ClusterSnapshot, topics: Sequence[str] = (), topic_regex: str | None = None,
-                   election_json: str | None = None) -> tuple[TopicPartition, ...] | None:
-    """The partitions to consider (``None``: every partition of the cluster)."""
-    from kafka_zk.codecs import decode_election_file
-    from kafka_zk.errors import InvalidPayload
-
-    if isinstance(topics, str):
-        raise InvalidInput(f"topics={topics!r} must be a list of topic names")
-    names = list(dict.fromkeys(topics or ()))
-    regex = (topic_regex or "").strip()
-    if election_json and (names or regex):
-        raise InvalidInput("give either path_to_json_file or topics/topic_regex, not both")
-    if election_json:
-        try:
-            return decode_election_file(election_json)
-        except InvalidPayload as exc:
-            raise InvalidInput(f"path_to_json_file: {exc} (expected {{\"partitions\":[{{\"topic\":\"foo\","
-                               "\"partition\":1}]}})") from None
-    if not names and not regex:
-        return None
-    missing = [t for t in names if t not in snapshot.topics]
-    if missing:
-        raise InvalidInput(f"topic(s) {', '.join(missing)} do not exist: remove them from topics")
-    if regex:
-        try:
-            pattern = re.compile(regex)
-        except re.error as exc:
-            raise InvalidInput(f"topic_regex {regex!r} is not a valid regular expression ({exc})") from None
-        matched = [t for t in sorted(snapshot.topics) if pattern.fullmatch(t)]
-        if not matched and not names:
-            raise InvalidInput(f"topic_regex {regex!r} matches no topic (it must match the whole name)")
-        names += [t for t in matched if t not in names]
-    return tuple(p.tp for t in sorted(names) for p in snapshot.topics[t].partitions.values())
-
-
-@dataclass(frozen=True)
-class ElectionPlan:
-    """Batches to elect, what cannot be elected and why, balance before and predicted after."""
-
-    batches: tuple[tuple[TopicPartition, ...], ...]
-    not_eligible: Mapping[str, str]
-    already_preferred: int
-    scope: str
-    max_batch_bytes: int
-    before: tuple[dict, ...] = ()
-    predicted: tuple[dict, ...] = ()
-    batch_bytes: tuple[int, ...] = field(default_factory=tuple)
-
-    @property
-    def candidates(self) -> int:
-        return sum(len(b) for b in self.batches)
-
-    def to_json(self) -> dict:
-        doc = asdict(self)
-        doc["batches"] = [[tp_key(tp) for tp in b] for b in self.batches]
-        return doc
-
-
-def plan_election(snapshot: ClusterSnapshot, scope: Sequence[TopicPartition] | None, max_batch_bytes: int,
-                  max_batch_partitions: int | None) -> ElectionPlan:
-    from kafka_zk.admin.election import election_batches, preferred_election_candidates
-    from kafka_zk.codecs import PreferredElectionRequest
-    from kafka_zk.health import leader_balance
-
-    if not 64 <= int(max_batch_bytes) <= ZNODE_LIMIT:
-        raise InvalidInput(f"max_batch_bytes={max_batch_bytes} must be between 64 and {ZNODE_LIMIT} (ZooKeeper's "
-                           "1 MiB znode limit, with headroom)")
-    eligible, not_eligible = preferred_election_candidates(snapshot, scope)
-    batches = tuple(election_batches(list(eligible), int(max_batch_bytes), max_batch_partitions or None))
-    already = sum(1 for ne in not_eligible if "already the leader" in ne.reason)
-    reasons = {tp_key(ne.tp): ne.reason for ne in not_eligible if "already the leader" not in ne.reason}
-    return ElectionPlan(batches, reasons, already, "all partitions" if scope is None else f"{len(scope)} partition(s)",
-                        int(max_batch_bytes), tuple(b.to_json() for b in leader_balance(snapshot)),
-                        tuple(b.to_json() for b in leader_balance(snapshot, eligible)),
-                        tuple(len(PreferredElectionRequest(b).encode()) for b in batches))
 
 
 class ElectionPlanOperator(RunbookOperator):
@@ -132,16 +57,12 @@ class ElectionPlanOperator(RunbookOperator):
     ui_color = "#fff2cc"
 
     def __init__(self, *, topics: Any = (), topic_regex: Any = None, path_to_json_file: Any = None,
-                 max_batch_bytes: Any = 512 * 1024, max_batch_partitions: Any = None, **kwargs: Any) -> None:
+                 max_batch_bytes: Any = ADMIN_BATCH_BYTES, max_batch_partitions: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.topics, self.topic_regex, self.path_to_json_file = topics, topic_regex, path_to_json_file
         self.max_batch_bytes, self.max_batch_partitions = max_batch_bytes, max_batch_partitions
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.snapshot_file import load_snapshot
-        from spark_jobs.artifacts import write_plan_artifacts
-        from spark_jobs.kernels.model import Plan
-
         folder = self.folder(context)
         snap = load_snapshot(str(folder.snapshot))
         text = None
@@ -156,9 +77,7 @@ class ElectionPlanOperator(RunbookOperator):
         plan = plan_election(snap, scope, int(self.max_batch_bytes),
                              int(self.max_batch_partitions) if self.max_batch_partitions else None)
         folder.write_json(folder.plan_dir / PLAN_FILE, plan.to_json())
-        notes = tuple(f"{tp}: {why}" for tp, why in sorted(plan.not_eligible.items()))
-        digest = write_plan_artifacts(str(folder.plan_dir), Plan("election", (), {}, 0, election=plan.batches,
-                                                                 notes=notes[:50]),
+        digest = write_plan_artifacts(str(folder.plan_dir), election_plan(plan),
                                       [], {"operation": "election", "moves": 0, "candidates": plan.candidates,
                                            "batches": len(plan.batches)}, None)
         self.log.info("%d partition(s) to elect in %d batch(es) (largest %d bytes); %d cannot be elected; %d already "
@@ -172,8 +91,6 @@ class ElectionPlanOperator(RunbookOperator):
 
 def load_plan(folder: RunFolder) -> ElectionPlan:
     """The approved batches (hash-checked plan artifacts) with the plan file's details."""
-    from spark_jobs.artifacts import load_plan_artifacts
-
     doc = folder.read_json(folder.plan_dir / PLAN_FILE)
     if doc is None:
         raise InvalidInput(f"{folder.plan_dir}/{PLAN_FILE} is missing: run the plan step first")
@@ -223,8 +140,6 @@ class ElectBatchesOperator(RunbookOperator):
         self.poll_interval_s = poll_interval_s
 
     def execute(self, context: Any) -> dict:
-        from operators.runtime import require_approval
-
         folder = self.folder(context)
         if not self.is_dry_run:
             require_approval(folder)
@@ -248,8 +163,6 @@ class ElectBatchesOperator(RunbookOperator):
             self.log.warning("not led by its preferred replica after the election: %s", ne)
         pause = float(self.pause_between_batches_s or 0)
         if pause > 0 and any(x.state != "done" for x in batches):
-            from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
-
             self.log.info("pausing %.0fs before the next batch", pause)
             self.defer(trigger=TimeDeltaTrigger(timedelta(seconds=pause)), method_name="resume")
         return self._advance(context, folder, plan)
@@ -259,9 +172,6 @@ class ElectBatchesOperator(RunbookOperator):
         return self._advance(context, folder, load_plan(folder))
 
     def _advance(self, context: Any, folder: RunFolder, plan: ElectionPlan) -> dict:
-        from kafka_zk.admin.election import preferred_election_candidates, submit_preferred_election
-        from kafka_zk.snapshot import read_snapshot
-
         batches = load_progress(folder, plan)
         with self.session(context) as (client, writer):
             for b in batches:
@@ -328,10 +238,6 @@ class ElectionReportOperator(PreviewFinalReportOperator):
     template_dir = "preferred_leader_election"
 
     def report_values(self, context: Any, folder: RunFolder) -> dict:
-        from kafka_zk.health import leader_balance
-        from kafka_zk.snapshot import read_snapshot
-        from operators.report import upstream_failures
-
         doc = folder.read_json(folder.plan_dir / PLAN_FILE)
         progress = (folder.read_json(folder.root / PROGRESS_FILE) or {}).get("batches", [])
         approval = folder.read_json(folder.approval)

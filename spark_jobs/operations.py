@@ -16,11 +16,13 @@ from typing import Callable
 from kafka_zk.capacity import DiskCapacity, read_capacity_file
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
-from spark_jobs.kernels.batches import plan_preferred_election, plan_topic_deletion, plan_user_reassignment
+from spark_jobs.kernels.batches import plan_user_reassignment
+from spark_jobs.kernels.election import election_plan, election_scope, plan_election
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.model import Plan
 from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
 from spark_jobs.kernels.replication import plan_change_replication_factor
+from spark_jobs.kernels.topic_deletion import deletion_plan, select_topics
 from spark_jobs.kernels.validate import validate_plan
 from spark_jobs.spark_io import SparkInput, overlaps
 
@@ -113,11 +115,11 @@ OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], str | None],
                       lambda a, d: _checked(d, plan_user_reassignment(d.snapshot, _user_entries(a), d.sizes,
                                                                       a.seed))),
     "election": (lambda a: _in_topics(_topics(a, False)),
-                 lambda a, d: plan_preferred_election(d.snapshot, _topics(a, False) or None, a.batch_size,
-                                                      a.max_znode_bytes)),
+                 lambda a, d: election_plan(plan_election(d.snapshot, election_scope(d.snapshot, _topics(a, False)),
+                                                          a.max_znode_bytes, a.batch_size))),
     "delete-topics": (lambda a: None if a.topic_regex else _in_topics(_topics(a)),
-                      lambda a, d: plan_topic_deletion(d.snapshot, _topics(a, False), a.topic_regex,
-                                                       a.batch_size or 50)),
+                      lambda a, d: deletion_plan(select_topics(d.snapshot, _topics(a, False), a.topic_regex,
+                                                               batch_size=a.batch_size or 50))),
 }
 
 

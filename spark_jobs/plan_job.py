@@ -40,6 +40,7 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the repo im
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kafka_zk.errors import KafkaZkError
+from kafka_zk.limits import ADMIN_BATCH_BYTES
 from spark_jobs import sizes_input
 from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
@@ -68,7 +69,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--throttle", type=int, default=None, help="replication throttle, bytes/s")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)
-    p.add_argument("--max-znode-bytes", type=int, default=512 * 1024)
+    p.add_argument("--max-znode-bytes", type=int, default=ADMIN_BATCH_BYTES)
     p.add_argument("--batch-size", type=int, default=None, help="election/delete-topics batch size")
     p.add_argument("--out", required=True, help="output folder for the artifacts")
     p.add_argument("--seed", type=int, default=0)

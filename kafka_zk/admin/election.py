@@ -23,10 +23,10 @@ from typing import Iterable, Sequence
 from kafka_zk import codecs, paths
 from kafka_zk.codecs import PreferredElectionRequest, TopicPartition
 from kafka_zk.errors import ElectionInProgress, InvalidInput, ZnodeTooLarge
+from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.writer import ZkWriter
 
-DEFAULT_BATCH_BYTES = 512 * 1024
 _EMPTY = len(PreferredElectionRequest(()).encode())
 
 
@@ -77,7 +77,7 @@ def _entry_size(tp: TopicPartition) -> int:
     return len(codecs.dumps({"topic": tp.topic, "partition": tp.partition}))
 
 
-def election_batches(partitions: Sequence[TopicPartition], max_bytes: int = DEFAULT_BATCH_BYTES,
+def election_batches(partitions: Sequence[TopicPartition], max_bytes: int = ADMIN_BATCH_BYTES,
                      max_partitions: int | None = None) -> list[tuple[TopicPartition, ...]]:
     """Consecutive batches whose encoded ``/admin/preferred_replica_election`` payload ≤ ``max_bytes``."""
     if max_partitions is not None and max_partitions <= 0:

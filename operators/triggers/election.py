@@ -21,19 +21,9 @@ from typing import Any, AsyncIterator, Sequence
 
 from airflow.triggers.base import TriggerEvent
 
-from kafka_zk.codecs import TopicPartition
+from kafka_zk.codecs import tp_key, tp_of
 from kafka_zk.errors import KafkaZkError
 from operators.triggers.base import ZooKeeperPollTrigger
-
-
-def tp_key(tp: TopicPartition) -> str:
-    """``topic:partition`` (a topic name never contains ``:``, docs/zookeeper.md §6.2)."""
-    return f"{tp.topic}:{tp.partition}"
-
-
-def tp_of(key: str) -> TopicPartition:
-    topic, _, partition = key.rpartition(":")
-    return TopicPartition(topic, int(partition))
 
 
 class ElectionDoneTrigger(ZooKeeperPollTrigger):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
 
+from kafka_zk.limits import ADMIN_BATCH_BYTES
 from spark_jobs.kernels.model import Move, PlanRefused
 
 ZNODE_WRAPPER = len(b'{"version":1,"partitions":[]}')
@@ -30,7 +31,7 @@ class WaveLimits:
 
     max_moves_per_broker: int = 5
     max_wave_bytes: int | None = None
-    max_znode_bytes: int = 512 * 1024
+    max_znode_bytes: int = ADMIN_BATCH_BYTES
     throttle_bytes_per_s: int | None = None
     wave_overhead_s: float = 10.0
 

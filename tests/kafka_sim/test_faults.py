@@ -18,7 +18,9 @@ def test_broker_kill_and_restart(make_cluster, zk):
     ce = int(zk.get("/controller_epoch")[0])
     cluster.create_topic("tf", {0: [0, 2, 1], 1: [2, 0], 2: [0], 3: [1, 2]})
     cluster.kill_broker(0)
-    wait_for(lambda: zk.exists("/brokers/ids/0") is None and state(zk, "tf", 1)["isr"] == [2], what="failover")
+    # the controller writes one partition at a time: wait for the last of the three changes, not the first
+    wait_for(lambda: zk.exists("/brokers/ids/0") is None and state(zk, "tf", 1)["isr"] == [2]
+             and state(zk, "tf", 0)["leader"] == 2 and state(zk, "tf", 2)["leader"] == -1, what="failover")
     assert state(zk, "tf", 0) == {"controller_epoch": ce, "leader": 2, "version": 1, "leader_epoch": 1,
                                   "isr": [2, 1]}
     assert state(zk, "tf", 2) == {"controller_epoch": ce, "leader": -1, "version": 1, "leader_epoch": 1,

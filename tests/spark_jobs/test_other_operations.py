@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from kafka_zk.codecs import ReassignmentFileEntry, TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import Broker
-from spark_jobs.kernels.batches import plan_preferred_election, plan_topic_deletion, plan_user_reassignment
+from spark_jobs.kernels.batches import plan_user_reassignment
+from spark_jobs.kernels.election import election_plan, plan_election
+from spark_jobs.kernels.topic_deletion import deletion_plan, select_topics
 from spark_jobs.kernels.loads import cluster_loads, spread
 from spark_jobs.kernels.model import PlanRefused
 from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
@@ -98,7 +100,7 @@ def test_election_batches_only_eligible() -> None:
     snap = literal_cluster({"t": {i: (1 + i % 3, 1 + (i + 1) % 3) for i in range(30)}}, {1: None, 2: None, 3: None},
                            leaders={TP("t", i): 1 + (i + 1) % 3 for i in range(10)},
                            isr={TP("t", 0): (1 + 1 % 3,)})
-    plan = plan_preferred_election(snap, batch_size=4)
+    plan = election_plan(plan_election(snap, None, 512 * 1024, 4))
     flat = [tp for b in plan.election for tp in b]
     assert flat == [TP("t", i) for i in range(1, 10)] and max(len(b) for b in plan.election) == 4
     assert any("not in the ISR" in n for n in plan.notes)
@@ -107,13 +109,15 @@ def test_election_batches_only_eligible() -> None:
 def test_topic_deletion_batches_and_refusals() -> None:
     snap = literal_cluster({f"logs-{i}": {0: (1,)} for i in range(5)} | {"__consumer_offsets": {0: (1,)},
                            "keep": {0: (1,)}}, {1: None})
-    plan = plan_topic_deletion(snap, regex=r"logs-\d", batch_size=2)
+    plan = deletion_plan(select_topics(snap, topic_regex=r"logs-\d", batch_size=2))
     assert plan.deletion == (("logs-0", "logs-1"), ("logs-2", "logs-3"), ("logs-4",))
     assert all("__consumer_offsets" not in b for b in plan.deletion)
-    with pytest.raises(PlanRefused, match="internal topics"):
-        plan_topic_deletion(snap, ["__consumer_offsets"])
-    with pytest.raises(PlanRefused, match="not a valid regular expression"):
-        plan_topic_deletion(snap, regex="(")
+    with pytest.raises(InvalidInput, match="__consumer_offsets is a Kafka internal topic"):
+        deletion_plan(select_topics(snap, ["__consumer_offsets", "nope"]))
+    with pytest.raises(InvalidInput, match="nope does not exist"):
+        deletion_plan(select_topics(snap, ["__consumer_offsets", "nope"]))
+    with pytest.raises(InvalidInput, match="not a valid regular expression"):
+        select_topics(snap, topic_regex="(")
 
 
 @settings(max_examples=12, deadline=None)
