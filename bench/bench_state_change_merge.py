@@ -44,16 +44,14 @@ class _Hashing:
 def generate(folder: str, brokers: int, target_bytes: int, seed: int = 1) -> tuple[int, int]:
     """Per broker: state-change.log.<hour>.gz (a fifth) + state-change.log; returns (bytes, lines)."""
     rng = random.Random(seed)
-    log = StateChangeLog(folder, START)
+    log = StateChangeLog(folder, START, buffering=1 << 20)
     live = set(range(1, brokers + 1))
-    per_broker = target_bytes // brokers
     now = 0.0
     lines = 0
     tps = [TopicPartition(f"topic-{t:03d}", p) for t in range(200) for p in range(12)]
     while True:
-        done = all(os.path.getsize(log.path(b)) >= per_broker for b in live if os.path.exists(log.path(b))) \
-            and len([b for b in live if os.path.exists(log.path(b))]) == brokers
-        if done:
+        log.flush()
+        if sum(os.path.getsize(log.path(b)) for b in live if os.path.exists(log.path(b))) >= target_bytes:
             break
         for _ in range(2000):
             now += rng.random() * 0.05
@@ -69,7 +67,7 @@ def generate(folder: str, brokers: int, target_bytes: int, seed: int = 1) -> tup
                 log.write(b, now, "ERROR", f"Broker id={b}", f"Error while processing LeaderAndIsr request "
                           f"correlationId 5 received from controller {ctrl} epoch 3 for partition {tp}")
                 log._files[b].write("org.apache.kafka.common.errors.KafkaStorageException: disk error\n"
-                                    "\tat kafka.cluster.Partition.makeLeader(Partition.scala:1)\n")
+                                    "\tat kafka.cluster.Partition.makeLeader(Partition.scala:1)\n")  # a stack trace
                 lines += 3
     log.close()
     total = 0

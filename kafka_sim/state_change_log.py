@@ -60,8 +60,9 @@ def partition_state_text(tp: TopicPartition, st: PartitionState, zk_version: int
 class StateChangeLog:
     """The per-broker files. ``folder=None``: disabled (every call returns at once)."""
 
-    def __init__(self, folder: str | None, start: float | None = None) -> None:
+    def __init__(self, folder: str | None, start: float | None = None, buffering: int = 1) -> None:
         self.folder = folder
+        self.buffering = buffering          # 1: line by line (readers see every entry at once)
         self.start = _dt.datetime.fromtimestamp(
             _dt.datetime.now(_dt.timezone.utc).timestamp() if start is None else start, _dt.timezone.utc)
         self._files: dict[int, IO[str]] = {}
@@ -91,8 +92,14 @@ class StateChangeLog:
             fh = self._files.get(broker)
             if fh is None:
                 os.makedirs(os.path.dirname(self.path(broker)), exist_ok=True)
-                fh = self._files[broker] = open(self.path(broker), "a", encoding="utf-8", buffering=1)
+                fh = self._files[broker] = open(self.path(broker), "a", encoding="utf-8",
+                                                    buffering=self.buffering)
             fh.write(f"[{self.time_text(now)}] {level} [{ident}] {message} ({LOGGER})\n")
+
+    def flush(self) -> None:
+        with self._lock:
+            for fh in self._files.values():
+                fh.flush()
 
     def close(self) -> None:
         with self._lock:

@@ -75,3 +75,22 @@ def test_no_broker_logs_no_excerpt_and_a_bad_location_is_the_reason(tmp_path: Pa
     remember_broker_logs(run_dir, str(tmp_path / "nowhere" / "*.log"))
     path = write_stall_excerpt(run_dir, 1, ["orders-0"], "wave 1 made no progress for 900s")
     assert path is not None and "# no excerpt: broker logs" in path.read_text() and "match no file" in path.read_text()
+
+
+def test_the_final_report_shows_the_excerpts(tmp_path: Path) -> None:
+    from operators.report import render
+
+    logs = _broker_logs(tmp_path / "logs")
+    run_dir = tmp_path / "run"
+    remember_broker_logs(run_dir, str(logs))
+    write_stall_excerpt(run_dir, 2, ["orders-1"], "wave 2 made no progress for 900s")
+    values = {"outcome": "FAILED", "removed": [4], "run_id": "r", "dag_id": "decommission_brokers",
+              "dry_run": False, "plan_hash": "h", "approval_text": "", "guards_text": "", "writes": 0,
+              "planned_writes": 0, "audit_path": "", "throttles_text": "", "waves": [], "verify_text": "",
+              "drained_text": "", "failures": ["execute_waves"], "charts": [], "report_path": "",
+              "state_change_excerpts": read_excerpts(run_dir)}
+    md = render("final_report.md.j2", **values)
+    assert "## What the brokers logged about stalled waves" in md and "Wave 2" in md
+    assert "Changed partition orders-1 from OnlinePartition" in md and "orders-0" not in md
+    html = render("final_report.html.j2", **values)
+    assert "topicName=&#39;orders&#39;, partitionIndex=1" in html       # escaped, in a <pre>
