@@ -36,6 +36,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    '{"brokers": {"<id>": <bytes>}}): no broker may pass --disk-threshold-pct of it at any step')
     p.add_argument("--disk-threshold-pct", type=float, default=None, metavar="PCT",
                    help="most a broker's disk may be filled at any step (default 85)")
+    p.add_argument("--allow-extra-moves", action="store_true",
+                   help="with --capacity: move other replicas off a broker least movement would overfill")
     p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)
@@ -93,6 +95,8 @@ def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
         value = getattr(args, attr, None)
         if value not in (None, ""):
             argv += [flag, str(value)]
+    if getattr(args, "allow_extra_moves", False):
+        argv.append("--allow-extra-moves")
     return argv
 
 

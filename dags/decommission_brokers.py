@@ -91,6 +91,10 @@ PARAMS = {
     "disk_threshold_pct": Param(85, type="number", exclusiveMinimum=0, maximum=100,
                                 description="No broker may be filled past this % of its capacity at any step "
                                             "(a destination holds the new copy while the source still holds the old)"),
+    "allow_extra_moves": Param(False, type="boolean",
+                               description="With capacity: when moving only the removed brokers' replicas would overfill "
+                                           "a broker, also move other replicas off it to make room (rack rule kept; listed "
+                                           "in the plan report)"),
     "dry_run": Param(False, type="boolean",
                      description="Plan and report, then only *plan* every write (audit log); write nothing"),
     "pre_approved": pre_approved_param(),
@@ -134,7 +138,8 @@ with runbook_dag(
     plan = DecommissionPlanOperator(
         task_id="plan", spark_conn_id="{{ params.spark_conn_id }}", run_root="{{ params.run_root }}",
         brokers_to_remove="{{ params.brokers_to_remove }}", throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",
-        max_moves_per_broker="{{ params.max_moves_per_broker }}", plan_from="{{ params.plan_from }}")
+        max_moves_per_broker="{{ params.max_moves_per_broker }}", plan_from="{{ params.plan_from }}",
+        allow_extra_moves="{{ params.allow_extra_moves }}")
     report = RenderPlanReportOperator(task_id="render_plan_report",
                                       throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **ZK)
     approve = PlanApprovalOperator(

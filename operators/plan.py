@@ -74,11 +74,12 @@ class DecommissionPlanOperator(SparkSubmitOperator):
 
     template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "spark_conn_id", "run_root",
                                       "brokers_to_remove", "throttle_bytes_per_sec", "max_moves_per_broker",
-                                      "plan_from", "seed")
+                                      "plan_from", "seed", "allow_extra_moves")
 
     def __init__(self, *, spark_conn_id: str, run_root: str, brokers_to_remove: Any,
                  throttle_bytes_per_sec: Any = None, max_moves_per_broker: Any = None,
-                 plan_from: str | None = None, seed: Any = 0, **kwargs: Any) -> None:
+                 plan_from: str | None = None, seed: Any = 0, allow_extra_moves: Any = False,
+                 **kwargs: Any) -> None:
         kwargs.setdefault("application", str(PLAN_JOB))
         kwargs.setdefault("name", "kafka-runbooks-plan")
         kwargs.setdefault("conf", {"spark.ui.enabled": "false"})
@@ -91,6 +92,7 @@ class DecommissionPlanOperator(SparkSubmitOperator):
         self.max_moves_per_broker = max_moves_per_broker
         self.plan_from = plan_from
         self.seed = seed
+        self.allow_extra_moves = allow_extra_moves
 
     def execute(self, context: Any) -> dict:
         folder = run_folder(context, self.run_root)
@@ -116,6 +118,8 @@ class DecommissionPlanOperator(SparkSubmitOperator):
                 args += ["--sizes", str(folder.sizes)]
             if folder.capacity.is_file():           # written by the snapshot step
                 args += ["--capacity", str(folder.capacity)]
+                if str(self.allow_extra_moves).strip().lower() in ("true", "1"):
+                    args.append("--allow-extra-moves")
             if self.throttle_bytes_per_sec not in (None, ""):
                 throttle = int(self.throttle_bytes_per_sec)
                 if throttle <= 0:

@@ -98,10 +98,11 @@ def _rf(args: argparse.Namespace) -> int:
 
 OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], str | None],
                             Callable[[argparse.Namespace, SparkInput], Plan]]] = {
-    "decommission": (lambda a: overlaps(_brokers(a)),
+    "decommission": (lambda a: None if getattr(a, "allow_extra_moves", False) else overlaps(_brokers(a)),
                      lambda a, d: _checked(d, plan_decommission(d.snapshot, _brokers(a), d.sizes, a.seed,
-                                                                d.baseline, capacity_of(a)), _brokers(a),
-                                            capacity_of(a))),
+                                                                d.baseline, capacity_of(a),
+                                                                getattr(a, "allow_extra_moves", False)),
+                                           _brokers(a), capacity_of(a))),
     "add-brokers": (lambda a: None,
                     lambda a, d: _checked(d, plan_add_brokers(d.snapshot, _brokers(a), d.sizes, a.seed))),
     "change-rf": (lambda a: _in_topics(_topics(a)),

@@ -66,6 +66,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--disk-threshold-pct", type=float, default=None,
                    help="most a broker's disk may be filled at any step, percent (default: the capacity "
                         "file's, else 85)")
+    p.add_argument("--allow-extra-moves", action="store_true",
+                   help="decommission with --capacity: when least movement would overfill a broker, move other "
+                        "replicas off it to make room (rack rule kept); reads every partition")
     p.add_argument("--throttle", type=int, default=None, help="replication throttle, bytes/s")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)

@@ -36,6 +36,7 @@ from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot, Partition
 from spark_jobs.kernels.capacity import shortfall_message
+from spark_jobs.kernels.disk_relief import relieve
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
 from spark_jobs.kernels.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.placement import DiskFull, LeaderBalancer, Placer, seeded_ranks
@@ -201,10 +202,12 @@ def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Receive
 def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
                       sizes: Mapping[TopicPartition, int] | None = None, seed: int = 0,
                       baseline: Mapping[int, BrokerLoad] | None = None,
-                      capacity: DiskCapacity | None = None) -> Plan:
+                      capacity: DiskCapacity | None = None, allow_extra_moves: bool = False) -> Plan:
     """Move every replica off ``removed`` with the least movement, balanced and rack-aware.
 
-    With ``capacity`` and ``sizes``, no receiving broker passes its disk limit.
+    With ``capacity`` and ``sizes``, no receiving broker passes its disk limit; when least
+    movement cannot fit and ``allow_extra_moves``, other replicas make room
+    (:mod:`spark_jobs.kernels.disk_relief`; the snapshot must then hold every partition).
     """
     if capacity is not None and sizes:
         try:
@@ -217,8 +220,24 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
             for m in free.moves:
                 for b in m.destinations:
                     loads.bytes[b] = loads.bytes.get(b, 0) + m.size
-            raise PlanRefused(shortfall_message(loads.bytes, capacity.limits(live), capacity,
-                                                rack_map(snapshot.brokers), live, sorted(gone))) from None
+            limits, racks = capacity.limits(live), rack_map(snapshot.brokers)
+            message = shortfall_message(loads.bytes, limits, capacity, racks, live, sorted(gone))
+            if allow_extra_moves:
+                after = {b: loads.bytes.get(b, 0) for b in live}
+                leaders = cluster_loads(snapshot.partitions(), live, None, baseline, free.target).leaders
+                extra = relieve(snapshot, sizes, after, limits, racks, {m.tp for m in free.moves}, gone, leaders)
+                if extra:
+                    over = sorted({m.sources[0] for m in extra})
+                    note = (f"{len(extra)} extra replica move(s) ({sum(m.size for m in extra)} bytes) off broker(s) "
+                            f"{', '.join(map(str, over))} make disk room (allow_extra_moves): least movement alone "
+                            f"would overfill them")
+                    return make_plan("decommission", list(free.moves) + extra, seed, removed=gone, sized=True,
+                                     params={**free.params, "extra_moves": str(len(extra))}, notes=(note,))
+                message += ("; even moving other replicas off those brokers (allow_extra_moves) does not make "
+                            "enough room within the rack rule")
+            else:
+                message += "; or allow extra moves (other replicas move off the full brokers to make room)"
+            raise PlanRefused(message) from None
     return _plan(snapshot, removed, sizes, seed, baseline, None)
 
 

@@ -11,7 +11,8 @@ Rules (each violation is listed, then :class:`PlanInvalid` is raised with all of
 6. rack spread preserved: a target spans at least min(racks of its current list, its size,
    racks available) distinct racks;
 7. least movement: decommission creates exactly one new replica per replica on a removed
-   broker; change-rf only adds (up) or only drops (down) replicas;
+   broker (plus 1-for-1 relocations when the plan was allowed extra moves for disk room);
+   change-rf only adds (up) or only drops (down) replicas;
 8. balance: (decommission) no broker that received a replica ends more than one replica above
    a live, allowed broker that could have taken that replica (rack rule kept); (decommission,
    add-brokers) no newly chosen preferred leader leads more than one partition more than another replica
@@ -82,6 +83,7 @@ def _movement(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> li
     out: list[str] = []
     if plan.operation == "decommission":
         target_map = plan.target
+        extra = bool(plan.params.get("extra_moves"))
         for p in snapshot.partitions():
             replicas = p.replicas
             on = 0 if gone.isdisjoint(replicas) else sum(1 for b in replicas if b in gone)
@@ -90,6 +92,8 @@ def _movement(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> li
                 out.append(f"{p.tp}: has replica(s) on removed brokers but is not moved")
             elif m_target is not None:
                 new = len(set(m_target) - set(replicas))
+                if extra and on == 0 and new == 1 and len(m_target) == len(replicas):
+                    continue            # an allowed extra move that makes disk room (1-for-1)
                 if new != on:
                     out.append(f"{p.tp}: {new} new replica(s) for {on} on removed brokers (not minimal)")
     if plan.operation == "change-rf":

@@ -143,9 +143,15 @@ def test_decommission_plans_respect_the_limit_at_every_wave_or_refuse(nbrokers: 
         plan = plan_decommission(snap, removed, sizes, seed, capacity=capacity)
     except PlanRefused as exc:
         assert "broker" in str(exc)
-        return
+        try:                                  # allowed extra moves: room made, or refused still
+            plan = plan_decommission(snap, removed, sizes, seed, capacity=capacity, allow_extra_moves=True)
+        except PlanRefused as again:
+            assert "does not make enough room" in str(again)
+            return
+        assert int(plan.params["extra_moves"]) >= 1
     validate_plan(snap, plan, removed, sizes, limits=capacity.limits(ids))
-    assert plan.replica_moves == sum(1 for p in snap.partitions() for b in p.replicas if b in removed)
+    lower = sum(1 for p in snap.partitions() for b in p.replicas if b in removed)
+    assert plan.replica_moves == lower + int(plan.params.get("extra_moves", 0))
     waves, disk = plan_disk(before, ids, removed, rack_map(snap.brokers), pack_waves(plan.moves, limits),
                             capacity, True, limits)
     used = dict(before)
@@ -158,3 +164,31 @@ def test_decommission_plans_respect_the_limit_at_every_wave_or_refuse(nbrokers: 
             for b in m.sources:
                 used[b] -= m.size
     assert {m.tp for w in waves for m in w.moves} == {m.tp for m in plan.moves}
+
+
+def test_extra_moves_make_room_when_allowed_and_only_then() -> None:
+    # racks a/b/c; payments-like RF 2 partitions on broker 3 (rack c) may leave rack c for a rack
+    # they do not use; RF 3 ones may not. Broker 6 (rack c) leaves: broker 3 takes its rack-c replicas.
+    racks = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
+    parts = {p: (6, (1, 2, 4, 5)[p % 4], (2, 4, 5, 1)[p % 4]) for p in range(6)}   # RF 3 on 6
+    parts.update({10 + p: (3, (1, 4)[p % 2]) for p in range(4)})                 # RF 2 on 3 (racks c + a)
+    snap = literal_cluster({"t": {p: r for p, r in parts.items() if p < 10},
+                            "u": {p - 10: r for p, r in parts.items() if p >= 10}}, racks)
+    sizes = {TopicPartition("t", p): 10 * GIB for p in range(6)}
+    sizes.update({TopicPartition("u", p): 10 * GIB for p in range(4)})
+    cap = DiskCapacity({b: 100 * GIB for b in racks}, threshold_pct=80)      # 80 GiB each; 3 would hold 100
+    with pytest.raises(PlanRefused, match="or allow extra moves"):
+        plan_decommission(snap, [6], sizes, capacity=cap)
+    plan = plan_decommission(snap, [6], sizes, capacity=cap, allow_extra_moves=True)
+    validate_plan(snap, plan, [6], sizes, limits=cap.limits(sorted(racks)))
+    extra = [m for m in plan.moves if 6 not in m.current]
+    assert len(extra) == 2 and all(m.sources == (3,) for m in extra)          # 20 GiB off broker 3
+    assert all(racks[m.destinations[0]] == "b" for m in extra)                  # rack c and a are used
+    assert plan.params["extra_moves"] == "2" and "2 extra replica move(s)" in plan.notes[0]
+    after = before_bytes(snap, sizes)
+    for m in plan.moves:
+        for b in m.destinations:
+            after[b] += m.size
+        for b in m.sources:
+            after[b] -= m.size
+    assert after[3] == 80 * GIB and all(after[b] <= 80 * GIB for b in racks)

@@ -115,3 +115,29 @@ def test_html_report_with_and_without_capacity_in_chromium(spark, files) -> None
     assert png.stat().st_size > 10_000
     assert "capacity unknown: disk usage after the move not checked" in text and "% full before" not in text
     assert "- disk: capacity unknown: disk usage after the move not checked" in body
+
+
+def test_allowed_extra_moves_read_every_partition_and_make_room(spark, tmp_path) -> None:
+    from tests.spark_jobs.test_capacity import GIB
+    from tests.spark_jobs.conftest import literal_cluster
+
+    racks = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
+    snap = literal_cluster({"t": {p: (6, (1, 2, 4, 5)[p % 4], (2, 4, 5, 1)[p % 4]) for p in range(6)},
+                            "u": {p: (3, (1, 4)[p % 2]) for p in range(4)}}, racks)
+    write_snapshot(snap, str(tmp_path / "snap.jsonl"))
+    per_broker: dict = {}
+    for p in snap.partitions():
+        for b in p.replicas:
+            per_broker.setdefault(b, {})[p.tp] = 10 * GIB
+    (tmp_path / "log_dirs.json").write_text(encode_log_dirs(per_broker))
+    write_capacity(str(tmp_path / "cap.json"), DiskCapacity({b: 100 * GIB for b in racks}, threshold_pct=80))
+    argv = ["--snapshot", str(tmp_path / "snap.jsonl"), "--op", "decommission", "--brokers", "6",
+            "--sizes", str(tmp_path / "log_dirs.json"), "--capacity", str(tmp_path / "cap.json")]
+    with pytest.raises(PlanRefused, match="or allow extra moves"):
+        plan_job.run(spark, plan_job.parse_args([*argv, "--out", str(tmp_path / "refused")]))
+    summary = plan_job.run(spark, plan_job.parse_args([*argv, "--out", str(tmp_path / "out"), "--allow-extra-moves"]))
+    assert summary["replica_moves"] == summary["replica_moves_lower_bound"] + 2
+    assert any("2 extra replica move(s)" in n for n in summary["notes"])
+    assert summary["disk"]["brokers"]["3"]["after"] == 80 * GIB
+    moved = {(e["topic"], e["partition"]) for e in json.loads((tmp_path / "out" / "plan.json").read_text())["partitions"]}
+    assert len([tp for tp in moved if tp[0] == "u"]) == 2        # slices of untouched topics reached the kernel
