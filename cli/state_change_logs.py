@@ -102,9 +102,16 @@ def run(args: argparse.Namespace) -> int:
         out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=False)
         try:
             stats = write_merged(logs, flt, out, prefix=prefix, reorder_window=window)
-        finally:
             out.flush()
-            out.detach()
+        except BrokenPipeError:          # the reader left (e.g. `| head`): stop quietly, as cat does
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 0
+        finally:
+            try:
+                out.detach()
+            except ValueError:
+                pass
     else:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(args.output)),
                                    prefix=".state-change-", suffix=".tmp")

@@ -139,3 +139,18 @@ def test_a_file_far_out_of_time_order_is_refused_in_process_and_sorted_with_a_wi
     assert not (tmp_path / "o").exists()
     rc, out, _ = run(capsys, "--logs", str(f), "--reorder-window", "3", "--no-prefix")
     assert rc == 0 and [line[12:20] for line in out.splitlines()] == sorted(times)
+
+
+def test_a_reader_that_leaves_early_ends_the_merge_quietly(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    f = tmp_path / "state-change.log"
+    f.write_text(B1 * 20000)
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "state-change-logs", "--logs", str(f),
+                             "--reorder-window", "100000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parents[2])
+    assert proc.stdout.readline().startswith(str(f).encode())
+    proc.stdout.close()                               # what `| head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0 and "Error" not in err and "Traceback" not in err
