@@ -12,6 +12,8 @@ connect string is printed). While it runs, partition sizes are published under
 --describe`` prints its JSON. ``kafka-runbook sim fault --zookeeper … kill-broker 3`` (also
 restart-broker, shutdown-broker, expire-session, move-controller [TO], stall-replica TOPIC P
 BROKER [--resume], slow-broker BROKER RATE) asks the running emulator for a fault.
+On a secured ZooKeeper each of them takes ``--zk-jaas FILE`` (the brokers' JAAS file; after the
+subcommand for ``log-dirs``/``fault``) and ``--zk-set-acl`` (Kafka's ACLs on what they create).
 
 Failure: bad flags or an unreachable ZooKeeper: one ``Error:`` line, exit 1.
 """
@@ -23,6 +25,7 @@ import signal
 import sys
 import threading
 
+from cli.common import add_zk_auth_arguments, credentials_from_args
 from kafka_zk.errors import InvalidInput
 
 
@@ -56,10 +59,12 @@ def add_parser(subparsers) -> None:
                    help="each broker writes DIR/broker-<id>/state-change.log (Kafka 2.4's format)")
     p.add_argument("--disk-capacity", type=float, default=None, metavar="BYTES",
                    help="every broker's disk size; a full disk stops its followers fetching (default: unlimited)")
+    add_zk_auth_arguments(p)
     p.set_defaults(func=run)
     sub = p.add_subparsers(dest="sim_command", metavar="{log-dirs,fault}")
     ld = sub.add_parser("log-dirs", help="print the emulator's kafka-log-dirs --describe JSON")
     ld.add_argument("--zookeeper", required=True, metavar="HOST:PORT/CHROOT", dest="log_dirs_zookeeper")
+    add_zk_auth_arguments(ld)
     ld.set_defaults(func=run_log_dirs)
     f = sub.add_parser("fault", help="ask the running emulator for a fault")
     f.add_argument("--zookeeper", required=True, metavar="HOST:PORT/CHROOT", dest="fault_zookeeper")
@@ -68,6 +73,7 @@ def add_parser(subparsers) -> None:
                                      "move-controller", "stall-replica", "slow-broker", "corrupt-record"))
     f.add_argument("values", nargs="*")
     f.add_argument("--resume", action="store_true", help="stall-replica: resume instead")
+    add_zk_auth_arguments(f)
     f.set_defaults(func=run_fault)
 
 
@@ -96,7 +102,7 @@ def _fault_args(fault: str, values: list[str], resume: bool) -> dict:
 def run_fault(args: argparse.Namespace) -> int:
     from kafka_sim.control import send_command
     from kafka_zk.connect import close, connect
-    client = connect(args.fault_zookeeper)
+    client = connect(args.fault_zookeeper, credentials=credentials_from_args(args))
     try:
         result = send_command(client, args.fault, _fault_args(args.fault, args.values, args.resume),
                               args.timeout)
@@ -109,7 +115,7 @@ def run_fault(args: argparse.Namespace) -> int:
 def run_log_dirs(args: argparse.Namespace) -> int:
     from kafka_sim.log_dirs import read_published
     from kafka_zk.connect import close, connect
-    client = connect(args.log_dirs_zookeeper)
+    client = connect(args.log_dirs_zookeeper, credentials=credentials_from_args(args))
     try:
         print(read_published(client))
     finally:
@@ -122,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from kafka_sim.cluster import ClusterSpec, EmulatedCluster
     from kafka_sim.control import CommandQueue
     from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+    from kafka_zk.zk_auth import NO_AUTH
 
     if not args.zookeeper and not args.embedded_zookeeper:
         raise InvalidInput("give --zookeeper HOST:PORT/chroot or --embedded-zookeeper")
@@ -139,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(sig, lambda *_: stop.set())
     server = EmbeddedZooKeeper().start() if args.embedded_zookeeper else None
     connect_string = f"{server.connect_string}/kafka" if server else args.zookeeper
-    cluster = EmulatedCluster(connect_string, spec)
+    cluster = EmulatedCluster(connect_string, spec,
+                              credentials=credentials_from_args(args) if not server else NO_AUTH)
     try:
         cluster.start()
         existing = set(cluster.topic_names())
