@@ -126,9 +126,11 @@ def test_decommission_on_a_secured_cluster(secured_env, run_root):
                                                          "/admin/preferred_replica_election"))
 
 
-def test_the_known_secret_is_in_no_run_folder_report_log_or_airflow_file(run_root):
+def test_the_known_secret_is_in_no_run_folder_report_log_or_airflow_file(run_root, secured_zk):
     from tests.airflow_env import configure_env
 
+    # the check sees a secret where one must be: the server's own JAAS file
+    assert BROKER_SECRET.encode() in (secured_zk.data_dir / "jaas.conf").read_bytes()
     roots = [run_root, configure_env()]
     checked = 0
     for root in roots:
