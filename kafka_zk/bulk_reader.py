@@ -77,7 +77,8 @@ def _server_of(client: KazooClient) -> tuple[str, int] | None:
 def _credentials(client: KazooClient) -> list[tuple[str, str]] | None:
     """The digest credentials to send, or ``None`` if the client uses a scheme we do not speak."""
     creds = list(getattr(client, "auth_data", None) or ())
-    if getattr(client, "sasl_options", None) or any(scheme != "digest" for scheme, _ in creds):
+    sasl = getattr(client, "sasl_options", None) or getattr(getattr(client, "_connection", None), "sasl_options", None)
+    if sasl or any(scheme != "digest" for scheme, _ in creds):
         return None
     return creds
 

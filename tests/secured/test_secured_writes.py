@@ -115,3 +115,14 @@ def test_cli_writes_on_a_secured_cluster_and_the_emulated_controller_acts_on_the
     out = capsys.readouterr()
     for text in (out.out, out.err, audit.read_text()):
         assert BROKER_SECRET not in text
+
+
+def test_the_bulk_reader_does_not_open_unauthenticated_sessions_for_a_sasl_client():
+    from kazoo.client import KazooClient
+
+    from kafka_zk import bulk_reader
+
+    client = KazooClient(hosts="127.0.0.1:1", **BROKER.kazoo_kwargs())   # never started
+    assert bulk_reader._credentials(client) is None
+    digest = KazooClient(hosts="127.0.0.1:1", auth_data=[("digest", "u:p")])
+    assert bulk_reader._credentials(digest) == [("digest", "u:p")]
