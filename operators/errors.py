@@ -1,27 +1,32 @@
 """Failures of the Airflow side, one class per cause, beside the operators that raise them.
 
 They subclass :class:`kafka_zk.errors.KafkaZkError` so the CLI and reports treat them like
-every other refusal; each message names what was found and what to do.
+every other refusal; each message names what was found and what to do. The ones a retry cannot
+change (a deadline passed, a stall, a plan that is not the approved one) are also
+:class:`AirflowFailException`: a task with retries fails at once on them instead of waiting out
+its retries, while a ZooKeeper blip or a lost race with the scheduler is retried.
 """
 
 from __future__ import annotations
 
+from airflow.sdk.exceptions import AirflowFailException
+
 from kafka_zk.errors import KafkaZkError
 
 
-class ApprovalMissing(KafkaZkError):
+class ApprovalMissing(KafkaZkError, AirflowFailException):
     """No approval record for this run's plan (approve was skipped, rejected or never ran)."""
 
 
-class PlanHashMismatch(KafkaZkError):
+class PlanHashMismatch(KafkaZkError, AirflowFailException):
     """The plan on disk is not the plan that was approved: re-plan and approve again."""
 
 
-class WaveTimeout(KafkaZkError):
+class WaveTimeout(KafkaZkError, AirflowFailException):
     """A wave did not finish before its deadline."""
 
 
-class WaveStalled(KafkaZkError):
+class WaveStalled(KafkaZkError, AirflowFailException):
     """A wave made no progress for longer than the stall timeout."""
 
 

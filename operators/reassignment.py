@@ -9,7 +9,14 @@ calls :meth:`_advance`, which walks the waves in order and, for the first one no
 * the node holds anything else → :class:`ForeignReassignment`;
 * otherwise → checks the wave's unfinished partitions still have the replicas the plan assumed
   (else :class:`StalePlan`), merges the wave's throttled replicas, submits the unfinished
-  partitions, records ``submitted`` in ``waves.json`` and defers on :class:`WaveDoneTrigger`.
+  partitions and records ``submitted`` in ``waves.json``;
+* then, for a wave submitted or found running, polls it here for up to ``inline_wait_s``: a wave
+  finished by then is marked done without deferring; otherwise it defers on
+  :class:`WaveDoneTrigger`, which never resumes the task sooner than ``min_defer_s`` after the
+  deferral. Both keep clear of a scheduler race seen on Airflow 3.3.2: a trigger firing before
+  the executor reported the deferring attempt's exit gets the resumed task failed ("409 TI was
+  not in the running state"). The DAG gives this task retries, and a retry resumes the same wave
+  (finished → done; in ``/admin/reassign_partitions`` → ours, waited on, never rewritten).
 
 Progress lives in ZooKeeper and the run folder (``waves.json``), never in memory, so a task that
 is killed, retried or cleared resumes where the cluster is. Each wave's deadline is absolute
@@ -17,18 +24,18 @@ is killed, retried or cleared resumes where the cluster is. Each wave's deadline
 planned and audited, nothing is waited on.
 
 Failure: the approved hash must match the plan (:class:`PlanHashMismatch`); trigger statuses
-map to :class:`WaveTimeout`, :class:`WaveStalled`, :class:`WaveWaitFailed`.
+map to :class:`WaveTimeout`, :class:`WaveStalled` (both final: no retry can change them) and
+:class:`WaveWaitFailed` (retried).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Sequence
 
-from kafka_zk.errors import ForeignReassignment, StalePlan
+from kafka_zk.errors import ForeignReassignment, KafkaZkError, StalePlan
 from kafka_zk.run_folder import RunFolder
 from operators.base import RunbookOperator
 from operators.errors import PlanHashMismatch
@@ -37,8 +44,7 @@ from operators.sensors.reassignment import raise_for_event
 from operators.state_change import remember_broker_logs, write_stall_excerpt
 from operators.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, live_partitions, measure,
-                            partition_done)
+from operators.waves import DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, live_partitions, partition_done, wave_state
 
 def build_wave_book(plan_dir: str) -> WaveBook:
     """Waves from the plan artifacts (hash-checked), with each partition's size from waves.json."""
@@ -66,8 +72,11 @@ class ExecuteWavesOperator(RunbookOperator):
 
     def __init__(self, *, throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 6 * 3600,
                  poll_interval_s: Any = 5.0, stall_warning_s: Any = 600.0, stall_timeout_s: Any = None,
-                 broker_logs: Any = "", **kwargs: Any) -> None:
+                 broker_logs: Any = "", inline_wait_s: float = 20.0, min_defer_s: float = 10.0,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.inline_wait_s = inline_wait_s
+        self.min_defer_s = min_defer_s
         self.throttle_bytes_per_sec = throttle_bytes_per_sec
         self.wave_timeout_s = wave_timeout_s
         self.poll_interval_s = poll_interval_s
@@ -98,11 +107,12 @@ class ExecuteWavesOperator(RunbookOperator):
             write_stall_excerpt(folder.root, event.get("wave_id", -1), event.get("pending", ()),
                                 str(event.get("message", event.get("status"))))
             raise_for_event({**event, "message": (
-                f"{event.get('message', event.get('status'))}. The throttles are removed by the teardown; the wave "
-                "keeps running in the cluster. Clear execute_waves to resume waiting, or see the runbook's rollback")})
+                f"{event.get('message', event.get('status'))}. The wave keeps running in the cluster; the teardown "
+                "keeps its throttles until it finishes. Clear execute_waves to resume waiting, or see the runbook's "
+                "rollback")})
         wave = book.wave(int(event["wave_id"]))
-        book = book.with_wave(replace(wave, status=DONE, done_at=time.time()))
-        book.save(folder.wave_progress)
+        if wave.status != DONE:
+            book = self._save(folder, book, wave.advance(DONE, time.time()))
         self.log.info("wave %d done in %.1fs", wave.id, event.get("elapsed_s", 0.0))
         return self._advance(context, folder, book)
 
@@ -118,11 +128,10 @@ class ExecuteWavesOperator(RunbookOperator):
                     continue
                 snap = read_snapshot(client, topics={m.tp.topic for m in wave.moves}, with_configs=False)
                 live = live_partitions(snap.partitions())
-                progress = measure(wave, live)
-                if progress.complete and snap.reassignment is None:
+                progress, listed = wave_state(wave, snap)
+                if progress.complete and not listed:
                     self.log.info("wave %d already finished in ZooKeeper: not submitting it again", wave.id)
-                    book = book.with_wave(replace(wave, status=DONE, done_at=time.time()))
-                    book.save(folder.wave_progress)
+                    book = self._save(folder, book, wave.advance(DONE, time.time()))
                     continue
                 kind = classify_live_reassignment(snap.reassignment, wave.targets)
                 if kind == "foreign":
@@ -133,29 +142,54 @@ class ExecuteWavesOperator(RunbookOperator):
                 if kind == "ours":
                     self.log.info("wave %d is already in /admin/reassign_partitions: waiting for it, "
                                   "not rewriting it", wave.id)
-                    if wave.status != SUBMITTED:
-                        wave = replace(wave, status=SUBMITTED, submitted_at=wave.submitted_at or time.time())
-                        book = book.with_wave(wave)
-                        book.save(folder.wave_progress)
-                    self._defer(context, folder, wave)
-                todo = {m.tp: m for m in wave.moves if not partition_done(live.get(m.tp), m.target)}
-                stale = [f"{tp}: plan assumed {list(m.current)}, cluster has "
-                         f"{list(live[tp].replicas) if tp in live else 'no such partition'}"
-                         for tp, m in todo.items()
-                         if tp not in live or (set(live[tp].replicas) != set(m.current)
-                                               and live[tp].target != m.target)]
-                if stale:
-                    raise StalePlan(f"plan is stale, re-plan: wave {wave.id}: " + "; ".join(stale[:10]))
-                self._throttle_wave(folder, writer, wave)
-                submit_reassignment(writer, snap, {tp: m.target for tp, m in todo.items()})
-                wave = replace(wave, status=SUBMITTED, submitted_at=wave.submitted_at or time.time())
-                book = book.with_wave(wave)
-                book.save(folder.wave_progress)
-                self.log.info("wave %d submitted: %d partition(s), %d bytes to copy", wave.id, len(todo),
-                              wave.bytes_total)
+                    wave = wave.advance(SUBMITTED, time.time())
+                    book = self._save(folder, book, wave)
+                else:
+                    todo = {m.tp: m for m in wave.moves if not partition_done(live.get(m.tp), m.target)}
+                    stale = [f"{tp}: plan assumed {list(m.current)}, cluster has "
+                             f"{list(live[tp].replicas) if tp in live else 'no such partition'}"
+                             for tp, m in todo.items()
+                             if tp not in live or (set(live[tp].replicas) != set(m.current)
+                                                   and live[tp].target != m.target)]
+                    if stale:
+                        raise StalePlan(f"plan is stale, re-plan: wave {wave.id}: " + "; ".join(stale[:10]))
+                    self._throttle_wave(folder, writer, wave)
+                    submit_reassignment(writer, snap, {tp: m.target for tp, m in todo.items()})
+                    wave = wave.advance(SUBMITTED, time.time())
+                    book = self._save(folder, book, wave)
+                    self.log.info("wave %d submitted: %d partition(s), %d bytes to copy", wave.id, len(todo),
+                                  wave.bytes_total)
+                if self._finished_inline(client, wave):
+                    book = self._save(folder, book, wave.advance(DONE, time.time()))
+                    self.log.info("wave %d done (before deferring)", wave.id)
+                    continue
                 self._defer(context, folder, wave)
         self.log.info("all %d waves done (%d partitions)", len(book.waves), book.total_partitions)
         return {"waves": len(book.waves), "partitions": book.total_partitions}
+
+    @staticmethod
+    def _save(folder: RunFolder, book: WaveBook, wave: WaveSpec) -> WaveBook:
+        book = book.with_wave(wave)
+        book.save(folder.wave_progress)
+        return book
+
+    def _finished_inline(self, client, wave: WaveSpec) -> bool:
+        """Poll the wave here for up to ``inline_wait_s`` (never past its deadline) before deferring: a wave that finishes
+        that fast never defers. (On a real scheduler, a trigger that fires while the executor has
+        not yet reported the deferring attempt's exit gets the resumed task failed — "409 TI was
+        not in the running state"; see :meth:`_defer` for the other half.)"""
+        from kafka_zk.snapshot import read_snapshot
+
+        wave_left = (wave.submitted_at or time.time()) + float(self.wave_timeout_s) - time.time()
+        deadline = time.monotonic() + max(0.0, min(float(self.inline_wait_s), wave_left))
+        topics = {m.tp.topic for m in wave.moves}
+        while True:
+            progress, listed = wave_state(wave, read_snapshot(client, topics=topics, with_configs=False))
+            if progress.complete and not listed:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(min(float(self.poll_interval_s), max(0.0, deadline - time.monotonic())))
 
     def _throttle_wave(self, folder: RunFolder, writer, wave: WaveSpec) -> None:
         from spark_jobs.artifacts import load_plan_artifacts
@@ -172,9 +206,16 @@ class ExecuteWavesOperator(RunbookOperator):
             zk_conn_id=self.zk_conn_id, run_id=context["run_id"], wave_id=wave.id, deadline=deadline,
             run_dir=str(folder.root), poll_interval=float(self.poll_interval_s),
             stall_warning_s=float(self.stall_warning_s),
-            stall_timeout_s=None if self.stall_timeout_s in (None, "") else float(self.stall_timeout_s))
+            stall_timeout_s=None if self.stall_timeout_s in (None, "") else float(self.stall_timeout_s),
+            not_before=time.time() + float(self.min_defer_s), throttle_bytes_per_s=self._rate_or_none())
         self.defer(trigger=trigger, method_name="execute_complete",
                    timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
+
+    def _rate_or_none(self) -> int | None:
+        try:
+            return resolve_rate(self.throttle_bytes_per_sec, None)
+        except KafkaZkError:
+            return None
 
     def _dry_run(self, context: Any, folder: RunFolder) -> dict:
         from kafka_zk.admin.reassignment import submit_reassignment

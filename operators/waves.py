@@ -21,10 +21,19 @@ from typing import Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidPayload
-from kafka_zk.model import Partition
+from kafka_zk.model import ClusterSnapshot, Partition
 from kafka_zk.run_folder import read_json, write_json_atomic
 
 PENDING, SUBMITTED, DONE = "pending", "submitted", "done"
+
+# A wave's life in ``waves.json``: submitted once (a retry that finds it in
+# /admin/reassign_partitions re-records "submitted"), done once; done is final. A wave found
+# already finished in ZooKeeper goes from pending to done without being submitted.
+ALLOWED: dict[str, frozenset[str]] = {
+    PENDING: frozenset({SUBMITTED, DONE}),
+    SUBMITTED: frozenset({SUBMITTED, DONE}),
+    DONE: frozenset(),
+}
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,18 @@ class WaveSpec:
     @property
     def bytes_total(self) -> int:
         return sum(m.size * len(m.new_replicas) for m in self.moves)
+
+    def advance(self, to: str, now: float) -> "WaveSpec":
+        """This wave in status ``to`` at epoch time ``now`` (passed in, never read here).
+
+        Raises :class:`InvalidPayload` for a transition :data:`ALLOWED` does not list (e.g. a
+        done wave submitted again)."""
+        if to not in ALLOWED.get(self.status, frozenset()):
+            raise InvalidPayload(f"wave {self.id}: status {self.status} -> {to} is not allowed; allowed from "
+                                 f"{self.status}: {sorted(ALLOWED.get(self.status, ()))}")
+        if to == SUBMITTED:
+            return replace(self, status=to, submitted_at=self.submitted_at or now)
+        return replace(self, status=to, done_at=now)
 
 
 @dataclass(frozen=True)
@@ -150,6 +171,14 @@ def measure(wave: WaveSpec, live: Mapping[TopicPartition, Partition]) -> WavePro
     return WaveProgress(wave.id, done, len(wave.moves), remaining, wave.bytes_total, tuple(pending[:5]))
 
 
+def wave_state(wave: WaveSpec, snap: ClusterSnapshot) -> tuple[WaveProgress, bool]:
+    """The wave's progress in ``snap`` and whether ``/admin/reassign_partitions`` still lists any
+    of its partitions. The wave is finished when the progress is complete and nothing is listed."""
+    progress = measure(wave, live_partitions(snap.partitions()))
+    listed = snap.reassignment is not None and any(e.tp in wave.targets for e in snap.reassignment.entries)
+    return progress, listed
+
+
 def human_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
@@ -162,8 +191,10 @@ def progress_line(p: WaveProgress, overall_done: int, overall_total: int, elapse
                   bytes_copied: int) -> str:
     """``wave 2: 14/20 partitions, overall 54/80, 1.2 GiB remaining, 40.0 MiB/s, ETA 31s``."""
     rate = bytes_copied / elapsed_s if elapsed_s > 0 else 0.0
-    if p.bytes_remaining == 0:
+    if p.complete:
         eta = "0s"
+    elif p.bytes_remaining == 0:
+        eta = "unknown"   # sizes unknown, or copied but not yet in the ISR: never "0s" while a partition moves
     elif rate > 0:
         eta = f"{p.bytes_remaining / rate:.0f}s"
     else:

@@ -13,9 +13,19 @@ It yields exactly one :class:`TriggerEvent`, ``status`` being:
 * ``done`` — every partition of the wave has replicas == target, nothing adding/removing,
   the whole target in the ISR, and ``/admin/reassign_partitions`` no longer lists any of them
   (gone, or — if someone else wrote one since — holding none of ours);
-* ``stalled`` — no partition finished and no replica joined an ISR for ``stall_timeout_s``;
+* ``stalled`` — no partition finished and no replica joined an ISR for ``stall_timeout_s`` (and
+  never sooner than 1.5× the time the wave's largest partition takes at
+  ``throttle_bytes_per_s``, the floor that also applies to ``stall_warning_s``);
 * ``timeout`` — the absolute ``deadline`` (epoch seconds) passed;
-* ``error`` — ZooKeeper unreachable or the progress file unreadable (the message says which).
+* ``error`` — ZooKeeper unreachable for longer than ``zk_outage_s`` (a session expiry or a
+  short outage is retried at every poll with a fresh client, logged with its real cause, and
+  the message names that cause), or the progress file unreadable (the message says which).
+
+``not_before`` (epoch seconds, set by the executor to a few seconds after it defers) holds a
+``done`` back until then: on a real scheduler a trigger that fires before the executor has
+reported the deferring attempt's exit gets the resumed task failed ("finished with state
+success, but the task instance's state attribute is queued", then "409 TI was not in the
+running state" on the worker).
 
 The payload also carries the last progress figures. The operator's ``execute_complete`` maps
 every status but ``done`` to an error type (:mod:`operators.errors`).
@@ -30,11 +40,25 @@ from typing import Any, AsyncIterator
 
 from airflow.triggers.base import TriggerEvent
 
-from kafka_zk.errors import KafkaZkError
+from kazoo.exceptions import KazooException
+
+from kafka_zk.errors import KafkaZkError, ZkUnavailable
 from kafka_zk.run_folder import RunFolder
-from operators.waves import WaveBook, WaveProgress, live_partitions, measure, overall_done, progress_line
 from operators.state_change import write_stall_excerpt
+from operators.waves import WaveBook, WaveProgress, overall_done, progress_line, wave_state
 from operators.triggers.base import ZooKeeperPollTrigger
+
+
+ZK_OUTAGE_S = 120.0
+
+
+def zk_cause(exc: BaseException) -> str:
+    """The underlying ZooKeeper error of ``exc`` (kazoo's, when ours wraps one), as ``Type: text``."""
+    root = exc
+    while root.__cause__ is not None:
+        root = root.__cause__
+    text = str(root) if root is not exc else str(exc)
+    return f"{type(root).__name__}: {text}" if text else type(root).__name__
 
 
 class WaveDoneTrigger(ZooKeeperPollTrigger):
@@ -42,8 +66,12 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
 
     def __init__(self, zk_conn_id: str, run_id: str, wave_id: int, deadline: float, run_dir: str,
                  poll_interval: float = 2.0, stall_warning_s: float = 300.0,
-                 stall_timeout_s: float | None = None) -> None:
+                 stall_timeout_s: float | None = None, not_before: float | None = None,
+                 zk_outage_s: float = ZK_OUTAGE_S, throttle_bytes_per_s: float | None = None) -> None:
         super().__init__(zk_conn_id, deadline, poll_interval)
+        self.throttle_bytes_per_s = None if throttle_bytes_per_s in (None, 0) else float(throttle_bytes_per_s)
+        self.zk_outage_s = float(zk_outage_s)
+        self.not_before = None if not_before is None else float(not_before)
         self.run_id = run_id
         self.wave_id = int(wave_id)
         self.run_dir = str(run_dir)
@@ -54,9 +82,19 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         return (f"{__name__}.WaveDoneTrigger", {
             "zk_conn_id": self.zk_conn_id, "run_id": self.run_id, "wave_id": self.wave_id,
             "deadline": self.deadline, "run_dir": self.run_dir, "poll_interval": self.poll_interval,
-            "stall_warning_s": self.stall_warning_s, "stall_timeout_s": self.stall_timeout_s})
+            "stall_warning_s": self.stall_warning_s, "stall_timeout_s": self.stall_timeout_s,
+            "not_before": self.not_before, "zk_outage_s": self.zk_outage_s,
+            "throttle_bytes_per_s": self.throttle_bytes_per_s})
 
     # -- blocking part, run in a thread ------------------------------------------------------
+
+    def stall_floor_s(self, book: WaveBook) -> float:
+        """No stall can be judged sooner than 1.5× the time the wave's largest partition takes at
+        the throttle (a healthy 40 GiB copy at 40 MiB/s shows no ISR change for 17 minutes)."""
+        if not self.throttle_bytes_per_s:
+            return 0.0
+        largest = max((m.size for m in book.wave(self.wave_id).moves), default=0)
+        return 1.5 * largest / self.throttle_bytes_per_s
 
     def _poll(self) -> tuple[WaveBook, WaveProgress, bool]:
         from kafka_zk.snapshot import read_snapshot
@@ -66,8 +104,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                                "before it waits; re-run execute_waves")
         wave = book.wave(self.wave_id)
         snap = read_snapshot(self._client(), topics={m.tp.topic for m in wave.moves}, with_configs=False)
-        progress = measure(wave, live_partitions(snap.partitions()))
-        ours_listed = snap.reassignment is not None and any(e.tp in wave.targets for e in snap.reassignment.entries)
+        progress, ours_listed = wave_state(wave, snap)
         return book, progress, ours_listed
 
     # -- the event loop side -----------------------------------------------------------------
@@ -84,6 +121,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         started = time.time()
         last_change = started
         last_key: tuple[int, int] | None = None
+        failing_since: float | None = None
         first_remaining: int | None = None
         excerpt_written = False
         progress: WaveProgress | None = None
@@ -91,6 +129,21 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
             while True:
                 try:
                     book, progress, still_listed = await asyncio.to_thread(self._poll)
+                    failing_since = None
+                except (ZkUnavailable, KazooException) as exc:
+                    now = time.time()
+                    failing_since = failing_since or now
+                    cause = zk_cause(exc)
+                    if now - failing_since >= self.zk_outage_s or now >= self.deadline:
+                        yield self._event("error", progress, (
+                            f"ZooKeeper unreachable for {now - failing_since:.0f}s while waiting on wave "
+                            f"{self.wave_id} (last error: {cause}); the wave keeps running in the cluster"))
+                        return
+                    self.log.warning("wave %d: ZooKeeper read failed (%s); retrying for up to %.0fs more",
+                                     self.wave_id, cause, self.zk_outage_s - (now - failing_since))
+                    await asyncio.to_thread(self._close)   # the next poll builds a fresh client
+                    await self._pause(now)
+                    continue
                 except KafkaZkError as exc:
                     yield self._event("error", progress, str(exc))
                     return
@@ -104,6 +157,9 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                 self.log.info("%s", progress_line(progress, overall_done(book, progress), book.total_partitions,
                                                   now - started, copied))
                 if progress.complete and not still_listed:
+                    if self.not_before is not None and now < self.not_before:
+                        await asyncio.sleep(self.not_before - now)   # see not_before in the docstring
+                        continue
                     yield self._event("done", progress, f"wave {self.wave_id} finished",
                                       elapsed_s=round(now - started, 3))
                     return
@@ -114,14 +170,16 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                                       f"{', '.join(progress.pending)})")
                     return
                 quiet = now - last_change
-                if quiet >= self.stall_warning_s:
-                    self.log.warning("wave %d: no progress for %.0fs; still moving: %s", self.wave_id, quiet,
-                                     ", ".join(progress.pending))
+                floor = self.stall_floor_s(book)
+                if quiet >= max(self.stall_warning_s, floor):
+                    self.log.warning("wave %d: no progress for %.0fs%s; still moving: %s", self.wave_id, quiet,
+                                     f" (the largest partition needs {floor / 1.5:.0f}s at the throttle)"
+                                     if floor else "", ", ".join(progress.pending))
                     if not excerpt_written:          # the brokers' side of the stall, once per wait
                         excerpt_written = True
                         await asyncio.to_thread(write_stall_excerpt, self.run_dir, self.wave_id, progress.pending,
                                                 f"no progress for {quiet:.0f}s")
-                if self.stall_timeout_s is not None and quiet >= self.stall_timeout_s:
+                if self.stall_timeout_s is not None and quiet >= max(self.stall_timeout_s, floor):
                     yield self._event("stalled", progress,
                                       f"wave {self.wave_id} made no progress for {quiet:.0f}s "
                                       f"({progress.done}/{progress.total} done; still moving: "

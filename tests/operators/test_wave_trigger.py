@@ -13,7 +13,7 @@ from kazoo.client import KazooClient
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.run_folder import RunFolder
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.waves import WaveBook, WaveMove, WaveSpec
+from operators.waves import WaveBook, WaveMove, WaveSpec, progress_line
 from tests.zk_helpers import register_brokers
 
 TP = TopicPartition("orders", 0)
@@ -25,7 +25,8 @@ def test_serialize_pins_the_dotted_path_and_primitive_kwargs() -> None:
     path, kwargs = trigger.serialize()
     assert path == "operators.triggers.reassignment.WaveDoneTrigger"
     assert kwargs == {"zk_conn_id": "kz", "run_id": "manual__1", "wave_id": 3, "deadline": 1_900_000_000.5,
-                      "run_dir": "/runs/x", "poll_interval": 1.5, "stall_warning_s": 60.0, "stall_timeout_s": None}
+                      "run_dir": "/runs/x", "poll_interval": 1.5, "stall_warning_s": 60.0, "stall_timeout_s": None,
+                      "not_before": None, "zk_outage_s": 120.0, "throttle_bytes_per_s": None}
     assert all(isinstance(v, (str, int, float, type(None))) for v in kwargs.values())
     assert WaveDoneTrigger(**kwargs).serialize() == (path, kwargs)  # what a restarted triggerer rebuilds
 
@@ -110,3 +111,117 @@ def test_the_sensor_only_defers_on_the_trigger_with_an_absolute_deadline(tmp_pat
     assert sensor.execute_complete(context, {"status": "done", "wave_id": 0})["status"] == "done"
     with pytest.raises(WaveStalled, match="no progress"):
         sensor.execute_complete(context, {"status": "stalled", "message": "wave 0 made no progress for 30s"})
+
+
+def test_done_is_held_back_until_not_before(zk: KazooClient, zk_conn_id: str, tmp_path: Path) -> None:
+    """A wave finished at the first poll does not resume the task before ``not_before`` (the
+    scheduler must first see the deferring attempt's exit)."""
+    _cluster(zk, [3, 2], [2, 3])
+    not_before = time.time() + 1.0
+    event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 30, _book(tmp_path), poll_interval=0.1,
+                                         not_before=not_before))
+    assert event["status"] == "done" and time.time() >= not_before
+
+
+def test_a_wave_goes_pending_submitted_done_and_done_is_final() -> None:
+    from kafka_zk.errors import InvalidPayload
+
+    wave = WaveSpec(0, (WaveMove(TP, (1, 2), (3, 2), size=1),))
+    submitted = wave.advance("submitted", 10.0)
+    assert submitted.submitted_at == 10.0 and submitted.advance("submitted", 20.0).submitted_at == 10.0
+    done = submitted.advance("done", 30.0)
+    assert done.done_at == 30.0 and wave.advance("done", 5.0).status == "done"
+    with pytest.raises(InvalidPayload, match="done -> submitted is not allowed"):
+        done.advance("submitted", 40.0)
+
+
+def test_a_session_expiry_of_the_triggers_client_does_not_fail_the_wait(zk: KazooClient, zk_conn_id: str,
+                                                                        tmp_path: Path, zk_server) -> None:
+    """Issue 12 finding 2: before the fix the first error after the expiry ended the wait ("error")."""
+    _cluster(zk, [3, 2, 1], [1, 2], adding=[3], removing=[1])
+    zk.create("/admin/reassign_partitions", b'{"version":1,"partitions":[{"topic":"orders","partition":0,'
+                                            b'"replicas":[3,2]}]}', makepath=True)
+    trigger = WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 60, _book(tmp_path), poll_interval=0.2,
+                              zk_outage_s=30)
+
+    async def go():
+        runner = trigger.run()
+        task = asyncio.ensure_future(anext(runner))
+        while trigger._hook is None:              # the first poll built the client
+            await asyncio.sleep(0.05)
+        client = await asyncio.to_thread(trigger._client)
+        session_id, password = client.client_id
+        # a second client on the same session closes it: the trigger's session is expired
+        thief = KazooClient(hosts=zk_server.connect_string, client_id=(session_id, password), timeout=10)
+        await asyncio.to_thread(thief.start, 10)
+        await asyncio.to_thread(thief.stop)
+        await asyncio.to_thread(thief.close)
+        await asyncio.sleep(1.0)
+        # the controller finishes the partition
+        zk.set("/brokers/topics/orders", json.dumps({"version": 2, "partitions": {"0": [3, 2]}}).encode())
+        zk.set("/brokers/topics/orders/partitions/0/state", json.dumps(
+            {"controller_epoch": 1, "leader": 3, "version": 1, "leader_epoch": 1, "isr": [3, 2]}).encode())
+        zk.delete("/admin/reassign_partitions")
+        event = await asyncio.wait_for(task, timeout=60)
+        return event, session_id
+    event, old_session = asyncio.run(go())
+    assert event.payload["status"] == "done", event.payload
+
+
+def test_a_zookeeper_outage_past_the_bound_is_reported_with_its_real_cause(zk_conn_id: str, tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    from kazoo.exceptions import ConnectionLoss
+
+    from kafka_zk.errors import ZkUnavailable
+
+    trigger = WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 60, _book(tmp_path), poll_interval=0.1,
+                              zk_outage_s=0.5)
+
+    def lost():
+        try:
+            raise ConnectionLoss()
+        except ConnectionLoss as exc:
+            raise ZkUnavailable("[/brokers/ids/1] ZooKeeper did not answer: ConnectionLoss") from exc
+    monkeypatch.setattr(trigger, "_poll", lost)
+    event = _first_event(trigger)
+    assert event["status"] == "error" and "ZooKeeper unreachable for" in event["message"]
+    assert "last error: ConnectionLoss" in event["message"] and "/brokers/ids/1" not in event["message"]
+
+
+def test_one_session_expired_error_is_retried_not_final(zk: KazooClient, zk_conn_id: str, tmp_path: Path,
+                                                        monkeypatch) -> None:
+    """Before the fix a kazoo error escaped run() (and ZkUnavailable ended the wait as "error")."""
+    from kazoo.exceptions import SessionExpiredError
+
+    _cluster(zk, [3, 2], [2, 3])
+    trigger = WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 30, _book(tmp_path), poll_interval=0.1,
+                              zk_outage_s=20)
+    real_poll, calls = trigger._poll, []
+
+    def expired_once():
+        calls.append(1)
+        if len(calls) == 1:
+            raise SessionExpiredError()
+        return real_poll()
+    monkeypatch.setattr(trigger, "_poll", expired_once)
+    event = _first_event(trigger)
+    assert event["status"] == "done" and len(calls) == 2
+
+
+def test_no_stall_is_judged_before_the_largest_partition_could_copy_at_the_throttle(
+        zk: KazooClient, zk_conn_id: str, tmp_path: Path) -> None:
+    """Issue 12 finding 4: a healthy copy showed no ISR change and was failed as "no progress
+    for 15s". 1000 bytes at 500 B/s: no stall before 3 s (1.5 × 2 s) even with a 0.3 s timeout."""
+    _cluster(zk, [3, 2, 1], [1, 2], adding=[3], removing=[1])
+    started = time.time()
+    event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 30, _book(tmp_path), poll_interval=0.1,
+                                         stall_warning_s=0.1, stall_timeout_s=0.3, throttle_bytes_per_s=500))
+    assert event["status"] == "stalled" and time.time() - started >= 3.0
+
+
+def test_the_eta_is_never_zero_while_a_partition_still_moves() -> None:
+    from operators.waves import WaveProgress
+
+    moving_unknown_size = WaveProgress(0, 0, 1, 0, 0, ("orders-0",))
+    assert progress_line(moving_unknown_size, 0, 1, 10.0, 0).endswith("ETA unknown")
+    assert progress_line(WaveProgress(0, 1, 1, 0, 0), 1, 1, 10.0, 0).endswith("ETA 0s")

@@ -1,0 +1,104 @@
+"""decommission_brokers on a real Airflow (scheduler, triggerer, DAG processor and API server as
+separate processes, LocalExecutor on SQLite), with waves that finish before the trigger's first poll.
+
+The race this pins (issue 12, finding 1): a deferral whose trigger fires at once resumes the task
+before the executor has reported the deferring attempt's exit; the scheduler then sees "finished
+with state success" for a task instance that is running again and fails it ("409 TI was not in
+the running state" on the worker). ``dag.test()`` cannot show it. Each run here has one wave per
+moved partition (a handful of tiny partitions on a fast clock), each finished within
+milliseconds of its submission; in the second run one wave is held (its new replica stalled in
+the emulator) until ``execute_waves`` has deferred on it, then released, so the trigger finds it
+finished at its first poll. Every run must succeed with the cluster drained. Before the fix
+the first run failed at its fourth wave.
+
+The plan is made without Spark (the planner's kernels and artifact writer) and handed over with
+``plan_from``; the approval is a recorded pre-approval.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_zk.connect import close, connect
+from tests.conftest import new_chroot
+from tests.dags.scenario import assignment, states, throttle_configs
+from tests.real_airflow import RealAirflow
+
+pytestmark = [pytest.mark.airflow, pytest.mark.real_airflow]
+
+RACKS = {1: "a", 2: "b", 3: "a", 4: "b"}
+REMOVED = 4
+TOPIC = {p: r for p, r in enumerate([(4, 1), (2, 4), (4, 3), (1, 4), (3, 2), (4, 2)])}
+RUNS = 2
+
+
+def make_plan(connect_string: str, out: Path) -> int:
+    """Plan the decommission with the kernels and write the artifacts; returns the number of waves."""
+    from kafka_zk.codecs import TopicPartition
+    from kafka_zk.snapshot import read_snapshot
+    from spark_jobs.artifacts import write_plan_artifacts
+    from spark_jobs.kernels.decommission import plan_decommission
+    from spark_jobs.kernels.waves import WaveLimits, pack_waves
+    from spark_jobs.summary import build_summary
+
+    client = connect(connect_string)
+    try:
+        snap = read_snapshot(client, with_configs=False)
+    finally:
+        close(client)
+    sizes = {TopicPartition("t", p): 1024 * 1024 for p in TOPIC}
+    plan = plan_decommission(snap, [REMOVED], sizes, seed=0)
+    limits = WaveLimits(max_moves_per_broker=1, throttle_bytes_per_s=100 * 1024 ** 2)
+    waves = pack_waves(plan.moves, limits)
+    write_plan_artifacts(str(out), plan, waves, build_summary(snap, plan, waves, limits, sizes),
+                         limits.throttle_bytes_per_s)
+    return len(waves)
+
+
+def test_waves_finished_before_the_first_poll_never_fail_the_run(zk_server, tmp_path: Path) -> None:
+    from tests.dags.conftest import plain_client
+
+    clusters, connections = [], {}
+    try:
+        for i in range(RUNS):
+            chroot = new_chroot(zk_server, prefix="/race")
+            cluster = EmulatedCluster(zk_server.connect_string + chroot,
+                                      ClusterSpec(brokers=RACKS, speed=100000.0, seed=i)).start()
+            clusters.append((cluster, plain_client(zk_server, chroot), tmp_path / f"plan{i}"))
+            cluster.create_topics({"t": (TOPIC, {p: 1024 * 1024 for p in TOPIC}, None)})
+            assert make_plan(zk_server.connect_string + chroot, tmp_path / f"plan{i}") >= 3
+            connections[f"zk_race{i}"] = {"conn_type": "kafka_zookeeper", "host": zk_server.connect_string,
+                                          "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}}
+        with RealAirflow(tmp_path / "airflow", ("decommission_brokers",), connections) as airflow:
+            airflow.wait_dag("decommission_brokers")
+            for i, (cluster, zk, plan_dir) in enumerate(clusters):
+                held = []
+                if i == 1:
+                    wave = json.loads((plan_dir / "waves.json").read_text())["waves"][1]
+                    held = [(p["topic"], p["partition"], b) for p in wave["partitions"]
+                            for b in p["replicas"] if b not in p["current"]]
+                    for topic, partition, broker in held:
+                        cluster.stall_replica(topic, partition, broker)
+                run_id = airflow.trigger("decommission_brokers", {
+                    "zk_conn_id": f"zk_race{i}", "brokers_to_remove": [REMOVED],
+                    "run_root": str(tmp_path / "runs"), "pre_approved": True, "plan_from": str(plan_dir),
+                    "poll_interval_s": 0.2, "throttle_bytes_per_sec": 100 * 1024 ** 2})
+                if held:
+                    airflow.wait_task_state("decommission_brokers", run_id, "execute_waves", "deferred", 300)
+                    for topic, partition, broker in held:
+                        cluster.stall_replica(topic, partition, broker, stalled=False)
+                st = airflow.wait_run("decommission_brokers", run_id, timeout=600)
+                log = airflow.task_log("decommission_brokers", run_id, "execute_waves")
+                assert st.state == "success", (st, log[-3000:], airflow.logs())
+                assert not any(REMOVED in r for r in assignment(zk).values())
+                assert all(s["leader"] != REMOVED for s in states(zk).values())
+                assert zk.exists("/admin/reassign_partitions") is None and throttle_configs(zk) == {}
+    finally:
+        for cluster, zk, _ in clusters:
+            zk.stop()
+            zk.close()
+            cluster.stop()

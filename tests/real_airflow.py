@@ -1,0 +1,193 @@
+"""A real Airflow on 127.0.0.1 for the tests that depend on its processes: scheduler, DAG processor,
+triggerer and API server as separate subprocesses (LocalExecutor, SQLite, a private AIRFLOW_HOME).
+
+``dag.test()`` runs every task in one process and never shows the races between the scheduler,
+the executor and the triggerer; this does. :class:`RealAirflow` starts the four components with
+``python -m airflow <component>``, triggers runs through the public REST API (the simple auth
+manager with every user an admin, as ``airflow standalone`` sets it up), and waits for them with
+a deadline. The DAGs folder holds one shim per DAG asked for, importing it from this repository's
+``dags/`` (the processes get the repository on ``PYTHONPATH``).
+
+Failure: a component that exits, or a run that does not end before its deadline, raises
+:class:`AssertionError` with the tail of each component's log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+REPO = Path(__file__).resolve().parents[1]
+COMPONENTS = ("api-server", "dag-processor", "scheduler", "triggerer")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class RunState:
+    run_id: str
+    state: str
+    tasks: dict[str, dict[str, Any]]   # task id -> {"state", "try_number"}
+
+
+class RealAirflow:
+    """The four Airflow components on a private home (see module docstring); a context manager."""
+
+    def __init__(self, home: Path, dag_ids: tuple[str, ...], connections: Mapping[str, Mapping[str, Any]],
+                 extra_env: Mapping[str, str] | None = None) -> None:
+        self.home = Path(home)
+        self.port = free_port()
+        self.dags = self.home / "dags"
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.dag_ids = dag_ids
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "KR_TEST_"))}
+        env.update({
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "2",
+            "AIRFLOW__CORE__AUTH_MANAGER":
+                "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{self.port}/execution/",
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(self.port),
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API__SECRET_KEY": secrets.token_hex(16),
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+            "AIRFLOW__DAG_PROCESSOR__PARSING_PROCESSES": "1",
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+            "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        })
+        for conn_id, conn in connections.items():
+            env[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(dict(conn))
+        env.update(extra_env or {})
+        self.env = env
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> "RealAirflow":
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.dags.mkdir(exist_ok=True)
+        for dag_id in self.dag_ids:   # "airflow" and "dag" in the text: the processor's safe mode parses it
+            (self.dags / f"{dag_id}.py").write_text(f"# airflow dag shim\nfrom dags.{dag_id} import dag  # noqa: F401\n")
+        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, cwd=self.home, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        for name in COMPONENTS:
+            log = open(self.home / f"{name}.log", "wb")
+            self.procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", name], env=self.env,
+                                                cwd=self.home, stdout=log, stderr=subprocess.STDOUT,
+                                                start_new_session=True)
+            log.close()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+
+    def logs(self, lines: int = 30) -> str:
+        out = []
+        for name in COMPONENTS:
+            path = self.home / f"{name}.log"
+            text = path.read_text(errors="replace").splitlines()[-lines:] if path.exists() else []
+            out.append(f"--- {name} ---\n" + "\n".join(text))
+        return "\n".join(out)
+
+    def _check_alive(self) -> None:
+        dead = [name for name, p in self.procs.items() if p.poll() is not None]
+        assert not dead, f"Airflow component(s) {dead} exited\n{self.logs()}"
+
+    # -- REST --------------------------------------------------------------------------------
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/api/v2{path}", method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return json.loads(resp.read() or b"null")
+
+    def _state_or_none(self, dag_id: str, run_id: str) -> RunState | None:
+        """The run's state, or None when the API did not answer this time (a loaded machine)."""
+        try:
+            return self.state(dag_id, run_id)
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return None
+
+    def wait_dag(self, dag_id: str, timeout: float = 240) -> None:
+        """Until the API serves ``dag_id`` (parsed by the DAG processor) and it is unpaused."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                dag = self.api("GET", f"/dags/{dag_id}")
+                if dag.get("is_paused"):
+                    self.api("PATCH", f"/dags/{dag_id}", {"is_paused": False})
+                return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(1)
+        raise AssertionError(f"{dag_id} not served by the API within {timeout:g}s\n{self.logs()}")
+
+    def trigger(self, dag_id: str, conf: Mapping[str, Any]) -> str:
+        run = self.api("POST", f"/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": dict(conf)})
+        return run["dag_run_id"]
+
+    def state(self, dag_id: str, run_id: str) -> RunState:
+        run = self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}")
+        tis = self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances?limit=100")["task_instances"]
+        return RunState(run_id, run["state"], {t["task_id"]: {"state": t["state"], "try_number": t["try_number"]}
+                                               for t in tis})
+
+    def wait_run(self, dag_id: str, run_id: str, timeout: float) -> RunState:
+        """The run once it is success or failed; AssertionError at ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            st = self._state_or_none(dag_id, run_id)
+            if st is not None and st.state in ("success", "failed"):
+                return st
+            time.sleep(1)
+        raise AssertionError(f"{dag_id} {run_id} not finished within {timeout:g}s: {self.state(dag_id, run_id)}\n"
+                             f"{self.logs()}")
+
+    def wait_task_state(self, dag_id: str, run_id: str, task_id: str, state: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            st = self._state_or_none(dag_id, run_id)
+            if st is not None and st.tasks.get(task_id, {}).get("state") == state:
+                return
+            time.sleep(0.5)
+        raise AssertionError(f"{dag_id}.{task_id} of {run_id} never {state} within {timeout:g}s: "
+                             f"{self.state(dag_id, run_id)}\n{self.logs()}")
+
+    def task_log(self, dag_id: str, run_id: str, task_id: str) -> str:
+        """Every attempt's log text of one task (from the log folder)."""
+        root = self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}"
+        return "\n".join(p.read_text(errors="replace") for p in sorted(root.rglob("*.log"))) if root.exists() else ""
