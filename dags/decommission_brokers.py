@@ -12,6 +12,7 @@ the report and the notification still run, and the notify step fails the run.
 
 from __future__ import annotations
 
+from datetime import timedelta
 
 from airflow.sdk import Param
 
@@ -63,7 +64,9 @@ replica lists, including the throttles that existed before the run, which the ru
 
 **How to stop safely**: mark `execute_waves` failed (or let it time out). The wave already in
 `/admin/reassign_partitions` keeps running in Kafka (ZooKeeper-mode reassignments cannot be
-paused); the teardown removes our throttles and restores any that existed before. Clearing
+paused); the teardown keeps our throttles while it copies (it waits, deferred, and says so in
+`throttle_janitor.json`, the report and the notification), then removes them the moment it
+finishes and restores any that existed before. Clearing
 `execute_waves` later resumes: finished waves are never submitted again.
 
 **How to roll back**: the run folder holds `plan/rollback.json` (the original assignment, Kafka's
@@ -156,10 +159,12 @@ with runbook_dag(
         task_id="execute_waves", throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",
         wave_timeout_s="{{ params.wave_timeout_s }}", poll_interval_s="{{ params.poll_interval_s }}",
         stall_warning_s="{{ params.stall_warning_s }}", stall_timeout_s="{{ params.stall_timeout_s }}",
-        broker_logs="{{ params.broker_logs }}", **ZK)
+        broker_logs="{{ params.broker_logs }}",
+        retries=3, retry_delay=timedelta(seconds=15), **ZK)   # a retry resumes the same wave
     final_verify = FinalVerifyOperator(task_id="final_verify", **ZK)
     verify_data = DataVerifyOperator(task_id="verify_data", verify_data="{{ params.verify_data }}", **ZK)
-    remove_throttles = RemoveThrottlesOperator(task_id="remove_throttles", **ZK)
+    remove_throttles = RemoveThrottlesOperator(task_id="remove_throttles", poll_interval_s="{{ params.poll_interval_s }}",
+                                               **ZK)   # defers while a wave of ours still copies
     elect = ElectPreferredLeadersOperator(task_id="elect_preferred_leaders", **ZK)
     drained = VerifyDrainedOperator(task_id="verify_drained", **REMOVING)
     final_report = FinalReportOperator(task_id="final_report", trigger_rule="all_done", **REMOVING)

@@ -159,6 +159,26 @@ def upstream_failures(context: Mapping[str, Any]) -> list[str]:
     return sorted(t for t, s in per_task.items() if s == "failed" and t != ti.task_id)
 
 
+def throttles_text(folder: RunFolder, throttle_writes: Sequence[Any]) -> str:
+    """What became of the run's throttles, including a wave left copying after a failure (the
+    teardown kept them until it finished: ``throttle_janitor.json``)."""
+    from operators.throttles import JANITOR_FILE
+
+    if not throttle_writes:
+        return "none set"
+    text = f"{len(throttle_writes)} config write(s); pre-run values restored by remove_throttles"
+    janitor = folder.read_json(folder.root / JANITOR_FILE)
+    if janitor:
+        listed = janitor.get("in_flight") or []
+        if janitor.get("removed_at"):
+            text += (f"; kept after the failure while {len(listed)} partition(s) of this run were still copying "
+                     f"({', '.join(listed[:5])}), removed when they finished")
+        else:
+            text += (f"; KEPT: {len(listed)} partition(s) of this run still copying ({', '.join(listed[:5])}); "
+                     "remove_throttles removes them when they finish")
+    return text
+
+
 def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequence[int], dry_run: bool) -> dict:
     approval = folder.read_json(folder.approval)
     guards = folder.read_json(folder.guards)
@@ -207,8 +227,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
         "approval_text": approval_text, "guards_text": guards_text,
         "writes": sum(1 for r in records if not r.dry_run), "planned_writes": sum(1 for r in records if r.dry_run),
         "audit_path": str(folder.audit),
-        "throttles_text": (f"{len(throttle_writes)} config write(s); pre-run values restored by remove_throttles"
-                           if throttle_writes else "none set"),
+        "throttles_text": throttles_text(folder, throttle_writes),
         "waves": waves, "verify_text": check("final_verify"), "drained_text": check("verify_drained"),
         "failures": failures, "charts": charts, "report_path": str(folder.final_report_html),
         "state_change_excerpts": read_excerpts(folder.root),

@@ -11,13 +11,23 @@ task never mistakes our own throttles for the user's.
 **RemoveThrottlesOperator** (the teardown: runs when anything between it and its setup failed)
 restores exactly the recorded pre-run values and removes only what we added
 (:func:`kafka_zk.admin.throttles.remove_throttles`), then checks nothing of ours is left.
+Throttles follow the data, not the task: while ``/admin/reassign_partitions`` still lists a
+partition of this run (a wave left copying by a failed or stopped ``execute_waves``: it cannot
+be stopped in ZooKeeper mode), the teardown keeps every throttle, records why in the run
+folder's ``throttle_janitor.json`` and defers on
+:class:`operators.triggers.janitor.ReassignmentGoneTrigger`; it removes them the moment the last
+such partition is no longer listed (the report and notification say so).
 
 Failure: a non-positive rate raises :class:`InvalidInput` before any write; if ours are still
-present after the removal, :class:`VerificationFailed` lists them.
+present after the removal, :class:`VerificationFailed` lists them; a wave still listed at the
+janitor's deadline (``janitor_timeout_s``) raises :class:`VerificationFailed` naming the
+partitions, with the throttles kept (remove them with ``kafka-runbook throttle`` once it ends).
 """
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
 from typing import Any, Iterable, Sequence
 
 from kafka_zk.errors import InvalidInput
@@ -83,18 +93,64 @@ class SetThrottlesOperator(RunbookOperator):
         return {"rate": rate, "brokers": brokers}
 
 
-class RemoveThrottlesOperator(RunbookOperator):
-    """Teardown: restore the recorded pre-run throttle values, remove only ours."""
+JANITOR_FILE = "throttle_janitor.json"
 
+
+class RemoveThrottlesOperator(RunbookOperator):
+    """Teardown: restore the recorded pre-run throttle values, remove only ours — once no wave of
+    this run is still copying (see module docstring)."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "janitor_timeout_s", "poll_interval_s")
     ui_color = "#dbe9f6"
 
+    def __init__(self, *, janitor_timeout_s: Any = 7 * 24 * 3600, poll_interval_s: Any = 5.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.janitor_timeout_s = janitor_timeout_s
+        self.poll_interval_s = poll_interval_s
+
     def execute(self, context: Any) -> dict:
-        from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles, throttles_left
+        from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
 
         folder = self.folder(context)
         if not folder.throttle_record.is_file():
             self.log.info("no throttle record in %s: no throttle was set by this run", folder.root)
             return {"restored": []}
+        if not self.is_dry_run:
+            with self.session(context) as (client, _writer):
+                listed = ours_in_flight(client, folder.root)
+            if listed:
+                deadline = time.time() + float(self.janitor_timeout_s)
+                folder.write_json(folder.root / JANITOR_FILE, {
+                    "kept_at": time.time(), "in_flight": listed, "removed_at": None,
+                    "note": f"{len(listed)} partition(s) of this run still being reassigned: throttles kept "
+                            "until they finish"})
+                self.log.warning("%d partition(s) of this run are still being reassigned (%s): the throttles "
+                                 "stay until they finish; waiting (deferred) to remove them then", len(listed),
+                                 ", ".join(listed[:10]))
+                self.defer(trigger=ReassignmentGoneTrigger(self.zk_conn_id, str(folder.root), deadline,
+                                                           float(self.poll_interval_s)),
+                           method_name="execute_complete",
+                           timeout=timedelta(seconds=float(self.janitor_timeout_s) + 60))
+        return self._remove(context, folder)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict:
+        folder = self.folder(context)
+        doc = folder.read_json(folder.root / JANITOR_FILE) or {}
+        if event.get("status") != "done":
+            listed = event.get("listed") or doc.get("in_flight") or []
+            raise VerificationFailed(
+                f"partitions of this run still being reassigned after {float(self.janitor_timeout_s):.0f}s: "
+                f"{', '.join(listed[:10])}; the throttles are kept. Once /admin/reassign_partitions no longer "
+                "lists them, clear remove_throttles (or remove them with kafka-runbook throttle and the run's "
+                "throttles.json)")
+        result = self._remove(context, folder)
+        folder.write_json(folder.root / JANITOR_FILE, {**doc, "removed_at": time.time()})
+        self.log.info("the run's last wave finished: throttles removed")
+        return result
+
+    def _remove(self, context: Any, folder: RunFolder) -> dict:
+        from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles, throttles_left
+
         record = ThrottleRecord.load(folder.throttle_record)
         with self.session(context) as (client, writer):
             written = remove_throttles(writer, record)

@@ -216,34 +216,68 @@ def test_reassignment_already_in_progress_is_refused(env: Env, spark_run) -> Non
     assert read(env.zk, "/admin/reassign_partitions")["partitions"][0]["replicas"] == [1, 2, 99]
 
 
-def test_upstream_failure_still_removes_throttles_and_restores_the_users(zk_server, tmp_path: Path,
-                                                                          spark_run) -> None:
+def test_a_failure_mid_wave_keeps_the_throttles_until_the_wave_ends_then_restores_the_users(
+        zk_server, tmp_path: Path, spark_run) -> None:
+    """execute_waves times out while wave 0 copies (it keeps copying in Kafka): the teardown keeps
+    every throttle while any partition still copies, removes them when the wave ends, and restores
+    the user's own throttles exactly. Before the fix it removed them at once (the rest of the copy
+    ran unthrottled)."""
     from operators.local_run import run_dag
 
     chroot = new_chroot(zk_server)
-    cluster = start_cluster(zk_server.connect_string + chroot, speed=1.0)  # real time: a wave takes hours
+    cluster = start_cluster(zk_server.connect_string + chroot, speed=40.0)  # wave 0: ~10-30 s of real time
     zk = plain_client(zk_server, chroot)
+    samples: list[tuple[bool, dict]] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        """While any new replica is copying (adding_replicas non-empty), what throttles are set."""
+        while not stop.is_set():
+            try:
+                copying = any((read(zk, f"/brokers/topics/{t}") or {}).get("adding_replicas") for t in TOPICS)
+                samples.append((copying, throttle_configs(zk)))
+            except Exception:  # noqa: BLE001 - a node changing under the read: sample again
+                pass
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
     try:
         set_config_by_hand(zk, "brokers/1", {"leader.replication.throttled.rate": "12345",
                                                 "follower.replication.throttled.rate": "12345"})
         set_config_by_hand(zk, "topics/payments", {"leader.replication.throttled.replicas": "2:1",
                                                       "retention.ms": "3600000"})
         users = throttle_configs(zk)
+        sampler.start()
         result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot), tmp_path / "runs",
                                                       pre_approved=True, wave_timeout_s=3,
                                                       plan_from=str(spark_run[0].run_folder / "plan")))
+        stop.set()
+        sampler.join(timeout=5)
         assert result.state == "failed"
         assert result.task_states["execute_waves"] == "failed"
         assert result.task_states["final_verify"] == "upstream_failed"
         assert result.task_states["remove_throttles"] == "success"
         approval = json.loads((result.run_folder / "approval.json").read_text())
         assert approval["decision"] == "pre_approved" and approval["by"].startswith("policy:pre_approved")
-        throttled = [r for r in zk_writes(audit(result.run_folder)) if r["path"] == "/config/brokers/2"]
+        throttled = sorted({r["path"].rsplit("/", 1)[1] for r in zk_writes(audit(result.run_folder))
+                            if r["path"].startswith("/config/brokers/")})
         assert throttled, "the run did set throttles before failing"
+        copying = [configs for is_copying, configs in samples if is_copying]
+        assert copying, "the sampler never saw the wave copying"
+        for configs in copying:   # no wave ever unthrottled
+            for broker in throttled:
+                rate = configs.get(f"brokers/{broker}", {}).get("follower.replication.throttled.rate")
+                assert rate == str(THROTTLE), (broker, configs)
+        assert zk.exists("/admin/reassign_partitions") is None
         assert throttle_configs(zk) == users
         assert config(zk, "topics", "payments")["retention.ms"] == "3600000"
-        assert "FAILED" in (result.run_folder / "final_report.md").read_text()
+        janitor = json.loads((result.run_folder / "throttle_janitor.json").read_text())
+        assert janitor["in_flight"] and janitor["removed_at"] >= janitor["kept_at"]
+        report = (result.run_folder / "final_report.md").read_text()
+        assert "FAILED" in report and "kept after the failure while" in report
+        assert "kept after the failure while" in (result.run_folder / "notification.txt").read_text()
     finally:
+        stop.set()
         zk.stop()
         zk.close()
         cluster.stop()
