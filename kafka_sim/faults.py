@@ -2,7 +2,8 @@
 
 Kill (session closed at once, or expiring later as after a SIGKILL), controlled shutdown,
 restart (new session, new czxid), session expiry while the broker keeps running, controller
-move (``/controller`` deleted as an operator would), stalled replica, slow broker, a corrupt
+move (``/controller`` deleted as an operator would), stalled replica, a replica failing to
+append (RecordTooLargeException after max.message.bytes was lowered), slow broker, a corrupt
 record on one replica (served over the wire, see :mod:`kafka_sim.wire`). Each runs
 on the engine thread, so it lands between two controller events.
 
@@ -180,6 +181,30 @@ class FaultsMixin:
             eng.model.set_stalled(tp, broker, stalled)
             pd = eng.model.parts.get(tp)
             if stalled and pd is not None and broker in pd.isr and broker != pd.leader:
+                eng.schedule_lag_check(tp, broker)
+        eng.call(apply)
+
+    def fail_append(self, topic: str, partition: int, broker: int, failing: bool = True) -> None:
+        """Broker ``broker``'s replica of the partition fails to append what it fetches (as a
+        follower does with RecordTooLargeException once the topic's max.message.bytes was lowered
+        below a batch already in the leader's log): it stops progressing while its broker stays up
+        and registered, leaves the ISR after replica.lag.time.max.ms if it was in it, and a move
+        that adds it never finishes. The cause is recorded in the history (kind
+        ``append_failed``), as it would be in that broker's server.log; ``failing=False`` ends it
+        (the operator raised max.message.bytes back)."""
+        self._broker(broker)
+        tp = TopicPartition(topic, partition)
+        eng = self._engine
+
+        def apply() -> None:
+            pd = eng.model.parts.get(tp)
+            if pd is None:
+                raise InvalidInput(f"{topic}-{partition} does not exist")
+            eng.model.set_stalled(tp, broker, failing)
+            eng.history("append_failed" if failing else "append_resumed", tp, broker,
+                        "RecordTooLargeException: fetched batch larger than the topic's max.message.bytes"
+                        if failing else "")
+            if failing and broker in pd.isr and broker != pd.leader:
                 eng.schedule_lag_check(tp, broker)
         eng.call(apply)
 

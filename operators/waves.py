@@ -188,11 +188,14 @@ def human_bytes(n: float) -> str:
 
 
 def progress_line(p: WaveProgress, overall_done: int, overall_total: int, elapsed_s: float,
-                  bytes_copied: int) -> str:
-    """``wave 2: 14/20 partitions, overall 54/80, 1.2 GiB remaining, 40.0 MiB/s, ETA 31s``."""
+                  bytes_copied: int, stalled: bool = False) -> str:
+    """``wave 2: 14/20 partitions, overall 54/80, 1.2 GiB remaining, 40.0 MiB/s, ETA 31s``
+    (``ETA unknown`` while ``stalled``: no estimate from a copy that stopped)."""
     rate = bytes_copied / elapsed_s if elapsed_s > 0 else 0.0
     if p.complete:
         eta = "0s"
+    elif stalled:
+        eta = "unknown (stalled)"
     elif p.bytes_remaining == 0:
         eta = "unknown"   # sizes unknown, or copied but not yet in the ISR: never "0s" while a partition moves
     elif rate > 0:

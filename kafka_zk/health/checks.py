@@ -163,11 +163,28 @@ def _pending_reason(snapshot: ClusterSnapshot, tp: TopicPartition, target: tuple
         return "the partition has no leader, so nothing is copied"
     lagging = [b for b in target if b not in p.isr]
     if lagging:
-        return f"replica(s) on broker(s) {_broker_list(lagging)} not catching up (not in the ISR)"
+        return (f"replica(s) on broker(s) {_broker_list(lagging)} not catching up (not in the ISR) while their "
+                "broker is up: a fetch failure, check its server.log" + _low_max_message_bytes(snapshot, tp.topic))
     if not p.is_reassigning:
         return ("not started: the controller has not acted on this entry (a node created after a hand "
                 "deletion is ignored until the controller changes, §2.7.1)")
     return "every target replica is in the ISR but the controller has not completed it"
+
+
+BROKER_MESSAGE_MAX_BYTES = 1000012   # Kafka 2.4's default message.max.bytes
+
+
+def _low_max_message_bytes(snapshot: ClusterSnapshot, topic: str) -> str:
+    """Named when the topic's max.message.bytes is below the brokers' message.max.bytes: lowered
+    after larger batches were written, it makes followers fail every fetch (RecordTooLargeException)."""
+    t = snapshot.topics.get(topic)
+    value = t.config.get("max.message.bytes") if t is not None else None
+    broker_max = snapshot.broker_configs.get("<default>", {}).get("message.max.bytes", BROKER_MESSAGE_MAX_BYTES)
+    if value is None or not str(value).isdigit() or not str(broker_max).isdigit() or int(value) >= int(broker_max):
+        return ""
+    return (f"; topic {topic} has max.message.bytes={value}, below the brokers' message.max.bytes={broker_max}: "
+            "if it was lowered after larger batches were written, followers fail with RecordTooLargeException "
+            "(raise it back)")
 
 
 def _reassignment_finding(subject: str, message: str, snapshot: ClusterSnapshot,

@@ -16,6 +16,10 @@ It yields exactly one :class:`TriggerEvent`, ``status`` being:
 * ``stalled`` — no partition finished and no replica joined an ISR for ``stall_timeout_s`` (and
   never sooner than 1.5× the time the wave's largest partition takes at
   ``throttle_bytes_per_s``, the floor that also applies to ``stall_warning_s``);
+* ``stalled`` with ``dead_end`` — at once when a topic of the wave was deleted while its
+  partition moved (it can never finish); every stall warning and ``stalled`` message names the
+  stopped partitions and the likely cause (:mod:`operators.stall_causes`: destination broker
+  not registered, follower up but failing its fetches — a lowered ``max.message.bytes`` named);
 * ``timeout`` — the absolute ``deadline`` (epoch seconds) passed;
 * ``error`` — ZooKeeper unreachable for longer than ``zk_outage_s`` (a session expiry or a
   short outage is retried at every poll with a fresh client, logged with its real cause, and
@@ -44,6 +48,7 @@ from kazoo.exceptions import KazooException
 
 from kafka_zk.errors import KafkaZkError, ZkUnavailable
 from kafka_zk.run_folder import RunFolder
+from operators.stall_causes import StallCause, stall_causes
 from operators.state_change import write_stall_excerpt
 from operators.waves import WaveBook, WaveProgress, overall_done, progress_line, wave_state
 from operators.triggers.base import ZooKeeperPollTrigger
@@ -69,6 +74,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                  stall_timeout_s: float | None = None, not_before: float | None = None,
                  zk_outage_s: float = ZK_OUTAGE_S, throttle_bytes_per_s: float | None = None) -> None:
         super().__init__(zk_conn_id, deadline, poll_interval)
+        self._gone: list[str] = []
         self.throttle_bytes_per_s = None if throttle_bytes_per_s in (None, 0) else float(throttle_bytes_per_s)
         self.zk_outage_s = float(zk_outage_s)
         self.not_before = None if not_before is None else float(not_before)
@@ -103,9 +109,26 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
             raise KafkaZkError(f"{self.run_dir}/waves.json is missing: the execute_waves task writes it "
                                "before it waits; re-run execute_waves")
         wave = book.wave(self.wave_id)
-        snap = read_snapshot(self._client(), topics={m.tp.topic for m in wave.moves}, with_configs=False)
+        topics = {m.tp.topic for m in wave.moves}
+        snap = read_snapshot(self._client(), topics=topics, with_configs=False)
         progress, ours_listed = wave_state(wave, snap)
+        self._gone = sorted(t for t in topics if t not in snap.topics)
         return book, progress, ours_listed
+
+    def _diagnose(self) -> list[StallCause]:
+        """The likely cause of each stopped partition (a snapshot with config overrides)."""
+        from kafka_zk.snapshot import read_snapshot
+        book = WaveBook.load(RunFolder(Path(self.run_dir)).wave_progress)
+        wave = book.wave(self.wave_id)
+        snap = read_snapshot(self._client(), topics={m.tp.topic for m in wave.moves}, with_configs=True)
+        return stall_causes(snap, wave)
+
+    async def _causes_text(self) -> str:
+        try:
+            causes = await asyncio.to_thread(self._diagnose)
+        except (KafkaZkError, KazooException) as exc:
+            return f"cause not read ({zk_cause(exc)})"
+        return "; ".join(str(c) for c in causes[:10]) or "no cause visible in ZooKeeper"
 
     # -- the event loop side -----------------------------------------------------------------
 
@@ -154,8 +177,15 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                 if key != last_key:
                     last_key, last_change = key, now
                 copied = max(0, first_remaining - progress.bytes_remaining)
+                quiet = now - last_change
+                floor = self.stall_floor_s(book)
+                warn = quiet >= max(self.stall_warning_s, floor)
                 self.log.info("%s", progress_line(progress, overall_done(book, progress), book.total_partitions,
-                                                  now - started, copied))
+                                                  now - started, copied, stalled=warn))
+                if self._gone and not progress.complete:
+                    yield self._event("stalled", progress, f"wave {self.wave_id} cannot finish: "
+                                      + await self._causes_text(), dead_end=True)
+                    return
                 if progress.complete and not still_listed:
                     if self.not_before is not None and now < self.not_before:
                         await asyncio.sleep(self.not_before - now)   # see not_before in the docstring
@@ -169,12 +199,11 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                                       f"({progress.done}/{progress.total} partitions done; still moving: "
                                       f"{', '.join(progress.pending)})")
                     return
-                quiet = now - last_change
-                floor = self.stall_floor_s(book)
-                if quiet >= max(self.stall_warning_s, floor):
-                    self.log.warning("wave %d: no progress for %.0fs%s; still moving: %s", self.wave_id, quiet,
-                                     f" (the largest partition needs {floor / 1.5:.0f}s at the throttle)"
-                                     if floor else "", ", ".join(progress.pending))
+                causes = await self._causes_text() if warn else ""
+                if warn:
+                    self.log.warning("wave %d: no progress for %.0fs%s; ETA unknown; stopped: %s", self.wave_id,
+                                     quiet, f" (the largest partition needs {floor / 1.5:.0f}s at the throttle)"
+                                     if floor else "", causes)
                     if not excerpt_written:          # the brokers' side of the stall, once per wait
                         excerpt_written = True
                         await asyncio.to_thread(write_stall_excerpt, self.run_dir, self.wave_id, progress.pending,
@@ -182,8 +211,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                 if self.stall_timeout_s is not None and quiet >= max(self.stall_timeout_s, floor):
                     yield self._event("stalled", progress,
                                       f"wave {self.wave_id} made no progress for {quiet:.0f}s "
-                                      f"({progress.done}/{progress.total} done; still moving: "
-                                      f"{', '.join(progress.pending)})")
+                                      f"({progress.done}/{progress.total} done; stopped: {causes})")
                     return
                 await self._pause(now)
         finally:

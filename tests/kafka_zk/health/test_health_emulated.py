@@ -147,3 +147,22 @@ def test_stuck_reassignment_names_a_replica_that_does_not_catch_up(cluster, zk):
         health.STUCK_REASSIGNMENT)
     assert f.partitions == (TP("orders", 0),)
     assert "replica(s) on broker(s) 3 not catching up (not in the ISR)" in f.cause
+
+
+def test_stuck_reassignment_names_a_follower_that_cannot_append_and_the_lowered_max_message_bytes(cluster, zk):
+    """Issue 11: a follower failing every fetch with RecordTooLargeException (the emulator's append
+    failure) after the topic's max.message.bytes was lowered below the brokers' message.max.bytes."""
+    from tests.zk_helpers import set_config_by_hand
+
+    cluster.create_topic("orders", {0: [1, 2]}, sizes={0: 10 * 1024 ** 3})
+    assert cluster.wait_idle(30)
+    set_config_by_hand(zk, "topics/orders", {"max.message.bytes": "1024"})
+    cluster.fail_append("orders", 0, 3)
+    zk.create("/admin/reassign_partitions", json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [1, 3]}]}).encode())
+    assert cluster.wait_until(lambda: read_snapshot(zk).partition(TP("orders", 0)).is_reassigning, 30)
+    _, stat = zk.get("/admin/reassign_partitions")
+    [f] = run(zk, HealthThresholds(stuck_reassignment_s=600), now_ms=stat.mtime + 601_000).of(
+        health.STUCK_REASSIGNMENT)
+    assert "broker(s) 3 not catching up (not in the ISR) while their broker is up: a fetch failure" in f.cause
+    assert "topic orders has max.message.bytes=1024, below the brokers' message.max.bytes=1000012" in f.cause
