@@ -161,7 +161,7 @@ with runbook_dag(
         stall_warning_s="{{ params.stall_warning_s }}", stall_timeout_s="{{ params.stall_timeout_s }}",
         broker_logs="{{ params.broker_logs }}",
         retries=3, retry_delay=timedelta(seconds=15), **ZK)   # a retry resumes the same wave
-    final_verify = FinalVerifyOperator(task_id="final_verify", **ZK)
+    final_verify = FinalVerifyOperator(task_id="final_verify", poll_interval_s="{{ params.poll_interval_s }}", **ZK)
     verify_data = DataVerifyOperator(task_id="verify_data", verify_data="{{ params.verify_data }}", **ZK)
     remove_throttles = RemoveThrottlesOperator(task_id="remove_throttles", poll_interval_s="{{ params.poll_interval_s }}",
                                                **ZK)   # defers while a wave of ours still copies

@@ -1,7 +1,9 @@
 """Verification steps: the cluster matches the plan, and the removed brokers are drained.
 
 **FinalVerifyOperator**: every planned partition has exactly its target replica list, nothing
-adding/removing, and its whole target in the ISR (a full ISR), and no reassignment is left.
+adding/removing, and its whole target in the ISR (a full ISR), and no reassignment is left. When
+the only gap is registered followers catching up into the ISR (a broker restarted after its
+moves finished), it waits for them, bounded by ``isr_wait_s``, before judging.
 **VerifyDrainedOperator**: no partition of the whole cluster has a replica on, or is led by, a
 removed broker. Both write their findings to ``verify.json`` in the run folder; in a dry run they
 only record that nothing was verified (nothing was changed).
@@ -12,6 +14,7 @@ that fail and how many there are in all.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Sequence
 
 from kafka_zk.codecs import TopicPartition
@@ -32,6 +35,26 @@ def plan_mismatches(snap: ClusterSnapshot, target: dict[TopicPartition, tuple[in
         p = snap.partition(tp)
         if not partition_done(p, target[tp]):
             out.append(f"{tp}: replicas {list(p.replicas)} isr {list(p.isr)} (planned {list(target[tp])})")
+    return out
+
+
+def only_catching_up(snap: ClusterSnapshot, target: dict[TopicPartition, tuple[int, ...]]) -> list[str]:
+    """Partitions whose only gap is a registered target follower not yet in the ISR (the
+    replicas equal the plan, nothing reassigning, no reassignment node); empty when any other
+    mismatch exists — those are not waited on."""
+    out = []
+    if snap.reassignment is not None:
+        return []
+    for tp in sorted(target):
+        if not snap.has_partition(tp):
+            return []
+        p = snap.partition(tp)
+        if partition_done(p, target[tp]):
+            continue
+        lagging = [b for b in target[tp] if b not in p.isr]
+        if tuple(p.replicas) != tuple(target[tp]) or p.is_reassigning or any(b not in snap.brokers for b in lagging):
+            return []
+        out.append(str(tp))
     return out
 
 
@@ -59,9 +82,16 @@ class _VerifyStep(RunbookOperator):
 
 
 class FinalVerifyOperator(_VerifyStep):
-    """Replicas equal the plan and every ISR is full."""
+    """Replicas equal the plan and every ISR is full (waiting, bounded by ``isr_wait_s``, while the
+    only gap is registered followers catching up into the ISR, e.g. after a broker restart)."""
 
+    template_fields: Sequence[str] = (*_VerifyStep.template_fields, "isr_wait_s", "poll_interval_s")
     ui_color = "#d9ead3"
+
+    def __init__(self, *, isr_wait_s: Any = 600.0, poll_interval_s: Any = 5.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.isr_wait_s = isr_wait_s
+        self.poll_interval_s = poll_interval_s
 
     def execute(self, context: Any) -> dict:
         from kafka_zk.snapshot import read_snapshot
@@ -72,9 +102,19 @@ class FinalVerifyOperator(_VerifyStep):
             self._record(folder, "final_verify", {"ok": None, "note": "dry run: nothing changed, nothing verified"})
             return {"dry_run": True}
         plan = load_plan_artifacts(str(folder.plan_dir))
+        target = dict(plan.target)
+        deadline = time.monotonic() + float(self.isr_wait_s)
         with self.session(context) as (client, _writer):
-            snap = read_snapshot(client, with_configs=False)
-        problems = plan_mismatches(snap, dict(plan.target))
+            while True:
+                snap = read_snapshot(client, with_configs=False)
+                catching_up = only_catching_up(snap, target)
+                if not catching_up or time.monotonic() >= deadline:
+                    break
+                self.log.info("%d partition(s) have their planned replicas but a follower is still catching up "
+                              "into the ISR (%s): waiting up to %.0fs more", len(catching_up),
+                              ", ".join(catching_up[:5]), deadline - time.monotonic())
+                time.sleep(min(float(self.poll_interval_s), max(0.0, deadline - time.monotonic())))
+        problems = plan_mismatches(snap, target)
         if snap.reassignment is not None:
             problems.append(f"/admin/reassign_partitions still exists ({len(snap.reassignment.entries)} entries)")
         self._record(folder, "final_verify", {"ok": not problems, "partitions": len(plan.target),

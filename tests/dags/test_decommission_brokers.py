@@ -217,7 +217,7 @@ def test_reassignment_already_in_progress_is_refused(env: Env, spark_run) -> Non
 
 
 def test_a_failure_mid_wave_keeps_the_throttles_until_the_wave_ends_then_restores_the_users(
-        zk_server, tmp_path: Path, spark_run) -> None:
+        zk_server, tmp_path: Path, airflow_db) -> None:
     """execute_waves times out while wave 0 copies (it keeps copying in Kafka): the teardown keeps
     every throttle while any partition still copies, removes them when the wave ends, and restores
     the user's own throttles exactly. Before the fix it removed them at once (the rest of the copy
@@ -247,10 +247,15 @@ def test_a_failure_mid_wave_keeps_the_throttles_until_the_wave_ends_then_restore
         set_config_by_hand(zk, "topics/payments", {"leader.replication.throttled.replicas": "2:1",
                                                       "retention.ms": "3600000"})
         users = throttle_configs(zk)
+        from kafka_zk.codecs import TopicPartition
+        from tests.dags.kernel_plan import write_kernel_plan
+
+        sizes = {TopicPartition(t, p): size for t, (_, by_p) in TOPICS.items() for p, size in by_p.items()}
+        write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan", REMOVED, sizes, THROTTLE)
         sampler.start()
         result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot), tmp_path / "runs",
                                                       pre_approved=True, wave_timeout_s=3,
-                                                      plan_from=str(spark_run[0].run_folder / "plan")))
+                                                      plan_from=str(tmp_path / "plan")))
         stop.set()
         sampler.join(timeout=5)
         assert result.state == "failed"

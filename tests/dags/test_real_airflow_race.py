@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
-from kafka_zk.connect import close, connect
 from tests.conftest import new_chroot
+from tests.dags.kernel_plan import write_kernel_plan
 from tests.dags.scenario import assignment, states, throttle_configs
 from tests.real_airflow import RealAirflow
 
@@ -37,26 +37,10 @@ RUNS = 2
 
 
 def make_plan(connect_string: str, out: Path) -> int:
-    """Plan the decommission with the kernels and write the artifacts; returns the number of waves."""
     from kafka_zk.codecs import TopicPartition
-    from kafka_zk.snapshot import read_snapshot
-    from spark_jobs.artifacts import write_plan_artifacts
-    from spark_jobs.kernels.decommission import plan_decommission
-    from spark_jobs.kernels.waves import WaveLimits, pack_waves
-    from spark_jobs.summary import build_summary
 
-    client = connect(connect_string)
-    try:
-        snap = read_snapshot(client, with_configs=False)
-    finally:
-        close(client)
-    sizes = {TopicPartition("t", p): 1024 * 1024 for p in TOPIC}
-    plan = plan_decommission(snap, [REMOVED], sizes, seed=0)
-    limits = WaveLimits(max_moves_per_broker=1, throttle_bytes_per_s=100 * 1024 ** 2)
-    waves = pack_waves(plan.moves, limits)
-    write_plan_artifacts(str(out), plan, waves, build_summary(snap, plan, waves, limits, sizes),
-                         limits.throttle_bytes_per_s)
-    return len(waves)
+    return write_kernel_plan(connect_string, out, [REMOVED], {TopicPartition("t", p): 1024 * 1024 for p in TOPIC},
+                             100 * 1024 ** 2, max_moves_per_broker=1)
 
 
 def test_waves_finished_before_the_first_poll_never_fail_the_run(zk_server, tmp_path: Path) -> None:
