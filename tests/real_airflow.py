@@ -76,6 +76,10 @@ class RealAirflow:
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__DAG_PROCESSOR__PARSING_PROCESSES": "1",
             "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
+            # a loaded CI machine: importing the DAG (operators, kazoo, pydantic) can pass the 30 s defaults
+            "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "600",
+            "AIRFLOW__DAG_PROCESSOR__DAG_FILE_PROCESSOR_TIMEOUT": "600",
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",   # workers -> API server, one uvicorn worker
             "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
             "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         })
@@ -172,7 +176,7 @@ class RealAirflow:
             st = self._state_or_none(dag_id, run_id)
             if st is not None and st.state in ("success", "failed"):
                 return st
-            time.sleep(1)
+            time.sleep(2)
         raise AssertionError(f"{dag_id} {run_id} not finished within {timeout:g}s: {self.state(dag_id, run_id)}\n"
                              f"{self.logs()}")
 
@@ -183,7 +187,7 @@ class RealAirflow:
             st = self._state_or_none(dag_id, run_id)
             if st is not None and st.tasks.get(task_id, {}).get("state") == state:
                 return
-            time.sleep(0.5)
+            time.sleep(1)
         raise AssertionError(f"{dag_id}.{task_id} of {run_id} never {state} within {timeout:g}s: "
                              f"{self.state(dag_id, run_id)}\n{self.logs()}")
 
