@@ -33,7 +33,7 @@ class MembershipMixin:
         new = sorted(set(current) - set(self.live))
         dead = sorted(set(self.live) - set(current))
         bounced = sorted(b for b in current if b in self.live and current[b] != self.live[b])
-        self.live = current
+        self.live = dict(current)          # a copy: a bounce pops from it below and reads current
         if new:
             self.on_broker_startup(new)
         if bounced:

@@ -28,8 +28,8 @@ def test_broker_kill_and_restart(make_cluster, zk):
     assert state(zk, "tf", 3)["leader_epoch"] == 0
     old = zk.exists("/brokers/ids/1").czxid
     cluster.restart_broker(0)
-    wait_for(lambda: state(zk, "tf", 0)["isr"] == [2, 1, 0] and state(zk, "tf", 1)["isr"] == [2, 0],
-             what="rejoin")
+    wait_for(lambda: state(zk, "tf", 0)["isr"] == [2, 1, 0] and state(zk, "tf", 1)["isr"] == [2, 0]
+             and state(zk, "tf", 2)["leader"] == 0, what="rejoin")
     assert zk.exists("/brokers/ids/0").czxid > old
     assert state(zk, "tf", 2) == {"controller_epoch": ce, "leader": 0, "version": 1, "leader_epoch": 2,
                                   "isr": [0]}
