@@ -104,6 +104,9 @@ PARAMS = {
     "spark_conn_id": Param("spark_default", type="string", minLength=1,
                            description="Airflow Spark connection (JSON form, e.g. host local[*]) for the plan job"),
     "run_root": run_root_param(),
+    "allow_rack_removal": Param(False, type="boolean",
+                                description="Acknowledge that brokers_to_remove empties a whole rack (its "
+                                            "replicas move to the other racks); refused without it"),
     "plan_from": Param(None, type=["null", "string"],
                        description="Optional plan/ folder of an earlier run (e.g. a rehearsal) to use instead of "
                                    "planning; guards refuse it if the cluster changed since"),
@@ -142,7 +145,7 @@ with runbook_dag(
         task_id="plan", spark_conn_id="{{ params.spark_conn_id }}", run_root="{{ params.run_root }}",
         brokers_to_remove="{{ params.brokers_to_remove }}", throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",
         max_moves_per_broker="{{ params.max_moves_per_broker }}", plan_from="{{ params.plan_from }}",
-        allow_extra_moves="{{ params.allow_extra_moves }}")
+        allow_extra_moves="{{ params.allow_extra_moves }}", allow_rack_removal="{{ params.allow_rack_removal }}")
     report = RenderPlanReportOperator(task_id="render_plan_report",
                                       throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **ZK)
     approve = PlanApprovalOperator(

@@ -112,7 +112,17 @@ class RunFolder:
         return cls(Path(run_root) / safe_name(dag_id) / safe_name(run_id))
 
     def ensure(self) -> "RunFolder":
-        self.root.mkdir(parents=True, exist_ok=True)
+        """Create the folder; a run_root that cannot hold it is one :class:`InvalidInput` naming it."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            probe = self.root / ".writable"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as exc:
+            run_root = self.root.parent.parent
+            raise InvalidInput(f"run_root={str(run_root)!r}: cannot create the run folder {self.root} "
+                               f"({exc.strerror or exc}); set run_root to a folder the Airflow workers can "
+                               "write, e.g. /var/lib/kafka-runbooks") from None
         return self
 
     @property

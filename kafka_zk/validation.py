@@ -18,7 +18,7 @@ Failure: :class:`InvalidTopicName`, :class:`TopicCollision`, :class:`BrokerNotAv
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from kafka_zk.errors import (BrokerNotAvailable, InvalidInput, InvalidReplicationFactor, InvalidTopicName,
                              TopicCollision, ZnodeTooLarge)
@@ -101,6 +101,33 @@ def check_brokers_to_remove(brokers: Any) -> list[int]:
     if not items:
         raise InvalidInput(f"brokers_to_remove={brokers!r}: give at least one broker id, e.g. [3, 4]")
     return sorted({parse_broker_id(b, f"brokers_to_remove={brokers!r}") for b in items})
+
+
+def check_removal_against_cluster(removed: Iterable[int], racks: Mapping[int, str | None],
+                                  allow_rack_removal: bool = False, param: str = "brokers_to_remove") -> None:
+    """A decommission of ``removed`` against the registered brokers (id → rack): every id
+    registered, at least one broker left, and no rack emptied unless ``allow_rack_removal``.
+
+    ``param`` names the input in messages (a DAG Param, or a CLI flag)."""
+    removed = sorted(set(removed))
+    unknown = [b for b in removed if b not in racks]
+    if unknown:
+        raise BrokerNotAvailable(
+            f"{param}={removed}: broker id(s) {','.join(map(str, unknown))} are not registered under /brokers/ids "
+            f"(registered: {','.join(map(str, sorted(racks))) or 'none'}); remove only registered brokers")
+    if not set(racks) - set(removed):
+        raise InvalidInput(f"{param}={removed} removes every broker of the cluster; keep at least one")
+    by_rack: dict[str, set[int]] = {}
+    for b, rack in racks.items():
+        if rack is not None:
+            by_rack.setdefault(rack, set()).add(b)
+    emptied = sorted(r for r, members in by_rack.items() if members <= set(removed))
+    if emptied and not allow_rack_removal:
+        detail = "; ".join(f"rack {r!r} = {','.join(map(str, sorted(by_rack[r])))}" for r in emptied)
+        raise InvalidInput(
+            f"{param}={removed} removes every broker of rack(s) {', '.join(map(repr, emptied))} ({detail}): "
+            "their replicas must move to the other racks and rack-aware placement loses a rack; set "
+            "allow_rack_removal=true to acknowledge, or keep one broker of each rack")
 
 
 def check_brokers_live(broker_ids: Iterable[int], live_broker_ids: Iterable[int], what: str = "") -> None:

@@ -17,8 +17,14 @@ Idempotent: a run folder that already holds a plan keeps it (its hash may alread
 ``plan_from`` copies a plan made earlier (a rehearsal or dry run) instead of running Spark; the
 guards still refuse it if the live cluster no longer matches it.
 
-Failure: bad inputs (no broker to remove, non-positive throttle) raise :class:`InvalidInput`
-before Spark starts; a failing job fails the task with spark-submit's exit code in the log.
+Before Spark starts (or a plan is copied), the Params are checked, each error naming the Param:
+``brokers_to_remove`` against the snapshot's registered brokers (ids registered, one broker left,
+no rack emptied unless ``allow_rack_removal``), the throttle as a LONG rate, and a ``plan_from``
+plan (or one already in the run folder) must be a decommission of exactly ``brokers_to_remove``
+(else a plan for broker 6 would run under an approval titled broker 5).
+
+Failure: bad inputs raise :class:`InvalidInput` before Spark starts; a failing job fails the
+task with spark-submit's exit code in the log.
 """
 
 from __future__ import annotations
@@ -30,8 +36,12 @@ from typing import Any, Sequence
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
+import json
+
 from kafka_zk.errors import InvalidInput
-from kafka_zk.validation import check_brokers_to_remove
+from kafka_zk.topic_configs import check_rate
+from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster
+from operators.base import as_bool
 from operators.runtime import plan_hash, run_folder
 
 PLAN_JOB = Path(__file__).resolve().parent.parent / "spark_jobs" / "plan_job.py"
@@ -69,16 +79,45 @@ def _is_local_master(conn_id: str) -> bool:
     return host == "local" or host.startswith("local[")
 
 
+def snapshot_racks(path: Path) -> dict[int, str | None]:
+    """Registered brokers (id → rack) from a snapshot file's broker lines, which come before any
+    topic line: read without loading the partitions."""
+    racks: dict[int, str | None] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            doc = json.loads(line)
+            if doc.get("kind") == "broker":
+                racks[int(doc["id"])] = doc.get("rack")
+            elif doc.get("kind") in ("topic", "partition"):
+                break
+    return racks
+
+
+def check_plan_matches(plan_dir: Path, brokers: list[int], origin: str) -> None:
+    """The plan in ``plan_dir`` is a decommission of exactly ``brokers`` (its summary.json says)."""
+    try:
+        summary = json.loads((plan_dir / "summary.json").read_text(encoding="utf-8"))
+        operation, planned = summary["operation"], sorted(int(b) for b in summary["removed_brokers"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InvalidInput(f"{origin}: {plan_dir} has no readable summary.json ({type(exc).__name__}); give the "
+                           "plan/ folder of an earlier decommission run") from None
+    if operation != "decommission" or planned != sorted(brokers):
+        raise InvalidInput(f"{origin}: that plan is a {operation} of broker(s) {planned}, but this run's "
+                           f"brokers_to_remove={sorted(brokers)}; set brokers_to_remove={planned} to run that "
+                           "plan, or leave plan_from empty to plan for the brokers given")
+
+
 class DecommissionPlanOperator(SparkSubmitOperator):
     """Plan the decommission of ``brokers_to_remove`` from the run's snapshot into ``plan/``."""
 
     template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "spark_conn_id", "run_root",
                                       "brokers_to_remove", "throttle_bytes_per_sec", "max_moves_per_broker",
-                                      "plan_from", "seed", "allow_extra_moves")
+                                      "plan_from", "seed", "allow_extra_moves", "allow_rack_removal")
 
     def __init__(self, *, spark_conn_id: str, run_root: str, brokers_to_remove: Any,
                  throttle_bytes_per_sec: Any = None, max_moves_per_broker: Any = None,
                  plan_from: str | None = None, seed: Any = 0, allow_extra_moves: Any = False,
+                 allow_rack_removal: Any = False,
                  **kwargs: Any) -> None:
         kwargs.setdefault("application", str(PLAN_JOB))
         kwargs.setdefault("name", "kafka-runbooks-plan")
@@ -93,17 +132,31 @@ class DecommissionPlanOperator(SparkSubmitOperator):
         self.plan_from = plan_from
         self.seed = seed
         self.allow_extra_moves = allow_extra_moves
+        self.allow_rack_removal = allow_rack_removal
 
     def execute(self, context: Any) -> dict:
         folder = run_folder(context, self.run_root)
         brokers = check_brokers_to_remove(self.brokers_to_remove)
+        if folder.snapshot.is_file():
+            check_removal_against_cluster(brokers, snapshot_racks(folder.snapshot), as_bool(self.allow_rack_removal))
+        throttle = None
+        if self.throttle_bytes_per_sec not in (None, ""):
+            try:
+                throttle = int(self.throttle_bytes_per_sec)
+            except (TypeError, ValueError):
+                throttle = self.throttle_bytes_per_sec
+            check_rate(throttle, "throttle_bytes_per_sec")
+            if throttle <= 0:
+                raise InvalidInput(f"throttle_bytes_per_sec={throttle}: give a positive rate in bytes/s")
         if (folder.plan_dir / "plan.json").is_file():
+            check_plan_matches(folder.plan_dir, brokers, f"the plan already in {folder.plan_dir}")
             self.log.info("plan already in %s (run cleared or retried): keeping it", folder.plan_dir)
         elif self.plan_from:
             src = Path(self.plan_from)
             if not (src / "plan.json").is_file():
                 raise InvalidInput(f"plan_from={src}: no plan.json there; give the plan/ folder of an earlier "
                                    "run, or leave plan_from empty to plan now")
+            check_plan_matches(src, brokers, f"plan_from={src}")
             shutil.copytree(src, folder.plan_dir)
             self.log.info("plan copied from %s (no Spark run)", src)
         else:
@@ -120,10 +173,7 @@ class DecommissionPlanOperator(SparkSubmitOperator):
                 args += ["--capacity", str(folder.capacity)]
                 if str(self.allow_extra_moves).strip().lower() in ("true", "1"):
                     args.append("--allow-extra-moves")
-            if self.throttle_bytes_per_sec not in (None, ""):
-                throttle = int(self.throttle_bytes_per_sec)
-                if throttle <= 0:
-                    raise InvalidInput(f"throttle_bytes_per_sec={throttle}: give a positive rate in bytes/s")
+            if throttle is not None:
                 args += ["--throttle", str(throttle)]
             if self.max_moves_per_broker not in (None, ""):
                 moves = int(self.max_moves_per_broker)
