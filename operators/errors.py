@@ -48,3 +48,8 @@ class GuardRefused(KafkaZkError):
 
 class RunFailed(KafkaZkError):
     """A step of the run failed; raised by the notify step after reporting, so the run shows failed."""
+
+
+class RunRejected(KafkaZkError):
+    """The plan was rejected by a human; raised by the notify step after reporting, so the run
+    does not show as a green success that looks like a finished move (nothing was written)."""

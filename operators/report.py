@@ -29,7 +29,7 @@ from kafka_zk.model import ClusterSnapshot
 from kafka_zk.run_folder import RunFolder
 from operators.base import DecommissionStep, RunbookOperator
 from operators.hooks.zookeeper import ZooKeeperHook
-from operators.errors import RunFailed
+from operators.errors import RunFailed, RunRejected
 from operators.state_change import read_excerpts
 from operators.waves import WaveBook, human_bytes
 
@@ -88,7 +88,12 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
                               per_disk.get(str(b["id"]), {}).get("pct_peak") or 0) for b in brokers],
                             lambda v: f"{v:g} %"))
     rate = throttle if throttle not in (None, "") else summary.get("limits", {}).get("throttle_bytes_per_s")
+    sized = bool(summary.get("sized"))
     return {
+        "sized": sized,
+        "bytes_text": human_bytes(summary.get("bytes_moved", 0)) if sized else "unknown (no sizes_file given)",
+        "predicted_text": seconds_text(summary.get("predicted_seconds")) if sized else
+        "unknown (without partition sizes no duration can be predicted)",
         "s": summary, "removed": removed, "brokers": brokers, "charts": charts, "disk": disk,
         "plan_hash": (folder.plan_dir / "plan.sha256").read_text(encoding="ascii").strip(),
         "run_id": context["run_id"], "dag_id": context["dag"].dag_id, "dry_run": dry_run,
@@ -179,7 +184,31 @@ def throttles_text(folder: RunFolder, throttle_writes: Sequence[Any]) -> str:
     return text
 
 
-def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequence[int], dry_run: bool) -> dict:
+
+
+ZK_OPS = ("create", "set", "delete")   # audit records of ZooKeeper writes (not the approval file)
+
+
+def failure_reasons(guards: Mapping[str, Any] | None, verify: Mapping[str, Any], book: WaveBook | None,
+                    failures: Sequence[str]) -> list[str]:
+    """Why the run failed, from what its steps left in the run folder, most decisive first."""
+    reasons = []
+    if guards is not None and not guards.get("ok", True):
+        reasons.append("guards refused the plan: " + "; ".join(guards.get("problems", [])[:3]))
+    for w in (book.waves if book else ()):
+        if w.status == "submitted":
+            reasons.append(f"wave {w.id} was submitted and had not finished when the run stopped")
+    for key in ("final_verify", "verify_drained"):
+        v = verify.get(key)
+        if v and v.get("ok") is False:
+            reasons.append(f"{key} failed: " + "; ".join(v.get("problems", [])[:3]))
+    if failures and not reasons:
+        reasons.append(f"step(s) {', '.join(failures)} failed (their task log holds the error)")
+    return reasons
+
+
+def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequence[int], dry_run: bool,
+                 reassignment_running: bool | None = None) -> dict:
     approval = folder.read_json(folder.approval)
     guards = folder.read_json(folder.guards)
     verify = folder.read_json(folder.verify) or {}
@@ -207,7 +236,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
     if dry_run:
         outcome = "dry run"
     elif approval is not None and approval["decision"] == "rejected":
-        outcome = "rejected"
+        outcome = f"rejected by {approval.get('by') or 'unknown'}"
     elif failures:
         outcome = "FAILED"
     else:
@@ -225,13 +254,30 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
         "outcome": outcome, "removed": list(removed), "run_id": context["run_id"], "dag_id": context["dag"].dag_id,
         "dry_run": dry_run, "plan_hash": approval.get("plan_hash") if approval else None,
         "approval_text": approval_text, "guards_text": guards_text,
-        "writes": sum(1 for r in records if not r.dry_run), "planned_writes": sum(1 for r in records if r.dry_run),
+        "writes": sum(1 for r in records if not r.dry_run and r.op in ZK_OPS),
+        "planned_writes": sum(1 for r in records if r.dry_run and r.op in ZK_OPS),
+        "reasons": failure_reasons(guards, verify, book, failures) if outcome == "FAILED" else [],
+        "reassignment_running": reassignment_running,
+        # what happens to a still-running wave's throttles is in throttles_text (the executor's janitor)
+        "throttles_kept_note": None,
         "audit_path": str(folder.audit),
         "throttles_text": throttles_text(folder, throttle_writes),
         "waves": waves, "verify_text": check("final_verify"), "drained_text": check("verify_drained"),
         "failures": failures, "charts": charts, "report_path": str(folder.final_report_html),
         "state_change_excerpts": read_excerpts(folder.root),
     }
+
+
+def reassignment_running(zk_conn_id: str, log: Any) -> bool | None:
+    """Whether ``/admin/reassign_partitions`` exists now (a wave still copying), None if unreadable."""
+    from kafka_zk import paths
+
+    try:
+        with ZooKeeperHook(zk_conn_id) as hook:
+            return hook.get_conn().exists(paths.REASSIGN_PARTITIONS) is not None
+    except Exception as exc:  # noqa: BLE001 - the report says "unknown" rather than failing
+        log.warning("could not read %s for the report: %s", paths.REASSIGN_PARTITIONS, exc)
+        return None
 
 
 class PreviewFinalReportOperator(RunbookOperator):
@@ -279,7 +325,8 @@ class FinalReportOperator(DecommissionStep):
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
-        values = final_values(folder, context, sorted(self.removed), self.is_dry_run)
+        values = final_values(folder, context, sorted(self.removed), self.is_dry_run,
+                              reassignment_running(self.zk_conn_id, self.log))
         live = self._live_chart(folder)
         if live is not None:
             values["charts"] = [live]
@@ -327,7 +374,8 @@ class NotifyOperator(DecommissionStep):
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
-        values = final_values(folder, context, sorted(self.removed), self.is_dry_run)
+        values = final_values(folder, context, sorted(self.removed), self.is_dry_run,
+                              reassignment_running(self.zk_conn_id, self.log))
         waves_done = sum(1 for w in values["waves"] if w["status"] == "done")
         values["summary_line"] = (f"{waves_done}/{len(values['waves'])} waves done; approval: {values['approval_text']}; "
                                   f"final verify: {values['verify_text']}; drained: {values['drained_text']}")
@@ -339,4 +387,7 @@ class NotifyOperator(DecommissionStep):
         self.log.info("notification (no channel configured, logged):\n%s", message)
         if values["failures"]:
             raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {folder.final_report_md}")
+        if values["outcome"].startswith("rejected"):
+            raise RunRejected(f"plan {str(values['plan_hash'])[:12]} {values['outcome']}: nothing was written to "
+                              f"ZooKeeper; see {folder.final_report_md}")
         return {"outcome": values["outcome"]}

@@ -1,0 +1,106 @@
+"""Honest outcomes in the reports (issue 12 finding 8): a rejection is named with who rejected,
+only ZooKeeper writes are counted, unknown sizes are said to be unknown, and a failed run's
+report and notification lead with the reason and say when a reassignment is still running."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from kafka_zk.audit import AuditLog, AuditRecord
+from kafka_zk.run_folder import RunFolder
+from operators.approval import record_decision
+from operators.report import final_values, render
+from operators.runtime import APPROVED, REJECTED, ApprovalRecord
+
+
+class _TI:
+    task_id = "final_report"
+
+    def __init__(self, states: dict[str, str]) -> None:
+        self.states = states
+
+    def get_task_states(self, dag_id, run_ids):
+        return {run_ids[0]: self.states}
+
+
+def _context(states: dict[str, str] | None = None) -> dict:
+    return {"dag": SimpleNamespace(dag_id="decommission_brokers"), "run_id": "manual__1", "ti": _TI(states or {})}
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> RunFolder:
+    return RunFolder.for_run(tmp_path, "decommission_brokers", "manual__1").ensure()
+
+
+def test_a_rejection_names_who_and_counts_no_zookeeper_write(folder: RunFolder) -> None:
+    record_decision(folder, ApprovalRecord(REJECTED, "abc123", "bob.sre", "2026-11-23T21:00:00Z"), "manual__1",
+                    "approve")
+    values = final_values(folder, _context(), [6], dry_run=False)
+    assert values["outcome"] == "rejected by bob.sre"
+    assert values["writes"] == 0                        # the approval record is a file, not a ZooKeeper write
+    md = render("final_report.md.j2", **values)
+    assert "rejected by bob.sre" in md.splitlines()[0] and "ZooKeeper writes: 0 made" in md
+    note = render("notify.txt.j2", summary_line="", **values)
+    assert "rejected by bob.sre" in note.splitlines()[0] and "Nothing was written to ZooKeeper." in note
+
+
+def test_zookeeper_writes_are_counted_not_file_records(folder: RunFolder) -> None:
+    record_decision(folder, ApprovalRecord(APPROVED, "abc123", "alice", "2026-11-23T21:00:00Z"), "manual__1",
+                    "approve")
+    log = AuditLog(folder.audit, run_id="manual__1", task="set_throttles")
+    log.append(AuditRecord(path="/config/brokers/1", op="set", after={"config": {}}))
+    log.append(AuditRecord(path="/config/changes/config_change_", op="create", after={}))
+    log.append(AuditRecord(path="/admin/reassign_partitions", op="create", dry_run=True))
+    values = final_values(folder, _context(), [6], dry_run=False)
+    assert (values["writes"], values["planned_writes"]) == (2, 1)
+
+
+def test_a_failed_run_leads_with_the_reason_and_says_a_wave_still_runs(folder: RunFolder) -> None:
+    folder.write_json(folder.guards, {"ok": False, "problems": ["plan is stale, re-plan: orders-0 moved"]})
+    values = final_values(folder, _context({"guards": "failed"}), [6], dry_run=False, reassignment_running=True)
+    assert values["outcome"] == "FAILED"
+    md = render("final_report.md.j2", **values).splitlines()
+    assert md[2].startswith("**Why it failed:** guards refused the plan: plan is stale, re-plan: orders-0 moved")
+    assert any(line.startswith("**A reassignment is still running in Kafka**") for line in md[:6])
+    note = render("notify.txt.j2", summary_line="s", **values).splitlines()
+    assert note[1].startswith("Why: guards refused the plan") and "STILL RUNNING" in note[2]
+    html = render("final_report.html.j2", **values)
+    assert "Why it failed" in html and "still running in Kafka" in html
+
+
+def test_a_failed_step_without_a_file_is_still_named(folder: RunFolder) -> None:
+    values = final_values(folder, _context({"execute_waves": "failed"}), [6], dry_run=False,
+                          reassignment_running=None)
+    assert values["reasons"] == ["step(s) execute_waves failed (their task log holds the error)"]
+    assert "unknown" in render("final_report.md.j2", **values)
+
+
+def _plan(folder: RunFolder, sized: bool) -> None:
+    folder.plan_dir.mkdir()
+    broker = {"rack": "a", "before": {"replicas": 1, "bytes": 0, "leaders": 1},
+              "after": {"replicas": 0, "bytes": 0, "leaders": 0}}
+    (folder.plan_dir / "summary.json").write_text(json.dumps({
+        "operation": "decommission", "removed_brokers": [6], "brokers": {"6": broker}, "sized": sized,
+        "moves": 1, "replica_moves": 1, "bytes_moved": 5 * 2**30 if sized else 0, "waves": 1,
+        "predicted_seconds": 128.0 if sized else 0.0, "lower_bound_seconds": 100.0 if sized else 0.0,
+        "limits": {"throttle_bytes_per_s": 41943040}}))
+    (folder.plan_dir / "waves.json").write_text(json.dumps({"waves": [
+        {"index": 0, "partitions": [["t", 0]], "bytes": 0, "busiest_broker": 1, "predicted_seconds": 0.0}]}))
+    (folder.plan_dir / "plan.sha256").write_text("f" * 64)
+
+
+@pytest.mark.parametrize("sized", [False, True])
+def test_the_approver_is_told_when_sizes_are_unknown(folder: RunFolder, sized: bool) -> None:
+    from operators.report import plan_values
+
+    _plan(folder, sized)
+    values = plan_values(folder, _context(), False, None)
+    body = render("approval_body.md.j2", zk="zk", report_path="r.html", **values)
+    if sized:
+        assert "5.0 GiB" in body and "sizes unknown" not in body
+    else:
+        assert "sizes unknown" in body and "0 B" not in body and "0.0s" not in body
