@@ -184,8 +184,6 @@ def throttles_text(folder: RunFolder, throttle_writes: Sequence[Any]) -> str:
     return text
 
 
-
-
 ZK_OPS = ("create", "set", "delete")   # audit records of ZooKeeper writes (not the approval file)
 
 
