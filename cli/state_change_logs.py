@@ -24,9 +24,10 @@ from typing import Any
 
 from kafka_zk.errors import InvalidInput
 
-#: Above this many input bytes the CLI uses Spark (see BENCHMARKS.md, "state-change log merge":
-#: on 2 cores the in-process merge stays faster well past this size; the Spark job is for inputs
-#: no single process should stream, on a real cluster).
+#: Above this many input bytes the CLI uses Spark. Measured (BENCHMARKS.md, "State-change log
+#: merge"): on a 2-core machine Spark local[2] never catches up with the in-process merge, so the
+#: default is high; past it one process streams for tens of minutes and a cluster's Spark (given
+#: with --master) is the better tool. Override with --spark-threshold or --spark.
 DEFAULT_SPARK_THRESHOLD = 8 * 1024 ** 3
 
 
