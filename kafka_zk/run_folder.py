@@ -29,6 +29,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,9 +116,9 @@ class RunFolder:
         """Create the folder; a run_root that cannot hold it is one :class:`InvalidInput` naming it."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            probe = self.root / ".writable"
+            probe = self.root / f".writable-{os.getpid()}-{threading.get_ident()}"
             probe.write_text("")
-            probe.unlink()
+            probe.unlink(missing_ok=True)
         except OSError as exc:
             run_root = self.root.parent.parent
             raise InvalidInput(f"run_root={str(run_root)!r}: cannot create the run folder {self.root} "
