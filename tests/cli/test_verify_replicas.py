@@ -110,3 +110,15 @@ def test_bad_options_are_one_line_errors(capsys, args, message):
 def test_no_matching_topic_is_a_clear_error(cluster, capsys):
     code, _, err = _run(capsys, "--broker-list", cluster.broker_list(), "--topic-white-list", "nothing.*")
     assert code == 2 and "No topics found" in err
+
+
+def test_time_starts_at_the_first_record_at_or_after_the_timestamp(cluster, capsys):
+    from kafka_sim.wire.records import timestamp_of
+    at = 2 * BATCH_RECORDS
+    code, out, _ = _run(capsys, "--broker-list", cluster.broker_list(), "--topic-white-list", "clean",
+                        "--time", str(timestamp_of(at) - 1))
+    assert code == 0
+    assert f"{(6 - 2 + 3 - 2) * BATCH_RECORDS} records compared" in out     # clean-0 and -1 from offset 32
+    code, out, _ = _run(capsys, "--broker-list", cluster.broker_list(), "--topic-white-list", "clean",
+                        "--time", str(timestamp_of(10**6)))                  # after every record: latest
+    assert code == 0 and " 0 records compared" in out
