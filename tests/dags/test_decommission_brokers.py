@@ -372,3 +372,22 @@ def test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave(zk_se
         zk.stop()
         zk.close()
         cluster.stop()
+
+
+def test_plan_from_for_other_brokers_is_refused_before_any_write(env: Env, tmp_path: Path) -> None:
+    """Issue 12 finding 5: a plan for broker 6 run with brokers_to_remove=[5] once made 57 writes,
+    moving broker 6's data under an approval titled broker 5. Now the plan step refuses it."""
+    from operators.local_run import run_dag
+
+    plan = tmp_path / "rehearsal" / "plan"      # what the plan step reads of a plan/ folder
+    plan.mkdir(parents=True)
+    (plan / "plan.json").write_text("{}")
+    (plan / "summary.json").write_text(json.dumps({"operation": "decommission", "removed_brokers": [6]}))
+    before = data_tree(env.zk)
+    result = run_dag("decommission_brokers", {**conf(env.conn_id, env.run_root, pre_approved=True,
+                                                     plan_from=str(plan)), "brokers_to_remove": [5]})
+    assert result.state == "failed" and result.task_states["plan"] == "failed", result.task_states
+    assert result.task_states["set_throttles"] in ("upstream_failed", "skipped"), result.task_states
+    assert data_tree(env.zk) == before
+    assert not zk_writes(audit(result.run_folder))
+    assert not (result.run_folder / "plan").exists()
