@@ -104,3 +104,18 @@ def test_the_approver_is_told_when_sizes_are_unknown(folder: RunFolder, sized: b
         assert "5.0 GiB" in body and "sizes unknown" not in body
     else:
         assert "sizes unknown" in body and "0 B" not in body and "0.0s" not in body
+
+
+def test_notify_ends_a_rejected_run_as_rejected_not_success(folder: RunFolder, tmp_path: Path) -> None:
+    """The notify step fails with RunRejected after writing the notification, so a rejected run
+    is not a green success that looks like a finished move."""
+    from operators.errors import RunRejected
+    from operators.report import NotifyOperator
+
+    record_decision(folder, ApprovalRecord(REJECTED, "abc123def456", "bob.sre", "2026-11-23T21:00:00Z"),
+                    "manual__1", "approve")
+    op = NotifyOperator(task_id="notify", zk_conn_id="no_such_connection", run_root=str(tmp_path),
+                        brokers_to_remove=[6])
+    with pytest.raises(RunRejected, match="rejected by bob.sre: nothing was written"):
+        op.execute({**_context(), "ti": _TI({})})
+    assert "rejected by bob.sre" in folder.notification.read_text().splitlines()[0]
