@@ -24,10 +24,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kafka_zk import paths
+from kafka_zk.admin.election import election_batches, preferred_election_candidates, submit_preferred_election
+from kafka_zk.admin.reassignment import classify_live_reassignment, reassignment_request, submit_reassignment
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import ReassignmentInProgress
-from kafka_zk.model import ClusterSnapshot
 from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.model import ClusterSnapshot
+from kafka_zk.snapshot import read_snapshot
 from kafka_zk.waits import wait_node_gone
 from operators.base import DecommissionStep, RunbookOperator
 
@@ -51,8 +54,6 @@ def demotion_targets(snap: ClusterSnapshot, removed: frozenset[int]) -> dict[Top
 def reorder_batches(targets: dict[TopicPartition, tuple[int, ...]],
                     max_bytes: int = ADMIN_BATCH_BYTES) -> list[dict[TopicPartition, tuple[int, ...]]]:
     """Consecutive batches whose reassignment payload stays ≤ ``max_bytes``."""
-    from kafka_zk.admin.reassignment import reassignment_request
-
     batches: list[dict[TopicPartition, tuple[int, ...]]] = []
     current: dict[TopicPartition, tuple[int, ...]] = {}
     for tp in sorted(targets):
@@ -75,10 +76,6 @@ class _ElectionSteps(RunbookOperator):
 
     def _elect(self, client, writer, partitions: Sequence[TopicPartition] | None) -> dict:
         """Batched preferred election of ``partitions`` (None: every partition), waiting each batch."""
-        from kafka_zk.admin.election import (election_batches, preferred_election_candidates,
-                                             submit_preferred_election)
-        from kafka_zk.snapshot import read_snapshot
-
         if client.exists(paths.PREFERRED_REPLICA_ELECTION) is not None and not self.is_dry_run:
             self.log.info("an election node exists (earlier attempt or another tool): waiting for the controller")
             wait_node_gone(client, paths.PREFERRED_REPLICA_ELECTION, float(self.wait_timeout))
@@ -108,9 +105,6 @@ class DemoteOperator(_ElectionSteps, DecommissionStep):
     ui_color = "#fde2e2"
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
-        from kafka_zk.snapshot import read_snapshot
-
         removed = self.removed
         with self.session(context) as (client, writer):
             snap = read_snapshot(client, with_configs=False)

@@ -17,19 +17,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_zk.admin.reassignment import classify_live_reassignment
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import BrokerNotAvailable, KafkaZkError, ReassignmentInProgress, StalePlan
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.snapshot import read_snapshot
 from operators.base import DecommissionStep
 from operators.runtime import plan_hash, require_approval
+from spark_jobs.artifacts import load_plan_artifacts
 
 SHOWN = 10
 
 
 def reassignment_problems(snap: ClusterSnapshot, plan_targets: dict[TopicPartition, tuple[int, ...]]) -> list[str]:
     """Why a reassignment already running blocks this run (empty: none, or only ours)."""
-    from kafka_zk.admin.reassignment import classify_live_reassignment
-
     problems = []
     kind = classify_live_reassignment(snap.reassignment, plan_targets)
     if kind == "foreign":
@@ -73,9 +74,6 @@ class GuardsOperator(DecommissionStep):
     ui_color = "#fff3cd"
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.snapshot import read_snapshot
-        from spark_jobs.artifacts import load_plan_artifacts
-
         folder = self.folder(context)
         checks: list[str] = []
         problems: list[tuple[type[KafkaZkError], str]] = []

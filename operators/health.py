@@ -29,8 +29,12 @@ from typing import Any, Mapping, Sequence
 from airflow.sdk import BaseOperator
 
 from kafka_zk.errors import InvalidInput, KafkaZkError
-from kafka_zk.health import HealthThresholds
+from kafka_zk.health import CHECKS, HealthThresholds, LEADER_IMBALANCE, check_health, read_znode_ages, severity_rank
 from kafka_zk.run_folder import RunFolder
+from kafka_zk.snapshot import read_snapshot
+from operators.base import as_bool
+from operators.hooks.zookeeper import ZooKeeperHook
+from operators.report import render
 from operators.runtime import run_folder
 
 HEALTH_FILE = "health.json"
@@ -97,11 +101,6 @@ class HealthCheckOperator(BaseOperator):
         self.maintenance_window, self.fail_on_severity = maintenance_window, fail_on_severity
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.health import LEADER_IMBALANCE, check_health, read_znode_ages, severity_rank
-        from kafka_zk.snapshot import read_snapshot
-        from operators.base import as_bool
-        from operators.hooks.zookeeper import ZooKeeperHook
-
         th = thresholds_from(self.thresholds or {})
         severity_rank(str(self.fail_on_severity))
         now = datetime.now(timezone.utc)
@@ -159,14 +158,11 @@ class HealthReportOperator(BaseOperator):
         self.run_root, self.triggered_run_id = run_root, triggered_run_id
 
     def execute(self, context: Any) -> dict:
-        from operators.report import render
-
         folder = run_folder(context, self.run_root)
         doc = _health_doc(folder)
         triggered = self.triggered_run_id if self.triggered_run_id not in (None, "", "None") else None
         doc["hand_off"]["triggered_run_id"] = triggered
         folder.write_json(folder.root / HEALTH_FILE, doc)
-        from kafka_zk.health import CHECKS
 
         values = {"h": doc, "dag_id": context["dag"].dag_id, "run_id": context["run_id"], "checks": CHECKS,
                   "findings_by_severity": {s: [f for f in doc["findings"] if f["severity"] == s]
@@ -189,8 +185,6 @@ class HealthAlertOperator(BaseOperator):
         self.run_root, self.fail_on_severity = run_root, fail_on_severity
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.health import severity_rank
-
         folder = run_folder(context, self.run_root)
         doc = _health_doc(folder)
         limit = str(self.fail_on_severity)

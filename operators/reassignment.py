@@ -35,8 +35,10 @@ import time
 from datetime import timedelta
 from typing import Any, Sequence
 
+from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
 from kafka_zk.errors import ForeignReassignment, KafkaZkError, StalePlan
 from kafka_zk.run_folder import RunFolder
+from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
 from operators.errors import PlanHashMismatch
 from operators.runtime import require_approval
@@ -45,11 +47,10 @@ from operators.state_change import remember_broker_logs, write_stall_excerpt
 from operators.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
 from operators.waves import DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, live_partitions, partition_done, wave_state
+from spark_jobs.artifacts import load_plan_artifacts
 
 def build_wave_book(plan_dir: str) -> WaveBook:
     """Waves from the plan artifacts (hash-checked), with each partition's size from waves.json."""
-    from spark_jobs.artifacts import load_plan_artifacts
-
     plan = load_plan_artifacts(plan_dir)
     with open(f"{plan_dir}/waves.json", encoding="utf-8") as fh:
         sizes = {(p["topic"], int(p["partition"])): int(p.get("size") or 0)
@@ -119,9 +120,6 @@ class ExecuteWavesOperator(RunbookOperator):
     # -- the loop ----------------------------------------------------------------------------
 
     def _advance(self, context: Any, folder: RunFolder, book: WaveBook) -> dict:
-        from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
-        from kafka_zk.snapshot import read_snapshot
-
         with self.session(context) as (client, writer):
             for wave in book.waves:
                 if wave.status == DONE:
@@ -178,8 +176,6 @@ class ExecuteWavesOperator(RunbookOperator):
         that fast never defers. (On a real scheduler, a trigger that fires while the executor has
         not yet reported the deferring attempt's exit gets the resumed task failed — "409 TI was
         not in the running state"; see :meth:`_defer` for the other half.)"""
-        from kafka_zk.snapshot import read_snapshot
-
         wave_left = (wave.submitted_at or time.time()) + float(self.wave_timeout_s) - time.time()
         deadline = time.monotonic() + max(0.0, min(float(self.inline_wait_s), wave_left))
         topics = {m.tp.topic for m in wave.moves}
@@ -192,8 +188,6 @@ class ExecuteWavesOperator(RunbookOperator):
             time.sleep(min(float(self.poll_interval_s), max(0.0, deadline - time.monotonic())))
 
     def _throttle_wave(self, folder: RunFolder, writer, wave: WaveSpec) -> None:
-        from spark_jobs.artifacts import load_plan_artifacts
-
         plan = load_plan_artifacts(str(folder.plan_dir))
         art = plan.waves[wave.id]
         rate = resolve_rate(self.throttle_bytes_per_sec, plan.throttle_bytes_per_s)
@@ -218,9 +212,6 @@ class ExecuteWavesOperator(RunbookOperator):
             return None
 
     def _dry_run(self, context: Any, folder: RunFolder) -> dict:
-        from kafka_zk.admin.reassignment import submit_reassignment
-        from kafka_zk.snapshot import read_snapshot
-
         book = build_wave_book(str(folder.plan_dir))
         self.log.info("dry run of plan %s: every write below is planned and audited, none is made", book.plan_hash)
         with self.session(context) as (client, writer):

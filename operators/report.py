@@ -27,10 +27,14 @@ import jinja2
 from kafka_zk.audit import AuditLog
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.run_folder import RunFolder
+from kafka_zk.snapshot import read_snapshot
+from kafka_zk.snapshot_file import load_snapshot
 from operators.base import DecommissionStep, RunbookOperator
-from operators.hooks.zookeeper import ZooKeeperHook
 from operators.errors import RunFailed, RunRejected
+from operators.hooks.zookeeper import ZooKeeperHook
+from operators.runtime import plan_hash
 from operators.state_change import read_excerpts
+from operators.throttles import JANITOR_FILE
 from operators.waves import WaveBook, human_bytes
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -167,8 +171,6 @@ def upstream_failures(context: Mapping[str, Any]) -> list[str]:
 def throttles_text(folder: RunFolder, throttle_writes: Sequence[Any]) -> str:
     """What became of the run's throttles, including a wave left copying after a failure (the
     teardown kept them until it finished: ``throttle_janitor.json``)."""
-    from operators.throttles import JANITOR_FILE
-
     if not throttle_writes:
         return "none set"
     text = f"{len(throttle_writes)} config write(s); pre-run values restored by remove_throttles"
@@ -297,8 +299,6 @@ class PreviewFinalReportOperator(RunbookOperator):
         self.kind = kind
 
     def execute(self, context: Any) -> dict:
-        from operators.runtime import plan_hash
-
         folder = self.folder(context)
         values = self.report_values(context, folder)
         md, html = (folder.plan_report_md, folder.plan_report_html) if self.kind == "preview" else \
@@ -336,9 +336,6 @@ class FinalReportOperator(DecommissionStep):
 
     def _live_chart(self, folder: RunFolder) -> dict | None:
         """Replicas per broker: the run's snapshot against the live cluster now (None if unreadable)."""
-        from kafka_zk.snapshot import read_snapshot
-        from kafka_zk.snapshot_file import load_snapshot
-
         if not folder.snapshot.is_file():
             return None
         try:

@@ -27,6 +27,7 @@ from kafka_zk.errors import InvalidInput
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
 from operators.errors import ApprovalMissing, PlanHashMismatch
+from spark_jobs.artifacts import load_plan_artifacts
 
 APPROVED, PRE_APPROVED, REJECTED, DRY_RUN = "approved", "pre_approved", "rejected", "dry_run"
 
@@ -46,8 +47,6 @@ def audited_writer(client: KazooClient, folder: RunFolder, context: Mapping[str,
 
 def plan_hash(plan_dir: str | Path) -> str:
     """The plan's hash, after checking that the plan files still match it."""
-    from spark_jobs.artifacts import load_plan_artifacts
-
     plan_dir = Path(plan_dir)
     if not (plan_dir / "plan.json").is_file():
         raise InvalidInput(f"{plan_dir}/plan.json does not exist: run the plan step first")

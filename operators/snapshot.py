@@ -30,8 +30,11 @@ from typing import Any, Sequence
 
 from airflow.sdk import BaseOperator
 
-from kafka_zk.capacity import DiskCapacity
+from kafka_zk.capacity import DiskCapacity, read_capacity_file, write_capacity
 from kafka_zk.errors import InvalidInput
+from kafka_zk.sizes_file import convert_sizes
+from kafka_zk.snapshot import read_snapshot
+from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import run_folder
 
@@ -66,20 +69,12 @@ class SnapshotOperator(BaseOperator):
 
     def _capacity(self) -> DiskCapacity | None:
         """The run's disk capacity, checked (refused with the fix before anything is written)."""
-        from kafka_zk.capacity import read_capacity_file
-
         pct = None if self.disk_threshold_pct in (None, "", "None") else self.disk_threshold_pct
         if self.capacity_file not in (None, "", "None"):
             return read_capacity_file(str(self.capacity_file), pct)
         return ZooKeeperHook(self.zk_conn_id).broker_capacity(pct)
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.sizes_file import convert_sizes
-        from kafka_zk.snapshot import read_snapshot
-        from kafka_zk.snapshot_file import load_snapshot, write_snapshot
-
-        from kafka_zk.capacity import write_capacity
-
         folder = run_folder(context, self.run_root)
         capacity = self._capacity()
         if capacity is not None:

@@ -30,12 +30,15 @@ import time
 from datetime import timedelta
 from typing import Any, Iterable, Sequence
 
+from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles, throttles_left
 from kafka_zk.errors import InvalidInput
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.throttle_lists import TopicThrottle
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
 from operators.errors import VerificationFailed
+from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
+from spark_jobs.artifacts import load_plan_artifacts
 
 
 def resolve_rate(param: Any, planned: int | None) -> int:
@@ -54,8 +57,6 @@ def resolve_rate(param: Any, planned: int | None) -> int:
 def record_then_apply(folder: RunFolder, writer: ZkWriter, throttles: Iterable[TopicThrottle],
                       brokers: Iterable[int], rate: int | None):
     """Save the extended pre-run record, then apply (see module docstring); returns the record."""
-    from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles
-
     throttles, brokers = list(throttles), list(brokers)
     previous = ThrottleRecord.load(folder.throttle_record) if folder.throttle_record.is_file() else None
     planner = ZkWriter(writer.client, audit=None, actor=writer.actor, dry_run=True)
@@ -76,8 +77,6 @@ class SetThrottlesOperator(RunbookOperator):
         self.throttle_bytes_per_sec = throttle_bytes_per_sec
 
     def execute(self, context: Any) -> dict:
-        from spark_jobs.artifacts import load_plan_artifacts
-
         folder = self.folder(context)
         plan = load_plan_artifacts(str(folder.plan_dir))
         rate = resolve_rate(self.throttle_bytes_per_sec, plan.throttle_bytes_per_s)
@@ -109,8 +108,6 @@ class RemoveThrottlesOperator(RunbookOperator):
         self.poll_interval_s = poll_interval_s
 
     def execute(self, context: Any) -> dict:
-        from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
-
         folder = self.folder(context)
         if not folder.throttle_record.is_file():
             self.log.info("no throttle record in %s: no throttle was set by this run", folder.root)
@@ -149,8 +146,6 @@ class RemoveThrottlesOperator(RunbookOperator):
         return result
 
     def _remove(self, context: Any, folder: RunFolder) -> dict:
-        from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles, throttles_left
-
         record = ThrottleRecord.load(folder.throttle_record)
         with self.session(context) as (client, writer):
             written = remove_throttles(writer, record)

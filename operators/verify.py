@@ -19,9 +19,11 @@ from typing import Any, Sequence
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.snapshot import read_snapshot
 from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import DrainIncomplete, VerificationFailed
 from operators.waves import partition_done
+from spark_jobs.artifacts import load_plan_artifacts
 
 SHOWN = 10
 
@@ -94,9 +96,6 @@ class FinalVerifyOperator(_VerifyStep):
         self.poll_interval_s = poll_interval_s
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.snapshot import read_snapshot
-        from spark_jobs.artifacts import load_plan_artifacts
-
         folder = self.folder(context)
         if self.is_dry_run:
             self._record(folder, "final_verify", {"ok": None, "note": "dry run: nothing changed, nothing verified"})
@@ -133,8 +132,6 @@ class VerifyDrainedOperator(_VerifyStep, DecommissionStep):
     ui_color = "#d9ead3"
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.snapshot import read_snapshot
-
         folder = self.folder(context)
         removed = self.removed
         if self.is_dry_run:

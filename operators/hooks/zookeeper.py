@@ -39,9 +39,9 @@ from airflow.sdk import BaseHook
 from kazoo.client import KazooClient
 
 from kafka_zk import paths
+from kafka_zk.capacity import DiskCapacity, parse_capacity
 from kafka_zk.connect import close as close_client
 from kafka_zk.connect import connect, parse_connect_string
-from kafka_zk.capacity import DiskCapacity
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.zk_auth import DIGEST_MD5, GSSAPI, NO_AUTH, ZkCredentials, parse_jaas_section
 
@@ -79,8 +79,6 @@ class ZooKeeperHook(BaseHook):
 
     def broker_capacity(self, threshold_pct: Any = None) -> DiskCapacity | None:
         """``extra.broker_capacity_bytes`` as a :class:`DiskCapacity`, or None when not set."""
-        from kafka_zk.capacity import parse_capacity
-
         extra = self.get_connection(self.zk_conn_id).extra_dejson or {}
         raw = extra.get("broker_capacity_bytes")
         if raw is None:

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from airflow.sdk import BaseOperator
 
 from kafka_zk.errors import KafkaZkError
+from operators.deletion import NOT_DELETED_HINT, TopicsNotDeleted
 from operators.triggers.deletion import TopicsDeletedTrigger
 
 
@@ -46,8 +47,6 @@ class TopicsDeletedSensor(BaseOperator):
                    method_name="execute_complete", timeout=timedelta(seconds=float(self.timeout_s) + 60))
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> list[str]:
-        from operators.deletion import NOT_DELETED_HINT, TopicsNotDeleted
-
         status = event.get("status")
         if status == "done":
             return list(event.get("deleted", []))

@@ -12,6 +12,7 @@ import asyncio
 
 from airflow.triggers.base import BaseTrigger
 from kazoo.client import KazooClient
+from operators.hooks.zookeeper import ZooKeeperHook
 
 
 class ZooKeeperPollTrigger(BaseTrigger):
@@ -26,8 +27,6 @@ class ZooKeeperPollTrigger(BaseTrigger):
 
     def _client(self) -> KazooClient:
         """The hook's client (blocking: call it from a worker thread)."""
-        from operators.hooks.zookeeper import ZooKeeperHook
-
         if self._hook is None:
             self._hook = ZooKeeperHook(self.zk_conn_id)
         return self._hook.get_conn()

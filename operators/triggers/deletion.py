@@ -29,6 +29,7 @@ from typing import Any, AsyncIterator, Sequence
 
 from airflow.triggers.base import TriggerEvent
 
+from kafka_zk.admin.deletion import deletion_status
 from kafka_zk.errors import KafkaZkError
 from operators.triggers.base import ZooKeeperPollTrigger
 
@@ -48,7 +49,6 @@ class TopicsDeletedTrigger(ZooKeeperPollTrigger):
             "poll_interval": self.poll_interval, "batch": self.batch})
 
     def _poll(self) -> dict[str, str]:
-        from kafka_zk.admin.deletion import deletion_status
         status = deletion_status(self._client(), self.topics)
         return {t: s.state for t, s in status.items()}
 

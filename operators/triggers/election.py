@@ -21,8 +21,10 @@ from typing import Any, AsyncIterator, Sequence
 
 from airflow.triggers.base import TriggerEvent
 
+from kafka_zk import paths
 from kafka_zk.codecs import tp_key, tp_of
-from kafka_zk.errors import KafkaZkError
+from kafka_zk.errors import KafkaZkError, translate
+from kafka_zk.snapshot import read_snapshot
 from operators.triggers.base import ZooKeeperPollTrigger
 
 
@@ -41,9 +43,6 @@ class ElectionDoneTrigger(ZooKeeperPollTrigger):
             "poll_interval": self.poll_interval, "batch": self.batch})
 
     def _node_exists(self) -> bool:
-        from kafka_zk import paths
-        from kafka_zk.errors import translate
-
         try:
             return self._client().exists(paths.PREFERRED_REPLICA_ELECTION) is not None
         except KafkaZkError:
@@ -52,8 +51,6 @@ class ElectionDoneTrigger(ZooKeeperPollTrigger):
             raise translate(exc, paths.PREFERRED_REPLICA_ELECTION) from exc
 
     def _outcome(self) -> tuple[list[str], list[dict[str, Any]]]:
-        from kafka_zk.snapshot import read_snapshot
-
         tps = [tp_of(k) for k in self.partitions]
         snap = read_snapshot(self._client(), topics={tp.topic for tp in tps}, with_configs=False)
         elected, not_elected = [], []

@@ -48,10 +48,11 @@ from kazoo.exceptions import KazooException
 
 from kafka_zk.errors import KafkaZkError, ZkUnavailable
 from kafka_zk.run_folder import RunFolder
+from kafka_zk.snapshot import read_snapshot
 from operators.stall_causes import StallCause, stall_causes
 from operators.state_change import write_stall_excerpt
-from operators.waves import WaveBook, WaveProgress, overall_done, progress_line, wave_state
 from operators.triggers.base import ZooKeeperPollTrigger
+from operators.waves import WaveBook, WaveProgress, overall_done, progress_line, wave_state
 
 
 ZK_OUTAGE_S = 120.0
@@ -103,7 +104,6 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         return 1.5 * largest / self.throttle_bytes_per_s
 
     def _poll(self) -> tuple[WaveBook, WaveProgress, bool]:
-        from kafka_zk.snapshot import read_snapshot
         book = WaveBook.load(RunFolder(Path(self.run_dir)).wave_progress)
         if book is None:
             raise KafkaZkError(f"{self.run_dir}/waves.json is missing: the execute_waves task writes it "
@@ -117,7 +117,6 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
 
     def _diagnose(self) -> list[StallCause]:
         """The likely cause of each stopped partition (a snapshot with config overrides)."""
-        from kafka_zk.snapshot import read_snapshot
         book = WaveBook.load(RunFolder(Path(self.run_dir)).wave_progress)
         wave = book.wave(self.wave_id)
         snap = read_snapshot(self._client(), topics={m.tp.topic for m in wave.moves}, with_configs=True)
