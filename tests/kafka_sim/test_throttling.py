@@ -41,7 +41,12 @@ def test_throttled_move_takes_size_over_rate(make_cluster, zk):
     assert caught[1] - start[1] == pytest.approx(0.5, abs=0.6)
     assert done[0] - start[0] == pytest.approx(100.0, rel=0.05)
     # the entry of the faster partition was pruned from the node before the other finished
-    node_writes = [w for w in cluster.journal() if w.path == "/admin/reassign_partitions"]
+    # the journal records a write just after ZooKeeper applied it: wait for the deletion's entry
+
+    def node_writes_done() -> list:
+        writes = [w for w in cluster.journal() if w.path == "/admin/reassign_partitions"]
+        return writes if writes and writes[-1].op == "delete" else []
+    node_writes = wait_for(node_writes_done, what="the node's deletion in the journal")
     assert [w.op for w in node_writes] == ["set", "delete"]
     assert json.loads(node_writes[0].data)["partitions"] == [{"topic": "t", "partition": 0, "replicas": [1]}]
 
