@@ -230,7 +230,7 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
                     over = sorted({m.sources[0] for m in extra})
                     note = (f"{len(extra)} extra replica move(s) ({sum(m.size for m in extra)} bytes) off broker(s) "
                             f"{', '.join(map(str, over))} make disk room (allow_extra_moves): least movement alone "
-                            f"would overfill them")
+                            f"would overfill them; replica and leader counts may be less even than without them")
                     return make_plan("decommission", list(free.moves) + extra, seed, removed=gone, sized=True,
                                      params={**free.params, "extra_moves": str(len(extra))}, notes=(note,))
                 message += ("; even moving other replicas off those brokers (allow_extra_moves) does not make "
