@@ -20,9 +20,10 @@ Example (what ``scripts/demo`` can call)::
                      answer="Approve", approver="sre-on-call")
     print(result.state, result.run_folder)
 
-Failure: when the approval task never parks within ``answer_timeout`` the answering thread stops
-and says so in :attr:`RunResult.answer_error` (a run that never reaches the approval ends on its
-own; one that parks and is never answered waits, as it would for a human). A DAG file that does
+Failure: when the approval task never parks within ``answer_timeout`` (an hour by default; the
+answering thread also stops as soon as the run ends) it says so in :attr:`RunResult.answer_error`
+(a run that never reaches the approval ends on its own; one that parks and is never answered
+waits, as it would for a human). A DAG file that does
 not import raises :class:`ImportError` naming it.
 """
 
@@ -83,7 +84,7 @@ class _Responder:
 
 
 def answer_approval(dag_id: str, task_id: str, option: str, approver: str, timeout: float = 120.0,
-                    after: float | None = None) -> str:
+                    after: float | None = None, stop: threading.Event | None = None) -> str | None:
     """Wait until ``task_id`` of a run of ``dag_id`` awaits input, then answer ``option``.
 
     Records the response through the Core API's HITL handler (the Required-actions page's call).
@@ -99,6 +100,8 @@ def answer_approval(dag_id: str, task_id: str, option: str, approver: str, timeo
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if stop is not None and stop.is_set():
+            return None             # the run ended without asking (e.g. a step before it failed)
         with create_session() as session:
             ti = session.scalar(select(TaskInstance).where(
                 TaskInstance.dag_id == dag_id, TaskInstance.task_id == task_id,
@@ -141,7 +144,7 @@ def load_dag(dag_id: str):
 
 
 def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, approver: str = "sre-on-call",
-            approval_task: str = "approve", answer_timeout: float = 300.0, when=None) -> RunResult:
+            approval_task: str = "approve", answer_timeout: float = 3600.0, when=None) -> RunResult:
     """``dag.test(run_conf=conf)``; if ``answer`` ("Approve"/"Reject"), a thread gives it when asked.
 
     ``when`` (a timezone-aware datetime) fixes the logical date and run-after time, hence the run id:
@@ -153,10 +156,14 @@ def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, app
     dag = load_dag(dag_id)
     errors: list[str] = []
     started = time.time()
+    # the responder waits as long as the run goes on (under load Spark may take many minutes
+    # before the approval parks) and stops when the run ends
+    finished = threading.Event()
 
     def respond() -> None:
         try:
-            answer_approval(dag_id, approval_task, answer, approver, answer_timeout, after=started - 1)
+            answer_approval(dag_id, approval_task, answer, approver, answer_timeout, after=started - 1,
+                            stop=finished)
         except Exception as exc:  # noqa: BLE001 - reported in the result
             errors.append(f"{type(exc).__name__}: {exc}")
 
@@ -168,7 +175,10 @@ def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, app
     kwargs = {"run_conf": {**defaults, **dict(conf)}}
     if when is not None:
         kwargs.update(logical_date=when, run_after=when)
-    dr = dag.test(**kwargs)
+    try:
+        dr = dag.test(**kwargs)
+    finally:
+        finished.set()
     if thread is not None:
         thread.join(timeout=5)
     states = {ti.task_id: str(ti.state.value if hasattr(ti.state, "value") else ti.state)
