@@ -1,7 +1,9 @@
 """The cluster_health runbook's steps: check, decide the hand-off, report, alert. Read-only.
 
-* **HealthCheckOperator** reads the live cluster (:func:`kafka_zk.snapshot.read_snapshot`) and
-  the admin znodes' Stats (:func:`kafka_zk.health.read_znode_ages`), runs
+* **HealthCheckOperator** reads the live cluster (:func:`kafka_zk.snapshot.read_snapshot`), the
+  admin znodes' Stats (:func:`kafka_zk.health.read_znode_ages`) and the throttle records of the
+  live runs under ``run_root`` (:func:`kafka_zk.health.find_throttle_owners`: their throttles
+  are owned, not leaked), runs
   :func:`kafka_zk.health.check_health` and writes ``health.json`` (the JSON summary) to the run
   folder. It also decides the optional hand-off: leader imbalance above the threshold, the
   hand-off enabled, and now inside the maintenance window (:func:`in_window`).
@@ -29,7 +31,8 @@ from typing import Any, Mapping, Sequence
 from airflow.sdk import BaseOperator
 
 from kafka_zk.errors import InvalidInput, KafkaZkError
-from kafka_zk.health import CHECKS, HealthThresholds, LEADER_IMBALANCE, check_health, read_znode_ages, severity_rank
+from kafka_zk.health import (CHECKS, HealthThresholds, LEADER_IMBALANCE, check_health, find_throttle_owners,
+                             read_znode_ages, severity_rank)
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import as_bool
@@ -110,7 +113,12 @@ class HealthCheckOperator(BaseOperator):
             client = hook.get_conn()
             snap = read_snapshot(client)
             ages = read_znode_ages(client, snap)
-        report = check_health(snap, ages, th)
+        owners = find_throttle_owners(self.run_root)
+        report = check_health(snap, ages, th, owners)
+        for path in owners.unreadable:
+            self.log.warning("throttle record %s cannot be read: its throttles, if any, are reported as leaks", path)
+        for o in report.owned_throttles:
+            self.log.info("throttle on %s owned by %s (%s): %s", o.subject, o.run, o.folder, ", ".join(o.keys))
         imbalance = report.of(LEADER_IMBALANCE)
         if not imbalance:
             reason = "no leader imbalance above the threshold"

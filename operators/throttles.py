@@ -16,7 +16,9 @@ partition of this run (a wave left copying by a failed or stopped ``execute_wave
 be stopped in ZooKeeper mode), the teardown keeps every throttle, records why in the run
 folder's ``throttle_janitor.json`` and defers on
 :class:`operators.triggers.janitor.ReassignmentGoneTrigger`; it removes them the moment the last
-such partition is no longer listed (the report and notification say so).
+such partition is no longer listed (the report and notification say so);
+once they are removed it writes ``throttles_removed.json`` (until then cluster_health reports the
+run's throttles as owned by it, not leaked: :mod:`kafka_zk.health.owners`).
 
 Failure: a non-positive rate raises :class:`InvalidInput` before any write; if ours are still
 present after the removal, :class:`VerificationFailed` lists them; a wave still listed at the
@@ -156,4 +158,7 @@ class RemoveThrottlesOperator(RunbookOperator):
         if left:
             raise VerificationFailed(f"throttles of this run still present after removal: {left}; "
                                      "re-run remove_throttles, or remove them with kafka-configs")
+        if not self.is_dry_run:   # the health check stops counting these throttles as this run's
+            from kafka_zk.health.owners import REMOVED_MARKER
+            folder.write_json(folder.root / REMOVED_MARKER, {"restored": written, "task": self.task_id})
         return {"restored": written}

@@ -14,7 +14,9 @@ What is checked (one check name each, :data:`CHECKS`):
   ``leader.imbalance.per.broker.percentage`` exactly as the auto-rebalancer computes it (§2.8).
 * ``leaked_throttle`` — throttle rates on ``/config/brokers/*`` or throttled-replica lists on
   topics when no reassignment is running (a topic list is also leaked while one runs if none
-  of the topic's partitions is moving).
+  of the topic's partitions is moving), unless a live runbook run recorded them as its own
+  (:mod:`kafka_zk.health.owners`: a run folder with ``throttles.json`` and no
+  ``throttles_removed.json``): those are listed as owned by that run, not as leaks.
 * ``stuck_reassignment`` — ``/admin/reassign_partitions`` unchanged for longer than the
   threshold (or, for API-driven 2.4+ reassignments, a topic znode with adding/removing lists),
   with every partition not progressing and its likely cause.
@@ -36,14 +38,16 @@ translated as in :mod:`kafka_zk.snapshot`.
 
 from kafka_zk.health.ages import read_znode_ages
 from kafka_zk.health.checks import check_health
+from kafka_zk.health.owners import RunThrottles, ThrottleOwners, find_throttle_owners
 from kafka_zk.health.model import (AT_MIN_ISR, CHECKS, DEFAULT_SEVERITY, LEADER_IMBALANCE, LEAKED_THROTTLE,
                                    SEVERITIES, STUCK_DELETION, STUCK_ELECTION, STUCK_REASSIGNMENT, UNAVAILABLE,
                                    UNDER_MIN_ISR, UNDER_REPLICATED, BrokerLeaderBalance, Finding, HealthReport,
-                                   HealthThresholds, ZnodeAge, ZnodeAges, leader_balance, min_isr_of,
+                                   HealthThresholds, OwnedThrottle, ZnodeAge, ZnodeAges, leader_balance, min_isr_of,
                                    severity_rank, throttle_keys_of_broker, throttle_keys_of_topic)
 
 __all__ = ["AT_MIN_ISR", "CHECKS", "DEFAULT_SEVERITY", "LEADER_IMBALANCE", "LEAKED_THROTTLE", "SEVERITIES",
            "STUCK_DELETION", "STUCK_ELECTION", "STUCK_REASSIGNMENT", "UNAVAILABLE", "UNDER_MIN_ISR",
            "UNDER_REPLICATED", "BrokerLeaderBalance", "Finding", "HealthReport", "HealthThresholds", "ZnodeAge",
-           "ZnodeAges", "check_health", "leader_balance", "min_isr_of", "read_znode_ages", "severity_rank",
+           "ZnodeAges", "OwnedThrottle", "RunThrottles", "ThrottleOwners", "find_throttle_owners", "check_health",
+           "leader_balance", "min_isr_of", "read_znode_ages", "severity_rank",
            "throttle_keys_of_broker", "throttle_keys_of_topic"]

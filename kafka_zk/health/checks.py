@@ -15,27 +15,34 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.describe import is_unavailable, is_under_min_isr
 from kafka_zk.health.model import (AT_MIN_ISR, CHECKS, LEADER_IMBALANCE, LEAKED_THROTTLE, STUCK_DELETION,
                                    STUCK_ELECTION, STUCK_REASSIGNMENT, UNAVAILABLE, UNDER_MIN_ISR, UNDER_REPLICATED,
-                                   BrokerLeaderBalance, Finding, HealthReport, HealthThresholds, ZnodeAges,
+                                   BrokerLeaderBalance, Finding, HealthReport, HealthThresholds, OwnedThrottle,
+                                   ZnodeAges,
                                    leader_balance, min_isr_of, severity_rank, throttle_keys_of_broker,
                                    throttle_keys_of_topic)
+from kafka_zk.health.owners import ThrottleOwners
 from kafka_zk.model import ClusterSnapshot, Partition
 
 
-def check_health(snapshot: ClusterSnapshot, ages: ZnodeAges, thresholds: HealthThresholds | None = None
-                 ) -> HealthReport:
-    """Run every check; findings sorted by severity (worst first), then check order, then subject."""
+def check_health(snapshot: ClusterSnapshot, ages: ZnodeAges, thresholds: HealthThresholds | None = None,
+                 owners: ThrottleOwners | None = None) -> HealthReport:
+    """Run every check; findings sorted by severity (worst first), then check order, then subject.
+
+    ``owners``: the live runbook runs' throttle records (:func:`find_throttle_owners`); the
+    throttles they cover are reported as owned by that run, not as leaks.
+    """
     th = thresholds or HealthThresholds()
+    owned: list[OwnedThrottle] = []
     balance = leader_balance(snapshot)
     findings = _partition_findings(snapshot, th)
     findings += _imbalance_findings(balance, th)
-    findings += _leaked_throttles(snapshot, th)
+    findings += _leaked_throttles(snapshot, th, owners or ThrottleOwners(), owned)
     findings += _stuck_reassignments(snapshot, ages, th)
     findings += _stuck_election(snapshot, ages, th)
     findings += _stuck_deletions(snapshot, ages, th)
     findings.sort(key=lambda f: (-severity_rank(f.severity), CHECKS.index(f.check), f.subject))
     running = snapshot.reassignment is not None or bool(snapshot.reassigning_partitions())
     return HealthReport(snapshot.taken_at_ms, snapshot.live_broker_ids, len(snapshot.topics),
-                        snapshot.partition_count, running, tuple(findings), balance, th)
+                        snapshot.partition_count, running, tuple(findings), balance, th, tuple(owned))
 
 
 def _imbalance_findings(balance: Iterable[BrokerLeaderBalance], th: HealthThresholds) -> list[Finding]:
@@ -123,7 +130,18 @@ _LEAK_CAUSE = ("left behind by a reassignment that was never verified (kafka-rea
                "command, or they slow every future catch-up of these replicas")
 
 
-def _leaked_throttles(snapshot: ClusterSnapshot, th: HealthThresholds) -> list[Finding]:
+def _owned(owners: ThrottleOwners, kind: str, entity: str, subject: str, keys: Mapping[str, str],
+           owned: list[OwnedThrottle]) -> bool:
+    run = owners.owner_of(kind, entity)
+    if run is None:
+        return False
+    owned.append(OwnedThrottle(subject, tuple(f"{k}={v}" for k, v in sorted(keys.items())), run.name, run.folder))
+    return True
+
+
+def _leaked_throttles(snapshot: ClusterSnapshot, th: HealthThresholds, owners: ThrottleOwners,
+                      owned: list[OwnedThrottle]) -> list[Finding]:
+    """Throttles no running reassignment needs and no live runbook run recorded as its own."""
     sev = th.severity_of(LEAKED_THROTTLE)
     moving_topics = {p.topic for p in snapshot.partitions() if p.is_reassigning}
     if snapshot.reassignment is not None:
@@ -133,13 +151,14 @@ def _leaked_throttles(snapshot: ClusterSnapshot, th: HealthThresholds) -> list[F
     if not running:
         for entity in sorted(snapshot.broker_configs):
             keys = throttle_keys_of_broker(snapshot.broker_configs[entity])
-            if keys:
+            if keys and not _owned(owners, "broker", entity, f"broker {entity}", keys, owned):
                 out.append(Finding(LEAKED_THROTTLE, sev, f"broker {entity}",
                                    f"/config/brokers/{entity} sets throttle rates with no reassignment running: "
                                    + ", ".join(f"{k}={v}" for k, v in sorted(keys.items())), _LEAK_CAUSE))
     for name in sorted(snapshot.topics):
         keys = throttle_keys_of_topic(snapshot.topics[name].config)
-        if keys and name not in moving_topics:
+        if keys and name not in moving_topics and \
+                not _owned(owners, "topic", name, f"topic {name}", keys, owned):
             when = "while a reassignment runs, but none of its partitions is moving" if running \
                 else "with no reassignment running"
             out.append(Finding(LEAKED_THROTTLE, sev, f"topic {name}",

@@ -118,6 +118,19 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class OwnedThrottle:
+    """Throttles on a broker or topic that a live runbook run recorded as its own (not a leak)."""
+
+    subject: str
+    keys: tuple[str, ...]
+    run: str
+    folder: str
+
+    def to_json(self) -> dict:
+        return {"subject": self.subject, "keys": list(self.keys), "run": self.run, "folder": self.folder}
+
+
+@dataclass(frozen=True)
 class BrokerLeaderBalance:
     """Leadership of one broker as the auto-rebalancer sees it (docs/zookeeper.md §2.8)."""
 
@@ -180,6 +193,7 @@ class HealthReport:
     findings: tuple[Finding, ...]
     leader_balance: tuple[BrokerLeaderBalance, ...]
     thresholds: HealthThresholds
+    owned_throttles: tuple[OwnedThrottle, ...] = ()
 
     @property
     def worst(self) -> str:
@@ -209,6 +223,7 @@ class HealthReport:
                 "worst_severity": self.worst, "clean": self.clean, "counts": self.counts(),
                 "findings": [f.to_json() for f in self.findings],
                 "leader_balance": [b.to_json() for b in self.leader_balance],
+                "owned_throttles": [o.to_json() for o in self.owned_throttles],
                 "thresholds": {**asdict(self.thresholds), "severity": dict(self.thresholds.severity)}}
 
 

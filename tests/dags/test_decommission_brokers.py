@@ -21,6 +21,7 @@ from typing import Iterator
 import pytest
 
 from kafka_sim.cluster import EmulatedCluster
+from kafka_zk.health import find_throttle_owners
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 from tests.zk_helpers import set_config_by_hand
 from tests.dags.scenario import (REMOVED, Env, THROTTLE, TOPICS, assignment, audit, config, data_tree, plan_targets,
@@ -391,3 +392,77 @@ def test_plan_from_for_other_brokers_is_refused_before_any_write(env: Env, tmp_p
     assert data_tree(env.zk) == before
     assert not zk_writes(audit(result.run_folder))
     assert not (result.run_folder / "plan").exists()
+
+
+def test_cluster_health_during_the_run_reports_its_throttles_as_owned_not_leaked(zk_server, tmp_path: Path,
+                                                                                  spark_run) -> None:
+    """cluster_health runs (in this process) while a decommission (in a child process with its own
+    copy of the metadata DB) holds wave 1: the finished wave's throttle lists and the broker rates
+    belong to that run; none is a leak. After the run, its teardown marker ends the ownership."""
+    import shutil
+
+    from operators.local_run import run_dag
+
+    chroot = new_chroot(zk_server)
+    cluster = start_cluster(zk_server.connect_string + chroot, speed=360.0)
+    zk = plain_client(zk_server, chroot)
+    run_root = tmp_path / "runs"
+    conn_id = zk_connection(zk_server, chroot)
+    run_conf = conf(conn_id, run_root, pre_approved=True, plan_from=str(spark_run[0].run_folder / "plan"))
+    plan_waves = json.loads((spark_run[0].run_folder / "plan" / "waves.json").read_text())["waves"]
+    # hold wave k's partitions of one topic; the other topics throttled so far then move no more
+    k, held_topic = next((k, w["partitions"][0]["topic"]) for k, w in enumerate(plan_waves) if k and {
+        p["topic"] for v in plan_waves[:k + 1] for p in v["partitions"]} - {w["partitions"][0]["topic"]})
+    held = [(p["topic"], p["partition"], b) for p in plan_waves[k]["partitions"] if p["topic"] == held_topic
+            for b in p["replicas"] if b not in p["current"]]
+    for topic, partition, broker in held:
+        cluster.stall_replica(topic, partition, broker)
+    child_home = tmp_path / "child-airflow"
+    child_home.mkdir()
+    shutil.copy(Path(os.environ["KR_TEST_AIRFLOW_HOME"]) / "airflow.db", child_home / "airflow.db")
+    when = datetime.now(timezone.utc).replace(microsecond=0)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(run_conf), when.isoformat()], cwd=REPO,
+                             env={**os.environ, "KR_TEST_AIRFLOW_HOME": str(child_home)},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        from kafka_zk.health import check_health, read_znode_ages
+        from kafka_zk.snapshot import read_snapshot
+
+        def unowned_leaks() -> list:
+            """What health would call leaks without the run folders (none until wave k holds)."""
+            snap = read_snapshot(zk)
+            return list(check_health(snap, read_znode_ages(zk, snap)).of("leaked_throttle"))
+
+        def wave_k_held() -> bool:
+            runs = list((run_root / "decommission_brokers").glob("*/waves.json"))
+            if not runs or zk.exists("/admin/reassign_partitions") is None:
+                return False
+            waves = json.loads(runs[0].read_text())["waves"]
+            return waves[k]["status"] == "submitted" and bool(unowned_leaks())
+        assert cluster.wait_until(wave_k_held, 240), f"the decommission never held wave {k}"
+        folder = next((run_root / "decommission_brokers").iterdir())
+        health = run_dag("cluster_health", {"zk_conn_id": conn_id, "run_root": str(run_root),
+                                            "fail_on_severity": "critical"})
+        doc = json.loads((health.run_folder / "health.json").read_text())
+        assert [f for f in doc["findings"] if f["check"] == "leaked_throttle"] == []
+        assert doc["counts"]["leaked_throttle"] == 0
+        owned = {o["subject"] for o in doc["owned_throttles"]}
+        # the same cluster without the run folders: those throttles would be reported as leaks
+        assert owned and {f.subject for f in unowned_leaks()} == owned
+        assert all(o["run"] == f"decommission_brokers run {folder.name}" for o in doc["owned_throttles"])
+        report = (health.run_folder / "health_report.md").read_text()
+        assert "Throttles owned by a live runbook run" in report and folder.name in report
+    finally:
+        for topic, partition, broker in held:
+            cluster.stall_replica(topic, partition, broker, stalled=False)
+        try:
+            child.wait(timeout=300)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=30)
+            zk.stop()
+            zk.close()
+            cluster.stop()
+    assert (folder / "throttles_removed.json").is_file(), "the teardown marks the run's throttles removed"
+    assert find_throttle_owners(run_root).runs == ()
