@@ -8,6 +8,9 @@
   treated as empty; the node stays forever. Entries for unknown partitions or topics queued
   for deletion are errors, removed from the node (fresh read; deleted when empty). No replica
   validation on this path.
+* Order: the partitions of one document start in the iteration order of the controller's
+  Scala ``mutable.HashMap`` keyed by TopicPartition (:func:`controller_order`), not in document
+  order; a partition named twice takes its last target.
 * Per partition: U (topic znode RS/ARS/RRS, superseded adding replicas dropped), then A (epoch
   +1, adding replicas start copying) or B (leader moved only if it leaves or is dead, epoch
   +1; each removed replica out of the ISR, +1 each; topic znode := target; matching entry
@@ -27,12 +30,26 @@ from kafka_sim.zk_io import ControllerMoved, Op
 from kafka_zk import paths
 from kafka_zk.codecs import (InvalidPayload, ReassignmentRequest, TopicPartition,
                              decode_reassignment)
+from kafka_zk.java_order import scala213_hashmap_order, topic_partition_hash
 
 if TYPE_CHECKING:
     from kafka_sim.controller import Controller
 
 log = logging.getLogger(__name__)
 Full = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]   # (RS, ARS, RRS)
+
+
+def controller_order(tps: list[TopicPartition]) -> list[TopicPartition]:
+    """The order 2.4.1's controller starts the partitions of one document in.
+
+    KafkaController.processZkPartitionReassignment puts the node's entries into a
+    ``mutable.Map`` (a Scala ``mutable.HashMap`` keyed by TopicPartition) and
+    maybeTriggerPartitionReassignment runs onPartitionReassignment in its iteration order.
+    Modelled: Kafka 2.4.1's Scala 2.13 build (Scala 2.13.1's HashMap, see
+    :func:`kafka_zk.java_order.scala213_hashmap_order`); the default Scala 2.12 build
+    iterates its HashMap in another order.
+    """
+    return scala213_hashmap_order(tps, lambda tp: topic_partition_hash(tp.topic, tp.partition))
 
 
 def plan(current: Full, target: tuple[int, ...]) -> Full:
@@ -85,15 +102,14 @@ class ReassignMixin:
         if not req:
             return set()
         errors: list[TopicPartition] = []
-        named: set[TopicPartition] = set()
-        for e in req.entries:
-            tp = e.tp
-            named.add(tp)
+        targets = {e.tp: e.replicas for e in req.entries}      # a repeated partition: the last wins
+        named: set[TopicPartition] = set(targets)
+        for tp in controller_order(list(targets)):
             if tp.topic in self.to_delete or not self.exists(tp):
                 errors.append(tp)
                 continue
             try:
-                self.on_partition_reassignment(tp, plan(self.full(tp), e.replicas))
+                self.on_partition_reassignment(tp, plan(self.full(tp), targets[tp]))
             except ControllerMoved:
                 raise
             except Exception:  # noqa: BLE001 - Kafka answers UNKNOWN_SERVER_ERROR and goes on

@@ -12,7 +12,10 @@ To match Kafka 2.4.1 byte for byte, this module replays those collections:
   bucket ``(h ^ (h >>> 16)) & (n-1)``, 16 buckets doubling when the size exceeds 0.75·n, a
   resize keeps each bucket's relative order, iteration by ascending bucket). Tree bins (8+
   keys in one bucket of a 64+ table) are not modelled.
-* :func:`scala213_hashmap_order` — a Scala 2.13 ``mutable.HashMap`` (see the function).
+* :func:`scala213_hashmap_order` — a Scala 2.13.1 ``mutable.HashMap`` (see the function), with
+  :func:`topic_partition_hash` for Kafka's ``TopicPartition`` keys. Kafka 2.4.1's default and
+  recommended build uses Scala 2.12, whose ``mutable.HashMap`` (a HashTable with a seeded
+  byte-swapped index, iterated from the last bucket down) orders differently; not modelled.
 
 Pure functions of their inputs; nothing here fails on any string or int input.
 """
@@ -91,17 +94,27 @@ def java8_properties_order(keys: Iterable[str]) -> list[str]:
 
 
 def scala213_hashmap_order(keys: Sequence[K], hash_of: Callable[[K], int]) -> list[K]:
-    """Iteration order of a Scala 2.13 ``mutable.HashMap`` after adding ``keys`` in order.
+    """Iteration order of a Scala 2.13.1 ``mutable.HashMap`` after putting ``keys`` in order.
 
-    Scala 2.13's HashMap: table of 16 buckets, doubled when the size would exceed 0.75·n,
-    bucket ``improveHash(h) & (n-1)`` with ``improveHash(h) = h ^ (h >>> 16)``, iterated by
-    ascending bucket. A new key is placed in its bucket's list by ascending improved hash
-    (``put0`` walks the list while ``node.hash < hash``); a resize splits each list into
-    low/high lists keeping order. So ties in a bucket come out by improved hash, then insertion.
+    As scala/collection/mutable/HashMap.scala at v2.13.1 (the Scala of Kafka 2.4.1's 2.13
+    build): 16 buckets; before each insert, the table doubles when ``size + 1 >= (int)(0.75 ·
+    buckets)`` (so 12 keys already use 32 buckets); bucket ``improved & (n-1)`` with
+    ``improved = h ^ (h >>> 16)``; a bucket's nodes are kept sorted by the improved hash as a
+    signed int (``put0`` walks while ``node.hash <= hash``, so equal hashes keep insertion
+    order); a resize splits buckets keeping that order; iteration goes by ascending bucket.
     """
     unique = list(dict.fromkeys(keys))
     capacity = 16
-    while len(unique) > capacity * 0.75:
-        capacity *= 2
-    indexed = [(spread(hash_of(k)) & (capacity - 1), spread(hash_of(k)), i, k) for i, k in enumerate(unique)]
-    return [t[3] for t in sorted(indexed, key=lambda t: (t[0], t[1], t[2]))]
+    for size in range(len(unique)):
+        if size + 1 >= int(capacity * 0.75):
+            capacity *= 2
+    keyed = []
+    for i, k in enumerate(unique):
+        improved = to_int32(spread(hash_of(k)))
+        keyed.append((improved & (capacity - 1), improved, i, k))
+    return [t[3] for t in sorted(keyed, key=lambda t: (t[0], t[1], t[2]))]
+
+
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """Kafka's ``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()`` (int32)."""
+    return to_int32(31 * (31 + partition) + java_string_hash(topic))

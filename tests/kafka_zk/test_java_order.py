@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from cli.main import main
 from kafka_zk.describe import config_order
-from kafka_zk.java_order import (java8_properties_order, java_hashmap_order, java_string_hash, spread,
-                                 to_int32)
+from kafka_zk.java_order import (java8_properties_order, java_hashmap_order, java_string_hash,
+                                 scala213_hashmap_order, spread, to_int32, topic_partition_hash)
 from tests.zk_helpers import register_brokers, tree
 
 OFFSETS_ZNODE_ORDER = ["segment.bytes", "compression.type", "cleanup.policy"]
@@ -55,6 +55,35 @@ def test_a_hashmap_past_twelve_keys_orders_by_32_buckets():
     order = java_hashmap_order(keys)
     buckets = [spread(java_string_hash(k)) & 31 for k in order]
     assert buckets == sorted(buckets)
+
+
+def _tp_order(tps):
+    return scala213_hashmap_order(tps, lambda tp: topic_partition_hash(*tp))
+
+
+def test_scala213_hashmap_order_of_topic_partitions_worked_by_hand():
+    """t-p hashes to 1077 + 31p ("t".hashCode() = 116); see tests/kafka_sim/test_reassignment_order.py."""
+    assert topic_partition_hash("t", 0) == 1077 and topic_partition_hash("a", 1) == 1089
+    assert _tp_order([("t", p) for p in range(4)]) == [("t", 3), ("t", 2), ("t", 1), ("t", 0)]
+    # 11 keys: 16 buckets (p5 in bucket 0 first, p6 wraps to bucket 15); 12 keys: 32 buckets
+    assert _tp_order([("t", p) for p in range(11)]) == [("t", p) for p in (5, 4, 3, 2, 1, 0, 10, 9, 8, 7, 6)]
+    assert _tp_order([("t", p) for p in range(12)]) == [("t", p) for p in range(11, -1, -1)]
+    # a shared bucket is ordered by hash, not by insertion (t-0: 1077, t-16: 1573, both bucket 5)
+    assert _tp_order([("t", 16), ("t", 0)]) == [("t", 0), ("t", 16)]
+
+
+def test_scala213_ties_compare_improved_hashes_as_signed_ints():
+    # "polygenelubricants" hashes to Integer.MIN_VALUE; a negative improved hash sorts first
+    neg, pos = "polygenelubricants", "a"
+    h = {neg: java_string_hash(neg), pos: 16 * 2 ** 20}   # both bucket 0 of 16
+    assert spread(h[neg]) & 15 == spread(h[pos]) & 15 == 0
+    assert scala213_hashmap_order([pos, neg], h.__getitem__) == [neg, pos]
+
+
+@given(st.lists(st.tuples(st.text(max_size=6), st.integers(0, 5000)), max_size=60))
+def test_scala213_order_is_a_permutation_by_ascending_bucket(tps):
+    order = _tp_order(tps)
+    assert sorted(order) == sorted(set(tps))
 
 
 @given(st.lists(st.text(max_size=12), max_size=40))
