@@ -2,7 +2,8 @@
 
 The reference runbook. Steps (task ids): snapshot → plan (Spark) → render_plan_report → approve →
 guards → demote → set_throttles (setup) → execute_waves → final_verify → verify_data (optional)
-→ remove_throttles (teardown) → elect_preferred_leaders → verify_drained → final_report → notify.
+→ remove_throttles (teardown) → elect_preferred_leaders → verify_drained → move_controller → final_report
+→ notify.
 Inputs are Params with a JSON schema (the trigger form); artifacts go to the run folder
 ``<run_root>/decommission_brokers/<run id>/``. See ``doc_md`` below for the SRE guide.
 
@@ -18,6 +19,7 @@ from airflow.sdk import Param
 
 from operators.approval import PlanApprovalOperator
 from operators.election import DemoteOperator, ElectPreferredLeadersOperator
+from operators.controller import MoveControllerOperator
 from operators.guards import GuardsOperator
 from operators.plan import DecommissionPlanOperator
 from operators.reassignment import ExecuteWavesOperator
@@ -50,8 +52,14 @@ downsizing, moving hosts. Not for a restart: a bounced broker keeps its replicas
 5. `final_verify`; `verify_data` (only with `verify_data=true`: every moved replica's log end
    offset and last batch equal its leader's, fetched over the Kafka protocol; a replica behind
    is listed, a different last batch fails the step); `remove_throttles` (always runs),
-   `elect_preferred_leaders`, `verify_drained`, `final_report`, `notify`. For a full comparison
-   of every record: `kafka-runbook verify-replicas` (docs/replica-verification.md).
+   `elect_preferred_leaders`, `verify_drained`, `move_controller` (records where the controller
+   is; with `move_controller=true`, approved with the run, re-elects it until it sits on a kept
+   broker), `final_report`, `notify`. For a full comparison of every record:
+   `kafka-runbook verify-replicas` (docs/replica-verification.md).
+
+**After the run**: stop the removed brokers promptly. While they stay registered, a later
+partition increase or topic creation can place replicas on them again, and a controller on one
+of them fails over when it stops (the report says where the controller is).
 
 **What to watch**: the `execute_waves` log prints per poll: partitions done/total (wave and
 overall), bytes remaining, throughput, ETA; a warning when a wave makes no progress.
@@ -107,6 +115,10 @@ PARAMS = {
     "allow_rack_removal": Param(False, type="boolean",
                                 description="Acknowledge that brokers_to_remove empties a whole rack (its "
                                             "replicas move to the other racks); refused without it"),
+    "move_controller": Param(False, type="boolean",
+                             description="At the end, if the controller is on a removed broker, delete /controller "
+                                         "(audited) until a kept broker is elected (at most 3 times); off: only report "
+                                         "where it is"),
     "plan_from": Param(None, type=["null", "string"],
                        description="Optional plan/ folder of an earlier run (e.g. a rehearsal) to use instead of "
                                    "planning; guards refuse it if the cluster changed since"),
@@ -170,10 +182,12 @@ with runbook_dag(
                                                **ZK)   # defers while a wave of ours still copies
     elect = ElectPreferredLeadersOperator(task_id="elect_preferred_leaders", **ZK)
     drained = VerifyDrainedOperator(task_id="verify_drained", **REMOVING)
+    move_controller = MoveControllerOperator(task_id="move_controller",
+                                             move_controller="{{ params.move_controller }}", **REMOVING)
     final_report = FinalReportOperator(task_id="final_report", trigger_rule="all_done", **REMOVING)
     notify = NotifyOperator(task_id="notify", trigger_rule="all_done", **REMOVING)
 
     snapshot >> plan >> report >> approve >> guards >> demote >> set_throttles >> execute_waves >> final_verify
     final_verify >> remove_throttles.as_teardown(setups=set_throttles)
     final_verify >> verify_data
-    [final_verify, verify_data, remove_throttles] >> elect >> drained >> final_report >> notify
+    [final_verify, verify_data, remove_throttles] >> elect >> drained >> move_controller >> final_report >> notify

@@ -152,7 +152,9 @@ class RenderPlanReportOperator(RunbookOperator):
         values = plan_values(folder, context, self.is_dry_run, self.throttle_bytes_per_sec)
         folder.write_text(folder.plan_report_md, render("plan_report.md.j2", **values))
         folder.write_text(folder.plan_report_html, render("plan_report.html.j2", **values))
-        body = render("approval_body.md.j2", zk=self.zk_conn_id, report_path=str(folder.plan_report_html), **values)
+        move_controller = bool((context.get("params") or {}).get("move_controller", False))
+        body = render("approval_body.md.j2", zk=self.zk_conn_id, report_path=str(folder.plan_report_html),
+                      move_controller=move_controller, **values)
         self.log.info("plan report: %s (hash %s)", folder.plan_report_html, values["plan_hash"])
         return {"plan_hash": values["plan_hash"], "approval_body": body, "report": str(folder.plan_report_html)}
 
@@ -263,6 +265,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
         "audit_path": str(folder.audit),
         "throttles_text": throttles_text(folder, throttle_writes),
         "waves": waves, "verify_text": check("final_verify"), "drained_text": check("verify_drained"),
+        "controller_text": controller_text(folder.read_json(folder.root / "controller.json")),
         "failures": failures, "charts": charts, "report_path": str(folder.final_report_html),
         "state_change_excerpts": read_excerpts(folder.root),
     }
@@ -278,6 +281,20 @@ def reassignment_running(zk_conn_id: str, log: Any) -> bool | None:
     except Exception as exc:  # noqa: BLE001 - the report says "unknown" rather than failing
         log.warning("could not read %s for the report: %s", paths.REASSIGN_PARTITIONS, exc)
         return None
+def controller_text(doc: dict | None) -> str:
+    """Where the controller is, from the move_controller step's ``controller.json``."""
+    if doc is None:
+        return "not checked (the move_controller step did not run)"
+    removed = ", ".join(map(str, doc["removed"]))
+    if doc.get("dry_run") and doc["requested"]:
+        return f"on broker {doc['before']}; dry run: its re-election was planned only"
+    where = f"on broker {doc['after']}"
+    if doc["on_removed"]:
+        return (f"{where}, a REMOVED broker ({removed}): stopping it forces a controller failover; "
+                "run with move_controller=true or stop it knowing that")
+    if doc["attempts"]:
+        return f"{where} (moved off removed broker {doc['before']} by {doc['attempts']} re-election(s))"
+    return f"{where} (not a removed broker)"
 
 
 class PreviewFinalReportOperator(RunbookOperator):
