@@ -26,7 +26,7 @@ from kafka_zk import paths
 from kafka_zk.codecs import InvalidPayload, decode_controller
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.writer import ZkWriter
-from operators.base import RunbookOperator, as_bool
+from operators.base import DecommissionStep, as_bool
 
 CONTROLLER_FILE = "controller.json"
 
@@ -103,10 +103,10 @@ def move_controller_off(client: KazooClient, writer: ZkWriter, removed: frozense
     return ControllerPlacement(True, before, current, tuple(sorted(removed)), attempts)
 
 
-class MoveControllerOperator(RunbookOperator):
+class MoveControllerOperator(DecommissionStep):
     """Record where the controller is; with ``move_controller`` move it off the removed brokers."""
 
-    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "move_controller")
+    template_fields: Sequence[str] = (*DecommissionStep.template_fields, "move_controller")
     ui_color = "#d9ead3"
 
     def __init__(self, *, move_controller: Any = False, max_attempts: int = 3, wait_s: float = 60.0,

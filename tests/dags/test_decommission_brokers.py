@@ -399,8 +399,6 @@ def test_cluster_health_during_the_run_reports_its_throttles_as_owned_not_leaked
     """cluster_health runs (in this process) while a decommission (in a child process with its own
     copy of the metadata DB) holds wave 1: the finished wave's throttle lists and the broker rates
     belong to that run; none is a leak. After the run, its teardown marker ends the ownership."""
-    import shutil
-
     from operators.local_run import run_dag
 
     chroot = new_chroot(zk_server)
@@ -417,9 +415,7 @@ def test_cluster_health_during_the_run_reports_its_throttles_as_owned_not_leaked
             for b in p["replicas"] if b not in p["current"]]
     for topic, partition, broker in held:
         cluster.stall_replica(topic, partition, broker)
-    child_home = tmp_path / "child-airflow"
-    child_home.mkdir()
-    shutil.copy(Path(os.environ["KR_TEST_AIRFLOW_HOME"]) / "airflow.db", child_home / "airflow.db")
+    child_home = tmp_path / "child-airflow"   # its own metadata DB, created by the child
     when = datetime.now(timezone.utc).replace(microsecond=0)
     child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(run_conf), when.isoformat()], cwd=REPO,
                              env={**os.environ, "KR_TEST_AIRFLOW_HOME": str(child_home)},
