@@ -6,7 +6,9 @@ it before anything imports ``airflow``), :func:`set_connection` defines a connec
 ``AIRFLOW_CONN_<ID>`` variable in JSON form, and :func:`run_dag` runs one DAG run while a second
 thread answers the human-in-the-loop task the way the UI's *Required actions* page does: it calls
 the Core API's HITL response handler (``PATCH .../hitlDetails``) on the same metadata DB, which
-records who answered and resumes the parked task.
+records who answered and resumes the parked task. Everything that thread imports is imported
+first on the calling thread (:func:`prepare_responder`): two threads importing Airflow at once
+can deadlock on the import locks.
 
 Example (what ``scripts/demo`` can call)::
 
@@ -115,6 +117,27 @@ def answer_approval(dag_id: str, task_id: str, option: str, approver: str, timeo
     raise TimeoutError(f"{dag_id}.{task_id} did not wait for input within {timeout:g}s")
 
 
+def prepare_responder() -> None:
+    """Import, on the calling thread, everything :func:`answer_approval` and ``dag.test`` import.
+
+    Under load the two threads once deadlocked: the main thread, in ``dag.test → clear →
+    import_all_models``, waited on an import lock held by the responder thread, which was
+    importing the Core API's routes (and, through them, models the main thread was importing).
+    With every module imported and the ORM mappers configured before the responder starts, the
+    two threads never import concurrently.
+    """
+    import airflow.api_fastapi.core_api.datamodels.hitl  # noqa: F401
+    import airflow.api_fastapi.core_api.routes.public.hitl  # noqa: F401
+    import airflow.models.taskinstance  # noqa: F401
+    import airflow.utils.session  # noqa: F401
+    import airflow.utils.state  # noqa: F401
+    from airflow.models import import_all_models
+    from sqlalchemy.orm import configure_mappers
+
+    import_all_models()
+    configure_mappers()
+
+
 @dataclass
 class RunResult:
     """One ``dag.test()`` run: its state, task states and run folder."""
@@ -169,6 +192,7 @@ def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, app
 
     thread = None
     if answer is not None:
+        prepare_responder()
         thread = threading.Thread(target=respond, name=f"hitl-{answer}", daemon=True)
         thread.start()
     defaults = {k: dag.params.get_param(k).value for k in dag.params}  # fresh defaults (see load_dag)
