@@ -89,6 +89,7 @@ def test_the_final_report_shows_the_excerpts(tmp_path: Path) -> None:
               "planned_writes": 0, "audit_path": "", "throttles_text": "", "waves": [], "verify_text": "",
               "drained_text": "", "failures": ["execute_waves"], "charts": [], "report_path": "",
               "reasons": ["wave 2 stalled"], "reassignment_running": True, "throttles_kept_note": None,
+              "controller_text": "on broker 1 (not a removed broker)",
               "state_change_excerpts": read_excerpts(run_dir)}
     md = render("final_report.md.j2", **values)
     assert "## What the brokers logged about stalled waves" in md and "Wave 2" in md
