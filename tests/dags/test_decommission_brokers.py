@@ -443,8 +443,9 @@ def test_cluster_health_during_the_run_reports_its_throttles_as_owned_not_leaked
         assert [f for f in doc["findings"] if f["check"] == "leaked_throttle"] == []
         assert doc["counts"]["leaked_throttle"] == 0
         owned = {o["subject"] for o in doc["owned_throttles"]}
-        # the same cluster without the run folders: those throttles would be reported as leaks
-        assert owned and {f.subject for f in unowned_leaks()} == owned
+        # the same cluster without the run folders: those throttles would be reported as leaks (read
+        # after the health run: the held run may have throttled another topic since, never fewer)
+        assert owned and owned <= {f.subject for f in unowned_leaks()}
         assert all(o["run"] == f"decommission_brokers run {folder.name}" for o in doc["owned_throttles"])
         report = (health.run_folder / "health_report.md").read_text()
         assert "Throttles owned by a live runbook run" in report and folder.name in report

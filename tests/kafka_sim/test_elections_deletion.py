@@ -54,6 +54,9 @@ def test_deletion_enabled_and_nonexistent_marker(make_cluster, zk):
     zk.create("/admin/delete_topics/nosuchtopic")
     wait_for(lambda: not zk.get_children("/admin/delete_topics"), what="markers deleted")
     assert zk.exists("/brokers/topics/te1") is None and zk.exists("/config/topics/te1") is None
+    # the journal records a write just after ZooKeeper applied it: wait (bounded) for the last one
+    wait_for(lambda: any(w.op == "delete" and w.path == "/admin/delete_topics/te1" for w in cluster.journal()),
+             what="the marker's deletion journalled")
     j = cluster.journal()
     assert [s and (s["leader"], s["leader_epoch"], s["isr"]) for s in
             writes_to(j, "/brokers/topics/te1/partitions/0/state")[1:]] == [(-1, 1, [1]), (-1, 2, [1]), None]
