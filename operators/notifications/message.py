@@ -1,0 +1,48 @@
+"""What a runbook tells people: one :class:`Notification` per event, whatever the channel.
+
+Events: ``approval_requested`` (plan summary, hash, link to the report), ``window_paused`` (the
+run waits for the next maintenance window), ``stall`` (a wave stopped making progress),
+``finished`` and ``failed`` (outcome, summary, report path). Channels (e-mail, webhook) format
+the same fields; nothing channel-specific lives here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+EVENTS = ("approval_requested", "window_paused", "stall", "finished", "failed")
+
+
+@dataclass(frozen=True)
+class Notification:
+    """One message about one run."""
+
+    event: str
+    dag_id: str
+    run_id: str
+    title: str
+    body: str
+    link: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.event not in EVENTS:
+            raise ValueError(f"unknown notification event {self.event!r}; use one of {', '.join(EVENTS)}")
+
+    @property
+    def subject(self) -> str:
+        return f"[kafka-runbooks] {self.dag_id}: {self.title}"
+
+    def text(self) -> str:
+        """The plain-text form: title, body, the fields, the link."""
+        lines = [self.title, "", self.body.rstrip()]
+        if self.fields:
+            lines += [""] + [f"{k}: {v}" for k, v in self.fields.items()]
+        if self.link:
+            lines += ["", f"report: {self.link}"]
+        lines += ["", f"run: {self.dag_id} / {self.run_id}"]
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "subject": self.subject, "text": self.text()}

@@ -1,0 +1,290 @@
+"""The maintenance-windows file: when each cluster may be changed, and which runs skip the human.
+
+An administrator declares, per cluster connection id, the windows (a cron expression for the
+start, a duration, a time zone), the runbooks each window admits, and an optional pre-approval
+policy. The file is YAML (docs/maintenance-windows.md shows a full example)::
+
+    clusters:
+      kafka_zookeeper_default:
+        windows:
+          - name: tue-thu-night
+            start: "0 1 * * 2,4"          # cron, in the window's time zone
+            duration: 4h
+            timezone: Europe/Berlin
+            runbooks: [decommission_brokers, preferred_leader_election]
+        pre_approval:
+          runbooks: [preferred_leader_election]
+          max_replicas_moved: 200
+          max_bytes_moved: 50GiB
+          require_rehearsal: true
+
+Its path comes from the Airflow Variable ``kafka_runbooks_windows_file`` or, without it, the
+environment variable ``KAFKA_RUNBOOKS_WINDOWS_FILE`` (:func:`windows_file_path`).
+
+Failure: :class:`WindowsFileError` names the file, the line, what is wrong and the fix; a file
+that does not parse is refused whole (no half-read policy ever applies).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+from croniter import croniter
+
+from kafka_zk.errors import InvalidInput
+
+VARIABLE = "kafka_runbooks_windows_file"
+ENV_VAR = "KAFKA_RUNBOOKS_WINDOWS_FILE"
+MAX_FILE_BYTES = 1 << 20
+MAX_DURATION = timedelta(days=7)
+
+_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$")
+_SIZE = re.compile(r"^(\d+)\s*(B|KiB|MiB|GiB|TiB)?$")
+_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,200}$")
+
+_CLUSTER_KEYS = {"windows", "pre_approval"}
+_WINDOW_KEYS = {"name", "start", "duration", "timezone", "runbooks"}
+_POLICY_KEYS = {"runbooks", "max_replicas_moved", "max_bytes_moved", "require_rehearsal"}
+
+
+class WindowsFileError(InvalidInput):
+    """The windows file is malformed; the message names the line and the fix."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """One recurring window: opens at each ``start`` (cron, local time), open for ``duration``."""
+
+    name: str
+    start: str
+    duration: timedelta
+    timezone: str
+    runbooks: tuple[str, ...]
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    def admits(self, runbook: str) -> bool:
+        return "*" in self.runbooks or runbook in self.runbooks
+
+
+@dataclass(frozen=True)
+class PreApprovalPolicy:
+    """Scheduled runs of these runbooks inside a window skip the human, within the caps."""
+
+    runbooks: tuple[str, ...]
+    max_replicas_moved: int
+    max_bytes_moved: int
+    require_rehearsal: bool
+
+
+@dataclass(frozen=True)
+class ClusterWindows:
+    """What the file says about one cluster connection."""
+
+    conn_id: str
+    windows: tuple[Window, ...]
+    pre_approval: PreApprovalPolicy | None
+
+
+@dataclass(frozen=True)
+class WindowsFile:
+    """A parsed windows file, with its path and content hash (recorded by every decision)."""
+
+    path: str
+    sha256: str
+    clusters: tuple[ClusterWindows, ...]
+
+    def cluster(self, conn_id: str) -> ClusterWindows | None:
+        return next((c for c in self.clusters if c.conn_id == conn_id), None)
+
+
+def windows_file_path(variable_value: str | None, environ: dict[str, str]) -> str | None:
+    """The configured path: the Airflow Variable's value first, else the environment variable."""
+    value = (variable_value or "").strip() or (environ.get(ENV_VAR) or "").strip()
+    return value or None
+
+
+def load_windows_file(path: str | Path) -> WindowsFile:
+    """Read and check the whole file; raise :class:`WindowsFileError` on the first problem."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise WindowsFileError(f"windows file {p}: cannot read it ({e.strerror}); fix the path in the Airflow "
+                               f"Variable {VARIABLE} or ${ENV_VAR}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise WindowsFileError(f"windows file {p}: {len(raw)} bytes is larger than {MAX_FILE_BYTES}; "
+                               "this file only declares windows and policies, keep it small")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise WindowsFileError(f"windows file {p}: not UTF-8 (byte {e.start}); save it as UTF-8") from None
+    return parse_windows_text(text, str(p), hashlib.sha256(raw).hexdigest())
+
+
+def parse_windows_text(text: str, path: str = "<windows file>", sha256: str | None = None) -> WindowsFile:
+    """Parse the file's text (see the module docstring for the format)."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as e:
+        line = e.problem_mark.line + 1 if e.problem_mark else "?"
+        raise WindowsFileError(f"{path}, line {line}: not valid YAML ({e.problem}); fix the syntax there "
+                               "(indentation, quotes, a missing ':')") from None
+    except yaml.YAMLError as e:
+        raise WindowsFileError(f"{path}: not valid YAML ({e}); fix the syntax") from None
+    reader = _Reader(path)
+    if root is None:
+        raise WindowsFileError(f"{path}, line 1: the file is empty; declare at least one cluster under 'clusters:'")
+    top = reader.mapping(root, "the file", {"clusters"}, required={"clusters"})
+    clusters_node = top["clusters"]
+    clusters = reader.mapping(clusters_node, "clusters", None)
+    if not clusters:
+        raise reader.error(clusters_node, "'clusters' is empty", "name at least one cluster connection id")
+    parsed = tuple(_cluster(reader, name, node) for name, node in clusters.items())
+    digest = sha256 or hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return WindowsFile(path=path, sha256=digest, clusters=parsed)
+
+
+class _Reader:
+    """Walks the YAML node tree, turning every problem into an error with its line."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def error(self, node: yaml.Node, problem: str, fix: str) -> WindowsFileError:
+        return WindowsFileError(f"{self.path}, line {node.start_mark.line + 1}: {problem}; {fix}")
+
+    def mapping(self, node: yaml.Node, what: str, allowed: set[str] | None,
+                required: set[str] = frozenset()) -> dict[str, yaml.Node]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping of 'key: value' lines", "indent its keys under it")
+        out: dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.error(key_node, f"a key of {what} is not a plain name", "write 'name: value'")
+            key = key_node.value
+            if key in out:
+                raise self.error(key_node, f"{key!r} appears twice in {what}", "keep one of them")
+            if allowed is not None and key not in allowed:
+                raise self.error(key_node, f"unknown key {key!r} in {what}",
+                                 f"use one of {', '.join(sorted(allowed))}")
+            out[key] = value_node
+        missing = sorted(set(required) - set(out))
+        if missing:
+            raise self.error(node, f"{what} lacks {', '.join(repr(m) for m in missing)}", "add it")
+        return out
+
+    def scalar(self, node: yaml.Node, what: str) -> str:
+        if not isinstance(node, yaml.ScalarNode) or node.value == "":
+            raise self.error(node, f"{what} must be a single value", "write it on the same line after ':'")
+        return node.value
+
+    def names(self, node: yaml.Node, what: str) -> tuple[str, ...]:
+        if not isinstance(node, yaml.SequenceNode) or not node.value:
+            raise self.error(node, f"{what} must be a non-empty list of runbook ids",
+                             "write e.g. [decommission_brokers] or ['*'] for all")
+        out = []
+        for item in node.value:
+            name = self.scalar(item, f"an entry of {what}")
+            if name != "*" and not _NAME.match(name):
+                raise self.error(item, f"{name!r} in {what} is not a DAG id", "use the runbook's DAG id")
+            out.append(name)
+        return tuple(out)
+
+    def integer(self, node: yaml.Node, what: str, minimum: int) -> int:
+        text = self.scalar(node, what)
+        if not re.fullmatch(r"\d+", text) or int(text) < minimum:
+            raise self.error(node, f"{what} is {text!r}, not a whole number ≥ {minimum}", "write e.g. 100")
+        return int(text)
+
+    def boolean(self, node: yaml.Node, what: str) -> bool:
+        text = self.scalar(node, what).lower()
+        if text not in ("true", "false"):
+            raise self.error(node, f"{what} is {text!r}, not true or false", "write true or false")
+        return text == "true"
+
+
+def _cluster(reader: _Reader, conn_id: str, node: yaml.Node) -> ClusterWindows:
+    if not _NAME.match(conn_id):
+        raise reader.error(node, f"{conn_id!r} is not an Airflow connection id", "use the cluster's zk_conn_id")
+    fields = reader.mapping(node, f"cluster {conn_id!r}", _CLUSTER_KEYS, required={"windows"})
+    seq = fields["windows"]
+    if not isinstance(seq, yaml.SequenceNode) or not seq.value:
+        raise reader.error(seq, f"'windows' of {conn_id!r} must be a non-empty list",
+                           "start each window with '- name: ...'")
+    windows = tuple(_window(reader, conn_id, w) for w in seq.value)
+    names = [w.name for w in windows]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise reader.error(seq, f"two windows of {conn_id!r} are named {dup!r}", "give each window its own name")
+    policy = _policy(reader, conn_id, fields["pre_approval"]) if "pre_approval" in fields else None
+    return ClusterWindows(conn_id=conn_id, windows=windows, pre_approval=policy)
+
+
+def _window(reader: _Reader, conn_id: str, node: yaml.Node) -> Window:
+    f = reader.mapping(node, f"a window of {conn_id!r}", _WINDOW_KEYS, required=_WINDOW_KEYS)
+    name = reader.scalar(f["name"], "name")
+    if not _NAME.match(name):
+        raise reader.error(f["name"], f"window name {name!r} has characters other than letters, digits, '_.-'",
+                           "rename it")
+    start = reader.scalar(f["start"], f"start of window {name!r}")
+    if not croniter.is_valid(start) or len(start.split()) != 5:
+        raise reader.error(f["start"], f"start {start!r} of window {name!r} is not a 5-field cron expression",
+                           "write minute hour day-of-month month day-of-week, e.g. '0 1 * * 2,4'")
+    duration = _duration(reader, f["duration"], name)
+    tz = reader.scalar(f["timezone"], f"timezone of window {name!r}")
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise reader.error(f["timezone"], f"timezone {tz!r} of window {name!r} is not an IANA zone",
+                           "write e.g. Europe/Berlin or UTC") from None
+    runbooks = reader.names(f["runbooks"], f"runbooks of window {name!r}")
+    return Window(name=name, start=start, duration=duration, timezone=tz, runbooks=runbooks)
+
+
+def _duration(reader: _Reader, node: yaml.Node, name: str) -> timedelta:
+    text = reader.scalar(node, f"duration of window {name!r}").replace(" ", "")
+    m = _DURATION.match(text)
+    if not text or not m or not any(m.groups()):
+        raise reader.error(node, f"duration {text!r} of window {name!r} is not a duration",
+                           "write e.g. 4h, 90m or 1h30m")
+    d, h, mins = (int(g or 0) for g in m.groups())
+    value = timedelta(days=d, hours=h, minutes=mins)
+    if value <= timedelta(0) or value > MAX_DURATION:
+        raise reader.error(node, f"duration {text!r} of window {name!r} is outside 1m..7d",
+                           "a window lasts between a minute and a week")
+    return value
+
+
+def _policy(reader: _Reader, conn_id: str, node: yaml.Node) -> PreApprovalPolicy:
+    f = reader.mapping(node, f"pre_approval of {conn_id!r}", _POLICY_KEYS,
+                       required={"runbooks", "max_replicas_moved", "max_bytes_moved"})
+    size = reader.scalar(f["max_bytes_moved"], "max_bytes_moved")
+    m = _SIZE.match(size.strip())
+    if not m:
+        raise reader.error(f["max_bytes_moved"], f"max_bytes_moved {size!r} is not a size",
+                           "write bytes or a size like 50GiB (B, KiB, MiB, GiB, TiB)")
+    return PreApprovalPolicy(
+        runbooks=reader.names(f["runbooks"], f"pre_approval runbooks of {conn_id!r}"),
+        max_replicas_moved=reader.integer(f["max_replicas_moved"], "max_replicas_moved", 0),
+        max_bytes_moved=int(m.group(1)) * _UNITS[m.group(2)],
+        require_rehearsal=reader.boolean(f["require_rehearsal"], "require_rehearsal")
+        if "require_rehearsal" in f else True,
+    )
+
+
+def describe(value: Any) -> str:
+    """A short human form of a window, for logs and reports."""
+    if isinstance(value, Window):
+        return f"{value.name} ({value.start} for {value.duration}, {value.timezone})"
+    return str(value)
