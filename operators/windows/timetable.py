@@ -9,7 +9,7 @@ while the scheduler was down is skipped, not run late.
 
 The file's path is resolved at each call: :data:`~operators.windows.spec.ENV_VAR` or, when
 the scheduler can read Variables, :data:`~operators.windows.spec.VARIABLE`. The class must be
-registered with Airflow (``operators.windows.plugin``) for the scheduler to deserialize it.
+registered with Airflow (``operators.plugin``) for the scheduler to deserialize it.
 
 Failure: with no file, a malformed file, or no window admitting the runbook within a year, the
 timetable schedules nothing and logs why (the scheduler must keep running; the runbook's own

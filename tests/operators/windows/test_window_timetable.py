@@ -92,5 +92,5 @@ def test_without_catchup_a_window_already_closed_is_not_run_late(windows_file):
 def test_it_round_trips_through_serialization_and_the_plugin_registers_it():
     tt = MaintenanceWindowTimetable("c1", "decommission_brokers")
     assert MaintenanceWindowTimetable.deserialize(tt.serialize()) == tt
-    from operators.windows.plugin import KafkaRunbooksPlugin
+    from operators.plugin import KafkaRunbooksPlugin
     assert MaintenanceWindowTimetable in KafkaRunbooksPlugin.timetables

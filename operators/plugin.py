@@ -1,0 +1,24 @@
+"""The project's Airflow plugin: the maintenance-window timetable and the reports app.
+
+Airflow loads it through the package's ``airflow.plugins`` entry point (pyproject.toml); a
+deployment that does not pip-install the package copies a two-line shim importing
+:class:`KafkaRunbooksPlugin` into ``$AIRFLOW_HOME/plugins``. The scheduler needs the timetable
+registered to deserialize DAGs scheduled by it; the API server mounts the reports app at
+``/kafka-runbooks`` (behind Airflow's login, see :mod:`operators.reports_app`).
+
+Failure: none at import beyond Airflow's own; a missing registration shows in the scheduler as
+"Timetable class ... is not registered" and the report links answer 404.
+"""
+
+from __future__ import annotations
+
+from airflow.plugins_manager import AirflowPlugin
+
+from operators.reports_app import URL_PREFIX, app
+from operators.windows.timetable import MaintenanceWindowTimetable
+
+
+class KafkaRunbooksPlugin(AirflowPlugin):
+    name = "kafka_runbooks"
+    timetables = [MaintenanceWindowTimetable]
+    fastapi_apps = [{"app": app, "url_prefix": URL_PREFIX, "name": "Kafka Runbooks reports"}]

@@ -1,0 +1,94 @@
+"""The run reports, served by Airflow's own API server behind Airflow's login.
+
+An approver must see the plan, not a path on a worker's disk. This FastAPI app is mounted in
+the API server by the project's plugin (:mod:`operators.plugin`) at ``/kafka-runbooks``:
+
+- ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/`` lists the run's reports and records;
+- ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/{name}`` serves one of them (``plan_report.html``
+  with its chart, ``final_report.html``, the Markdown forms, ``approval.json``, ``audit.jsonl``…).
+
+Every request needs an Airflow login (the JWT cookie of the UI, or a bearer token) and the auth
+manager's permission to read that DAG's runs, checked by Airflow's own dependency. The run
+folder is ``<run_root>/<dag_id>/<run_id>``: ``run_root`` is the run's own ``run_root`` param when
+it was triggered with one, else the deployment default (``$KAFKA_RUNBOOKS_RUN_ROOT``). Only
+files directly in the run folder or its ``plan/`` folder with a report suffix are served; HTML is
+served with a Content-Security-Policy that forbids scripts and remote loads.
+
+Failure: 401/403 from Airflow's auth; 404 naming what is missing (run folder or file).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from fastapi import Depends, FastAPI, HTTPException
+from fastapi.responses import FileResponse, HTMLResponse
+
+from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+from airflow.api_fastapi.core_api.security import requires_access_dag
+
+from kafka_zk.run_folder import RunFolder
+from operators.runbook_dag import DEFAULT_RUN_ROOT
+
+URL_PREFIX = "/kafka-runbooks"
+SUFFIXES = {".html": "text/html; charset=utf-8", ".md": "text/plain; charset=utf-8",
+            ".txt": "text/plain; charset=utf-8", ".json": "application/json", ".jsonl": "text/plain; charset=utf-8",
+            ".svg": "image/svg+xml"}
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'self'"
+
+app = FastAPI(title="Kafka Runbooks reports", docs_url=None, redoc_url=None, openapi_url=None)
+can_read_runs = Depends(requires_access_dag("GET", DagAccessEntity.RUN))
+
+
+def report_url(base_url: str, dag_id: str, run_id: str, name: str = "") -> str:
+    """The link to a run's report as the API server serves it (``base_url`` = the UI's address)."""
+    from urllib.parse import quote
+
+    return f"{base_url.rstrip('/')}{URL_PREFIX}/runs/{quote(dag_id, safe='')}/{quote(run_id, safe='')}/{name}"
+
+
+def _run_root(dag_id: str, run_id: str) -> str:
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        run = session.query(DagRun).filter(DagRun.dag_id == dag_id, DagRun.run_id == run_id).one_or_none()
+        if run is None:
+            raise HTTPException(404, f"no run {run_id!r} of DAG {dag_id!r}")
+        conf = run.conf or {}
+    return str(conf.get("run_root") or DEFAULT_RUN_ROOT)
+
+
+def _folder(dag_id: str, run_id: str) -> RunFolder:
+    folder = RunFolder.for_run(_run_root(dag_id, run_id), dag_id, run_id)
+    if not folder.root.is_dir():
+        raise HTTPException(404, f"run {run_id!r} of {dag_id!r} has no run folder at {folder.root} (yet)")
+    return folder
+
+
+def _listing(folder: RunFolder) -> list[Path]:
+    files = [p for d in (folder.root, folder.plan_dir) if d.is_dir() for p in sorted(d.iterdir())
+             if p.is_file() and p.suffix in SUFFIXES and not p.name.startswith(".")]
+    return files
+
+
+@app.get("/runs/{dag_id}/{run_id}/", response_class=HTMLResponse, dependencies=[can_read_runs])
+def run_index(dag_id: str, run_id: str) -> HTMLResponse:
+    folder = _folder(dag_id, run_id)
+    items = "".join(f'<li><a href="{html.escape(p.relative_to(folder.root).as_posix())}">'
+                    f"{html.escape(p.relative_to(folder.root).as_posix())}</a></li>" for p in _listing(folder))
+    page = (f"<!doctype html><title>{html.escape(dag_id)} {html.escape(run_id)}</title>"
+            f"<h1>{html.escape(dag_id)} — {html.escape(run_id)}</h1><ul>{items}</ul>")
+    return HTMLResponse(page, headers={"Content-Security-Policy": CSP})
+
+
+@app.get("/runs/{dag_id}/{run_id}/{name:path}", dependencies=[can_read_runs])
+def run_file(dag_id: str, run_id: str, name: str) -> FileResponse:
+    folder = _folder(dag_id, run_id)
+    allowed = {p.relative_to(folder.root).as_posix(): p for p in _listing(folder)}
+    path = allowed.get(name)
+    if path is None:
+        raise HTTPException(404, f"{name!r} is not a report of run {run_id!r}; the run's index lists them")
+    return FileResponse(path, media_type=SUFFIXES[path.suffix],
+                        headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
