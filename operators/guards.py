@@ -3,11 +3,14 @@
 Checks, all against the *live* cluster, every problem collected before refusing:
 
 1. the plan on disk is the approved one (hash; skipped in a dry run, which writes nothing);
-2. every broker to remove is registered (``/brokers/ids``);
+2. every broker to remove, and every broker the plan moves replicas onto, is registered
+   (``/brokers/ids``);
 3. no reassignment is running: ``/admin/reassign_partitions`` absent, no partition with
    adding/removing replicas — unless it is this run's own wave (a cleared or retried run);
 4. the plan is not stale: every planned partition still has the replica *set* the plan assumed
    (order may differ: demotion re-orders), or already has its target (a resumed run).
+
+5. a runbook's own guards: a subclass overrides :meth:`GuardsOperator.extra_problems`.
 
 The result goes to ``guards.json`` in the run folder. Failure: :class:`ReassignmentInProgress`,
 :class:`StalePlan`, :class:`BrokerNotAvailable` (the first problem's type; the message lists all).
@@ -73,6 +76,11 @@ class GuardsOperator(DecommissionStep):
 
     ui_color = "#fff3cd"
 
+    def extra_problems(self, snap: ClusterSnapshot, plan: Any) -> list[tuple[type[KafkaZkError], str]]:
+        """A runbook's own guards against the live snapshot and the plan artifacts: each problem as
+        (error type, message naming the problem and the fix); none by default."""
+        return []
+
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
         checks: list[str] = []
@@ -90,8 +98,18 @@ class GuardsOperator(DecommissionStep):
         if missing:
             problems.append((BrokerNotAvailable, f"broker(s) {missing} to remove are not registered under "
                              f"/brokers/ids (live: {list(snap.live_broker_ids)}): check brokers_to_remove"))
-        else:
+        elif self.removed:
             checks.append(f"brokers to remove {sorted(self.removed)} are registered")
+        destinations = {b for tp, replicas in plan.target.items() for b in replicas
+                        if b not in set(plan.rollback.get(tp, ()))}
+        gone = sorted(destinations - set(snap.brokers))
+        if gone:
+            problems.append((BrokerNotAvailable, f"broker(s) {gone} the plan moves replicas onto are not registered "
+                             f"under /brokers/ids (live: {list(snap.live_broker_ids)}): start them, or re-plan"))
+        elif destinations:
+            checks.append(f"destination brokers {sorted(destinations)} are registered")
+        for cls, text in self.extra_problems(snap, plan):
+            problems.append((cls, text))
         for text in reassignment_problems(snap, dict(plan.target)):
             problems.append((ReassignmentInProgress, text))
         if not any(cls is ReassignmentInProgress for cls, _ in problems):

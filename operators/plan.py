@@ -1,4 +1,9 @@
-"""DecommissionPlanOperator: the Spark plan step, submitted with ``spark-submit``.
+"""The Spark plan step of the data-moving runbooks, submitted with ``spark-submit``.
+
+:class:`SparkPlanOperator` is the step every reassignment runbook shares (throttle and limits
+checked, ``plan_from`` copied or the plan job run, the plan hash returned); a runbook's subclass
+names its plan operation and checks its own Params (:class:`DecommissionPlanOperator` here; the
+others beside their DAGs' needs in :mod:`operators.plan_ops`).
 
 Why ``SparkSubmitOperator`` and not ``@task.pyspark``: the plan job
 (``spark_jobs/plan_job.py``) is a standalone Spark application that runs on whatever master the
@@ -34,11 +39,12 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-
 import json
 
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
 from kafka_zk.errors import InvalidInput
+from kafka_zk.run_folder import RunFolder
 from kafka_zk.topic_configs import check_rate
 from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster
 from operators.base import as_bool
@@ -95,6 +101,20 @@ def snapshot_racks(path: Path) -> dict[int, str | None]:
     return racks
 
 
+def read_plan_summary(plan_dir: Path, origin: str, operation: str) -> dict:
+    """``plan_dir``'s summary.json, refused (naming ``origin``) when it is not a plan of ``operation``."""
+    try:
+        summary = json.loads((plan_dir / "summary.json").read_text(encoding="utf-8"))
+        planned_op = summary["operation"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InvalidInput(f"{origin}: {plan_dir} has no readable summary.json ({type(exc).__name__}); give the "
+                           f"plan/ folder of an earlier {operation} run") from None
+    if planned_op != operation:
+        raise InvalidInput(f"{origin}: that plan is a {planned_op}, this runbook runs a {operation}; give the plan/ "
+                           f"folder of an earlier {operation} run, or leave plan_from empty to plan now")
+    return summary
+
+
 def check_plan_matches(plan_dir: Path, brokers: list[int], origin: str) -> None:
     """The plan in ``plan_dir`` is a decommission of exactly ``brokers`` (its summary.json says)."""
     try:
@@ -109,18 +129,25 @@ def check_plan_matches(plan_dir: Path, brokers: list[int], origin: str) -> None:
                            "plan, or leave plan_from empty to plan for the brokers given")
 
 
-class DecommissionPlanOperator(SparkSubmitOperator):
-    """Plan the decommission of ``brokers_to_remove`` from the run's snapshot into ``plan/``."""
+class SparkPlanOperator(SparkSubmitOperator):
+    """The plan step of a data-moving runbook: checks, then ``plan_job.py --op <operation>``.
 
+    A subclass says what differs: :attr:`operation` (a key of ``spark_jobs.operations``),
+    :meth:`check_inputs` (its Params against the snapshot, before Spark; returns what the step
+    returns besides the plan hash), :meth:`job_args` (its own plan-job flags) and
+    :meth:`check_plan_matches` (a plan copied with ``plan_from``, or one already in the run folder,
+    must be a plan of this run's Params). The shared Params (throttle, moves per broker, sizes,
+    capacity, ``plan_from``) are handled here.
+    """
+
+    operation: str = ""
     template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "spark_conn_id", "run_root",
-                                      "brokers_to_remove", "throttle_bytes_per_sec", "max_moves_per_broker",
-                                      "plan_from", "seed", "allow_extra_moves", "allow_rack_removal")
+                                      "throttle_bytes_per_sec", "max_moves_per_broker", "plan_from", "seed",
+                                      "allow_extra_moves")
 
-    def __init__(self, *, spark_conn_id: str, run_root: str, brokers_to_remove: Any,
-                 throttle_bytes_per_sec: Any = None, max_moves_per_broker: Any = None,
-                 plan_from: str | None = None, seed: Any = 0, allow_extra_moves: Any = False,
-                 allow_rack_removal: Any = False,
-                 **kwargs: Any) -> None:
+    def __init__(self, *, spark_conn_id: str, run_root: str, throttle_bytes_per_sec: Any = None,
+                 max_moves_per_broker: Any = None, plan_from: str | None = None, seed: Any = 0,
+                 allow_extra_moves: Any = False, **kwargs: Any) -> None:
         kwargs.setdefault("application", str(PLAN_JOB))
         kwargs.setdefault("name", "kafka-runbooks-plan")
         kwargs.setdefault("conf", {"spark.ui.enabled": "false"})
@@ -128,19 +155,31 @@ class DecommissionPlanOperator(SparkSubmitOperator):
         super().__init__(**kwargs)
         self.spark_conn_id = spark_conn_id
         self.run_root = run_root
-        self.brokers_to_remove = brokers_to_remove
         self.throttle_bytes_per_sec = throttle_bytes_per_sec
         self.max_moves_per_broker = max_moves_per_broker
         self.plan_from = plan_from
         self.seed = seed
         self.allow_extra_moves = allow_extra_moves
-        self.allow_rack_removal = allow_rack_removal
+
+    # -- what a runbook says ------------------------------------------------------------------
+
+    def check_inputs(self, folder: RunFolder) -> dict:
+        """Check this runbook's Params (naming each) before Spark; return extra result values."""
+        return {}
+
+    def job_args(self) -> list[str]:
+        """This runbook's plan-job flags besides ``--snapshot/--op/--out/--seed`` and the shared ones."""
+        return []
+
+    def check_plan_matches(self, plan_dir: Path, origin: str) -> None:
+        """Refuse (:class:`InvalidInput` naming ``origin``) a plan that is not this run's."""
+        read_plan_summary(plan_dir, origin, self.operation)
+
+    # -- the step ------------------------------------------------------------------------------
 
     def execute(self, context: Any) -> dict:
         folder = run_folder(context, self.run_root)
-        brokers = check_brokers_to_remove(self.brokers_to_remove)
-        if folder.snapshot.is_file():
-            check_removal_against_cluster(brokers, snapshot_racks(folder.snapshot), as_bool(self.allow_rack_removal))
+        extra = self.check_inputs(folder)
         throttle = None
         if self.throttle_bytes_per_sec not in (None, ""):
             try:
@@ -151,56 +190,82 @@ class DecommissionPlanOperator(SparkSubmitOperator):
             if throttle <= 0:
                 raise InvalidInput(f"throttle_bytes_per_sec={throttle}: give a positive rate in bytes/s")
         if (folder.plan_dir / "plan.json").is_file():
-            check_plan_matches(folder.plan_dir, brokers, f"the plan already in {folder.plan_dir}")
+            self.check_plan_matches(folder.plan_dir, f"the plan already in {folder.plan_dir}")
             self.log.info("plan already in %s (run cleared or retried): keeping it", folder.plan_dir)
         elif self.plan_from:
             src = Path(self.plan_from)
             if not (src / "plan.json").is_file():
                 raise InvalidInput(f"plan_from={src}: no plan.json there; give the plan/ folder of an earlier "
                                    "run, or leave plan_from empty to plan now")
-            check_plan_matches(src, brokers, f"plan_from={src}")
+            self.check_plan_matches(src, f"plan_from={src}")
             shutil.copytree(src, folder.plan_dir)
             self.log.info("plan copied from %s (no Spark run)", src)
         else:
-            if not folder.snapshot.is_file():
-                raise InvalidInput(f"{folder.snapshot} is missing: the snapshot task must run first")
-            args = ["--snapshot", str(folder.snapshot), "--op", "decommission",
-                    "--brokers", ",".join(str(b) for b in brokers), "--out", str(folder.plan_dir),
-                    "--seed", str(int(self.seed or 0))]
-            if folder.partition_sizes.is_file():    # what the snapshot step writes
-                args += ["--sizes", str(folder.partition_sizes)]
-            elif folder.sizes.is_file():            # a run folder from before sizes.jsonl existed
-                args += ["--sizes", str(folder.sizes)]
-            if folder.capacity.is_file():           # written by the snapshot step
-                args += ["--capacity", str(folder.capacity)]
-                if str(self.allow_extra_moves).strip().lower() in ("true", "1"):
-                    args.append("--allow-extra-moves")
-            if throttle is not None:
-                args += ["--throttle", str(throttle)]
-            if self.max_moves_per_broker not in (None, ""):
-                moves = int(self.max_moves_per_broker)
-                if moves <= 0:
-                    raise InvalidInput(f"max_moves_per_broker={moves}: give a positive number of moves")
-                args += ["--max-moves-per-broker", str(moves)]
-            self.application_args = args
-            self._conn_id = self.spark_conn_id
-            self.conf = {**LOCAL_DRIVER_CONF, **(self.conf or {})} if _is_local_master(self.spark_conn_id) \
-                else dict(self.conf or {})
-            if not self._spark_binary:
-                self._spark_binary = spark_submit_binary()
-            self._hook = None
-            refusal = folder.root / "plan_refused.txt"
-            refusal.unlink(missing_ok=True)
-            self.application_args += ["--refusal-file", str(refusal)]
-            try:
-                super().execute(context)
-            except Exception:
-                if refusal.is_file():       # the job refused the plan: say why, not "exit code 1"
-                    raise InvalidInput(f"plan refused: {refusal.read_text(encoding='utf-8').strip()}") from None
-                raise
-            if not (folder.plan_dir / "plan.json").is_file():
-                raise InvalidInput(f"the plan job finished without writing {folder.plan_dir}/plan.json; "
-                                   "see the spark-submit output above")
+            self._run_job(context, folder, throttle)
         digest = plan_hash(folder.plan_dir)
         self.log.info("plan hash %s", digest)
-        return {"plan_dir": str(folder.plan_dir), "plan_hash": digest, "brokers_to_remove": brokers}
+        return {"plan_dir": str(folder.plan_dir), "plan_hash": digest, **extra}
+
+    def _run_job(self, context: Any, folder: RunFolder, throttle: int | None) -> None:
+        if not folder.snapshot.is_file():
+            raise InvalidInput(f"{folder.snapshot} is missing: the snapshot task must run first")
+        args = ["--snapshot", str(folder.snapshot), "--op", self.operation, *self.job_args(),
+                "--out", str(folder.plan_dir), "--seed", str(int(self.seed or 0))]
+        if folder.partition_sizes.is_file():    # what the snapshot step writes
+            args += ["--sizes", str(folder.partition_sizes)]
+        elif folder.sizes.is_file():            # a run folder from before sizes.jsonl existed
+            args += ["--sizes", str(folder.sizes)]
+        if folder.capacity.is_file():           # written by the snapshot step
+            args += ["--capacity", str(folder.capacity)]
+            if as_bool(self.allow_extra_moves):
+                args.append("--allow-extra-moves")
+        if throttle is not None:
+            args += ["--throttle", str(throttle)]
+        if self.max_moves_per_broker not in (None, ""):
+            moves = int(self.max_moves_per_broker)
+            if moves <= 0:
+                raise InvalidInput(f"max_moves_per_broker={moves}: give a positive number of moves")
+            args += ["--max-moves-per-broker", str(moves)]
+        self.application_args = args
+        self._conn_id = self.spark_conn_id
+        self.conf = {**LOCAL_DRIVER_CONF, **(self.conf or {})} if _is_local_master(self.spark_conn_id) \
+            else dict(self.conf or {})
+        if not self._spark_binary:
+            self._spark_binary = spark_submit_binary()
+        self._hook = None
+        refusal = folder.root / "plan_refused.txt"
+        refusal.unlink(missing_ok=True)
+        self.application_args += ["--refusal-file", str(refusal)]
+        try:
+            super().execute(context)
+        except Exception:
+            if refusal.is_file():       # the job refused the plan: say why, not "exit code 1"
+                raise InvalidInput(f"plan refused: {refusal.read_text(encoding='utf-8').strip()}") from None
+            raise
+        if not (folder.plan_dir / "plan.json").is_file():
+            raise InvalidInput(f"the plan job finished without writing {folder.plan_dir}/plan.json; "
+                               "see the spark-submit output above")
+
+
+class DecommissionPlanOperator(SparkPlanOperator):
+    """Plan the decommission of ``brokers_to_remove`` from the run's snapshot into ``plan/``."""
+
+    operation = "decommission"
+    template_fields: Sequence[str] = (*SparkPlanOperator.template_fields, "brokers_to_remove", "allow_rack_removal")
+
+    def __init__(self, *, brokers_to_remove: Any, allow_rack_removal: Any = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.brokers_to_remove = brokers_to_remove
+        self.allow_rack_removal = allow_rack_removal
+
+    def check_inputs(self, folder: RunFolder) -> dict:
+        brokers = check_brokers_to_remove(self.brokers_to_remove)
+        if folder.snapshot.is_file():
+            check_removal_against_cluster(brokers, snapshot_racks(folder.snapshot), as_bool(self.allow_rack_removal))
+        return {"brokers_to_remove": brokers}
+
+    def job_args(self) -> list[str]:
+        return ["--brokers", ",".join(str(b) for b in check_brokers_to_remove(self.brokers_to_remove))]
+
+    def check_plan_matches(self, plan_dir: Path, origin: str) -> None:
+        check_plan_matches(plan_dir, check_brokers_to_remove(self.brokers_to_remove), origin)

@@ -46,7 +46,8 @@ from operators.sensors.reassignment import raise_for_event
 from operators.state_change import remember_broker_logs, write_stall_excerpt
 from operators.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.waves import DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, live_partitions, partition_done, wave_state
+from operators.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
+                             partition_done, wave_state)
 from spark_jobs.artifacts import load_plan_artifacts
 
 def build_wave_book(plan_dir: str) -> WaveBook:
@@ -70,6 +71,8 @@ class ExecuteWavesOperator(RunbookOperator):
                                       "wave_timeout_s", "poll_interval_s", "stall_warning_s", "stall_timeout_s",
                                       "broker_logs")
     ui_color = "#cfe2f3"
+    #: the clock every wave status change is stamped with (epoch seconds); a test may replace it
+    clock = staticmethod(time.time)
 
     def __init__(self, *, throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 6 * 3600,
                  poll_interval_s: Any = 5.0, stall_warning_s: Any = 600.0, stall_timeout_s: Any = None,
@@ -113,7 +116,7 @@ class ExecuteWavesOperator(RunbookOperator):
                 "rollback")})
         wave = book.wave(int(event["wave_id"]))
         if wave.status != DONE:
-            book = self._save(folder, book, wave.advance(DONE, time.time()))
+            book = self._advance_wave(folder, book, wave.id, DONE)
         self.log.info("wave %d done in %.1fs", wave.id, event.get("elapsed_s", 0.0))
         return self._advance(context, folder, book)
 
@@ -129,7 +132,7 @@ class ExecuteWavesOperator(RunbookOperator):
                 progress, listed = wave_state(wave, snap)
                 if progress.complete and not listed:
                     self.log.info("wave %d already finished in ZooKeeper: not submitting it again", wave.id)
-                    book = self._save(folder, book, wave.advance(DONE, time.time()))
+                    book = self._advance_wave(folder, book, wave.id, DONE)
                     continue
                 kind = classify_live_reassignment(snap.reassignment, wave.targets)
                 if kind == "foreign":
@@ -140,8 +143,8 @@ class ExecuteWavesOperator(RunbookOperator):
                 if kind == "ours":
                     self.log.info("wave %d is already in /admin/reassign_partitions: waiting for it, "
                                   "not rewriting it", wave.id)
-                    wave = wave.advance(SUBMITTED, time.time())
-                    book = self._save(folder, book, wave)
+                    book = self._advance_wave(folder, book, wave.id, SUBMITTED)
+                    wave = book.wave(wave.id)
                 else:
                     todo = {m.tp: m for m in wave.moves if not partition_done(live.get(m.tp), m.target)}
                     stale = [f"{tp}: plan assumed {list(m.current)}, cluster has "
@@ -153,21 +156,22 @@ class ExecuteWavesOperator(RunbookOperator):
                         raise StalePlan(f"plan is stale, re-plan: wave {wave.id}: " + "; ".join(stale[:10]))
                     self._throttle_wave(folder, writer, wave)
                     submit_reassignment(writer, snap, {tp: m.target for tp, m in todo.items()})
-                    wave = wave.advance(SUBMITTED, time.time())
-                    book = self._save(folder, book, wave)
+                    book = self._advance_wave(folder, book, wave.id, SUBMITTED)
+                    wave = book.wave(wave.id)
                     self.log.info("wave %d submitted: %d partition(s), %d bytes to copy", wave.id, len(todo),
                                   wave.bytes_total)
                 if self._finished_inline(client, wave):
-                    book = self._save(folder, book, wave.advance(DONE, time.time()))
+                    book = self._advance_wave(folder, book, wave.id, DONE)
                     self.log.info("wave %d done (before deferring)", wave.id)
                     continue
                 self._defer(context, folder, wave)
         self.log.info("all %d waves done (%d partitions)", len(book.waves), book.total_partitions)
         return {"waves": len(book.waves), "partitions": book.total_partitions}
 
-    @staticmethod
-    def _save(folder: RunFolder, book: WaveBook, wave: WaveSpec) -> WaveBook:
-        book = book.with_wave(wave)
+    def _advance_wave(self, folder: RunFolder, book: WaveBook, wave_id: int, to: WaveStatus) -> WaveBook:
+        """Move one wave to ``to`` (checked against :data:`operators.waves.ALLOWED`, stamped with
+        :attr:`clock`) and save ``waves.json``: the executor's only way to change a wave's status."""
+        book = book.advance(wave_id, to, self.clock())
         book.save(folder.wave_progress)
         return book
 

@@ -15,6 +15,7 @@ Failure: a progress file that does not parse raises :class:`InvalidPayload` nami
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -24,16 +25,34 @@ from kafka_zk.errors import InvalidPayload
 from kafka_zk.model import ClusterSnapshot, Partition
 from kafka_zk.run_folder import read_json, write_json_atomic
 
-PENDING, SUBMITTED, DONE = "pending", "submitted", "done"
+class WaveStatus(enum.StrEnum):
+    """Where a wave stands in ``waves.json`` (a ``str``: the file holds its value)."""
+
+    PENDING = "pending"
+    SUBMITTED = "submitted"
+    DONE = "done"
+
+
+PENDING, SUBMITTED, DONE = WaveStatus.PENDING, WaveStatus.SUBMITTED, WaveStatus.DONE
 
 # A wave's life in ``waves.json``: submitted once (a retry that finds it in
 # /admin/reassign_partitions re-records "submitted"), done once; done is final. A wave found
 # already finished in ZooKeeper goes from pending to done without being submitted.
-ALLOWED: dict[str, frozenset[str]] = {
-    PENDING: frozenset({SUBMITTED, DONE}),
-    SUBMITTED: frozenset({SUBMITTED, DONE}),
-    DONE: frozenset(),
+#
+#   PENDING ──submit──▶ SUBMITTED ──finished──▶ DONE
+#      └──────────── found finished ────────────▲
+#
+# Every change of a wave's status goes through :meth:`WaveBook.advance`, which checks this
+# table and takes the time from the caller's clock (never read here).
+ALLOWED: dict[WaveStatus, frozenset[WaveStatus]] = {
+    WaveStatus.PENDING: frozenset({WaveStatus.SUBMITTED, WaveStatus.DONE}),
+    WaveStatus.SUBMITTED: frozenset({WaveStatus.SUBMITTED, WaveStatus.DONE}),
+    WaveStatus.DONE: frozenset(),
 }
+
+
+class IllegalWaveTransition(InvalidPayload):
+    """A wave status change :data:`ALLOWED` does not list (e.g. a done wave submitted again)."""
 
 
 @dataclass(frozen=True)
@@ -52,13 +71,17 @@ class WaveMove:
 
 @dataclass(frozen=True)
 class WaveSpec:
-    """One wave: its moves, and where it stands (``pending``/``submitted``/``done``)."""
+    """One wave: its moves, and where it stands (:class:`WaveStatus`)."""
 
     id: int
     moves: tuple[WaveMove, ...]
-    status: str = PENDING
+    status: WaveStatus = WaveStatus.PENDING
     submitted_at: str | None = None
     done_at: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, WaveStatus):   # "pending"/"submitted"/"done" from a file or a caller
+            object.__setattr__(self, "status", WaveStatus(self.status))
 
     @property
     def targets(self) -> dict[TopicPartition, tuple[int, ...]]:
@@ -68,15 +91,17 @@ class WaveSpec:
     def bytes_total(self) -> int:
         return sum(m.size * len(m.new_replicas) for m in self.moves)
 
-    def advance(self, to: str, now: float) -> "WaveSpec":
+    def advance(self, to: WaveStatus, now: float) -> "WaveSpec":
         """This wave in status ``to`` at epoch time ``now`` (passed in, never read here).
 
-        Raises :class:`InvalidPayload` for a transition :data:`ALLOWED` does not list (e.g. a
-        done wave submitted again)."""
-        if to not in ALLOWED.get(self.status, frozenset()):
-            raise InvalidPayload(f"wave {self.id}: status {self.status} -> {to} is not allowed; allowed from "
-                                 f"{self.status}: {sorted(ALLOWED.get(self.status, ()))}")
-        if to == SUBMITTED:
+        Raises :class:`IllegalWaveTransition` for a transition :data:`ALLOWED` does not list (e.g. a
+        done wave submitted again), naming the current, target and allowed statuses."""
+        to = WaveStatus(to)
+        allowed = ALLOWED[self.status]
+        if to not in allowed:
+            raise IllegalWaveTransition(f"wave {self.id}: status {self.status.value} -> {to.value} is not allowed; "
+                                        f"allowed from {self.status.value}: {sorted(a.value for a in allowed)}")
+        if to is WaveStatus.SUBMITTED:
             return replace(self, status=to, submitted_at=self.submitted_at or now)
         return replace(self, status=to, done_at=now)
 
@@ -95,6 +120,11 @@ class WaveBook:
     def with_wave(self, wave: WaveSpec) -> "WaveBook":
         return replace(self, waves=tuple(wave if w.id == wave.id else w for w in self.waves))
 
+    def advance(self, wave_id: int, to: WaveStatus, now: float) -> "WaveBook":
+        """The book with wave ``wave_id`` moved to ``to`` at ``now`` (the one place a status changes;
+        :class:`IllegalWaveTransition` on an arrow :data:`ALLOWED` lacks)."""
+        return self.with_wave(self.wave(wave_id).advance(to, now))
+
     def wave(self, wave_id: int) -> WaveSpec:
         for w in self.waves:
             if w.id == wave_id:
@@ -103,7 +133,7 @@ class WaveBook:
 
     def to_json(self) -> dict:
         return {"plan_hash": self.plan_hash, "waves": [
-            {"id": w.id, "status": w.status, "submitted_at": w.submitted_at, "done_at": w.done_at,
+            {"id": w.id, "status": w.status.value, "submitted_at": w.submitted_at, "done_at": w.done_at,
              "moves": [{"topic": m.tp.topic, "partition": m.tp.partition, "current": list(m.current),
                         "target": list(m.target), "size": m.size} for m in w.moves]}
             for w in self.waves]}
@@ -116,7 +146,7 @@ class WaveBook:
                                                       tuple(int(b) for b in m["current"]),
                                                       tuple(int(b) for b in m["target"]), int(m.get("size", 0)))
                                              for m in w["moves"]),
-                         str(w["status"]), w.get("submitted_at"), w.get("done_at"))
+                         WaveStatus(str(w["status"])), w.get("submitted_at"), w.get("done_at"))
                 for w in doc["waves"])
             return cls(str(doc["plan_hash"]), waves)
         except (KeyError, TypeError, ValueError) as exc:

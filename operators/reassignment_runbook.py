@@ -1,0 +1,190 @@
+"""The skeleton every data-moving runbook is built on: one factory, one DAG shape.
+
+A runbook that moves replicas (decommission, add brokers, rebalance, ...) shares every step but
+its plan; its file in ``dags/`` says only what differs and calls :func:`reassignment_runbook`::
+
+    from operators.reassignment_runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+
+    PARAMS = {"zk_conn_id": zk_conn_param(), "new_brokers": Param(...), **reassignment_params()}
+    dag = reassignment_runbook(ReassignmentRunbook(
+        dag_id="add_brokers", description="...", params=PARAMS, doc_md=DOC_MD,
+        plan=lambda plan_args: AddBrokersPlanOperator(new_brokers="{{ params.new_brokers }}", **plan_args),
+        approval_title="Add brokers {{ params.new_brokers | join(', ') }}"))
+
+The API (read by every runbook file):
+
+* :func:`reassignment_params` — the Params every data-moving runbook takes (throttle, moves per
+  broker, sizes, capacity, dry run, pre-approval, Spark connection, run root, ``plan_from``, wave
+  timeout, polling and stall settings, state-change logs), each with a description. A runbook
+  adds ``zk_conn_id`` (:func:`operators.runbook_dag.zk_conn_param`) and its own Params.
+* :class:`ReassignmentRunbook` — what differs: ``plan`` (a callable given the shared plan-step
+  arguments, see :data:`PLAN_ARGS`, returning a :class:`operators.plan.SparkPlanOperator` subclass
+  instance; the skeleton sets ``task_id="plan"``), ``approval_title`` (Jinja; the skeleton adds
+  ": approve plan <hash>"), ``brokers_to_remove`` (the Jinja expression or literal the guards,
+  demote, reports and notice read; ``[]`` when the runbook removes none), ``guards`` (a callable
+  given the step arguments returning the guards task; default :class:`GuardsOperator`, whose
+  :meth:`~operators.guards.GuardsOperator.extra_problems` a subclass overrides for its own
+  guards), ``demote`` (move leadership off ``brokers_to_remove`` first), ``verify_data`` (the
+  optional data check; needs the ``verify_data`` Param) and ``checks`` (callables given the step
+  arguments, each returning one task run after the preferred election and before the final
+  report, in order — e.g. decommission's ``verify_drained``).
+* :func:`reassignment_runbook` — builds the DAG. Task ids, always: ``snapshot`` → ``plan`` →
+  ``render_plan_report`` → ``approve`` → ``guards`` → [``demote``] → ``set_throttles`` (setup) →
+  ``execute_waves`` (deferrable, resumable, retried) → ``final_verify`` → [``verify_data``] →
+  ``remove_throttles`` (teardown: runs whatever failed; keeps throttles while a wave of ours
+  copies) → ``elect_preferred_leaders`` → *checks* → ``final_report`` → ``notify`` (both
+  ``all_done``; notify fails the run if any step failed).
+
+Failure: building a DAG with a plan task whose id is not ``plan``, or asking for ``verify_data``
+without its Param, raises ``ValueError`` at parse time (the DAG shows an import error naming it).
+Each step's own failures are documented in its module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable, Mapping, Sequence
+
+from airflow.sdk import DAG, BaseOperator, Param
+
+from operators.approval import PlanApprovalOperator
+from operators.election import DemoteOperator, ElectPreferredLeadersOperator
+from operators.guards import GuardsOperator
+from operators.reassignment import ExecuteWavesOperator
+from operators.report import FinalReportOperator, NotifyOperator, RenderPlanReportOperator
+from operators.runbook_dag import ZK_STEP_ARGS, pre_approved_param, run_root_param, runbook_dag
+from operators.snapshot import SnapshotOperator
+from operators.throttles import RemoveThrottlesOperator, SetThrottlesOperator
+from operators.verify import FinalVerifyOperator
+from operators.verify_data import DataVerifyOperator
+
+#: What the skeleton hands a runbook's ``plan`` callable: the shared plan-step arguments.
+PLAN_ARGS = dict(spark_conn_id="{{ params.spark_conn_id }}", run_root="{{ params.run_root }}",
+                 throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",
+                 max_moves_per_broker="{{ params.max_moves_per_broker }}", plan_from="{{ params.plan_from }}")
+
+StepFactory = Callable[[dict[str, Any]], BaseOperator]
+
+
+def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
+    """The Params every data-moving runbook takes (a runbook adds ``zk_conn_id`` and its own)."""
+    return {
+        "throttle_bytes_per_sec": Param(throttle_default, type="integer", minimum=1, maximum=2**63 - 1,
+                                        description="Replication throttle per broker during the move, bytes/s"),
+        "max_moves_per_broker": Param(5, type="integer", minimum=1,
+                                      description="At most this many partition moves per broker in one wave"),
+        "sizes_file": Param(None, type=["null", "string"],
+                            description="Optional path to `kafka-log-dirs.sh --describe` output (partition sizes)"),
+        "capacity_file": Param(None, type=["null", "string"],
+                               description="Optional broker disk capacity: Cruise Control's capacity JSON (DISK in "
+                                           'MiB) or {"brokers": {"<id>": <bytes>}}; else the connection\'s extra '
+                                           "broker_capacity_bytes. Without it the report says capacity unknown"),
+        "disk_threshold_pct": Param(85, type="number", exclusiveMinimum=0, maximum=100,
+                                    description="No broker may be filled past this % of its capacity at any step "
+                                                "(a destination holds the new copy while the source still holds "
+                                                "the old)"),
+        "dry_run": Param(False, type="boolean",
+                         description="Plan and report, then only *plan* every write (audit log); write nothing"),
+        "pre_approved": pre_approved_param(),
+        "spark_conn_id": Param("spark_default", type="string", minLength=1,
+                               description="Airflow Spark connection (JSON form, e.g. host local[*]) for the plan job"),
+        "run_root": run_root_param(),
+        "plan_from": Param(None, type=["null", "string"],
+                           description="Optional plan/ folder of an earlier run (e.g. a rehearsal) to use instead of "
+                                       "planning; guards refuse it if the cluster changed since"),
+        "wave_timeout_s": Param(21600, type="integer", minimum=1,
+                                description="Fail a wave not finished this many seconds after it was submitted"),
+        "poll_interval_s": Param(5.0, type="number", exclusiveMinimum=0,
+                                 description="Seconds between progress polls while a wave runs"),
+        "stall_warning_s": Param(600, type="integer", minimum=1,
+                                 description="Warn when a wave made no progress for this many seconds"),
+        "stall_timeout_s": Param(None, type=["null", "integer"], minimum=1,
+                                 description="Fail a wave that made no progress for this many seconds (null: never)"),
+        "broker_logs": Param("", type="string",
+                             description="Where the brokers' state-change logs are, as seen from the worker and the "
+                                         "triggerer: a folder, file or glob (e.g. /mnt/kafka-logs/*/state-change.log*)"
+                                         ". When a wave stalls, the report shows the merged entries about its stuck "
+                                         "partitions. Empty: no excerpt"),
+    }
+
+
+def _default_guards(args: dict[str, Any]) -> BaseOperator:
+    return GuardsOperator(task_id="guards", **args)
+
+
+@dataclass(frozen=True)
+class ReassignmentRunbook:
+    """What one data-moving runbook says (see the module docstring)."""
+
+    dag_id: str
+    description: str
+    params: Mapping[str, Param]
+    doc_md: str
+    plan: Callable[[dict[str, Any]], BaseOperator]
+    approval_title: str
+    brokers_to_remove: Any = field(default_factory=list)
+    guards: StepFactory = _default_guards
+    demote: bool = False
+    verify_data: bool = False
+    checks: Sequence[StepFactory] = ()
+    tags: Sequence[str] = ()
+
+
+def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
+    """The DAG of ``spec``: the shared steps around its plan, guards and checks."""
+    params = dict(spec.params)
+    if spec.verify_data and "verify_data" not in params:
+        raise ValueError(f"{spec.dag_id}: verify_data=True needs a 'verify_data' Param")
+    zk = dict(ZK_STEP_ARGS)
+    # the steps that read the brokers being removed (guards, demotion, report, notice)
+    removing = dict(ZK_STEP_ARGS, brokers_to_remove=spec.brokers_to_remove)
+    snapshot_args = {k: f"{{{{ params.{k} }}}}" for k in ("sizes_file", "capacity_file", "disk_threshold_pct")
+                     if k in params}
+    with runbook_dag(spec.dag_id, spec.description, params, spec.doc_md, tags=spec.tags) as dag:
+        snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
+                                    run_root="{{ params.run_root }}", **snapshot_args)
+        plan = spec.plan(dict(PLAN_ARGS, task_id="plan"))
+        if plan.task_id != "plan":
+            raise ValueError(f"{spec.dag_id}: the plan task must have task_id 'plan', not {plan.task_id!r}")
+        report = RenderPlanReportOperator(task_id="render_plan_report",
+                                          throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **zk)
+        approve = PlanApprovalOperator(
+            task_id="approve", run_root="{{ params.run_root }}", pre_approved="{{ params.pre_approved }}",
+            dry_run="{{ params.dry_run }}",
+            subject=spec.approval_title + ": approve plan {{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
+            body="{{ ti.xcom_pull(task_ids='render_plan_report')['approval_body'] }}")
+        guards = spec.guards(removing)
+        chain: list[BaseOperator] = [snapshot, plan, report, approve, guards]
+        if spec.demote:
+            chain.append(DemoteOperator(task_id="demote", **removing))
+        set_throttles = SetThrottlesOperator(task_id="set_throttles",
+                                             throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **zk)
+        execute_waves = ExecuteWavesOperator(
+            task_id="execute_waves", throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",
+            wave_timeout_s="{{ params.wave_timeout_s }}", poll_interval_s="{{ params.poll_interval_s }}",
+            stall_warning_s="{{ params.stall_warning_s }}", stall_timeout_s="{{ params.stall_timeout_s }}",
+            broker_logs="{{ params.broker_logs }}",
+            retries=3, retry_delay=timedelta(seconds=15), **zk)   # a retry resumes the same wave
+        final_verify = FinalVerifyOperator(task_id="final_verify", poll_interval_s="{{ params.poll_interval_s }}",
+                                           **zk)
+        chain += [set_throttles, execute_waves, final_verify]
+        for upstream, downstream in zip(chain, chain[1:]):
+            upstream >> downstream
+        remove_throttles = RemoveThrottlesOperator(task_id="remove_throttles",
+                                                   poll_interval_s="{{ params.poll_interval_s }}",
+                                                   **zk)   # defers while a wave of ours still copies
+        final_verify >> remove_throttles.as_teardown(setups=set_throttles)
+        before_election: list[BaseOperator] = [final_verify]
+        if spec.verify_data:
+            verify_data = DataVerifyOperator(task_id="verify_data", verify_data="{{ params.verify_data }}", **zk)
+            final_verify >> verify_data
+            before_election.append(verify_data)
+        elect = ElectPreferredLeadersOperator(task_id="elect_preferred_leaders", **zk)
+        [*before_election, remove_throttles] >> elect
+        tail: list[BaseOperator] = [elect, *(make(dict(removing)) for make in spec.checks)]
+        tail.append(FinalReportOperator(task_id="final_report", trigger_rule="all_done", **removing))
+        tail.append(NotifyOperator(task_id="notify", trigger_rule="all_done", **removing))
+        for upstream, downstream in zip(tail, tail[1:]):
+            upstream >> downstream
+    return dag
