@@ -68,6 +68,28 @@ def chart(title: str, rows: Sequence[tuple[int, bool, float, float]], fmt=str) -
          "before_text": fmt(b), "after_text": fmt(a)} for br, rm, b, a in rows]}
 
 
+#: how each data-moving runbook names itself in its reports (others: the DAG id, capitalised)
+WHAT = {"decommission_brokers": "Decommission", "add_brokers": "Add brokers", "rebalance": "Rebalance"}
+
+
+def heading(folder: RunFolder, dag_id: str, removed: Sequence[int]) -> dict:
+    """``what`` the run does and its ``subject`` (e.g. "Decommission", "brokers 4, 5"), for titles,
+    and ``subject_short`` for the notification's first line."""
+    what = WHAT.get(dag_id, dag_id.replace("_", " ").capitalize())
+    if removed:
+        return {"what": what, "subject": "brokers " + ", ".join(map(str, removed)),
+                "subject_short": "brokers " + ",".join(map(str, removed))}
+    try:
+        summary = json.loads((folder.plan_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        summary = {}
+    brokers = str((summary.get("params") or {}).get("brokers") or "")
+    if summary.get("operation") == "add-brokers" and brokers:
+        return {"what": what, "subject": "new brokers " + brokers.replace(",", ", "),
+                "subject_short": "new brokers " + brokers}
+    return {"what": what, "subject": "", "subject_short": what.lower()}
+
+
 def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, throttle: Any) -> dict:
     """Everything the plan report and the approval body show."""
     summary = json.loads((folder.plan_dir / "summary.json").read_text(encoding="utf-8"))
@@ -99,6 +121,7 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
         "predicted_text": seconds_text(summary.get("predicted_seconds")) if sized else
         "unknown (without partition sizes no duration can be predicted)",
         "s": summary, "removed": removed, "brokers": brokers, "charts": charts, "disk": disk,
+        **heading(folder, context["dag"].dag_id, removed),
         "plan_hash": (folder.plan_dir / "plan.sha256").read_text(encoding="ascii").strip(),
         "run_id": context["run_id"], "dag_id": context["dag"].dag_id, "dry_run": dry_run,
         "bytes_moved": human_bytes(summary.get("bytes_moved", 0)),
@@ -254,6 +277,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
             for k, b in sorted(s["brokers"].items(), key=lambda kv: int(kv[0]))]))
     return {
         "outcome": outcome, "removed": list(removed), "run_id": context["run_id"], "dag_id": context["dag"].dag_id,
+        **heading(folder, context["dag"].dag_id, removed),
         "dry_run": dry_run, "plan_hash": approval.get("plan_hash") if approval else None,
         "approval_text": approval_text, "guards_text": guards_text,
         "writes": sum(1 for r in records if not r.dry_run and r.op in ZK_OPS),
@@ -390,7 +414,8 @@ class NotifyOperator(DecommissionStep):
                               reassignment_running(self.zk_conn_id, self.log))
         waves_done = sum(1 for w in values["waves"] if w["status"] == "done")
         values["summary_line"] = (f"{waves_done}/{len(values['waves'])} waves done; approval: {values['approval_text']}; "
-                                  f"final verify: {values['verify_text']}; drained: {values['drained_text']}")
+                                  f"final verify: {values['verify_text']}"
+                                  + (f"; drained: {values['drained_text']}" if values["removed"] else ""))
         message = render("notify.txt.j2", **values)
         folder.write_text(folder.notification, message)
         if self.channel_conn_id:

@@ -3,7 +3,7 @@
 Each operation names a Spark SQL predicate selecting the partitions it must see on the driver
 (``None`` = all) and a kernel call on the resulting slice, followed by
 :func:`spark_jobs.kernels.validate.validate_plan`. Only decommission works on a slice plus a
-baseline; the topic operations bring their topics' partitions; add-brokers, election and
+baseline; the topic operations bring their topics' partitions; add-brokers, rebalance, election and
 delete-topics by regex bring every partition (they may touch any). Failure: bad arguments
 raise :class:`kafka_zk.errors.InvalidInput` naming the flag to fix.
 """
@@ -17,6 +17,7 @@ from kafka_zk.capacity import DiskCapacity, read_capacity_file
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
 from spark_jobs.kernels.batches import plan_user_reassignment
+from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
 from spark_jobs.kernels.election import election_plan, election_scope, plan_election
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.model import Plan
@@ -96,6 +97,13 @@ def _rf(args: argparse.Namespace) -> int:
     return args.replication_factor
 
 
+def _rebalance(args: argparse.Namespace, data: SparkInput) -> Plan:
+    budget = RebalanceBudget(getattr(args, "max_replicas_moved", None), getattr(args, "max_bytes_moved", None))
+    target = RebalanceTarget(getattr(args, "target_replica_spread", 1), getattr(args, "target_bytes_spread", 0.10),
+                             getattr(args, "target_leader_spread", 1))
+    return _checked(data, plan_budget_rebalance(data.snapshot, data.sizes, budget, target, args.seed).plan)
+
+
 OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], str | None],
                             Callable[[argparse.Namespace, SparkInput], Plan]]] = {
     "decommission": (lambda a: None if getattr(a, "allow_extra_moves", False) else overlaps(_brokers(a)),
@@ -105,6 +113,7 @@ OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], str | None],
                                            _brokers(a), capacity_of(a))),
     "add-brokers": (lambda a: None,
                     lambda a, d: _checked(d, plan_add_brokers(d.snapshot, _brokers(a), d.sizes, a.seed))),
+    "rebalance": (lambda a: None, _rebalance),
     "change-rf": (lambda a: _in_topics(_topics(a)),
                   lambda a, d: _checked(d, plan_change_replication_factor(d.snapshot, _topics(a), _rf(a),
                                                                           d.sizes, a.seed))),

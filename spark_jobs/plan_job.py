@@ -69,6 +69,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--allow-extra-moves", action="store_true",
                    help="decommission with --capacity: when least movement would overfill a broker, move other "
                         "replicas off it to make room (rack rule kept); reads every partition")
+    p.add_argument("--max-replicas-moved", type=int, default=None,
+                   help="rebalance: move budget, new replicas at most (default: no cap)")
+    p.add_argument("--max-bytes-moved", type=int, default=None,
+                   help="rebalance: move budget, bytes copied at most (default: no cap)")
+    p.add_argument("--target-replica-spread", type=int, default=1,
+                   help="rebalance: stop once replica counts differ by at most this much")
+    p.add_argument("--target-bytes-spread", type=float, default=0.10,
+                   help="rebalance: stop once (max - min) / mean of bytes per broker is at most this")
+    p.add_argument("--target-leader-spread", type=int, default=1,
+                   help="rebalance: preferred-leader counts differ by at most this much")
     p.add_argument("--throttle", type=int, default=None, help="replication throttle, bytes/s")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)

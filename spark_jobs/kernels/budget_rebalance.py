@@ -10,6 +10,9 @@ target spreads are met, the budget is spent, or no move improves anything:
 * a move takes a replica from broker ``src`` to broker ``dst`` in place (same position in the
   replica list), on a partition not moved before in this plan (so each move costs exactly one new
   replica and that partition's size, and the budget is counted exactly);
+* **aimed at the spread**: every move takes from a broker at the measure's maximum or gives to one
+  at its minimum (counts: two or more apart; bytes: both ends end below the source's old bytes),
+  so the moves go where the spread is decided, not into evening out the middle;
 * **never worse**: a move is allowed only when both brokers' new replica count, bytes and (for a
   preferred-leader replica) preferred-leader count stay within the current minimum and maximum
   over the live brokers, so no maximum ever rises and no minimum ever falls: no spread (max − min)
@@ -153,73 +156,90 @@ def _gain(st: _State, src: int, dst: int, size: int, sized: bool, phase: str) ->
     return (counts, volume) if phase == "replicas" else (volume, counts)
 
 
+def _pairs(st: _State, racks: Mapping[int, str], ranks: Mapping[int, int], phase: str) -> list[tuple[int, int]]:
+    """(src, dst) pairs that can narrow the ``phase`` spread: from a broker at the maximum to a
+    lighter one, or onto a broker at the minimum from a heavier one. Destinations: the lightest
+    brokers overall and the lightest of the source's rack (with rack-aware placement most moves
+    must stay within a rack); sources likewise."""
+    load = st.replicas if phase == "replicas" else st.bytes
+    order = sorted(st.live, key=lambda b: (load[b], ranks[b]))
+    lo, hi = load[order[0]], load[order[-1]]
+    by_rack: dict[str, list[int]] = {}
+    for b in order:
+        by_rack.setdefault(rack_of(racks, b), []).append(b)
+    pairs: list[tuple[int, int]] = []
+    for src in (b for b in reversed(order) if load[b] == hi):
+        for dst in dict.fromkeys(order[:CANDIDATE_BROKERS] + by_rack[rack_of(racks, src)][:CANDIDATE_BROKERS]):
+            pairs.append((src, dst))
+    for dst in (b for b in order if load[b] == lo):
+        for src in dict.fromkeys(order[::-1][:CANDIDATE_BROKERS]
+                                 + by_rack[rack_of(racks, dst)][::-1][:CANDIDATE_BROKERS]):
+            pairs.append((src, dst))
+    return [(s_, d) for s_, d in dict.fromkeys(pairs) if s_ != d]
+
+
 def _best_move(st: _State, racks: Mapping[int, str], ranks: Mapping[int, int], sized: bool,
                bytes_left: int | None, phase: str) -> tuple[int, int, int, TopicPartition, int] | None:
     """The move that most lowers the ``phase`` measure's imbalance (ties: the other measure's),
-    keeping every measure within its current range; ``None`` when no move lowers it."""
-    live = st.live
-    by_r = sorted(live, key=lambda b: (st.replicas[b], st.bytes[b], ranks[b]))
-    by_b = sorted(live, key=lambda b: (st.bytes[b], st.replicas[b], ranks[b]))
-    srcs = list(dict.fromkeys(by_r[::-1][:CANDIDATE_BROKERS] + (by_b[::-1][:CANDIDATE_BROKERS] if sized else [])))
-    top_in_rack: dict[str, list[int]] = {}
-    for order in ((by_r, by_b) if sized else (by_r,)):
-        for b in reversed(order):
-            got = top_in_rack.setdefault(rack_of(racks, b), [])
-            if len(got) < 2 * CANDIDATE_BROKERS and b not in got:
-                got.append(b)
-    srcs = list(dict.fromkeys(srcs + [b for bs in top_in_rack.values() for b in bs]))
-    dsts = list(dict.fromkeys(by_r[:CANDIDATE_BROKERS] + (by_b[:CANDIDATE_BROKERS] if sized else [])))
-    # with rack-aware placement most moves must stay within a rack: also the least loaded of each rack
-    in_rack: dict[str, list[int]] = {}
-    for order in ((by_r, by_b) if sized else (by_r,)):
-        for b in order:
-            got = in_rack.setdefault(rack_of(racks, b), [])
-            if len(got) < 2 * CANDIDATE_BROKERS and b not in got:
-                got.append(b)
-    lo_r, hi_r = st.replicas[by_r[0]], st.replicas[by_r[-1]]
-    lo_b, hi_b = st.bytes[by_b[0]], st.bytes[by_b[-1]]
+    narrowing that measure's spread and keeping every measure within its current range; ``None``
+    when there is none."""
+    lo_r, hi_r = min(st.replicas.values()), max(st.replicas.values())
+    lo_b, hi_b = min(st.bytes.values()), max(st.bytes.values())
     lo_l, hi_l = min(st.leaders.values()), max(st.leaders.values())
     best = None
-    for src in srcs:
+    for src, dst in _pairs(st, racks, ranks, phase):
         entries = st.hosted[src]
-        if not entries or st.replicas[src] - 1 < lo_r:
+        if not entries:
             continue
-        for dst in dict.fromkeys(dsts + in_rack[rack_of(racks, src)]):
-            if src == dst or st.replicas[dst] + 1 > hi_r:
+        # counts: the pair must be at least 2 apart (a move narrows, never swaps); bytes: both
+        # brokers' counts stay within the current range
+        if phase == "replicas" and st.replicas[src] - st.replicas[dst] < 2:
+            continue
+        if phase == "bytes" and (st.replicas[src] - 1 < lo_r or st.replicas[dst] + 1 > hi_r):
+            continue
+        gap = st.bytes[src] - st.bytes[dst]
+        if sized:
+            # bytes stay within [lo_b, hi_b]; in the bytes phase both ends strictly below src's bytes
+            cap = min(hi_b - st.bytes[dst], st.bytes[src] - lo_b)
+            if phase == "bytes":
+                if gap <= 0:
+                    continue
+                cap = min(cap, gap - 1)
+        else:
+            cap = None
+        if bytes_left is not None:
+            cap = bytes_left if cap is None else min(cap, bytes_left)
+        if cap is not None and cap < 0:
+            continue
+        ideal = min(max(0.0, gap / 2), cap) if sized and cap is not None else 0.0
+        lead_ok = st.leaders[src] - 1 >= lo_l and st.leaders[dst] + 1 <= hi_l
+        found_lead = found_follow = False
+        for k in _nearest_first(entries, ideal):
+            size, tp, i = entries[k]
+            if cap is not None and size > cap:
                 continue
-            # sizes that keep both brokers' bytes within [lo_b, hi_b], and within the byte budget
-            cap = min(hi_b - st.bytes[dst], st.bytes[src] - lo_b) if sized else None
-            if bytes_left is not None:
-                cap = bytes_left if cap is None else min(cap, bytes_left)
-            if cap is not None and cap < 0:
+            if phase == "bytes" and size == 0:
                 continue
-            ideal = max(0.0, (st.bytes[src] - st.bytes[dst]) / 2) if sized else 0.0
-            lead_ok = st.leaders[src] - 1 >= lo_l and st.leaders[dst] + 1 <= hi_l
-            found_lead = found_follow = False
-            for k in _nearest_first(entries, ideal):
-                size, tp, i = entries[k]
-                if cap is not None and size > cap:
-                    continue
-                leader = i == 0
-                if (leader and (found_lead or not lead_ok)) or (not leader and found_follow):
-                    continue
-                reps = st.targets[tp]
-                if dst in reps:
-                    continue
-                others = [x for j, x in enumerate(reps) if j != i]
-                used = {rack_of(racks, o) for o in others}
-                if rack_of(racks, dst) in used and rack_of(racks, src) not in used:
-                    continue
-                g = _gain(st, src, dst, size, sized, phase)
-                key = (*g, size, ranks[src], ranks[dst], tp, i)
-                if g[0] < -1e-12 and (best is None or key < best[0]):
-                    best = (key, src, dst, size, tp, i)
-                if leader:
-                    found_lead = True
-                else:
-                    found_follow = True
-                if found_follow and (found_lead or not lead_ok):
-                    break
+            leader = i == 0
+            if (leader and (found_lead or not lead_ok)) or (not leader and found_follow):
+                continue
+            reps = st.targets[tp]
+            if dst in reps:
+                continue
+            others = [x for j, x in enumerate(reps) if j != i]
+            used = {rack_of(racks, o) for o in others}
+            if rack_of(racks, dst) in used and rack_of(racks, src) not in used:
+                continue
+            g = _gain(st, src, dst, size, sized, phase)
+            key = (*g, size, ranks[src], ranks[dst], tp, i)
+            if g[0] < -1e-12 and (best is None or key < best[0]):
+                best = (key, src, dst, size, tp, i)
+            if leader:
+                found_lead = True
+            else:
+                found_follow = True
+            if found_follow and (found_lead or not lead_ok):
+                break
     if best is None:
         return None
     _key, src, dst, size, tp, i = best
