@@ -3,7 +3,8 @@
 Subclasses keep only primitives in ``serialize()`` (connection id, absolute deadline, poll
 interval, their own ids) and call :meth:`_client` from code they run in ``asyncio.to_thread``, so
 the triggerer's event loop never blocks on ZooKeeper. The client is closed when ``run()`` ends and
-in ``cleanup()`` (trigger cancelled or moved to another triggerer).
+in ``cleanup()`` (trigger cancelled or moved to another triggerer). Time is read and slept on
+``self.clock`` (:mod:`operators.triggers.clock`: the wall clock unless a test replaces it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 from airflow.triggers.base import BaseTrigger
 from kazoo.client import KazooClient
 from operators.hooks.zookeeper import ZooKeeperHook
+from operators.triggers.clock import WALL, Clock
 
 
 class ZooKeeperPollTrigger(BaseTrigger):
@@ -24,6 +26,7 @@ class ZooKeeperPollTrigger(BaseTrigger):
         self.deadline = float(deadline)
         self.poll_interval = float(poll_interval)
         self._hook = None
+        self.clock: Clock = WALL   # not serialized: a triggerer always runs on the wall clock
 
     def _client(self) -> KazooClient:
         """The hook's client (blocking: call it from a worker thread)."""
@@ -38,7 +41,7 @@ class ZooKeeperPollTrigger(BaseTrigger):
 
     async def _pause(self, now: float) -> None:
         """Sleep one poll interval, never past the deadline."""
-        await asyncio.sleep(min(self.poll_interval, max(0.0, self.deadline - now)))
+        await self.clock.sleep(min(self.poll_interval, max(0.0, self.deadline - now)))
 
     async def cleanup(self) -> None:
         await asyncio.to_thread(self._close)

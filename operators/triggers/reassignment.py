@@ -38,7 +38,6 @@ every status but ``done`` to an error type (:mod:`operators.errors`).
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -140,7 +139,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         return TriggerEvent(payload)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        started = time.time()
+        started = self.clock.time()
         last_change = started
         last_key: tuple[int, int] | None = None
         failing_since: float | None = None
@@ -153,7 +152,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                     book, progress, still_listed = await asyncio.to_thread(self._poll)
                     failing_since = None
                 except (ZkUnavailable, KazooException) as exc:
-                    now = time.time()
+                    now = self.clock.time()
                     failing_since = failing_since or now
                     cause = zk_cause(exc)
                     if now - failing_since >= self.zk_outage_s or now >= self.deadline:
@@ -169,7 +168,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                 except KafkaZkError as exc:
                     yield self._event("error", progress, str(exc))
                     return
-                now = time.time()
+                now = self.clock.time()
                 if first_remaining is None:
                     first_remaining = progress.bytes_remaining
                 key = (progress.done, progress.bytes_remaining)
@@ -187,7 +186,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                     return
                 if progress.complete and not still_listed:
                     if self.not_before is not None and now < self.not_before:
-                        await asyncio.sleep(self.not_before - now)   # see not_before in the docstring
+                        await self.clock.sleep(self.not_before - now)   # see not_before in the docstring
                         continue
                     yield self._event("done", progress, f"wave {self.wave_id} finished",
                                       elapsed_s=round(now - started, 3))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from kazoo.client import KazooClient
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.run_folder import RunFolder
+from operators.triggers.clock import ManualClock
 from operators.triggers.reassignment import WaveDoneTrigger
 from operators.waves import WaveBook, WaveMove, WaveSpec, progress_line
 from tests.zk_helpers import register_brokers
@@ -115,12 +117,21 @@ def test_the_sensor_only_defers_on_the_trigger_with_an_absolute_deadline(tmp_pat
 
 def test_done_is_held_back_until_not_before(zk: KazooClient, zk_conn_id: str, tmp_path: Path) -> None:
     """A wave finished at the first poll does not resume the task before ``not_before`` (the
-    scheduler must first see the deferring attempt's exit)."""
+    scheduler must first see the deferring attempt's exit). On the trigger's own (simulated)
+    clock: the event comes when that clock reaches ``not_before``, after the trigger slept to it."""
     _cluster(zk, [3, 2], [2, 3])
-    not_before = time.time() + 1.0
-    event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 30, _book(tmp_path), poll_interval=0.1,
-                                         not_before=not_before))
-    assert event["status"] == "done" and time.time() >= not_before
+    clock = ManualClock()
+    not_before = clock.time() + 1.0
+    trigger = WaveDoneTrigger(zk_conn_id, "r", 0, clock.time() + 30, _book(tmp_path), poll_interval=0.1,
+                              not_before=not_before)
+    trigger.clock = clock
+    event = _first_event(trigger)
+    assert event["status"] == "done" and clock.time() >= not_before
+    assert clock.slept[0] == pytest.approx(1.0)       # held back from the first poll, which saw it done
+    # without not_before the same finished wave fires at the first poll, nothing slept
+    eager = WaveDoneTrigger(zk_conn_id, "r", 0, clock.time() + 30, _book(tmp_path), poll_interval=0.1)
+    eager.clock = ManualClock()
+    assert _first_event(eager)["status"] == "done" and eager.clock.slept == []
 
 
 def test_a_wave_goes_pending_submitted_done_and_done_is_final() -> None:
@@ -209,14 +220,25 @@ def test_one_session_expired_error_is_retried_not_final(zk: KazooClient, zk_conn
 
 
 def test_no_stall_is_judged_before_the_largest_partition_could_copy_at_the_throttle(
-        zk: KazooClient, zk_conn_id: str, tmp_path: Path) -> None:
+        zk: KazooClient, zk_conn_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Issue 12 finding 4: a healthy copy showed no ISR change and was failed as "no progress
-    for 15s". 1000 bytes at 500 B/s: no stall before 3 s (1.5 × 2 s) even with a 0.3 s timeout."""
+    for 15s". 1000 bytes at 500 B/s with no log sizes to read: no stall warning and no stall
+    before 3 s (1.5 × 2 s) of the trigger's clock, even with a 0.3 s timeout."""
     _cluster(zk, [3, 2, 1], [1, 2], adding=[3], removing=[1])
-    started = time.time()
-    event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 30, _book(tmp_path), poll_interval=0.1,
-                                         stall_warning_s=0.1, stall_timeout_s=0.3, throttle_bytes_per_s=500))
-    assert event["status"] == "stalled" and time.time() - started >= 3.0
+    clock = ManualClock()
+    started = clock.time()
+    trigger = WaveDoneTrigger(zk_conn_id, "r", 0, clock.time() + 30, _book(tmp_path), poll_interval=0.1,
+                              stall_warning_s=0.1, stall_timeout_s=0.3, throttle_bytes_per_s=500)
+    trigger.clock = clock
+    trigger._log = logging.getLogger("tests.wave_trigger")   # a stdlib logger caplog sees
+    with caplog.at_level("INFO", logger="tests.wave_trigger"):
+        event = _first_event(trigger)
+    assert event["status"] == "stalled" and clock.time() - started >= 3.0
+    assert sum(clock.slept) == pytest.approx(clock.time() - started)   # only polling moved the clock
+    lines = [r.getMessage() for r in caplog.records]
+    first_stall = next(i for i, line in enumerate(lines) if "stalled" in line or "no progress for" in line)
+    polls_before = [line for line in lines[:first_stall] if line.startswith("wave 0:")]
+    assert len(polls_before) >= 29     # 3 s of 0.1 s polls before anything was called stalled
 
 
 def test_the_eta_is_never_zero_while_a_partition_still_moves() -> None:
