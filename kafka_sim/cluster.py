@@ -17,6 +17,7 @@ principal's SASL login) authenticate every session (brokers, controller, tool); 
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable, Mapping, Sequence
 
@@ -54,6 +55,8 @@ class EmulatedCluster(FaultsMixin):
         self._started = False
         self._stopped = False
         self._published: tuple | None = None
+        self._publisher: threading.Thread | None = None
+        self._publisher_stop = threading.Event()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, timeout: float = 60.0) -> "EmulatedCluster":
@@ -81,13 +84,29 @@ class EmulatedCluster(FaultsMixin):
         eng.call(boot, timeout=timeout)
         if not self.wait_until(lambda: eng.controller is not None, timeout):
             raise EmulatorError(f"no controller elected within {timeout:g}s on {self.connect_string}")
+        if self.spec.log_dirs_every_s is not None:
+            self.publish_log_dirs(force=True)
+            self._publisher = threading.Thread(target=self._publish_loop, name="kafka-sim-log-dirs", daemon=True)
+            self._publisher.start()
         return self
+
+    def _publish_loop(self) -> None:
+        """Republish the log-dirs sizes every ``spec.log_dirs_every_s`` wall seconds until stop()."""
+        while not self._publisher_stop.wait(self.spec.log_dirs_every_s):
+            try:
+                self.publish_log_dirs(force=True)   # also when nothing changed: ``at`` says the sizes are fresh
+            except Exception:  # noqa: BLE001 - a stopping cluster or a ZooKeeper blip: try at the next tick
+                if self._stopped:
+                    return
 
     def stop(self) -> None:
         """Close every session; idempotent."""
         if self._stopped:
             return
         self._stopped = True
+        self._publisher_stop.set()
+        if self._publisher is not None:
+            self._publisher.join(timeout=30)
         if self._started:
             eng = self._engine
             eng.stopping = True

@@ -33,6 +33,9 @@ class ClusterSpec:
     ``/config/changes`` children (Kafka: 15 min; tests shorten it). ``journal`` keeps a list of every emulator ZooKeeper write (tests, debugging).
     ``disk_capacity`` gives brokers a disk (bytes; absent: unlimited): a full disk stops the
     broker's followers from fetching (kafka_sim/replication.py).
+    ``log_dirs_every_s`` makes the cluster publish every replica's size under
+    ``/kafka-sim/log-dirs`` at that wall-clock rhythm (kafka_sim/log_dirs.py), as a deployment
+    that runs ``kafka-log-dirs --describe`` periodically would see them.
     ``state_change_logs`` is a folder where each broker writes ``broker-<id>/state-change.log``
     in Kafka 2.4's format (kafka_sim/state_change_log.py), times from ``log_start`` (UTC epoch
     seconds; default: the wall clock at start) plus simulated seconds.
@@ -52,6 +55,7 @@ class ClusterSpec:
     log_start: float | None = None         # UTC epoch seconds of simulated time 0 in those logs
     config_notification_max_age: float = CONFIG_NOTIFICATION_MAX_AGE
     disk_capacity: Mapping[int, int] | None = None   # broker -> disk bytes (None: unlimited disks)
+    log_dirs_every_s: float | None = None   # wall s between log-dirs publications (None: on demand)
 
     def __post_init__(self) -> None:
         if not self.brokers:
@@ -76,6 +80,10 @@ class ClusterSpec:
                                    f"give capacities for {sorted(self.brokers)}")
             if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0:
                 raise InvalidInput(f"ClusterSpec.disk_capacity: broker {bid} capacity {cap!r} must be > 0 bytes")
+        if self.log_dirs_every_s is not None and not (isinstance(self.log_dirs_every_s, (int, float))
+                                                      and self.log_dirs_every_s > 0):
+            raise InvalidInput(f"ClusterSpec.log_dirs_every_s {self.log_dirs_every_s!r} must be > 0 wall seconds "
+                               "(or None: publish only on demand)")
         if self.produce_rate < 0:
             raise InvalidInput(f"ClusterSpec.produce_rate {self.produce_rate!r} must be ≥ 0 bytes/s")
 

@@ -201,6 +201,27 @@ def parse_log_dirs(text: str) -> dict[TopicPartition, int]:
     return dict(sorted(log_dirs_sizes(text).items()))
 
 
+def replica_sizes(text: str) -> dict[tuple[TopicPartition, int], int]:
+    """Per (partition, broker), the bytes that broker's replica holds (future replicas and log
+    dirs reporting an error left out): what a follower has copied so far, for progress."""
+    out: dict[tuple[TopicPartition, int], int] = {}
+    for b in _broker_entries(text):
+        broker = b.get("broker") if isinstance(b, dict) else None
+        if isinstance(broker, bool) or not isinstance(broker, int):
+            raise InvalidPayload(f"log-dirs output: broker entry {b!r:.80} lacks an integer 'broker'; {HOW}")
+        for d in b.get("logDirs") or ():
+            if not isinstance(d, dict) or d.get("error"):
+                continue
+            for p in d.get("partitions") or ():
+                if type(p) is not dict or "partition" not in p or "size" not in p:
+                    raise InvalidPayload(f"log-dirs output: partition entry {p!r:.80} needs partition and size")
+                if p.get("isFuture"):
+                    continue
+                key = (split_partition_name(str(p["partition"])), broker)
+                out[key] = max(out.get(key, 0), _size(p["size"], p))
+    return out
+
+
 def encode_log_dirs(replica_sizes: dict[int, dict[TopicPartition, int]]) -> str:
     """The tool's output for {broker: {tp: size}} (for tests, rehearsals and the emulator)."""
     brokers = [{"broker": b, "logDirs": [{"logDir": "/var/lib/kafka", "error": None, "partitions": [

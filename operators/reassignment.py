@@ -75,7 +75,7 @@ class ExecuteWavesOperator(RunbookOperator):
     clock = staticmethod(time.time)
 
     def __init__(self, *, throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 6 * 3600,
-                 poll_interval_s: Any = 5.0, stall_warning_s: Any = 600.0, stall_timeout_s: Any = None,
+                 poll_interval_s: Any = 5.0, stall_warning_s: Any = None, stall_timeout_s: Any = None,
                  broker_logs: Any = "", inline_wait_s: float = 20.0, min_defer_s: float = 10.0,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -203,8 +203,8 @@ class ExecuteWavesOperator(RunbookOperator):
         trigger = WaveDoneTrigger(
             zk_conn_id=self.zk_conn_id, run_id=context["run_id"], wave_id=wave.id, deadline=deadline,
             run_dir=str(folder.root), poll_interval=float(self.poll_interval_s),
-            stall_warning_s=float(self.stall_warning_s),
-            stall_timeout_s=None if self.stall_timeout_s in (None, "") else float(self.stall_timeout_s),
+            stall_warning_s=None if self.stall_warning_s in (None, "", "None") else float(self.stall_warning_s),
+            stall_timeout_s=None if self.stall_timeout_s in (None, "", "None") else float(self.stall_timeout_s),
             not_before=time.time() + float(self.min_defer_s), throttle_bytes_per_s=self._rate_or_none())
         self.defer(trigger=trigger, method_name="execute_complete",
                    timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))

@@ -97,8 +97,11 @@ def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
                                 description="Fail a wave not finished this many seconds after it was submitted"),
         "poll_interval_s": Param(5.0, type="number", exclusiveMinimum=0,
                                  description="Seconds between progress polls while a wave runs"),
-        "stall_warning_s": Param(600, type="integer", minimum=1,
-                                 description="Warn when a wave made no progress for this many seconds"),
+        "stall_warning_s": Param(None, type=["null", "integer"], minimum=1,
+                                 description="Warn when a wave made no progress for this many seconds (null: "
+                                             "automatic — from follower log sizes when the connection names a "
+                                             "log_dirs_source, else 1.5x the largest partition's copy time at the "
+                                             "throttle, at least 60 s)"),
         "stall_timeout_s": Param(None, type=["null", "integer"], minimum=1,
                                  description="Fail a wave that made no progress for this many seconds (null: never)"),
         "broker_logs": Param("", type="string",

@@ -5,6 +5,10 @@ shows, most certain first:
 
 * **topic deleted** while its partition moves — the move can never finish (its entry stays in
   ``/admin/reassign_partitions`` until the controller changes): a *dead end*;
+* **controller not acting** — ``/controller`` absent (no broker is controller), or the node
+  lists the wave's partitions and the controller started none of them (on 2.4 a node created
+  after someone else deleted the previous one is ignored until the controller changes,
+  docs/zookeeper.md §2.7.1): fixed by forcing a controller election (delete ``/controller``);
 * **destination broker not registered** (no ``/brokers/ids/<id>``) — the new replica cannot copy
   until that broker is back: restart it, or re-plan without it;
 * **follower up but not in the ISR** — its broker is registered and the copy does not progress:
@@ -12,6 +16,10 @@ shows, most certain first:
   the brokers' ``message.max.bytes`` (default 1000012) it is named: a batch written before the
   value was lowered makes every fetch fail with RecordTooLargeException (raise it back, at least
   to the largest batch).
+
+:func:`blocking_causes` keeps the causes that cannot resolve while the wave waits (controller
+not acting, destination not registered): the trigger ends the wait on them, naming the fix,
+once they have lasted its ``dead_end_s``.
 
 Pure: a snapshot (with the topics' and brokers' config overrides) and the wave in, a
 :class:`StallCause` per partition out; it never raises on a partial snapshot.
@@ -22,9 +30,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_zk.model import ClusterSnapshot
-from operators.waves import WaveSpec, partition_done
+from operators.waves import WaveMove, WaveSpec, partition_done
 
 BROKER_MESSAGE_MAX_BYTES = 1000012   # Kafka 2.4's default message.max.bytes
+FORCE_ELECTION = ("force a controller election: delete /controller (zookeeper-shell.sh <zk>/<chroot> delete "
+                  "/controller; the stuck_reassignment runbook does it behind an approval) — the new controller "
+                  "reads /admin/reassign_partitions and starts it — then clear execute_waves")
 
 
 @dataclass(frozen=True)
@@ -47,9 +58,45 @@ def _broker_message_max(snap: ClusterSnapshot, broker: int) -> int:
     return BROKER_MESSAGE_MAX_BYTES
 
 
+def _untouched(snap: ClusterSnapshot, m: WaveMove) -> bool:
+    """The controller has not started this move: no adding/removing replicas, the replica set
+    still the plan's (1.x – 2.3 controllers write the union), the order not yet the target's."""
+    p = snap.partition(m.tp)
+    return (not p.is_reassigning and set(p.replicas) == set(m.current)
+            and tuple(p.replicas) != tuple(m.target))
+
+
+def controller_cause(snap: ClusterSnapshot, wave: WaveSpec) -> StallCause | None:
+    """Why no controller is acting on the wave's entries in ``/admin/reassign_partitions``, or None."""
+    listed = set(snap.reassignment.targets()) if snap.reassignment is not None else set()
+    ours = [m for m in wave.moves if m.tp in listed and snap.has_partition(m.tp)
+            and not partition_done(snap.partition(m.tp), m.target)]
+    if not ours:
+        return None
+    names = ", ".join(str(m.tp) for m in ours[:5]) + (f" (+{len(ours) - 5} more)" if len(ours) > 5 else "")
+    if snap.controller_id is None:
+        return StallCause(names, "no controller elected (/controller is absent): nothing acts on "
+                                 "/admin/reassign_partitions; check that the brokers are up and reach ZooKeeper "
+                                 "(their server.log and controller.log), or " + FORCE_ELECTION, True)
+    if all(_untouched(snap, m) for m in ours):
+        return StallCause(names, f"the controller (broker {snap.controller_id}) has not started "
+                                 "/admin/reassign_partitions: none of its partitions shows adding/removing "
+                                 "replicas (on 2.4 a node recreated after someone else deleted the previous one "
+                                 "is ignored until the controller changes); " + FORCE_ELECTION, True)
+    return None
+
+
+def blocking_causes(snap: ClusterSnapshot, wave: WaveSpec) -> list[StallCause]:
+    """The causes among :func:`stall_causes` that waiting cannot resolve: the controller not
+    acting, a destination broker not registered."""
+    return [c for c in stall_causes(snap, wave) if c.dead_end or "not registered" in c.cause]
+
+
 def stall_causes(snap: ClusterSnapshot, wave: WaveSpec) -> list[StallCause]:
-    """The likely cause for each unfinished partition of ``wave`` (see module docstring)."""
-    out = []
+    """The likely cause for each unfinished partition of ``wave`` (see module docstring); a
+    controller that is not acting comes first."""
+    controller = controller_cause(snap, wave)
+    out = [controller] if controller is not None else []
     for m in wave.moves:
         name = str(m.tp)
         if m.tp.topic not in snap.topics:

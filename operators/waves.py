@@ -7,8 +7,12 @@ executor writes every wave's spec and status to the run folder's ``waves.json``
 the same facts from disk rather than from memory.
 
 :func:`measure` turns live partitions (from a snapshot) into a :class:`WaveProgress`: partitions
-done/total, bytes remaining (a new replica counts as copied once it is in the ISR), and
-:func:`progress_line` formats the line logged at every poll (with throughput and ETA).
+done/total and bytes remaining. A new replica in the ISR has copied everything; one not yet in
+the ISR has copied what its broker's log holds when follower log sizes are given (what
+``kafka-log-dirs --describe`` reports, :mod:`operators.log_dirs_source`), else nothing known
+(progress is then judged from ISR joins only, and says so). :func:`progress_line` formats the
+line logged at every poll: throughput, and an ETA that is never ``0s`` while bytes remain (it
+says ``unknown`` when it cannot know).
 
 Failure: a progress file that does not parse raises :class:`InvalidPayload` naming the file.
 """
@@ -162,9 +166,16 @@ class WaveBook:
         return None if doc is None else cls.from_json(doc, str(path))
 
 
+FROM_LOG_SIZES, FROM_ISR = "follower log sizes", "ISR joins"
+
+
 @dataclass(frozen=True)
 class WaveProgress:
-    """Where one wave stands, measured from live partitions."""
+    """Where one wave stands, measured from live partitions (and follower log sizes when known).
+
+    ``source`` says how copied bytes were measured: :data:`FROM_LOG_SIZES` (every new replica
+    still copying had a size in the log-dirs output) or :data:`FROM_ISR` (a new replica counts
+    as copied only once it joins the ISR)."""
 
     wave_id: int
     done: int
@@ -172,10 +183,16 @@ class WaveProgress:
     bytes_remaining: int
     bytes_total: int
     pending: tuple[str, ...] = field(default=())
+    source: str = FROM_ISR
 
     @property
     def complete(self) -> bool:
         return self.done == self.total
+
+    @property
+    def measured(self) -> bool:
+        """Copied bytes were read from follower log sizes (not inferred from ISR joins)."""
+        return self.source == FROM_LOG_SIZES
 
 
 def partition_done(live: Partition | None, target: tuple[int, ...]) -> bool:
@@ -185,11 +202,23 @@ def partition_done(live: Partition | None, target: tuple[int, ...]) -> bool:
             and set(target) <= set(live.isr))
 
 
-def measure(wave: WaveSpec, live: Mapping[TopicPartition, Partition]) -> WaveProgress:
-    """Progress of ``wave`` given the live partitions (missing ones count as not done)."""
+ReplicaSizes = Mapping[tuple[TopicPartition, int], int]
+
+
+def measure(wave: WaveSpec, live: Mapping[TopicPartition, Partition],
+            replica_sizes: ReplicaSizes | None = None) -> WaveProgress:
+    """Progress of ``wave`` given the live partitions (missing ones count as not done) and,
+    optionally, the bytes each replica holds (``(partition, broker) → bytes``, as
+    ``kafka-log-dirs --describe`` reports them).
+
+    A new replica not in the ISR still has ``target - held`` bytes to copy, ``target`` being
+    the larger of the planned size and the largest replica of the partition in the sizes (the
+    log may have grown since the plan). Without a size for it, it counts as copying everything
+    and the progress is :data:`FROM_ISR`."""
     done = 0
     remaining = 0
     pending = []
+    measured = replica_sizes is not None
     for m in wave.moves:
         p = live.get(m.tp)
         if partition_done(p, m.target):
@@ -197,14 +226,29 @@ def measure(wave: WaveSpec, live: Mapping[TopicPartition, Partition]) -> WavePro
             continue
         pending.append(str(m.tp))
         isr = set(p.isr) if p is not None else set()
-        remaining += m.size * sum(1 for b in m.new_replicas if b not in isr)
-    return WaveProgress(wave.id, done, len(wave.moves), remaining, wave.bytes_total, tuple(pending[:5]))
+        copying = [b for b in m.new_replicas if b not in isr]
+        if not copying:
+            continue
+        if replica_sizes is None:
+            remaining += m.size * len(copying)
+            continue
+        held = {b: replica_sizes.get((m.tp, b)) for b in (p.replicas if p is not None else m.target)}
+        target = max([m.size, *(v for v in held.values() if v is not None)])
+        for b in copying:
+            if held.get(b) is None:
+                measured = False
+                remaining += target
+            else:
+                remaining += max(0, target - held[b])
+    return WaveProgress(wave.id, done, len(wave.moves), remaining, wave.bytes_total, tuple(pending[:5]),
+                        FROM_LOG_SIZES if measured else FROM_ISR)
 
 
-def wave_state(wave: WaveSpec, snap: ClusterSnapshot) -> tuple[WaveProgress, bool]:
+def wave_state(wave: WaveSpec, snap: ClusterSnapshot,
+               replica_sizes: ReplicaSizes | None = None) -> tuple[WaveProgress, bool]:
     """The wave's progress in ``snap`` and whether ``/admin/reassign_partitions`` still lists any
     of its partitions. The wave is finished when the progress is complete and nothing is listed."""
-    progress = measure(wave, live_partitions(snap.partitions()))
+    progress = measure(wave, live_partitions(snap.partitions()), replica_sizes)
     listed = snap.reassignment is not None and any(e.tp in wave.targets for e in snap.reassignment.entries)
     return progress, listed
 
@@ -219,8 +263,13 @@ def human_bytes(n: float) -> str:
 
 def progress_line(p: WaveProgress, overall_done: int, overall_total: int, elapsed_s: float,
                   bytes_copied: int, stalled: bool = False) -> str:
-    """``wave 2: 14/20 partitions, overall 54/80, 1.2 GiB remaining, 40.0 MiB/s, ETA 31s``
-    (``ETA unknown`` while ``stalled``: no estimate from a copy that stopped)."""
+    """``wave 2: 14/20 partitions, overall 54/80, 1.2 GiB remaining of 3.0 GiB, 40.0 MiB/s, ETA 31s
+    (from follower log sizes)``.
+
+    ``bytes_copied`` is what the new replicas copied over ``elapsed_s``. The ETA is ``0s`` only
+    for a complete wave; while a partition moves it is remaining / rate, or ``unknown`` with the
+    reason: stalled, no bytes copied yet, or bytes judged from ISR joins only (a replica's copy
+    shows only when it joins, so no rate can be read between joins)."""
     rate = bytes_copied / elapsed_s if elapsed_s > 0 else 0.0
     if p.complete:
         eta = "0s"
@@ -229,12 +278,12 @@ def progress_line(p: WaveProgress, overall_done: int, overall_total: int, elapse
     elif p.bytes_remaining == 0:
         eta = "unknown"   # sizes unknown, or copied but not yet in the ISR: never "0s" while a partition moves
     elif rate > 0:
-        eta = f"{p.bytes_remaining / rate:.0f}s"
+        eta = f"{max(1.0, p.bytes_remaining / rate):.0f}s"
     else:
         eta = "unknown"
     return (f"wave {p.wave_id}: {p.done}/{p.total} partitions, overall {overall_done}/{overall_total}, "
             f"{human_bytes(p.bytes_remaining)} remaining of {human_bytes(p.bytes_total)}, "
-            f"{human_bytes(rate)}/s, ETA {eta}")
+            f"{human_bytes(rate)}/s, ETA {eta} (from {p.source})")
 
 
 def overall_done(book: WaveBook, current: WaveProgress) -> int:

@@ -9,7 +9,9 @@ The connection (type ``kafka_zookeeper``) names the ensemble and the cluster's c
 * ``extra``: ``chroot`` (``/kafka``, the chroot of Kafka's ``zookeeper.connect``),
   ``connect_timeout`` and ``session_timeout`` in seconds (10 each by default), ``read_only``;
   ``broker_capacity_bytes``: usable disk bytes per broker (``{"1": 1e12, "default": 2e12}``,
-  :mod:`kafka_zk.capacity`), which plans keep every broker under;
+  :mod:`kafka_zk.capacity`), which plans keep every broker under; ``log_dirs_source``
+  (``command:kafka-log-dirs.sh ... --describe``, ``file:<path>`` or ``emulator``): where wave
+  progress reads follower log sizes (:mod:`operators.log_dirs_source`);
 * secured clusters (docs/connections.md): ``sasl_mechanism`` (``DIGEST-MD5`` with login/password,
   or ``GSSAPI`` with ``extra.sasl_principal`` and a Kerberos ticket cache), or ``jaas``: the text
   of a JAAS file whose ``jaas_section`` (default ``Client``) names the login module and its
@@ -33,7 +35,7 @@ The client is built once per hook (``get_conn`` caches it); :meth:`close` stops 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 from kazoo.client import KazooClient
@@ -44,6 +46,9 @@ from kafka_zk.connect import close as close_client
 from kafka_zk.connect import connect, parse_connect_string
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.zk_auth import DIGEST_MD5, GSSAPI, NO_AUTH, ZkCredentials, parse_jaas_section
+
+if TYPE_CHECKING:
+    from operators.log_dirs_source import LogDirsSource
 
 DEFAULT_PORT = 2181
 
@@ -85,6 +90,14 @@ class ZooKeeperHook(BaseHook):
             return None
         return parse_capacity({"brokers": raw}, f"connection {self.zk_conn_id}: extra broker_capacity_bytes",
                               threshold_pct)
+
+    def log_dirs_source(self) -> "LogDirsSource | None":
+        """``extra.log_dirs_source``: where follower log sizes are read for wave progress
+        (:mod:`operators.log_dirs_source`), or None when not set."""
+        from operators.log_dirs_source import parse_log_dirs_source
+
+        extra = self.get_connection(self.zk_conn_id).extra_dejson or {}
+        return parse_log_dirs_source(extra, f"connection {self.zk_conn_id!r}")
 
     # -- settings read from the connection ---------------------------------------------------
 

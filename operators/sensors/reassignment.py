@@ -40,7 +40,7 @@ class WaveDoneSensor(BaseOperator):
                                       "stall_warning_s", "stall_timeout_s")
 
     def __init__(self, *, zk_conn_id: str, run_root: str, wave_id: Any, timeout_s: Any = 6 * 3600,
-                 poll_interval_s: Any = 5.0, stall_warning_s: Any = 600.0, stall_timeout_s: Any = None,
+                 poll_interval_s: Any = 5.0, stall_warning_s: Any = None, stall_timeout_s: Any = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.zk_conn_id, self.run_root, self.wave_id = zk_conn_id, run_root, wave_id
@@ -52,8 +52,8 @@ class WaveDoneSensor(BaseOperator):
         self.defer(trigger=WaveDoneTrigger(
             zk_conn_id=self.zk_conn_id, run_id=context["run_id"], wave_id=int(self.wave_id), deadline=deadline,
             run_dir=str(run_folder(context, self.run_root).root), poll_interval=float(self.poll_interval_s),
-            stall_warning_s=float(self.stall_warning_s),
-            stall_timeout_s=None if self.stall_timeout_s in (None, "") else float(self.stall_timeout_s)),
+            stall_warning_s=None if self.stall_warning_s in (None, "", "None") else float(self.stall_warning_s),
+            stall_timeout_s=None if self.stall_timeout_s in (None, "", "None") else float(self.stall_timeout_s)),
             method_name="execute_complete", timeout=timedelta(seconds=float(self.timeout_s) + 60))
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> dict[str, Any]:

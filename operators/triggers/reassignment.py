@@ -2,28 +2,41 @@
 
 The trigger carries only primitives (connection id, run id, wave id, an *absolute* deadline,
 the run folder and poll timings), so a restarted triggerer resumes the same wait with the same
-clock. Each poll reads the wave's partitions and ``/admin/reassign_partitions`` through
-:func:`kafka_zk.snapshot.read_snapshot` in a worker thread (``asyncio.to_thread``: kazoo calls
-never block the event loop) and logs one progress line: partitions done/total for the wave and
-the whole plan, bytes remaining, throughput and ETA. With no progress for ``stall_warning_s``
-it logs a warning at every poll.
+clock (``self.clock``, :mod:`operators.triggers.clock`). Each poll reads the wave's partitions
+and ``/admin/reassign_partitions`` through :func:`kafka_zk.snapshot.read_snapshot` in a worker
+thread (``asyncio.to_thread``: kazoo calls never block the event loop), plus the follower log
+sizes of the connection's ``log_dirs_source`` when it names one
+(:mod:`operators.log_dirs_source`), and logs one progress line: partitions done/total for the
+wave and the whole plan, bytes remaining, throughput and ETA, and what the bytes were judged
+from (follower log sizes, or ISR joins only).
+
+**Stalls.** Progress is a change in partitions done or bytes remaining. With follower log sizes
+a healthy copy changes at every poll, so a stall is judged from those bytes: the warning comes
+after ``stall_warning_s`` without a byte copied (default: the longer of 60 s, ten polls and the
+source's max age plus two polls). From ISR joins only, a healthy copy shows no change until a
+replica joins, so nothing is called a stall sooner than 1.5× the time the wave's largest
+partition takes at ``throttle_bytes_per_s`` (the default warning is that, at least 60 s; an
+explicit ``stall_warning_s`` or ``stall_timeout_s`` is raised to it).
 
 It yields exactly one :class:`TriggerEvent`, ``status`` being:
 
 * ``done`` — every partition of the wave has replicas == target, nothing adding/removing,
   the whole target in the ISR, and ``/admin/reassign_partitions`` no longer lists any of them
   (gone, or — if someone else wrote one since — holding none of ours);
-* ``stalled`` — no partition finished and no replica joined an ISR for ``stall_timeout_s`` (and
-  never sooner than 1.5× the time the wave's largest partition takes at
-  ``throttle_bytes_per_s``, the floor that also applies to ``stall_warning_s``);
+* ``stalled`` — no progress for ``stall_timeout_s`` (judged as above); every stall warning and
+  ``stalled`` message names the stopped partitions and the likely cause
+  (:mod:`operators.stall_causes`: follower up but failing its fetches — a lowered
+  ``max.message.bytes`` named — …);
 * ``stalled`` with ``dead_end`` — at once when a topic of the wave was deleted while its
-  partition moved (it can never finish); every stall warning and ``stalled`` message names the
-  stopped partitions and the likely cause (:mod:`operators.stall_causes`: destination broker
-  not registered, follower up but failing its fetches — a lowered ``max.message.bytes`` named);
+  partition moved (it can never finish); and when a cause that waiting cannot clear has lasted
+  ``dead_end_s``: a destination broker not registered, no controller, or a controller that
+  never started the node (the message gives the fix: restart the broker or re-plan; force a
+  controller election by deleting ``/controller``);
 * ``timeout`` — the absolute ``deadline`` (epoch seconds) passed;
 * ``error`` — ZooKeeper unreachable for longer than ``zk_outage_s`` (a session expiry or a
   short outage is retried at every poll with a fresh client, logged with its real cause, and
-  the message names that cause), or the progress file unreadable (the message says which).
+  the message names that cause), the progress file unreadable, or the connection's
+  ``log_dirs_source`` malformed (the message says which).
 
 ``not_before`` (epoch seconds, set by the executor to a few seconds after it defers) holds a
 ``done`` back until then: on a real scheduler a trigger that fires before the executor has
@@ -38,6 +51,7 @@ every status but ``done`` to an error type (:mod:`operators.errors`).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -48,13 +62,16 @@ from kazoo.exceptions import KazooException
 from kafka_zk.errors import KafkaZkError, ZkUnavailable
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
-from operators.stall_causes import StallCause, stall_causes
+from operators.log_dirs_source import LogDirsSource, read_log_dirs
+from operators.stall_causes import StallCause, blocking_causes, stall_causes
 from operators.state_change import write_stall_excerpt
 from operators.triggers.base import ZooKeeperPollTrigger
 from operators.waves import WaveBook, WaveProgress, overall_done, progress_line, wave_state
 
 
 ZK_OUTAGE_S = 120.0
+DEAD_END_S = 300.0
+MIN_STALL_WARNING_S = 60.0
 
 
 def zk_cause(exc: BaseException) -> str:
@@ -66,23 +83,39 @@ def zk_cause(exc: BaseException) -> str:
     return f"{type(root).__name__}: {text}" if text else type(root).__name__
 
 
+@dataclass(frozen=True)
+class Poll:
+    """What one poll saw."""
+
+    book: WaveBook
+    progress: WaveProgress
+    still_listed: bool
+    gone: tuple[str, ...]                 # topics of the wave deleted
+    blocked: tuple[StallCause, ...]       # causes waiting cannot clear
+    sizes_note: str                       # why follower log sizes were not used ("" when they were)
+    max_age_s: float | None               # the log-dirs source's max age (None: no source)
+
+
 class WaveDoneTrigger(ZooKeeperPollTrigger):
     """Fires once wave ``wave_id`` of run ``run_id`` is finished by the controller (or stalls)."""
 
     def __init__(self, zk_conn_id: str, run_id: str, wave_id: int, deadline: float, run_dir: str,
-                 poll_interval: float = 2.0, stall_warning_s: float = 300.0,
+                 poll_interval: float = 2.0, stall_warning_s: float | None = None,
                  stall_timeout_s: float | None = None, not_before: float | None = None,
-                 zk_outage_s: float = ZK_OUTAGE_S, throttle_bytes_per_s: float | None = None) -> None:
+                 zk_outage_s: float = ZK_OUTAGE_S, throttle_bytes_per_s: float | None = None,
+                 dead_end_s: float = DEAD_END_S) -> None:
         super().__init__(zk_conn_id, deadline, poll_interval)
-        self._gone: list[str] = []
         self.throttle_bytes_per_s = None if throttle_bytes_per_s in (None, 0) else float(throttle_bytes_per_s)
         self.zk_outage_s = float(zk_outage_s)
         self.not_before = None if not_before is None else float(not_before)
         self.run_id = run_id
         self.wave_id = int(wave_id)
         self.run_dir = str(run_dir)
-        self.stall_warning_s = float(stall_warning_s)
+        self.stall_warning_s = None if stall_warning_s is None else float(stall_warning_s)
         self.stall_timeout_s = None if stall_timeout_s is None else float(stall_timeout_s)
+        self.dead_end_s = float(dead_end_s)
+        self._source: LogDirsSource | None = None
+        self._source_read = False
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{__name__}.WaveDoneTrigger", {
@@ -90,29 +123,60 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
             "deadline": self.deadline, "run_dir": self.run_dir, "poll_interval": self.poll_interval,
             "stall_warning_s": self.stall_warning_s, "stall_timeout_s": self.stall_timeout_s,
             "not_before": self.not_before, "zk_outage_s": self.zk_outage_s,
-            "throttle_bytes_per_s": self.throttle_bytes_per_s})
+            "throttle_bytes_per_s": self.throttle_bytes_per_s, "dead_end_s": self.dead_end_s})
 
-    # -- blocking part, run in a thread ------------------------------------------------------
+    # -- thresholds --------------------------------------------------------------------------
 
     def stall_floor_s(self, book: WaveBook) -> float:
-        """No stall can be judged sooner than 1.5× the time the wave's largest partition takes at
-        the throttle (a healthy 40 GiB copy at 40 MiB/s shows no ISR change for 17 minutes)."""
+        """No stall can be judged from ISR joins sooner than 1.5× the time the wave's largest
+        partition takes at the throttle (a healthy 40 GiB copy at 40 MiB/s shows no ISR change
+        for 17 minutes)."""
         if not self.throttle_bytes_per_s:
             return 0.0
         largest = max((m.size for m in book.wave(self.wave_id).moves), default=0)
         return 1.5 * largest / self.throttle_bytes_per_s
 
-    def _poll(self) -> tuple[WaveBook, WaveProgress, bool]:
+    def warning_after_s(self, book: WaveBook, progress: WaveProgress, max_age_s: float | None) -> float:
+        """Seconds without progress before a stall warning (see the module docstring)."""
+        if progress.measured:
+            if self.stall_warning_s is not None:
+                return self.stall_warning_s
+            return max(MIN_STALL_WARNING_S, 10 * self.poll_interval, (max_age_s or 0.0) + 2 * self.poll_interval)
+        floor = self.stall_floor_s(book)
+        return max(self.stall_warning_s if self.stall_warning_s is not None else MIN_STALL_WARNING_S, floor)
+
+    def timeout_after_s(self, book: WaveBook, progress: WaveProgress) -> float | None:
+        if self.stall_timeout_s is None:
+            return None
+        return self.stall_timeout_s if progress.measured else max(self.stall_timeout_s, self.stall_floor_s(book))
+
+    # -- blocking part, run in a thread ------------------------------------------------------
+
+    def _log_dirs_source(self) -> LogDirsSource | None:
+        if not self._source_read:
+            self._client()
+            self._source = self._hook.log_dirs_source()
+            self._source_read = True
+        return self._source
+
+    def _poll(self) -> Poll:
         book = WaveBook.load(RunFolder(Path(self.run_dir)).wave_progress)
         if book is None:
             raise KafkaZkError(f"{self.run_dir}/waves.json is missing: the execute_waves task writes it "
                                "before it waits; re-run execute_waves")
         wave = book.wave(self.wave_id)
         topics = {m.tp.topic for m in wave.moves}
-        snap = read_snapshot(self._client(), topics=topics, with_configs=False)
-        progress, ours_listed = wave_state(wave, snap)
-        self._gone = sorted(t for t in topics if t not in snap.topics)
-        return book, progress, ours_listed
+        client = self._client()
+        snap = read_snapshot(client, topics=topics, with_configs=False)
+        source = self._log_dirs_source()
+        reading = read_log_dirs(source, client)
+        progress, ours_listed = wave_state(wave, snap, reading.sizes)
+        if reading.sizes is not None and not progress.measured:
+            note = f"{source} has no size for a new replica still copying"
+        else:
+            note = reading.note
+        return Poll(book, progress, ours_listed, tuple(sorted(t for t in topics if t not in snap.topics)),
+                    tuple(blocking_causes(snap, wave)), note, None if source is None else source.max_age_s)
 
     def _diagnose(self) -> list[StallCause]:
         """The likely cause of each stopped partition (a snapshot with config overrides)."""
@@ -134,22 +198,26 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         payload = {"status": status, "run_id": self.run_id, "wave_id": self.wave_id, "message": message}
         if progress is not None:
             payload.update(done=progress.done, total=progress.total, bytes_remaining=progress.bytes_remaining,
-                           bytes_total=progress.bytes_total, pending=list(progress.pending))
+                           bytes_total=progress.bytes_total, pending=list(progress.pending),
+                           progress_source=progress.source)
         payload.update(extra)
         return TriggerEvent(payload)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         started = self.clock.time()
         last_change = started
-        last_key: tuple[int, int] | None = None
+        last_key: tuple | None = None
         failing_since: float | None = None
-        first_remaining: int | None = None
+        blocked_since: float | None = None
+        base: tuple[str, int, float] | None = None       # (source, bytes remaining, time) the rate is taken from
+        note_logged: str | None = None
         excerpt_written = False
         progress: WaveProgress | None = None
         try:
             while True:
                 try:
-                    book, progress, still_listed = await asyncio.to_thread(self._poll)
+                    seen = await asyncio.to_thread(self._poll)
+                    progress = seen.progress
                     failing_since = None
                 except (ZkUnavailable, KazooException) as exc:
                     now = self.clock.time()
@@ -169,22 +237,26 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                     yield self._event("error", progress, str(exc))
                     return
                 now = self.clock.time()
-                if first_remaining is None:
-                    first_remaining = progress.bytes_remaining
-                key = (progress.done, progress.bytes_remaining)
+                if seen.sizes_note != note_logged:
+                    note_logged = seen.sizes_note
+                    if note_logged:
+                        self.log.info("wave %d: progress judged from ISR joins only (%s)", self.wave_id, note_logged)
+                if base is None or base[0] != progress.source:
+                    base = (progress.source, progress.bytes_remaining, now)
+                key = (progress.done, progress.bytes_remaining, progress.source)
                 if key != last_key:
                     last_key, last_change = key, now
-                copied = max(0, first_remaining - progress.bytes_remaining)
+                copied = max(0, base[1] - progress.bytes_remaining)
                 quiet = now - last_change
-                floor = self.stall_floor_s(book)
-                warn = quiet >= max(self.stall_warning_s, floor)
-                self.log.info("%s", progress_line(progress, overall_done(book, progress), book.total_partitions,
-                                                  now - started, copied, stalled=warn))
-                if self._gone and not progress.complete:
+                warn_after = self.warning_after_s(seen.book, progress, seen.max_age_s)
+                warn = quiet >= warn_after and not progress.complete
+                self.log.info("%s", progress_line(progress, overall_done(seen.book, progress),
+                                                  seen.book.total_partitions, now - base[2], copied, stalled=warn))
+                if seen.gone and not progress.complete:
                     yield self._event("stalled", progress, f"wave {self.wave_id} cannot finish: "
                                       + await self._causes_text(), dead_end=True)
                     return
-                if progress.complete and not still_listed:
+                if progress.complete and not seen.still_listed:
                     if self.not_before is not None and now < self.not_before:
                         await self.clock.sleep(self.not_before - now)   # see not_before in the docstring
                         continue
@@ -197,19 +269,32 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                                       f"({progress.done}/{progress.total} partitions done; still moving: "
                                       f"{', '.join(progress.pending)})")
                     return
+                blocked_since = (blocked_since or now) if seen.blocked else None
+                if seen.blocked:
+                    text = "; ".join(str(c) for c in seen.blocked[:10])
+                    if now - blocked_since >= self.dead_end_s:
+                        yield self._event("stalled", progress, f"wave {self.wave_id} cannot finish as the cluster "
+                                          f"stands (for {now - blocked_since:.0f}s): {text}", dead_end=True)
+                        return
+                    self.log.warning("wave %d: %s (ending the wait if it lasts %.0fs more)", self.wave_id, text,
+                                     self.dead_end_s - (now - blocked_since))
                 causes = await self._causes_text() if warn else ""
                 if warn:
-                    self.log.warning("wave %d: no progress for %.0fs%s; ETA unknown; stopped: %s", self.wave_id,
-                                     quiet, f" (the largest partition needs {floor / 1.5:.0f}s at the throttle)"
-                                     if floor else "", causes)
+                    floor = self.stall_floor_s(seen.book)
+                    self.log.warning("wave %d: no progress for %.0fs (judged from %s%s); ETA unknown; stopped: %s",
+                                     self.wave_id, quiet, progress.source,
+                                     f"; the largest partition needs {floor / 1.5:.0f}s at the throttle"
+                                     if floor and not progress.measured else "", causes)
                     if not excerpt_written:          # the brokers' side of the stall, once per wait
                         excerpt_written = True
                         await asyncio.to_thread(write_stall_excerpt, self.run_dir, self.wave_id, progress.pending,
                                                 f"no progress for {quiet:.0f}s")
-                if self.stall_timeout_s is not None and quiet >= max(self.stall_timeout_s, floor):
+                timeout_after = self.timeout_after_s(seen.book, progress)
+                if timeout_after is not None and quiet >= timeout_after and not progress.complete:
                     yield self._event("stalled", progress,
                                       f"wave {self.wave_id} made no progress for {quiet:.0f}s "
-                                      f"({progress.done}/{progress.total} done; stopped: {causes})")
+                                      f"({progress.done}/{progress.total} done; judged from {progress.source}; "
+                                      f"ETA unknown; stopped: {causes or await self._causes_text()})")
                     return
                 await self._pause(now)
         finally:

@@ -159,7 +159,7 @@ def test_progress_counts_a_new_replica_as_copied_once_it_is_in_the_isr() -> None
     p = measure(wave, live)
     assert (p.done, p.bytes_remaining, p.pending) == (1, 50, ("t-1",))
     line = progress_line(p, overall_done=3, overall_total=9, elapsed_s=10.0, bytes_copied=100)
-    assert line == ("wave 0: 1/2 partitions, overall 3/9, 50 B remaining of 150 B, 10 B/s, ETA 5s")
+    assert line == ("wave 0: 1/2 partitions, overall 3/9, 50 B remaining of 150 B, 10 B/s, ETA 5s (from ISR joins)")
 
 
 @pytest.mark.parametrize("status, error", [("timeout", WaveTimeout), ("stalled", WaveStalled),

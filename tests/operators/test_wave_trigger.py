@@ -28,7 +28,8 @@ def test_serialize_pins_the_dotted_path_and_primitive_kwargs() -> None:
     assert path == "operators.triggers.reassignment.WaveDoneTrigger"
     assert kwargs == {"zk_conn_id": "kz", "run_id": "manual__1", "wave_id": 3, "deadline": 1_900_000_000.5,
                       "run_dir": "/runs/x", "poll_interval": 1.5, "stall_warning_s": 60.0, "stall_timeout_s": None,
-                      "not_before": None, "zk_outage_s": 120.0, "throttle_bytes_per_s": None}
+                      "not_before": None, "zk_outage_s": 120.0, "throttle_bytes_per_s": None,
+                      "dead_end_s": 300.0}
     assert all(isinstance(v, (str, int, float, type(None))) for v in kwargs.values())
     assert WaveDoneTrigger(**kwargs).serialize() == (path, kwargs)  # what a restarted triggerer rebuilds
 
@@ -245,5 +246,7 @@ def test_the_eta_is_never_zero_while_a_partition_still_moves() -> None:
     from operators.waves import WaveProgress
 
     moving_unknown_size = WaveProgress(0, 0, 1, 0, 0, ("orders-0",))
-    assert progress_line(moving_unknown_size, 0, 1, 10.0, 0).endswith("ETA unknown")
-    assert progress_line(WaveProgress(0, 1, 1, 0, 0), 1, 1, 10.0, 0).endswith("ETA 0s")
+    assert progress_line(moving_unknown_size, 0, 1, 10.0, 0).endswith("ETA unknown (from ISR joins)")
+    assert progress_line(WaveProgress(0, 1, 1, 0, 0), 1, 1, 10.0, 0).endswith("ETA 0s (from ISR joins)")
+    almost = WaveProgress(0, 0, 1, 10, 10_000, ("orders-0",), "follower log sizes")
+    assert "ETA 1s" in progress_line(almost, 0, 1, 1.0, 9_990)        # 0.001 s left: never "0s"
