@@ -41,6 +41,7 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
 from operators.errors import PlanHashMismatch
+from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import require_approval
 from operators.sensors.reassignment import raise_for_event
 from operators.state_change import remember_broker_logs, write_stall_excerpt
@@ -94,6 +95,7 @@ class ExecuteWavesOperator(RunbookOperator):
         folder = self.folder(context)
         if self.is_dry_run:
             return self._dry_run(context, folder)
+        ZooKeeperHook(self.zk_conn_id).log_dirs_source()   # a malformed log_dirs_source is refused before any write
         record = require_approval(folder)
         book = WaveBook.load(folder.wave_progress)
         if book is None:

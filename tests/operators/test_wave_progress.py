@@ -216,3 +216,19 @@ def test_a_destination_broker_gone_ends_the_wait_naming_it(zk_server, zk_chroot:
         assert any("not registered" in line and "ending the wait" in line for line in lines)
     finally:
         cluster.stop()
+
+
+def test_execute_waves_refuses_a_malformed_log_dirs_source_before_any_write(
+        zk_server, zk_chroot: str, zk: KazooClient, tmp_path: Path, monkeypatch) -> None:
+    from airflow.sdk import DAG
+
+    from operators.reassignment import ExecuteWavesOperator
+    from tests.zk_helpers import tree
+
+    before = tree(zk, "/")
+    op = ExecuteWavesOperator(task_id="execute_waves", run_root=str(tmp_path),
+                              zk_conn_id=_connection(monkeypatch, zk_server, zk_chroot, log_dirs_source="kafka-log-dirs"))
+    context = {"dag": DAG("decommission_brokers", schedule=None), "run_id": "manual__1"}
+    with pytest.raises(InvalidInput, match="log_dirs_source='kafka-log-dirs' is not one of 'command:"):
+        op.execute(context)
+    assert tree(zk, "/") == before
