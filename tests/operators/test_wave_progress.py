@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -101,16 +102,22 @@ def test_the_log_dirs_source_forms_and_a_stale_file(tmp_path: Path) -> None:
 
 def test_a_healthy_wave_copying_at_full_rate_is_not_stalled_and_shows_its_rate(
         zk_server, zk_chroot: str, zk: KazooClient, tmp_path: Path, monkeypatch, caplog) -> None:
-    """Issue 12 finding 4. A 16 MiB copy at 4 MiB/s shows no ISR change for ~4 s. Judged from
-    ISR joins (no log-dirs source) with a 2 s stall timeout it was failed as "no progress" and
-    read "0 B/s"; judged from the followers' log sizes it finishes, never called stalled, at a
-    nonzero rate with an ETA."""
+    """Issue 12 finding 4. A 16 MiB copy throttled at 4 MiB/s shows no ISR change for ~4 s.
+    Judged from ISR joins (no log-dirs source) with a 2 s stall timeout it was failed as "no
+    progress" and read "0 B/s"; judged from the followers' log sizes it finishes, never called
+    stalled, at a nonzero rate with an ETA."""
+    from tests.zk_helpers import set_config_by_hand
+
     cluster = EmulatedCluster(f"{zk_server.connect_string}{zk_chroot}", ClusterSpec(
-        brokers={1: None, 2: None, 3: None}, speed=1.0, network_rate=4 * MiB, seed=0,
-        log_dirs_every_s=0.2)).start()
+        brokers={1: None, 2: None, 3: None}, speed=1.0, seed=0, log_dirs_every_s=0.2)).start()
     wave = WaveSpec(0, (WaveMove(TP, (1, 2), (3, 2), size=16 * MiB),), status="submitted")
     try:
         cluster.create_topics({"big": ({0: [1, 2]}, {0: 16 * MiB}, None)})
+        for broker in (1, 2, 3):      # the runbook's throttle, as set_throttles writes it
+            set_config_by_hand(zk, f"brokers/{broker}", {"leader.replication.throttled.rate": str(4 * MiB),
+                                                         "follower.replication.throttled.rate": str(4 * MiB)})
+        set_config_by_hand(zk, "topics/big", {"leader.replication.throttled.replicas": "0:1,0:2",
+                                              "follower.replication.throttled.replicas": "0:3"})
         run_dir = _book(tmp_path, wave)
         cluster.stall_replica("big", 0, 3)                 # held until both triggers below are set up
         zk.create("/admin/reassign_partitions", json.dumps({"version": 1, "partitions": [
@@ -120,17 +127,27 @@ def test_a_healthy_wave_copying_at_full_rate_is_not_stalled_and_shows_its_rate(
         event, _ = _run(isr_only, caplog, "tests.isr_only")
         assert event["status"] == "stalled" and event["progress_source"] == "ISR joins"  # the old behaviour
         caplog.clear()
-        cluster.stall_replica("big", 0, 3, stalled=False)  # the copy starts now, at 4 MiB/s
         by_size = WaveDoneTrigger(_connection(monkeypatch, zk_server, zk_chroot, log_dirs_source="emulator"),
                                   "r", 0, time.time() + 60, run_dir, poll_interval=0.3, stall_warning_s=1,
                                   stall_timeout_s=2)
+
+        def release() -> None:             # the copy starts (at 4 MiB/s) once the trigger is polling
+            deadline = time.monotonic() + 60
+            while by_size._hook is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            cluster.stall_replica("big", 0, 3, stalled=False)
+        releaser = threading.Thread(target=release, daemon=True)
+        releaser.start()
         event, lines = _run(by_size, caplog, "tests.by_size")
+        releaser.join(timeout=10)
         assert event["status"] == "done", event
         polls = [line for line in lines if line.startswith("wave 0:")]
         copying = [line for line in polls if "0/1 partitions" in line]
         assert copying and all(line.endswith("(from follower log sizes)") for line in polls)
         assert not any("no progress" in line or "stalled" in line for line in lines)
-        assert any(" 0 B/s" not in line and "MiB/s" in line and "ETA unknown" not in line for line in copying[1:])
+        rates = [float(line.split(", ")[3].split(" MiB/s")[0]) for line in copying[1:] if " MiB/s" in line]
+        assert rates and all(r > 0 for r in rates), copying     # the copy is seen while it runs
+        assert any("ETA unknown" not in line for line in copying[1:])
         assert not any("ETA 0s" in line for line in copying)
     finally:
         cluster.stop()
