@@ -35,6 +35,15 @@ The API (read by every runbook file):
   copies) → ``elect_preferred_leaders`` → *checks* → ``final_report`` → ``notify`` (both
   ``all_done``; notify fails the run if any step failed).
 
+Writing a new runbook: subclass :class:`operators.plan.SparkPlanOperator` (set ``operation`` to a
+key of ``spark_jobs/operations.py`` — add the kernel call there and any flag to
+``spark_jobs/plan_job.py`` — and override ``check_inputs`` / ``job_args`` /
+``check_plan_matches``; examples: :mod:`operators.plan_ops`); reports title themselves from
+:data:`operators.report_titles.WHAT` (default: the DAG id, capitalised); the DAG file needs a
+``doc_md`` guide, ``docs/runbooks/<dag_id>.md`` and a description on every Param
+(``tests/dags/test_all_dags.py`` checks all three); ``tests/dags/moving_runbook.py`` has the
+shared end-to-end checks (dry run, rejection, stale plan, throttles after a failure mid-wave).
+
 Failure: building a DAG with a plan task whose id is not ``plan``, or asking for ``verify_data``
 without its Param, raises ``ValueError`` at parse time (the DAG shows an import error naming it).
 Each step's own failures are documented in its module.

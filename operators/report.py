@@ -33,6 +33,7 @@ from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import RunFailed, RunRejected
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import plan_hash
+from operators.report_titles import heading
 from operators.state_change import read_excerpts
 from operators.throttles import JANITOR_FILE
 from operators.waves import WaveBook, human_bytes
@@ -66,28 +67,6 @@ def chart(title: str, rows: Sequence[tuple[int, bool, float, float]], fmt=str) -
     return {"title": title, "rows": [
         {"broker": br, "removed": rm, "w_before": round(BAR_PX * b / top, 1), "w_after": round(BAR_PX * a / top, 1),
          "before_text": fmt(b), "after_text": fmt(a)} for br, rm, b, a in rows]}
-
-
-#: how each data-moving runbook names itself in its reports (others: the DAG id, capitalised)
-WHAT = {"decommission_brokers": "Decommission", "add_brokers": "Add brokers", "rebalance": "Rebalance"}
-
-
-def heading(folder: RunFolder, dag_id: str, removed: Sequence[int]) -> dict:
-    """``what`` the run does and its ``subject`` (e.g. "Decommission", "brokers 4, 5"), for titles,
-    and ``subject_short`` for the notification's first line."""
-    what = WHAT.get(dag_id, dag_id.replace("_", " ").capitalize())
-    if removed:
-        return {"what": what, "subject": "brokers " + ", ".join(map(str, removed)),
-                "subject_short": "brokers " + ",".join(map(str, removed))}
-    try:
-        summary = json.loads((folder.plan_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        summary = {}
-    brokers = str((summary.get("params") or {}).get("brokers") or "")
-    if summary.get("operation") == "add-brokers" and brokers:
-        return {"what": what, "subject": "new brokers " + brokers.replace(",", ", "),
-                "subject_short": "new brokers " + brokers}
-    return {"what": what, "subject": "", "subject_short": what.lower()}
 
 
 def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, throttle: Any) -> dict:
