@@ -1,0 +1,349 @@
+"""One campaign run: a real ``decommission_brokers`` DAG run under one injected fault, then the
+invariants read back with plain kazoo.
+
+**What a run exercises.** The real DAG file, run by Airflow's ``dag.test()`` on SQLite
+(:func:`operators.local_run.run_dag`): every task of the runbook (snapshot, plan hand-over with
+``plan_from``, plan report, approval by the ``pre_approved`` policy, guards, demotion, throttles,
+the wave executor deferring on its trigger, final verification, the throttle teardown and its
+janitor, election, drain check, report, notify), against the emulator on the test run's real
+ZooKeeper, at ``speed`` simulated seconds per wall second. **What it does not.** The plan comes
+from the planner's kernels in-process (:mod:`tests.dags.kernel_plan`: the same kernels the Spark
+job calls, not Spark itself, which would cost a minute a run); the human approval page, a real
+scheduler/triggerer (their races are pinned by ``tests/dags/test_real_airflow_race.py``) and a
+worker process killed mid-wave (``test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave``)
+are not in the campaign.
+
+**Faults** (drawn by :mod:`tests.campaign.scenario`) land while wave ``fault_wave`` is listed in
+``/admin/reassign_partitions``, on the replica that wave adds to its largest partition. For the
+dead ends (``kill_for_good``, ``fail_append``, ``topic_deleted``) the runner then plays the
+operator: once the run's teardown has said it keeps the throttles (``throttle_janitor.json``) or
+the run has ended, it applies the fix (restart the broker; raise ``max.message.bytes`` back; move
+the controller so the deleted topic's entry leaves the reassignment), so the janitor can finish.
+
+**Outcome.** :class:`RunOutcome` holds the end state observed, the one expected
+(:data:`tests.campaign.scenario.EXPECTED`), and every invariant problem; ``repro`` is the
+one-line command that reruns the seed.
+
+Failure: a cluster the emulator cannot start raises its error (the seed is in the message of
+the caller's report); everything the run itself does is recorded, never raised.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from tests.campaign import invariants as inv
+from tests.campaign.blip_proxy import BlipProxy
+from tests.campaign.scenario import EXPECTED, Scenario, draw
+
+DAG_ID = "decommission_brokers"
+#: stall_timeout_s: longer than any transient fault (≤ 6 s) where one is drawn; for the dead ends
+#: the trigger's floor (1.5× the largest partition's copy time at the throttle, ≤ 9 s here) rules
+STALL_TIMEOUT_S = {"transient": 12, "dead_end": 1}
+WAVE_TIMEOUT_S = 300          # a safety net only: nothing in the campaign should reach it
+
+
+def repro(seed: int, fault: str | None = None) -> str:
+    forced = f" --fault {fault}" if fault else ""
+    return f"PYTHONPATH=. python bench/bench_fault_campaign.py --seeds {seed}{forced}"
+
+
+@dataclass
+class RunOutcome:
+    """What one run did and whether it was right."""
+
+    seed: int
+    fault: str
+    expected: str
+    observed: str                      # success | failed_then_janitor | failed (other) | error
+    state: str = ""
+    task_states: dict[str, str] = field(default_factory=dict)
+    fault_injected: bool = False
+    fault_note: str = ""
+    invariant_problems: list[str] = field(default_factory=list)
+    end_state_problems: list[str] = field(default_factory=list)
+    report_problems: list[str] = field(default_factory=list)   # findings about the report's wording
+    samples: int = 0
+    waves: int = 0
+    wall_s: float = 0.0
+    run_folder: str | None = None
+    repro: str = ""
+
+    @property
+    def correct(self) -> bool:
+        return self.observed == self.expected and not self.end_state_problems
+
+    def line(self) -> str:
+        verdict = "ok" if self.correct and not self.invariant_problems else "WRONG"
+        return (f"{verdict} seed={self.seed} fault={self.fault} expected={self.expected} observed={self.observed} "
+                f"waves={self.waves} samples={self.samples} wall={self.wall_s:.1f}s {self.fault_note}"
+                + (f" [report: {'; '.join(self.report_problems)}]" if self.report_problems else ""))
+
+
+def _plain(hosts: str) -> KazooClient:
+    client = KazooClient(hosts=hosts, timeout=10)
+    client.start(timeout=10)
+    return client
+
+
+class FaultInjector(threading.Thread):
+    """Waits for wave ``fault_wave`` (a reassignment node that adds a replica), injects the fault,
+    ends it (transient faults) or applies the operator's fix (dead ends) when the time comes."""
+
+    def __init__(self, sc: Scenario, cluster: EmulatedCluster, zk: KazooClient, proxy: BlipProxy | None,
+                 before: dict, run_root: Path, waves: int) -> None:
+        super().__init__(daemon=True, name="fault-injector")
+        self.sc, self.cluster, self.zk, self.proxy = sc, cluster, zk, proxy
+        self.before, self.run_root = before, run_root
+        self.target_wave = min(sc.fault_wave, max(waves - 1, 0))
+        self.run_ended = threading.Event()
+        self.injected = False
+        self.note = ""
+        self.deleted: set[str] = set()
+        self.error: str | None = None
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except Exception as exc:  # noqa: BLE001 - recorded in the outcome
+            self.error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
+
+    def _wave_moves(self) -> list[tuple[str, int, int]] | None:
+        """The wave's (topic, partition, added broker) if it is the target one, else None."""
+        seen: list[int] = []
+        while not self.run_ended.is_set():
+            try:
+                data, stat = self.zk.get("/admin/reassign_partitions")
+            except Exception:  # noqa: BLE001 - not there yet
+                time.sleep(0.02)
+                continue
+            doc = json.loads(data)
+            adds = [(e["topic"], int(e["partition"]), b) for e in doc.get("partitions", [])
+                    for b in e["replicas"] if b not in self.before.get((e["topic"], int(e["partition"])), [])]
+            if adds and stat.czxid not in seen:
+                seen.append(stat.czxid)
+                if len(seen) - 1 == self.target_wave:
+                    return adds
+            time.sleep(0.02)
+        return None
+
+    def _largest(self, adds: list[tuple[str, int, int]]) -> tuple[str, int, int]:
+        return max(adds, key=lambda m: (self.sc.sizes[m[0]][m[1]], m[0], m[1], m[2]))
+
+    def _wait_for_janitor(self) -> None:
+        """Until the teardown keeps the throttles for a wave still listed, or the run ended."""
+        while not self.run_ended.is_set():
+            if list(self.run_root.glob(f"{DAG_ID}/*/throttle_janitor.json")):
+                return
+            time.sleep(0.1)
+
+    def _run(self) -> None:
+        sc = self.sc
+        if sc.fault == "none":
+            return
+        adds = self._wave_moves()
+        if adds is None:
+            self.note = "the run ended before the fault's wave"
+            return
+        topic, p, broker = self._largest(adds)
+        dead_end = EXPECTED[sc.fault] != "success"
+        if not dead_end:
+            time.sleep(sc.fault_delay)
+        c = self.cluster
+        if sc.fault == "kill_restart":
+            c.kill_broker(broker)
+            self.injected, self.note = True, f"killed broker {broker}"
+            time.sleep(sc.fault_length)
+            c.restart_broker(broker)
+        elif sc.fault == "controller_move":
+            before = c.controller_id()
+            after = c.move_controller()
+            self.injected, self.note = True, f"controller {before} -> {after}"
+        elif sc.fault == "session_expiry":
+            c.expire_session(broker)
+            self.injected, self.note = True, f"expired broker {broker}'s session"
+        elif sc.fault == "stall_resume":
+            c.stall_replica(topic, p, broker, True)
+            self.injected, self.note = True, f"stalled {topic}-{p} on {broker} for {sc.fault_length:.1f}s"
+            time.sleep(sc.fault_length)
+            c.stall_replica(topic, p, broker, False)
+        elif sc.fault == "zk_blip":
+            self.proxy.blip(sc.fault_length)
+            self.injected, self.note = True, f"ZooKeeper cut for {sc.fault_length:.1f}s"
+        elif sc.fault == "kill_for_good":
+            c.kill_broker(broker)
+            self.injected, self.note = True, f"killed broker {broker} for good"
+            self._wait_for_janitor()
+            c.restart_broker(broker)                       # the operator brings it back
+            self.note += "; restarted by the operator"
+        elif sc.fault == "fail_append":
+            c.fail_append(topic, p, broker, True)
+            self.injected, self.note = True, f"{topic}-{p} on {broker} fails appends"
+            self._wait_for_janitor()
+            c.fail_append(topic, p, broker, False)         # max.message.bytes raised back
+            self.note += "; fixed by the operator"
+        elif sc.fault == "topic_deleted":
+            self.zk.create(f"/admin/delete_topics/{topic}", b"", makepath=True)  # kafka-topics --delete
+            self.deleted.add(topic)
+            self.injected, self.note = True, f"deleted {topic} mid-wave"
+            self._wait_for_janitor()
+            c.move_controller()                            # the new controller drops the dead entry
+            self.note += "; controller moved by the operator"
+        else:  # pragma: no cover - draw() refuses unknown faults
+            raise ValueError(sc.fault)
+
+
+def _empties_a_rack(sc: Scenario) -> bool:
+    return any(all(b in sc.removed for b, r in sc.brokers.items() if r == rack) for rack in set(sc.brokers.values()))
+
+
+def _user_throttles(zk: KazooClient, sc: Scenario, before: dict) -> None:
+    from tests.zk_helpers import set_config_by_hand
+
+    if sc.user_broker_throttle is not None:
+        set_config_by_hand(zk, f"brokers/{sc.user_broker_throttle}",
+                           {inv.RATE["leader"]: "12345", inv.RATE["follower"]: "12345"})
+    if sc.user_topic_throttle is not None:
+        leader = before[(sc.user_topic_throttle, 0)][0]
+        set_config_by_hand(zk, f"topics/{sc.user_topic_throttle}",
+                           {inv.LIST["leader"]: f"0:{leader}", "retention.ms": "3600000"})
+
+
+def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutcome:
+    """Run ``sc`` against the ZooKeeper at ``zk_host:zk_port`` (a fresh chroot) in ``workdir``."""
+    from kafka_zk.codecs import TopicPartition
+    from operators.local_run import run_dag
+    from tests.dags.kernel_plan import write_kernel_plan
+
+    started = time.monotonic()
+    outcome = RunOutcome(sc.seed, sc.fault, EXPECTED[sc.fault], "error", repro=repro(sc.seed))
+    base = f"{zk_host}:{zk_port}"
+    chroot = f"/campaign{sc.seed}-{int(time.time() * 1000) % 10**9}"
+    root = _plain(base)
+    root.create(chroot)
+    root.stop()
+    root.close()
+    cluster = EmulatedCluster(base + chroot, ClusterSpec(brokers=sc.brokers, speed=sc.speed, seed=sc.seed)).start()
+    zk = _plain(base + chroot)
+    proxy = BlipProxy((zk_host, zk_port)) if sc.fault == "zk_blip" else None
+    sampler = injector = None
+    try:
+        cluster.create_topics({t: (a, sc.sizes[t], None) for t, a in sc.topics.items()})
+        before = inv.assignment(zk)
+        _user_throttles(zk, sc, before)
+        users = inv.throttle_configs(zk)
+        sizes = {TopicPartition(t, p): n for t, by_p in sc.sizes.items() for p, n in by_p.items()}
+        outcome.waves = write_kernel_plan(base + chroot, workdir / "plan", sc.removed, sizes, sc.throttle,
+                                          sc.max_moves_per_broker)
+        conn_id = f"campaign_{sc.seed}_{chroot.strip('/').replace('-', '_')}"
+        import os
+        os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps({
+            "conn_type": "kafka_zookeeper", "host": proxy.hosts if proxy else base,
+            "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}})
+        run_root = workdir / "runs"
+        sampler = inv.ThrottleSampler(zk, before)
+        injector = FaultInjector(sc, cluster, zk, proxy, before, run_root, outcome.waves)
+        sampler.start()
+        injector.start()
+        result = run_dag(DAG_ID, {
+            "zk_conn_id": conn_id, "brokers_to_remove": sc.removed, "run_root": str(run_root),
+            "throttle_bytes_per_sec": sc.throttle, "max_moves_per_broker": sc.max_moves_per_broker,
+            "poll_interval_s": 0.3, "pre_approved": True, "plan_from": str(workdir / "plan"),
+            "allow_rack_removal": _empties_a_rack(sc),          # the acknowledgement a whole rack needs
+            "wave_timeout_s": WAVE_TIMEOUT_S,
+            "stall_timeout_s": STALL_TIMEOUT_S["transient" if EXPECTED[sc.fault] == "success" else "dead_end"], "stall_warning_s": 5})
+        injector.run_ended.set()
+        injector.join(timeout=60)
+        sampler.stop()
+        outcome.state, outcome.task_states = result.state, result.task_states
+        outcome.run_folder = str(result.run_folder) if result.run_folder else None
+        outcome.fault_injected, outcome.fault_note = injector.injected, injector.note
+        if injector.error:
+            outcome.fault_note += f" [injector error: {injector.error}]"
+        outcome.samples = sampler.samples
+        outcome.invariant_problems += [f"unthrottled: {v}" for v in sorted(set(sampler.violations))[:10]]
+        _judge(outcome, sc, zk, result, before, users, injector.deleted)
+    except Exception as exc:  # noqa: BLE001 - an error of the harness is an outcome too
+        outcome.observed = "error"
+        outcome.end_state_problems.append(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
+    finally:
+        if injector is not None:
+            injector.run_ended.set()
+        if sampler is not None and sampler.is_alive():
+            sampler.stop()
+        zk.stop()
+        zk.close()
+        cluster.stop()
+        if proxy is not None:
+            proxy.close()
+        outcome.wall_s = time.monotonic() - started
+    return outcome
+
+
+def _judge(outcome: RunOutcome, sc: Scenario, zk: KazooClient, result, before: dict, users: dict,
+           deleted: set[str]) -> None:
+    """Invariants (always) and the end state the fault calls for."""
+    folder = result.run_folder
+    outcome.invariant_problems += inv.no_replica_lost(zk, before, deleted)
+    outcome.invariant_problems += inv.no_half_written_node(zk)
+    outcome.invariant_problems += inv.throttles_restored(zk, users, deleted)
+    if zk.exists("/admin/reassign_partitions") is not None:
+        outcome.invariant_problems.append("/admin/reassign_partitions still present after the run")
+    ts = result.task_states
+    if result.state == "success":
+        outcome.observed = "success"
+        after = inv.assignment(zk)
+        for tp, replicas in after.items():
+            if set(replicas) & set(sc.removed):
+                outcome.end_state_problems.append(f"{tp[0]}-{tp[1]} still on a removed broker: {replicas}")
+    elif result.state == "failed" and ts.get("execute_waves") == "failed" and ts.get("remove_throttles") == "success":
+        outcome.observed = "failed_then_janitor"
+        janitor = folder / "throttle_janitor.json" if folder else None
+        if janitor is None or not janitor.exists():
+            outcome.end_state_problems.append("no throttle_janitor.json: the teardown did not keep the throttles")
+        else:
+            doc = json.loads(janitor.read_text())
+            if not doc.get("in_flight") or doc.get("removed_at", 0) < doc.get("kept_at", 1):
+                outcome.end_state_problems.append(f"janitor record {doc} does not show throttles kept then removed")
+        note = (folder / "notification.txt").read_text() if folder and (folder / "notification.txt").exists() else ""
+        cause = {"kill_for_good": "not registered", "fail_append": "max.message.bytes",
+                 "topic_deleted": "deleted"}.get(sc.fault)
+        if cause and cause not in (note + _report(folder)):
+            outcome.report_problems.append(f"the report and notification do not name the cause ({cause!r})")
+    else:
+        failed = sorted(t for t, s in ts.items() if s == "failed")
+        outcome.observed = f"failed ({', '.join(failed) or result.state})"
+
+
+def _report(folder: Path | None) -> str:
+    if folder is None:
+        return ""
+    path = folder / "final_report.md"
+    return path.read_text() if path.exists() else ""
+
+
+def run_seeds(seeds: list[int], zk_host: str, zk_port: int, workdir: Path, fault: str | None = None,
+              log=print) -> list[RunOutcome]:
+    """Run every seed in turn (``fault`` forces the kind); each outcome is logged as it ends."""
+    out = []
+    for seed in seeds:
+        sc = draw(seed, fault)
+        log(f"run {sc.describe()}")
+        o = run_one(sc, zk_host, zk_port, workdir / f"seed{seed}-{sc.fault}")
+        o.repro = repro(seed, fault)
+        log(o.line())
+        if not o.correct or o.invariant_problems:
+            for p in (o.invariant_problems + o.end_state_problems)[:12]:
+                log(f"    {p}")
+            log(f"    task states: {o.task_states}")
+            log(f"    repro: {o.repro}")
+        out.append(o)
+    return out
