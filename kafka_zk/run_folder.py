@@ -168,6 +168,11 @@ class RunFolder:
         return self.root / "waves.json"
 
     @property
+    def wave_failure(self) -> Path:
+        """Why the wave wait failed (trigger status and message), for the final report."""
+        return self.root / "wave_failure.json"
+
+    @property
     def verify(self) -> Path:
         return self.root / "verify.json"
 

@@ -110,12 +110,16 @@ class ExecuteWavesOperator(RunbookOperator):
         folder = self.folder(context)
         book = WaveBook.load(folder.wave_progress)
         if event.get("status") != "done":
+            # the cause the trigger named (dead end, stall, timeout) for the report and notification
+            folder.write_json(folder.wave_failure, {"wave_id": event.get("wave_id"), "status": event.get("status"),
+                                                    "message": str(event.get("message", event.get("status")))})
             write_stall_excerpt(folder.root, event.get("wave_id", -1), event.get("pending", ()),
                                 str(event.get("message", event.get("status"))))
             raise_for_event({**event, "message": (
                 f"{event.get('message', event.get('status'))}. The wave keeps running in the cluster; the teardown "
                 "keeps its throttles until it finishes. Clear execute_waves to resume waiting, or see the runbook's "
                 "rollback")})
+        folder.wave_failure.unlink(missing_ok=True)      # a retry that got through: no stale cause
         wave = book.wave(int(event["wave_id"]))
         if wave.status != DONE:
             book = self._advance_wave(folder, book, wave.id, DONE)

@@ -194,13 +194,16 @@ ZK_OPS = ("create", "set", "delete")   # audit records of ZooKeeper writes (not 
 
 
 def failure_reasons(guards: Mapping[str, Any] | None, verify: Mapping[str, Any], book: WaveBook | None,
-                    failures: Sequence[str]) -> list[str]:
-    """Why the run failed, from what its steps left in the run folder, most decisive first."""
+                    failures: Sequence[str], wave_failure: Mapping[str, Any] | None = None) -> list[str]:
+    """Why the run failed, from what its steps left in the run folder, most decisive first
+    (``wave_failure``: the executor's record of the trigger's verdict, naming the cause)."""
     reasons = []
     if guards is not None and not guards.get("ok", True):
         reasons.append("guards refused the plan: " + "; ".join(guards.get("problems", [])[:3]))
+    if wave_failure:
+        reasons.append(f"wave {wave_failure.get('wave_id')} {wave_failure.get('status')}: {wave_failure.get('message')}")
     for w in (book.waves if book else ()):
-        if w.status == "submitted":
+        if w.status == "submitted" and not (wave_failure and wave_failure.get("wave_id") == w.id):
             reasons.append(f"wave {w.id} was submitted and had not finished when the run stopped")
     for key in ("final_verify", "verify_drained"):
         v = verify.get(key)
@@ -261,7 +264,8 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
         "approval_text": approval_text, "guards_text": guards_text,
         "writes": sum(1 for r in records if not r.dry_run and r.op in ZK_OPS),
         "planned_writes": sum(1 for r in records if r.dry_run and r.op in ZK_OPS),
-        "reasons": failure_reasons(guards, verify, book, failures) if outcome == "FAILED" else [],
+        "reasons": (failure_reasons(guards, verify, book, failures, folder.read_json(folder.wave_failure))
+                    if outcome == "FAILED" else []),
         "reassignment_running": reassignment_running,
         # what happens to a still-running wave's throttles is in throttles_text (the executor's janitor)
         "throttles_kept_note": None,

@@ -79,6 +79,20 @@ def test_a_failed_step_without_a_file_is_still_named(folder: RunFolder) -> None:
     assert "unknown" in render("final_report.md.j2", **values)
 
 
+def test_a_wave_that_failed_leads_with_the_cause_the_trigger_named(folder: RunFolder) -> None:
+    """Found by the fault campaign (a destination broker killed for good, a replica failing its
+    appends): the report said only "wave 1 was submitted and had not finished" while the task log
+    named the dead end; the executor now records the trigger's verdict for the report."""
+    message = ("wave 1 made no progress for 9s (0/1 done; stopped: topic1-3: destination broker(s) [7] "
+               "not registered (no /brokers/ids entry))")
+    folder.write_json(folder.wave_failure, {"wave_id": 1, "status": "stalled", "message": message})
+    values = final_values(folder, _context({"execute_waves": "failed"}), [6], dry_run=False,
+                          reassignment_running=True)
+    assert values["reasons"][0] == f"wave 1 stalled: {message}"
+    note = render("notify.txt.j2", summary_line="s", **values).splitlines()
+    assert note[1].startswith("Why: wave 1 stalled:") and "broker(s) [7] not registered" in note[1]
+
+
 def _plan(folder: RunFolder, sized: bool) -> None:
     folder.plan_dir.mkdir()
     broker = {"rack": "a", "before": {"replicas": 1, "bytes": 0, "leaders": 1},
