@@ -15,6 +15,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
@@ -249,3 +251,25 @@ def test_execute_waves_refuses_a_malformed_log_dirs_source_before_any_write(
     with pytest.raises(InvalidInput, match="log_dirs_source='kafka-log-dirs' is not one of 'command:"):
         op.execute(context)
     assert tree(zk, "/") == before
+
+
+@settings(max_examples=200, deadline=None)
+@given(planned=st.integers(0, 10_000), leader=st.integers(0, 10_000), held=st.integers(0, 12_000),
+       more=st.integers(0, 5_000), in_isr=st.booleans())
+def test_copied_bytes_only_lower_what_remains_and_never_below_zero(planned: int, leader: int, held: int, more: int,
+                                                                   in_isr: bool) -> None:
+    """Whatever the planned size, the leader's log and the bytes the new replica holds: what
+    remains is within [0, the larger of planned and leader size]; holding more never leaves more
+    to copy; a replica in the ISR has nothing left."""
+    wave = WaveSpec(0, (WaveMove(TP, (1, 2), (3, 2), size=planned),))
+    isr = (1, 2, 3) if in_isr else (1, 2)
+    live = {TP: Partition("big", 0, (3, 2, 1), adding=(3,), removing=(1,), leader=2, isr=isr)}
+
+    def remaining(h: int) -> int:
+        p = measure(wave, live, {(TP, 1): leader, (TP, 2): leader, (TP, 3): h})
+        assert p.source == FROM_LOG_SIZES
+        return p.bytes_remaining
+    now, later = remaining(held), remaining(held + more)
+    assert 0 <= later <= now <= max(planned, leader, held)
+    if in_isr:
+        assert now == 0
