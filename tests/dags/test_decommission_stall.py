@@ -109,6 +109,9 @@ def test_a_follower_that_cannot_append_is_named_in_the_stall_warning_and_classif
         assert all("ETA unknown" in line for line in progress), [line for line in progress if "ETA unknown" not in line]
         stalled = [line for line in log.splitlines() if "WaveStalled" in line and "made no progress" in line]
         assert stalled and name in stalled[0] and "ETA unknown" in stalled[0], stalled[:1]
+        report = (result.run_folder / "final_report.md").read_text()
+        why = next(line for line in report.splitlines() if line.startswith("**Why it failed:**"))
+        assert "wave 0 stalled: wave 0 made no progress for" in why and f"{name}: follower(s) on broker(s)" in why
 
         [finding] = [f for f in stuck["findings"] if TopicPartition(topic, partition) in f.partitions]
         assert f"broker(s) {broker} not catching up (not in the ISR) while their broker is up" in finding.cause
