@@ -104,6 +104,7 @@ class FaultInjector(threading.Thread):
         self.target_wave = min(sc.fault_wave, max(waves - 1, 0))
         self.run_ended = threading.Event()
         self.injected = False
+        self.missed = False          # a dead-end fault aimed at a move that had already finished
         self.note = ""
         self.deleted: set[str] = set()
         self.error: str | None = None
@@ -136,6 +137,16 @@ class FaultInjector(threading.Thread):
     def _largest(self, adds: list[tuple[str, int, int]]) -> tuple[str, int, int]:
         return max(adds, key=lambda m: (self.sc.sizes[m[0]][m[1]], m[0], m[1], m[2]))
 
+    def _still_moving(self, topic: str, p: int, broker: int) -> bool:
+        """Whether the move the fault aims at is still copying."""
+        try:
+            doc = json.loads(self.zk.get("/admin/reassign_partitions")[0])
+            state = json.loads(self.zk.get(f"/brokers/topics/{topic}/partitions/{p}/state")[0])
+        except Exception:  # noqa: BLE001 - node gone: the wave was over
+            return False
+        listed = any(e["topic"] == topic and int(e["partition"]) == p for e in doc.get("partitions", []))
+        return listed and broker not in state.get("isr", [])
+
     def _wait_for_janitor(self) -> None:
         """Until the teardown keeps the throttles for a wave still listed, or the run ended."""
         while not self.run_ended.is_set():
@@ -156,6 +167,8 @@ class FaultInjector(threading.Thread):
         if not dead_end:
             time.sleep(sc.fault_delay)
         c = self.cluster
+        if dead_end:      # checked just before it lands: a dead end must hit a move still copying
+            self.missed = not self._still_moving(topic, p, broker)
         if sc.fault == "kill_restart":
             c.kill_broker(broker)
             self.injected, self.note = True, f"killed broker {broker}"
@@ -295,6 +308,8 @@ def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutco
         outcome.state, outcome.task_states = result.state, result.task_states
         outcome.run_folder = str(result.run_folder) if result.run_folder else None
         outcome.fault_injected, outcome.fault_note = injector.injected, injector.note
+        if injector.missed:
+            outcome.fault_note += " [MISSED: the move had finished when the fault landed]"
         if injector.error:
             outcome.fault_note += f" [injector error: {injector.error}]"
         outcome.samples = sampler.samples
