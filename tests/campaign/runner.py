@@ -45,9 +45,10 @@ from tests.campaign.blip_proxy import BlipProxy
 from tests.campaign.scenario import EXPECTED, Scenario, draw
 
 DAG_ID = "decommission_brokers"
-#: stall_timeout_s: longer than any transient fault (≤ 6 s) where one is drawn; for the dead ends
-#: the trigger's floor (1.5× the largest partition's copy time at the throttle, ≤ 9 s here) rules
-STALL_TIMEOUT_S = {"transient": 12, "dead_end": 1}
+#: stall_timeout_s: longer than any transient fault (stalls ≤ 6 s, ZooKeeper cuts ≤ 14 s) where one
+#: is drawn; for the dead ends the trigger's floor (1.5× the largest partition's copy time at the
+#: throttle, ≤ 9 s here) rules
+STALL_TIMEOUT_S = {"transient": 20, "dead_end": 1}
 WAVE_TIMEOUT_S = 300          # a safety net only: nothing in the campaign should reach it
 
 

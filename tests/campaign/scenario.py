@@ -30,7 +30,8 @@ EXPECTED: dict[str, str] = {
     "controller_move": "success",       # /controller deleted mid-wave
     "session_expiry": "success",        # a destination broker's ZooKeeper session expires
     "stall_resume": "success",          # a new replica stops fetching for a while, then resumes
-    "zk_blip": "success",               # the runbook's ZooKeeper connections cut for a few seconds
+    "zk_blip": "success",               # the runbook's ZooKeeper connections cut for 1.5-14 s (its
+                                        # session expires past 10 s: a new session after the cut)
     "kill_for_good": "failed_then_janitor",   # a destination broker killed and not restarted
     "fail_append": "failed_then_janitor",     # a new replica fails every append (max.message.bytes)
     "topic_deleted": "failed_then_janitor",   # a topic of the wave deleted while it moves
@@ -110,10 +111,11 @@ def draw(seed: int, fault: str | None = None) -> Scenario:
     chosen = fault if fault is not None else FAULTS[seed % len(FAULTS)]   # every kind equally often
     rng_fault = random.Random(seed * 7919 + 1)     # the fault's timing: independent of a forced kind
     kept = [b for b in brokers if b not in removed]
+    wave, delay, length = rng_fault.randint(0, 2), rng_fault.uniform(0.0, 0.8), rng_fault.uniform(1.5, 6.0)
+    blip = rng_fault.uniform(1.5, 14.0)     # past the runbook's 10 s session timeout about half the time
     return Scenario(
         seed=seed, brokers=brokers, topics=topics, sizes=sizes, removed=removed, throttle=throttle,
         max_moves_per_broker=rng.choice([1, 2]),
         user_broker_throttle=rng.choice(kept + [None]),
         user_topic_throttle=rng.choice(sorted(topics) + [None]),
-        fault=chosen, fault_wave=rng_fault.randint(0, 2), fault_delay=rng_fault.uniform(0.0, 0.8),
-        fault_length=rng_fault.uniform(1.5, 6.0))
+        fault=chosen, fault_wave=wave, fault_delay=delay, fault_length=blip if chosen == "zk_blip" else length)

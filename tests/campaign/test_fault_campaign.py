@@ -18,7 +18,7 @@ from tests.campaign.scenario import FAULTS, draw
 #: one seed per fault kind (the kind forced; the cluster, sizes and timing are the seed's): the
 #: smallest draws (one topic, two partitions, 2–4 moves) of seeds 1–400, so the profile stays cheap
 SHORT_PROFILE = {"none": 269, "kill_restart": 183, "controller_move": 32, "session_expiry": 200,
-                 "stall_resume": 213, "zk_blip": 232, "kill_for_good": 188, "fail_append": 237,
+                 "stall_resume": 213, "zk_blip": 232, "kill_for_good": 188, "fail_append": 36,
                  "topic_deleted": 2}
 
 
