@@ -2,7 +2,8 @@
 throttle, sizes, user throttles that exist before the run, and one fault with its timing.
 
 ``draw(seed)`` is pure: the same seed gives the same :class:`Scenario` on any machine (one
-``random.Random(seed)``, drawn in a fixed order), so a failing run is reproduced by its seed. The
+``random.Random(seed)``, drawn in a fixed order), so a failing run's scenario and fault timing
+(relative to its wave) are reproduced by its seed; the threads' interleaving on a loaded machine is not. The
 fault kind cycles with the seed (``FAULTS[seed % 9]``), so consecutive seeds cover every kind
 equally; everything else is random.
 The expected end state of each fault is :data:`EXPECTED` (see :mod:`tests.campaign.runner`).
