@@ -90,6 +90,7 @@ def test_the_final_report_shows_the_excerpts(tmp_path: Path) -> None:
               "drained_text": "", "failures": ["execute_waves"], "charts": [], "report_path": "",
               "reasons": ["wave 2 stalled"], "reassignment_running": True, "throttles_kept_note": None,
               "controller_text": "on broker 1 (not a removed broker)",
+              "what": "Decommission", "subject": "brokers 4", "subject_short": "brokers 4",
               "state_change_excerpts": read_excerpts(run_dir)}
     md = render("final_report.md.j2", **values)
     assert "## What the brokers logged about stalled waves" in md and "Wave 2" in md
