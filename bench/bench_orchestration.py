@@ -105,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         result = run_dag("decommission_brokers", {
             "zk_conn_id": "bench_zk", "spark_conn_id": "bench_spark", "brokers_to_remove": removed,
             "throttle_bytes_per_sec": args.throttle, "max_moves_per_broker": args.max_moves_per_broker,
-            "sizes_file": str(sizes_file), "pre_approved": True, "run_root": str(work / "runs"),
-            "poll_interval_s": args.poll})
+            "sizes_file": str(sizes_file), "run_root": str(work / "runs"),
+            "poll_interval_s": args.poll}, answer="Approve", approver="bench-approver")
         wall = time.time() - started
         watcher.stop_event.set()
         watcher.join(timeout=5)

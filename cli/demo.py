@@ -138,14 +138,14 @@ def main(argv: list[str] | None = None) -> int:
         set_connection("demo_spark", {"conn_type": "spark", "host": "local[*]"})
         _say(f"running DAG decommission_brokers through Airflow (dag.test), removing brokers {removed} "
              f"at {args.throttle / 1024 ** 2:g} MiB/s")
-        _say("approval: AUTO-APPROVED because this is a demo (pre_approved=true; the skip is recorded "
-             "in approval.json). A real run waits for a human on the approve task.")
+        _say("approval: answered 'Approve' as demo-approver by the demo itself, through Airflow's "
+             "human-in-the-loop API (recorded in approval.json). A real run waits for another person.")
         zk.start(timeout=10)
         result = run_dag("decommission_brokers", {
             "zk_conn_id": "demo_kafka_zk", "spark_conn_id": "demo_spark", "brokers_to_remove": removed,
             "throttle_bytes_per_sec": args.throttle, "max_moves_per_broker": args.max_moves_per_broker,
-            "sizes_file": str(sizes_file), "pre_approved": True, "dry_run": False,
-            "run_root": str(run_root), "poll_interval_s": 0.5})
+            "sizes_file": str(sizes_file), "dry_run": False,
+            "run_root": str(run_root), "poll_interval_s": 0.5}, answer="Approve", approver="demo-approver")
         final = _final_state(zk, set(removed))
         folder = result.run_folder
         summary_file = folder / "plan" / "summary.json" if folder else None

@@ -39,7 +39,8 @@ registered (`/brokers/ids/<id>`). The plan refuses ids that are not registered.
    the number of moves is the least that reaches that balance. `render_plan_report` shows
    replicas, leaders and bytes per broker before and after.
 2. `approve` waits for a human in *Required actions* (Approve/Reject), showing the plan hash.
-   `pre_approved=true` skips the wait and records it; `dry_run=true` writes nothing.
+   Another person approves (four eyes, expires); only a windows-file policy skips it, for
+   scheduled runs (docs/maintenance-windows.md); `dry_run=true` writes nothing.
 3. `guards`: no other reassignment running, the plan still matches the cluster ("plan is stale,
    re-plan" otherwise), every destination broker registered, plan hash = approved hash.
 4. `set_throttles` caps replication traffic; `execute_waves` submits one wave at a time and waits

@@ -95,7 +95,7 @@ with runbook_dag(
                                 ignore_downstream_trigger_rules=False)
     trigger = TriggerDagRunOperator(
         task_id="trigger_election", trigger_dag_id="preferred_leader_election",
-        conf={"zk_conn_id": "{{ params.zk_conn_id }}", "run_root": "{{ params.run_root }}", "pre_approved": True},
+        conf={"zk_conn_id": "{{ params.zk_conn_id }}", "run_root": "{{ params.run_root }}"},
         wait_for_completion=False)
     report = HealthReportOperator(task_id="report", run_root="{{ params.run_root }}",
                                   triggered_run_id="{{ ti.xcom_pull(task_ids='trigger_election', "

@@ -36,7 +36,8 @@ downsizing, moving hosts. Not for a restart: a bounced broker keeps its replicas
    remove, keeps racks apart and balance even, and packs waves; `render_plan_report` writes the
    report (per-broker before/after chart) to the run folder.
 2. `approve` waits for a human in *Required actions* (Approve/Reject), showing the plan hash.
-   `pre_approved=true` (maintenance-window policy) skips the wait and records it;
+   The person who triggered cannot approve (four eyes); the request expires; only the
+   maintenance-windows policy skips it, for scheduled runs (docs/maintenance-windows.md).
    `dry_run=true` stops writing anything: every later write is only planned into the audit log.
 3. `guards`: no other reassignment running, the plan still matches the cluster ("plan is stale,
    re-plan" otherwise), brokers exist, plan hash = approved hash.
@@ -89,7 +90,7 @@ PARAMS = {
                                description="With capacity: when moving only the removed brokers' replicas would overfill "
                                            "a broker, also move other replicas off it to make room (rack rule kept; listed "
                                            "in the plan report)"),
-    **{k: SHARED[k] for k in ("dry_run", "pre_approved", "spark_conn_id", "run_root")},
+    **{k: SHARED[k] for k in ("dry_run", "spark_conn_id", "run_root")},
     "allow_rack_removal": Param(False, type="boolean",
                                 description="Acknowledge that brokers_to_remove empties a whole rack (its "
                                             "replicas move to the other racks); refused without it"),

@@ -19,7 +19,7 @@ from operators.approval import PlanApprovalOperator
 from operators.deletion import DeleteTopicBatchesOperator, DeletionReportOperator, SelectTopicsOperator
 from operators.sensors.deletion import TopicsDeletedSensor
 from operators.snapshot import SnapshotOperator
-from operators.runbook_dag import ZK_STEP_ARGS, pre_approved_param, run_root_param, runbook_dag, zk_conn_param
+from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "delete_topics"
 
@@ -36,7 +36,8 @@ Deletion is for good: the data is removed from every replica.
    reassignment in progress — each with its reason in the log and the report.
 2. `preview_report` writes the list and the batches to the run folder (`plan_report.md/.html`).
 3. `approve` waits for a human (Required actions: Approve/Reject) showing the plan hash;
-   `pre_approved=true` skips it by policy (recorded); `dry_run=true` writes nothing at all.
+   another person approves (four eyes); only a windows-file policy skips it, for scheduled runs
+   (docs/maintenance-windows.md); `dry_run=true` writes nothing at all.
 4. `delete_batches` creates `/admin/delete_topics/<topic>` for one batch, then waits (deferred,
    no worker held) until every topic of the batch is gone from `/brokers/topics`,
    `/config/topics` and `/admin/delete_topics`; then pauses and does the next batch.
@@ -76,7 +77,6 @@ PARAMS = {
                                         "(loses consumer offsets or transactions)"),
     "dry_run": Param(False, type="boolean",
                      description="Preview only: select, report and plan the marker writes (audit log); write nothing"),
-    "pre_approved": pre_approved_param(),
     "batch_timeout_s": Param(600, type="integer", minimum=1,
                              description="Fail a batch whose topics are not all deleted this many seconds after "
                                          "its markers were written"),
@@ -99,7 +99,7 @@ with runbook_dag(
         max_batch_bytes="{{ params.max_batch_bytes }}", **ZK)
     preview = DeletionReportOperator(task_id="preview_report", kind="preview", **ZK)
     approve = PlanApprovalOperator(
-        task_id="approve", run_root="{{ params.run_root }}", pre_approved="{{ params.pre_approved }}",
+        task_id="approve", run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
         dry_run="{{ params.dry_run }}",
         subject="Delete {{ ti.xcom_pull(task_ids='select')['topics'] }} topic(s): approve plan "
                 "{{ ti.xcom_pull(task_ids='preview_report')['plan_hash'][:12] }}",

@@ -19,7 +19,7 @@ from kafka_zk.limits import ADMIN_BATCH_BYTES, MAX_ADMIN_BATCH_BYTES
 from operators.approval import PlanApprovalOperator
 from operators.preferred_election import ElectBatchesOperator, ElectionPlanOperator, ElectionReportOperator
 from operators.snapshot import SnapshotOperator
-from operators.runbook_dag import ZK_STEP_ARGS, pre_approved_param, run_root_param, runbook_dag, zk_conn_param
+from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "preferred_leader_election"
 
@@ -37,7 +37,8 @@ off or slow), when `cluster_health` reports `leader_imbalance`, after a reassign
    `max_batch_bytes` (never over 1 MB, whatever the cluster size) and `max_batch_partitions`.
 2. `preview_report`: leaders per broker now and predicted after, imbalance ratio per broker
    (Kafka's `leader.imbalance.per.broker.percentage` arithmetic), what cannot be elected.
-3. `approve` (Required actions; `pre_approved=true` skips it by policy, recorded).
+3. `approve` (Required actions, another person than the one who triggered; only a windows-file
+   policy skips it, for scheduled runs: docs/maintenance-windows.md).
 4. `elect_batches`: create the node for one batch, wait (deferred) until the controller deleted
    it, read the leaders back, pause, next batch. An election node of someone else stops the run.
 5. `final_report`: balance before/after, partitions not elected and why.
@@ -72,7 +73,6 @@ PARAMS = {
                                          "seconds"),
     "dry_run": Param(False, type="boolean",
                      description="Plan and report; only plan the election writes (audit log); write nothing"),
-    "pre_approved": pre_approved_param("e.g. from cluster_health"),
     "poll_interval_s": Param(0.5, type="number", exclusiveMinimum=0,
                              description="Seconds between checks while waiting for the controller"),
     "run_root": run_root_param(),
@@ -92,7 +92,7 @@ with runbook_dag(
         max_batch_partitions="{{ params.max_batch_partitions }}", **ZK)
     preview = ElectionReportOperator(task_id="preview_report", kind="preview", **ZK)
     approve = PlanApprovalOperator(
-        task_id="approve", run_root="{{ params.run_root }}", pre_approved="{{ params.pre_approved }}",
+        task_id="approve", run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
         dry_run="{{ params.dry_run }}",
         subject="Elect preferred leaders for {{ ti.xcom_pull(task_ids='plan')['candidates'] }} partition(s): "
                 "approve plan {{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",

@@ -46,8 +46,8 @@ partition, so across racks of unequal size a spread of 1 may be out of reach: th
 1. `snapshot`; `plan` (Spark); `render_plan_report` shows replicas, leaders and bytes per broker
    before and after, the spreads before → after, and what the budget bought ("budget 200
    replicas: used 200, replica spread 14 → 3, target not reached (replica budget spent)").
-2. `approve` (Approve/Reject in *Required actions*; `pre_approved=true` skips and records;
-   `dry_run=true` writes nothing).
+2. `approve` (Approve/Reject in *Required actions*, by another person than the one who triggered;
+   only a windows-file policy skips it, for scheduled runs; `dry_run=true` writes nothing).
 3. `guards`: no reassignment running, plan not stale, destinations registered, hash approved.
 4. `set_throttles`; `execute_waves` (deferred, resumable); `final_verify`; `remove_throttles`
    (always; restores the throttles that were there before); `elect_preferred_leaders` (makes the

@@ -1,32 +1,53 @@
-"""PlanApprovalOperator: the standard ApprovalOperator, pinned to one plan hash.
+"""PlanApprovalOperator: the standard ApprovalOperator, pinned to one plan hash, that nobody can bypass.
 
-The human sees the plan summary and its hash (body from ``templates/approval_body.md.j2``, passed
-in by the DAG from the plan report step). The hash shown is saved in the run folder when the
-request is made; when the answer comes back the plan on disk must still have that hash, so a plan
-edited while waiting is refused. The decision — who, when, which hash — is written to
-``approval.json`` and appended to the run's audit log (``op: "approve"``/``"reject"``). Reject
-skips every step downstream (the teardown has nothing to undo: its setup never ran).
+The human sees the plan summary, the before/after table and the hash (body from
+``templates/approval_body.md.j2``, passed in by the DAG from the plan report step) and a link to
+the plan report served by Airflow itself (:mod:`operators.reports_app`). The hash shown is saved
+in the run folder (``approval_request.json``) when the request is made; when the answer comes
+back the plan on disk must still have that hash. The decision — who, when, which hash, and the
+policy that decided when no human did — is written to ``approval.json`` and appended to the
+run's audit log. Reject skips every step downstream.
 
-``pre_approved`` (a maintenance-window policy) and ``dry_run`` (nothing will be written) do not
-wait for a human; the record says so (``decision: pre_approved`` / ``dry_run``) so the skip is on
-file. On Airflow 3.3 the task waits in ``awaiting_input`` until the Required Actions page or
-the HITL REST API records a response (:mod:`operators.local_run` shows the call).
+Who may let a plan run (the rules are pure, in :mod:`operators.approval_policy`):
 
-Failure: :class:`PlanHashMismatch` when the plan changed between request and response.
+* **No trigger-time bypass.** A run triggered with the removed ``pre_approved`` Param is refused.
+* **Pre-approval only by policy.** The human is skipped only when the maintenance-windows file
+  (:mod:`operators.windows.config`) has a ``pre_approval`` policy for the run's cluster that
+  allows this runbook, the run is a *scheduled* one inside a window, the plan is within the
+  caps, and (when required) a dry run rehearsed the same plan hash. The record names the policy
+  file and its sha256.
+* **Four eyes.** The approval is assigned to the file's ``approvers`` for the cluster (Airflow's
+  human-in-the-loop assignment) minus the person who triggered the run, and the responder is
+  checked here too: the person who triggered the run cannot approve it.
+* **Expiry.** The request expires after the cluster's ``approval_expires_after`` (default 12 h):
+  Airflow times the wait out, and an answer that arrives later is refused here.
+
+``dry_run`` (nothing will be written) does not wait for a human; the record says so.
+
+Failure: :class:`~operators.approval_policy.BypassRefused`,
+:class:`~operators.approval_policy.FourEyesViolation`,
+:class:`~operators.approval_policy.ApprovalExpired` and :class:`PlanHashMismatch` fail the task;
+nothing downstream (no ZooKeeper write) runs.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Sequence
 
 from airflow.providers.standard.operators.hitl import ApprovalOperator
 
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.run_folder import RunFolder
+from operators.approval_policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
+                                       check_responder, policy_decision)
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.runtime import APPROVED, DRY_RUN, PRE_APPROVED, REJECTED, ApprovalRecord, plan_hash, run_folder
+from operators.windows.config import configured_windows
+from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY, WindowsFile
 
 REQUEST_FILE = "approval_request.json"
 
@@ -40,58 +61,165 @@ def record_decision(folder: RunFolder, record: ApprovalRecord, run_id: str, task
     AuditLog(folder.audit, run_id=run_id, task=task_id).append(line)
 
 
+def rehearsed_hashes(run_root: str | Path, dag_id: str) -> frozenset[str]:
+    """Plan hashes that dry runs of ``dag_id`` under ``run_root`` produced (their approval.json)."""
+    found = set()
+    for path in Path(run_root, dag_id).glob("*/approval.json"):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and doc.get("decision") == DRY_RUN and isinstance(doc.get("plan_hash"), str):
+            found.add(doc["plan_hash"])
+    return frozenset(found)
+
+
+def plan_size(folder: RunFolder) -> tuple[int, int | None]:
+    """Replicas moved and bytes moved (``None`` when sizes are unknown) from the plan summary."""
+    summary = folder.read_json(folder.plan_dir / "summary.json") or {}
+    replicas = int(summary.get("replica_moves") or 0)
+    if replicas == 0:
+        return 0, 0
+    return replicas, int(summary.get("bytes_moved") or 0) if summary.get("sized") else None
+
+
+def report_link(dag_id: str, run_id: str) -> str | None:
+    """The plan report's address in the API server (``[api] base_url``), or ``None`` when unset."""
+    from airflow.configuration import conf
+
+    from operators.reports_app import report_url
+
+    base = (conf.get("api", "base_url", fallback="") or "").strip()
+    return report_url(base, dag_id, run_id, "plan/plan_report.html") if base else None
+
+
 class PlanApprovalOperator(ApprovalOperator):
-    """Approve or reject exactly one plan hash (see module docstring)."""
+    """Approve or reject exactly one plan hash, by someone else, in time (see module docstring)."""
 
-    template_fields: Sequence[str] = (*ApprovalOperator.template_fields, "run_root", "pre_approved", "dry_run")
+    template_fields: Sequence[str] = (*ApprovalOperator.template_fields, "run_root", "dry_run", "zk_conn_id")
 
-    def __init__(self, *, run_root: str, pre_approved: Any = False, dry_run: Any = False, **kwargs: Any) -> None:
+    def __init__(self, *, run_root: str, zk_conn_id: str = "", dry_run: Any = False, **kwargs: Any) -> None:
         kwargs.setdefault("ignore_downstream_trigger_rules", False)
         super().__init__(**kwargs)
         self.run_root = run_root
-        self.pre_approved = pre_approved
+        self.zk_conn_id = zk_conn_id
         self.dry_run = dry_run
 
     def execute(self, context: Any) -> Any:
+        dag_run = context["dag_run"]
+        check_no_bypass_param(getattr(dag_run, "conf", None))
         folder = run_folder(context, self.run_root)
         digest = plan_hash(folder.plan_dir)
-        task_id, run_id = self.task_id, context["run_id"]
+        task_id, run_id, dag_id = self.task_id, context["run_id"], context["dag"].dag_id
         if as_bool(self.dry_run):
             record_decision(folder, ApprovalRecord(DRY_RUN, digest, None, utc_now_iso(),
                                                    "dry run: no approval asked, nothing will be written"), run_id, task_id)
             self.log.info("dry run: approval not requested (plan %s)", digest)
             return {"decision": DRY_RUN, "plan_hash": digest}
-        if as_bool(self.pre_approved):
-            by = f"policy:pre_approved (triggered by {getattr(context['dag_run'], 'triggering_user_name', None) or 'unknown'})"
-            record_decision(folder, ApprovalRecord(PRE_APPROVED, digest, by, utc_now_iso(),
-                                                   "pre-approved by maintenance-window policy; human approval skipped"),
-                            run_id, task_id)
-            self.log.info("pre-approved by policy: plan %s, no human asked (recorded in %s)", digest, folder.approval)
+        windows = configured_windows(in_task=True)
+        replicas, size = plan_size(folder)
+        now = datetime.now(timezone.utc)
+        facts = ApprovalFacts(runbook=dag_id, conn_id=str(self.zk_conn_id), run_type=str(getattr(dag_run.run_type, "value", dag_run.run_type)), now=now,
+                              plan_hash=digest, replicas_moved=replicas, bytes_moved=size,
+                              rehearsal_hashes=rehearsed_hashes(self.run_root, dag_id))
+        decision = policy_decision(windows, facts)
+        if decision.skip_human:
+            record_decision(folder, ApprovalRecord(PRE_APPROVED, digest, f"policy:{decision.policy}", utc_now_iso(),
+                                                   decision.text), run_id, task_id)
+            self.log.info("pre-approved: %s (policy %s); no human asked", decision.text, decision.policy)
             return {"decision": PRE_APPROVED, "plan_hash": digest}
-        folder.write_json(folder.root / REQUEST_FILE, {"plan_hash": digest, "requested_at": utc_now_iso()})
-        if digest not in (self.body or ""):
-            self.body = f"{self.body or ''}\n\nplan hash: `{digest}`"
+        self.log.info("human approval needed: %s", decision.text)
+        triggered_by = getattr(dag_run, "triggering_user_name", None)
+        expiry = self._expiry(windows)
+        self.response_timeout = expiry
+        approvers = self._approvers(windows, triggered_by)
+        if approvers:
+            self.assigned_users = [{"id": name, "name": name} for name in approvers]
+        folder.write_json(folder.root / REQUEST_FILE, {
+            "plan_hash": digest, "requested_at": now.isoformat(), "expires_at": (now + expiry).isoformat(),
+            "expiry_s": expiry.total_seconds(), "triggered_by": triggered_by, "assigned_to": list(approvers),
+            "not_pre_approved": list(decision.reasons)})
+        self.body = self._body(digest, decision.reasons, expiry, triggered_by, report_link(dag_id, run_id))
         return super().execute(context)
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
-        # Record first: on Reject the parent raises to skip downstream and nothing after it runs.
+        folder = run_folder(context, self.run_root)
+        request = folder.read_json(folder.root / REQUEST_FILE) or {}
+        requested = request.get("plan_hash")
+        run_id = context["run_id"]
+        if event.get("error_type") == "timeout" or ("error" in event and "timeout" in str(event.get("error"))):
+            record_decision(folder, ApprovalRecord(REJECTED, requested or "", None, utc_now_iso(),
+                                                   f"no answer before the approval expired "
+                                                   f"({request.get('expires_at')})"), run_id, self.task_id)
+            raise ApprovalExpired(f"nobody answered before the approval expired at {request.get('expires_at')}; "
+                                  "nothing was written: trigger the run again for a fresh plan")
         if "error" not in event and event.get("chosen_options"):
-            folder = run_folder(context, self.run_root)
-            requested = (folder.read_json(folder.root / REQUEST_FILE) or {}).get("plan_hash")
             user = event.get("responded_by_user") or {}
             by = (user.get("name") or user.get("id")) if isinstance(user, dict) else str(user)
-            at = event.get("responded_at")
-            at = at.isoformat() if hasattr(at, "isoformat") else str(at)
+            at_raw = event.get("responded_at")
+            at = at_raw if isinstance(at_raw, datetime) else _parse_time(at_raw) or datetime.now(timezone.utc)
+            at_text = at.isoformat()
             decision = APPROVED if event["chosen_options"][0] == self.APPROVE else REJECTED
-            current = plan_hash(folder.plan_dir)
-            if decision == APPROVED and current != requested:
-                record_decision(folder, ApprovalRecord(REJECTED, current, by, at,
-                                                       f"approved hash {requested} but the plan now hashes to {current}"),
-                                context["run_id"], self.task_id)
-                raise PlanHashMismatch(f"{by} approved plan {str(requested)[:12]}…, but the plan in {folder.plan_dir} "
-                                       f"now hashes to {current[:12]}…: re-plan and ask for approval again")
-            record_decision(folder, ApprovalRecord(decision, requested or current, by, at), context["run_id"],
-                            self.task_id)
-            self.log.info("plan %s %s by %s at %s", requested, decision, by, at)
+            if decision == APPROVED:
+                try:
+                    check_responder(request.get("triggered_by"), by)
+                    requested_at = _parse_time(request.get("requested_at"))
+                    if requested_at is not None:
+                        check_not_expired(requested_at, at, timedelta(seconds=float(request.get("expiry_s")
+                                                                                  or DEFAULT_APPROVAL_EXPIRY.total_seconds())))
+                except Exception as refused:
+                    record_decision(folder, ApprovalRecord(REJECTED, requested or "", by, at_text,
+                                                           f"approval refused: {refused}"), run_id, self.task_id)
+                    raise
+                current = plan_hash(folder.plan_dir)
+                if current != requested:
+                    record_decision(folder, ApprovalRecord(REJECTED, current, by, at_text,
+                                                           f"approved hash {requested} but the plan now hashes to "
+                                                           f"{current}"), run_id, self.task_id)
+                    raise PlanHashMismatch(f"{by} approved plan {str(requested)[:12]}…, but the plan in "
+                                           f"{folder.plan_dir} now hashes to {current[:12]}…: re-plan and ask for "
+                                           "approval again")
+            # Record first: on Reject the parent raises to skip downstream and nothing after it runs.
+            record_decision(folder, ApprovalRecord(decision, requested or plan_hash(folder.plan_dir), by, at_text),
+                            run_id, self.task_id)
+            self.log.info("plan %s %s by %s at %s", requested, decision, by, at_text)
         result = super().execute_complete(context=context, event=event)
         return json.loads(json.dumps(result, default=str))
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _expiry(self, windows: WindowsFile | None) -> timedelta:
+        cluster = windows.cluster(str(self.zk_conn_id)) if windows else None
+        return cluster.approval_expires_after if cluster else DEFAULT_APPROVAL_EXPIRY
+
+    def _approvers(self, windows: WindowsFile | None, triggered_by: str | None) -> tuple[str, ...]:
+        cluster = windows.cluster(str(self.zk_conn_id)) if windows else None
+        if cluster is None or not cluster.approvers:
+            return ()
+        who = (triggered_by or "").strip().lower()
+        return tuple(a for a in cluster.approvers if a.lower() != who)
+
+    def _body(self, digest: str, reasons: Sequence[str], expiry: timedelta, triggered_by: str | None,
+              link: str | None) -> str:
+        lines = [self.body or ""]
+        if digest not in lines[0]:
+            lines.append(f"plan hash: `{digest}`")
+        if link:
+            lines.append(f"**[Open the plan report]({link})** (served by Airflow; your login applies)")
+        lines.append(f"This request expires after {expiry}; "
+                     + (f"{triggered_by} triggered the run and cannot approve it (four eyes)." if triggered_by
+                        else "the person who triggered the run cannot approve it (four eyes)."))
+        lines.append("Not pre-approved: " + "; ".join(reasons) + ".")
+        return "\n\n".join(lines)
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    if not value:
+        return None
+    try:
+        t = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)

@@ -86,11 +86,13 @@ class _Responder:
 
 
 def answer_approval(dag_id: str, task_id: str, option: str, approver: str, timeout: float = 120.0,
-                    after: float | None = None, stop: threading.Event | None = None) -> str | None:
+                    after: float | None = None, stop: threading.Event | None = None,
+                    delay: float = 0.0) -> str | None:
     """Wait until ``task_id`` of a run of ``dag_id`` awaits input, then answer ``option``.
 
     Records the response through the Core API's HITL handler (the Required-actions page's call).
-    Returns the run id answered. ``after``: only runs started after this epoch time.
+    Returns the run id answered. ``after``: only runs started after this epoch time. ``delay``:
+    answer this many seconds after the task started waiting (an approver who takes their time).
     """
     from sqlalchemy import select
 
@@ -101,6 +103,7 @@ def answer_approval(dag_id: str, task_id: str, option: str, approver: str, timeo
     from airflow.utils.state import TaskInstanceState
 
     deadline = time.monotonic() + timeout
+    asked_at: float | None = None
     while time.monotonic() < deadline:
         if stop is not None and stop.is_set():
             return None             # the run ended without asking (e.g. a step before it failed)
@@ -109,10 +112,12 @@ def answer_approval(dag_id: str, task_id: str, option: str, approver: str, timeo
                 TaskInstance.dag_id == dag_id, TaskInstance.task_id == task_id,
                 TaskInstance.state == TaskInstanceState.AWAITING_INPUT))
             if ti is not None and (after is None or ti.start_date is None or ti.start_date.timestamp() >= after):
-                update_hitl_detail(dag_id=dag_id, dag_run_id=ti.run_id, task_id=task_id,
-                                   update_hitl_detail_payload=UpdateHITLDetailPayload(chosen_options=[option]),
-                                   user=_Responder(approver), session=session, map_index=ti.map_index)
-                return ti.run_id
+                asked_at = asked_at if asked_at is not None else time.monotonic()
+                if time.monotonic() - asked_at >= delay:
+                    update_hitl_detail(dag_id=dag_id, dag_run_id=ti.run_id, task_id=task_id,
+                                       update_hitl_detail_payload=UpdateHITLDetailPayload(chosen_options=[option]),
+                                       user=_Responder(approver), session=session, map_index=ti.map_index)
+                    return ti.run_id
         time.sleep(0.3)
     raise TimeoutError(f"{dag_id}.{task_id} did not wait for input within {timeout:g}s")
 
@@ -167,8 +172,11 @@ def load_dag(dag_id: str):
 
 
 def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, approver: str = "sre-on-call",
-            approval_task: str = "approve", answer_timeout: float = 3600.0, when=None) -> RunResult:
-    """``dag.test(run_conf=conf)``; if ``answer`` ("Approve"/"Reject"), a thread gives it when asked.
+            approval_task: str = "approve", answer_timeout: float = 3600.0, when=None,
+            answer_delay: float = 0.0) -> RunResult:
+    """``dag.test(run_conf=conf)``; if ``answer`` ("Approve"/"Reject"), a thread gives it when asked
+    (``answer_delay`` seconds after the approval started waiting). ``dag.test`` records the run as
+    triggered by ``dag_test``, so ``approver="dag_test"`` is the person who triggered it.
 
     ``when`` (a timezone-aware datetime) fixes the logical date and run-after time, hence the run id:
     running again with the same ``when`` replaces that run's task instances and re-runs it in the
@@ -186,7 +194,7 @@ def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, app
     def respond() -> None:
         try:
             answer_approval(dag_id, approval_task, answer, approver, answer_timeout, after=started - 1,
-                            stop=finished)
+                            stop=finished, delay=answer_delay)
         except Exception as exc:  # noqa: BLE001 - reported in the result
             errors.append(f"{type(exc).__name__}: {exc}")
 

@@ -14,7 +14,7 @@ its plan; its file in ``dags/`` says only what differs and calls :func:`reassign
 The API (read by every runbook file):
 
 * :func:`reassignment_params` — the Params every data-moving runbook takes (throttle, moves per
-  broker, sizes, capacity, dry run, pre-approval, Spark connection, run root, ``plan_from``, wave
+  broker, sizes, capacity, dry run, Spark connection, run root, ``plan_from``, wave
   timeout, polling and stall settings, state-change logs), each with a description. A runbook
   adds ``zk_conn_id`` (:func:`operators.runbook_dag.zk_conn_param`) and its own Params.
 * :class:`ReassignmentRunbook` — what differs: ``plan`` (a callable given the shared plan-step
@@ -62,7 +62,7 @@ from operators.election import DemoteOperator, ElectPreferredLeadersOperator
 from operators.guards import GuardsOperator
 from operators.reassignment import ExecuteWavesOperator
 from operators.report import FinalReportOperator, NotifyOperator, RenderPlanReportOperator
-from operators.runbook_dag import ZK_STEP_ARGS, pre_approved_param, run_root_param, runbook_dag
+from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag
 from operators.snapshot import SnapshotOperator
 from operators.throttles import RemoveThrottlesOperator, SetThrottlesOperator
 from operators.verify import FinalVerifyOperator
@@ -95,7 +95,6 @@ def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
                                                 "the old)"),
         "dry_run": Param(False, type="boolean",
                          description="Plan and report, then only *plan* every write (audit log); write nothing"),
-        "pre_approved": pre_approved_param(),
         "spark_conn_id": Param("spark_default", type="string", minLength=1,
                                description="Airflow Spark connection (JSON form, e.g. host local[*]) for the plan job"),
         "run_root": run_root_param(),
@@ -162,7 +161,7 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
         report = RenderPlanReportOperator(task_id="render_plan_report",
                                           throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **zk)
         approve = PlanApprovalOperator(
-            task_id="approve", run_root="{{ params.run_root }}", pre_approved="{{ params.pre_approved }}",
+            task_id="approve", run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
             dry_run="{{ params.dry_run }}",
             subject=spec.approval_title + ": approve plan {{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
             body="{{ ti.xcom_pull(task_ids='render_plan_report')['approval_body'] }}")

@@ -31,12 +31,6 @@ ZK_STEP_ARGS = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.ru
                     dry_run="{{ params.dry_run }}")
 
 
-def pre_approved_param(note: str = "") -> Param:
-    return Param(False, type="boolean",
-                 description="Skip the human approval (maintenance-window policy"
-                             + (f", {note}" if note else "") + "); the skip is recorded")
-
-
 def runbook_dag(dag_id: str, description: str, params: dict[str, Any], doc_md: str,
                 schedule: timedelta | str | None = None, tags: Iterable[str] = ()) -> DAG:
     """The DAG of one runbook, with the settings every runbook shares."""

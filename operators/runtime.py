@@ -82,7 +82,8 @@ def require_approval(folder: RunFolder) -> ApprovalRecord:
     if record is None or not record.allows_execution:
         state = "no approval record" if record is None else f"decision {record.decision!r}"
         raise ApprovalMissing(f"{folder.approval}: {state}; execution needs an approved plan. Re-run the "
-                              "approve task (or trigger with pre_approved=true inside a maintenance window)")
+                              "approve task and have another person approve it (docs/maintenance-windows.md: pre-approval "
+                              "is a policy of the windows file, for scheduled runs only)")
     current = plan_hash(folder.plan_dir)
     if current != record.plan_hash:
         raise PlanHashMismatch(f"the plan in {folder.plan_dir} hashes to {current[:12]}…, but "

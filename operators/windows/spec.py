@@ -45,12 +45,14 @@ ENV_VAR = "KAFKA_RUNBOOKS_WINDOWS_FILE"
 MAX_FILE_BYTES = 1 << 20
 MAX_DURATION = timedelta(days=7)
 
-_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$")
+_DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _SIZE = re.compile(r"^(\d+)\s*(B|KiB|MiB|GiB|TiB)?$")
 _UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,200}$")
 
-_CLUSTER_KEYS = {"windows", "pre_approval"}
+_CLUSTER_KEYS = {"windows", "pre_approval", "approval_expires_after", "approvers"}
+DEFAULT_APPROVAL_EXPIRY = timedelta(hours=12)
+MIN_APPROVAL_EXPIRY = timedelta(seconds=10)
 _WINDOW_KEYS = {"name", "start", "duration", "timezone", "runbooks"}
 _POLICY_KEYS = {"runbooks", "max_replicas_moved", "max_bytes_moved", "require_rehearsal"}
 
@@ -94,6 +96,8 @@ class ClusterWindows:
     conn_id: str
     windows: tuple[Window, ...]
     pre_approval: PreApprovalPolicy | None
+    approval_expires_after: timedelta = DEFAULT_APPROVAL_EXPIRY
+    approvers: tuple[str, ...] = ()     # Airflow user names the approval is assigned to (empty: anyone)
 
 
 @dataclass(frozen=True)
@@ -189,15 +193,16 @@ class _Reader:
             raise self.error(node, f"{what} must be a single value", "write it on the same line after ':'")
         return node.value
 
-    def names(self, node: yaml.Node, what: str) -> tuple[str, ...]:
+    def names(self, node: yaml.Node, what: str, kind: str = "runbook ids",
+              example: str = "write e.g. [decommission_brokers] or ['*'] for all") -> tuple[str, ...]:
         if not isinstance(node, yaml.SequenceNode) or not node.value:
-            raise self.error(node, f"{what} must be a non-empty list of runbook ids",
-                             "write e.g. [decommission_brokers] or ['*'] for all")
+            raise self.error(node, f"{what} must be a non-empty list of {kind}", example)
         out = []
         for item in node.value:
             name = self.scalar(item, f"an entry of {what}")
-            if name != "*" and not _NAME.match(name):
-                raise self.error(item, f"{name!r} in {what} is not a DAG id", "use the runbook's DAG id")
+            if (name != "*" or kind != "runbook ids") and not _NAME.match(name):
+                raise self.error(item, f"{name!r} in {what} is not a DAG id" if kind == "runbook ids"
+                                 else f"{name!r} in {what} is not one of the {kind}", example)
             out.append(name)
         return tuple(out)
 
@@ -228,7 +233,16 @@ def _cluster(reader: _Reader, conn_id: str, node: yaml.Node) -> ClusterWindows:
     if dup is not None:
         raise reader.error(seq, f"two windows of {conn_id!r} are named {dup!r}", "give each window its own name")
     policy = _policy(reader, conn_id, fields["pre_approval"]) if "pre_approval" in fields else None
-    return ClusterWindows(conn_id=conn_id, windows=windows, pre_approval=policy)
+    expiry = DEFAULT_APPROVAL_EXPIRY
+    if "approval_expires_after" in fields:
+        expiry = _duration(reader, fields["approval_expires_after"], f"approval_expires_after of {conn_id!r}",
+                           MIN_APPROVAL_EXPIRY)
+    approvers: tuple[str, ...] = ()
+    if "approvers" in fields:
+        approvers = reader.names(fields["approvers"], f"approvers of {conn_id!r}", "Airflow user names",
+                                 "write e.g. [alice, bob]")
+    return ClusterWindows(conn_id=conn_id, windows=windows, pre_approval=policy, approval_expires_after=expiry,
+                          approvers=approvers)
 
 
 def _window(reader: _Reader, conn_id: str, node: yaml.Node) -> Window:
@@ -241,7 +255,7 @@ def _window(reader: _Reader, conn_id: str, node: yaml.Node) -> Window:
     if not croniter.is_valid(start) or len(start.split()) != 5:
         raise reader.error(f["start"], f"start {start!r} of window {name!r} is not a 5-field cron expression",
                            "write minute hour day-of-month month day-of-week, e.g. '0 1 * * 2,4'")
-    duration = _duration(reader, f["duration"], name)
+    duration = _duration(reader, f["duration"], f"duration of window {name!r}")
     tz = reader.scalar(f["timezone"], f"timezone of window {name!r}")
     try:
         ZoneInfo(tz)
@@ -252,17 +266,16 @@ def _window(reader: _Reader, conn_id: str, node: yaml.Node) -> Window:
     return Window(name=name, start=start, duration=duration, timezone=tz, runbooks=runbooks)
 
 
-def _duration(reader: _Reader, node: yaml.Node, name: str) -> timedelta:
-    text = reader.scalar(node, f"duration of window {name!r}").replace(" ", "")
+def _duration(reader: _Reader, node: yaml.Node, what: str, least: timedelta = timedelta(minutes=1)) -> timedelta:
+    text = reader.scalar(node, what).replace(" ", "")
     m = _DURATION.match(text)
     if not text or not m or not any(m.groups()):
-        raise reader.error(node, f"duration {text!r} of window {name!r} is not a duration",
-                           "write e.g. 4h, 90m or 1h30m")
-    d, h, mins = (int(g or 0) for g in m.groups())
-    value = timedelta(days=d, hours=h, minutes=mins)
-    if value <= timedelta(0) or value > MAX_DURATION:
-        raise reader.error(node, f"duration {text!r} of window {name!r} is outside 1m..7d",
-                           "a window lasts between a minute and a week")
+        raise reader.error(node, f"{what} {text!r} is not a duration", "write e.g. 4h, 90m, 1h30m or 45s")
+    d, h, mins, secs = (int(g or 0) for g in m.groups())
+    value = timedelta(days=d, hours=h, minutes=mins, seconds=secs)
+    if value < least or value > MAX_DURATION:
+        low = f"{int(least.total_seconds())}s" if least < timedelta(minutes=1) else "1m"
+        raise reader.error(node, f"{what} {text!r} is outside {low}..7d", f"give a duration between {low} and a week")
     return value
 
 

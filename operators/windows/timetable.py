@@ -19,7 +19,6 @@ window guard refuses to write when it runs).
 from __future__ import annotations
 
 import logging
-import os
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -27,21 +26,10 @@ import pendulum
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction, Timetable
 
 from operators.windows.calendar import next_opening, open_window
-from operators.windows.spec import VARIABLE, WindowsFileError, load_windows_file, windows_file_path
+from operators.windows.config import configured_windows_path
+from operators.windows.spec import VARIABLE, WindowsFileError, load_windows_file
 
 log = logging.getLogger(__name__)
-
-
-def configured_windows_path() -> str | None:
-    """The windows file's path: the Airflow Variable when readable, else the environment."""
-    value = None
-    try:
-        from airflow.models.variable import Variable
-
-        value = Variable.get(VARIABLE, default_var=None)
-    except Exception:  # no metadata DB here (e.g. parse time in a bare interpreter): the env decides
-        value = None
-    return windows_file_path(value, dict(os.environ))
 
 
 class MaintenanceWindowTimetable(Timetable):

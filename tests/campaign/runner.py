@@ -3,7 +3,7 @@ invariants read back with plain kazoo.
 
 **What a run exercises.** The real DAG file, run by Airflow's ``dag.test()`` on SQLite
 (:func:`operators.local_run.run_dag`): every task of the runbook (snapshot, plan hand-over with
-``plan_from``, plan report, approval by the ``pre_approved`` policy, guards, demotion, throttles,
+``plan_from``, plan report, approval answered by a second person (``campaign-approver``), guards, demotion, throttles,
 the wave executor deferring on its trigger, final verification, the throttle teardown and its
 janitor, election, drain check, report, notify), against the emulator on the test run's real
 ZooKeeper, at ``speed`` simulated seconds per wall second. **What it does not.** The plan comes
@@ -299,10 +299,11 @@ def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutco
         result = run_dag(DAG_ID, {
             "zk_conn_id": conn_id, "brokers_to_remove": sc.removed, "run_root": str(run_root),
             "throttle_bytes_per_sec": sc.throttle, "max_moves_per_broker": sc.max_moves_per_broker,
-            "poll_interval_s": 0.3, "pre_approved": True, "plan_from": str(workdir / "plan"),
+            "poll_interval_s": 0.3, "plan_from": str(workdir / "plan"),
             "allow_rack_removal": _empties_a_rack(sc),          # the acknowledgement a whole rack needs
             "wave_timeout_s": WAVE_TIMEOUT_S,
-            "stall_timeout_s": STALL_TIMEOUT_S["transient" if EXPECTED[sc.fault] == "success" else "dead_end"], "stall_warning_s": 5})
+            "stall_timeout_s": STALL_TIMEOUT_S["transient" if EXPECTED[sc.fault] == "success" else "dead_end"], "stall_warning_s": 5},
+            answer="Approve", approver="campaign-approver")
         injector.run_ended.set()
         injector.join(timeout=60)
         sampler.stop()

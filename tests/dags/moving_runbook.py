@@ -127,7 +127,7 @@ def check_stale_plan_refused(dag_id: str, conf: dict, zk, cluster: EmulatedClust
     assert cluster.wait_until(lambda: zk.exists("/admin/reassign_partitions") is None
                               and assignment(zk)[tp] == drifted, 30)
     before = data_tree(zk)
-    result = run_dag(dag_id, {**conf, "pre_approved": True})
+    result = run_dag(dag_id, conf, answer="Approve")
     assert result.state == "failed" and result.task_states["guards"] == "failed"
     assert result.task_states["set_throttles"] == "upstream_failed"
     guards = json.loads((result.run_folder / "guards.json").read_text())
@@ -141,7 +141,7 @@ def check_failure_mid_wave_restores_throttles(dag_id: str, conf: dict, zk, users
     until the wave ends, then removes ours and restores the user's exactly."""
     from operators.local_run import run_dag
 
-    result = run_dag(dag_id, {**conf, "pre_approved": True, "wave_timeout_s": 3})
+    result = run_dag(dag_id, {**conf, "wave_timeout_s": 3}, answer="Approve")
     assert result.state == "failed"
     assert result.task_states["execute_waves"] == "failed"
     assert result.task_states["remove_throttles"] == "success"

@@ -119,7 +119,7 @@ def test_unregistered_new_broker_is_refused_before_spark_and_any_write(env) -> N
 
     cluster, zk, conn_id, run_root = env
     before = data_tree(zk)
-    result = run_dag("add_brokers", conf(conn_id, run_root, new_brokers=[7, 9], pre_approved=True))
+    result = run_dag("add_brokers", conf(conn_id, run_root, new_brokers=[7, 9]), answer="Approve")
     assert result.state == "failed" and result.task_states["plan"] == "failed"
     assert not (result.run_folder / "plan" / "plan.json").exists()
     assert data_tree(zk) == before

@@ -131,8 +131,8 @@ def test_every_zookeeper_step_works_on_zookeeper_3_5_and_3_4(zk_server, tmp_path
     try:
         before = assignment(zk)
         result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot, zk_via), tmp_path / "runs",
-                                                      pre_approved=True,
-                                                      plan_from=str(spark_run[0].run_folder / "plan")))
+                                                      plan_from=str(spark_run[0].run_folder / "plan")),
+                         answer="Approve")
         assert result.state == "success", result.task_states
         assert_decommissioned(zk, result.run_folder, before)
     finally:
@@ -189,8 +189,8 @@ def test_stale_plan_is_refused(env: Env, spark_run) -> None:
     assert env.cluster.wait_until(lambda: env.zk.exists("/admin/reassign_partitions") is None
                                   and assignment(env.zk)[moved] == drifted, 30)
     before = data_tree(env.zk)
-    result = run_dag("decommission_brokers", conf(env.conn_id, env.run_root, pre_approved=True,
-                                                  plan_from=str(plan_dir)))
+    result = run_dag("decommission_brokers", conf(env.conn_id, env.run_root, plan_from=str(plan_dir)),
+                     answer="Approve")
     assert result.state == "failed"
     assert result.task_states["guards"] == "failed" and result.task_states["demote"] == "upstream_failed"
     guards = json.loads((result.run_folder / "guards.json").read_text())
@@ -206,8 +206,8 @@ def test_reassignment_already_in_progress_is_refused(env: Env, spark_run) -> Non
     assert env.cluster.wait_until(lambda: "adding_replicas" in (read(env.zk, "/brokers/topics/payments") or {})
                                   and read(env.zk, "/brokers/topics/payments")["adding_replicas"], 30)
     before = data_tree(env.zk)
-    result = run_dag("decommission_brokers", conf(env.conn_id, env.run_root, pre_approved=True,
-                                                  plan_from=str(spark_run[0].run_folder / "plan")))
+    result = run_dag("decommission_brokers", conf(env.conn_id, env.run_root,
+                                                  plan_from=str(spark_run[0].run_folder / "plan")), answer="Approve")
     assert result.state == "failed" and result.task_states["guards"] == "failed"
     assert result.task_states["set_throttles"] == "upstream_failed"
     assert result.task_states["remove_throttles"] in ("skipped", "upstream_failed")  # did not run
@@ -255,8 +255,8 @@ def test_a_failure_mid_wave_keeps_the_throttles_until_the_wave_ends_then_restore
         write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan", REMOVED, sizes, THROTTLE)
         sampler.start()
         result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot), tmp_path / "runs",
-                                                      pre_approved=True, wave_timeout_s=3,
-                                                      plan_from=str(tmp_path / "plan")))
+                                                      wave_timeout_s=3,
+                                                      plan_from=str(tmp_path / "plan")), answer="Approve")
         stop.set()
         sampler.join(timeout=5)
         assert result.state == "failed"
@@ -264,7 +264,7 @@ def test_a_failure_mid_wave_keeps_the_throttles_until_the_wave_ends_then_restore
         assert result.task_states["final_verify"] == "upstream_failed"
         assert result.task_states["remove_throttles"] == "success"
         approval = json.loads((result.run_folder / "approval.json").read_text())
-        assert approval["decision"] == "pre_approved" and approval["by"].startswith("policy:pre_approved")
+        assert approval["decision"] == "approved" and approval["by"] == "sre-on-call"
         throttled = sorted({r["path"].rsplit("/", 1)[1] for r in zk_writes(audit(result.run_folder))
                             if r["path"].startswith("/config/brokers/")})
         assert throttled, "the run did set throttles before failing"
@@ -294,7 +294,8 @@ import os, sys
 from datetime import datetime
 from operators.local_run import configure_local_airflow, run_dag
 configure_local_airflow(os.environ["KR_TEST_AIRFLOW_HOME"])
-run_dag("decommission_brokers", __import__("json").loads(sys.argv[1]), when=datetime.fromisoformat(sys.argv[2]))
+run_dag("decommission_brokers", __import__("json").loads(sys.argv[1]), when=datetime.fromisoformat(sys.argv[2]),
+        answer="Approve")
 """
 
 
@@ -306,7 +307,7 @@ def test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave(zk_se
     chroot = new_chroot(zk_server)
     cluster = start_cluster(zk_server.connect_string + chroot, speed=360.0)
     zk = plain_client(zk_server, chroot)
-    run_conf = conf(zk_connection(zk_server, chroot), tmp_path / "runs", pre_approved=True,
+    run_conf = conf(zk_connection(zk_server, chroot), tmp_path / "runs",
                     plan_from=str(spark_run[0].run_folder / "plan"))
     when = datetime.now(timezone.utc).replace(microsecond=0)
     before = assignment(zk)
@@ -356,7 +357,7 @@ def test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave(zk_se
     releaser = threading.Thread(target=release, daemon=True)
     releaser.start()
     try:
-        result = run_dag("decommission_brokers", run_conf, when=when)
+        result = run_dag("decommission_brokers", run_conf, when=when, answer="Approve")
         assert result.state == "success", result.task_states
         releaser.join(timeout=5)
         assert released_on_wait.is_set(), "execute_waves never waited on the wave left running"
@@ -385,8 +386,8 @@ def test_plan_from_for_other_brokers_is_refused_before_any_write(env: Env, tmp_p
     (plan / "plan.json").write_text("{}")
     (plan / "summary.json").write_text(json.dumps({"operation": "decommission", "removed_brokers": [6]}))
     before = data_tree(env.zk)
-    result = run_dag("decommission_brokers", {**conf(env.conn_id, env.run_root, pre_approved=True,
-                                                     plan_from=str(plan)), "brokers_to_remove": [5]})
+    result = run_dag("decommission_brokers", {**conf(env.conn_id, env.run_root,
+                                                     plan_from=str(plan)), "brokers_to_remove": [5]}, answer="Approve")
     assert result.state == "failed" and result.task_states["plan"] == "failed", result.task_states
     assert result.task_states["set_throttles"] in ("upstream_failed", "skipped"), result.task_states
     assert data_tree(env.zk) == before
@@ -406,7 +407,7 @@ def test_cluster_health_during_the_run_reports_its_throttles_as_owned_not_leaked
     zk = plain_client(zk_server, chroot)
     run_root = tmp_path / "runs"
     conn_id = zk_connection(zk_server, chroot)
-    run_conf = conf(conn_id, run_root, pre_approved=True, plan_from=str(spark_run[0].run_folder / "plan"))
+    run_conf = conf(conn_id, run_root, plan_from=str(spark_run[0].run_folder / "plan"))
     plan_waves = json.loads((spark_run[0].run_folder / "plan" / "waves.json").read_text())["waves"]
     # hold wave k's partitions of one topic; the other topics throttled so far then move no more
     k, held_topic = next((k, w["partitions"][0]["topic"]) for k, w in enumerate(plan_waves) if k and {

@@ -97,7 +97,7 @@ def AuditLog_time(iso: str) -> float:
 def test_delete_topic_enable_false_fails_clearly_instead_of_hanging(env_no_delete):
     env = env_no_delete
     env.cluster.create_topics({"a": ({0: [1, 2]}, None, None), "b": ({0: [2, 3]}, None, None)})
-    result = run(env, pre_approved=True, topics=["a", "b"], batch_timeout_s=120)
+    result = run(env, "Approve", topics=["a", "b"], batch_timeout_s=120)
     assert result.state == "failed"
     assert result.task_states["delete_batches"] == "failed"
     assert result.task_states["final_report"] == "failed"  # wrote the report, then failed the run
@@ -117,7 +117,7 @@ def test_protected_missing_and_reassigning_topics_are_refused_with_nothing_writt
         {"topic": "moving", "partition": 0, "replicas": [1, 9]}]}).encode())  # never completes: 9 is not a broker
     assert env.cluster.wait_until(lambda: b"adding_replicas\":{\"0\"" in env.zk.get("/brokers/topics/moving")[0], 30)
     before = tree(env.zk)
-    result = run(env, pre_approved=True, topics=["ok", "__consumer_offsets", "nope", "moving"])
+    result = run(env, "Approve", topics=["ok", "__consumer_offsets", "nope", "moving"])
     assert result.state == "failed" and result.task_states["select"] == "failed"
     assert result.task_states["delete_batches"] == "upstream_failed"
     assert tree(env.zk) == before
@@ -135,7 +135,7 @@ def test_dead_broker_blocks_then_a_rerun_waits_on_the_existing_marker_without_re
     other = next(b for b in (1, 2, 3) if b != victim)
     env.cluster.create_topics({"stuck": ({0: [victim, other]}, None, None)})
     env.cluster.kill_broker(victim)
-    first = run(env, pre_approved=True, topics=["stuck"], batch_timeout_s=3)
+    first = run(env, "Approve", topics=["stuck"], batch_timeout_s=3)
     assert first.state == "failed" and first.task_states["delete_batches"] == "failed"
     [batch] = json.loads((first.run_folder / "deletion_progress.json").read_text())["batches"]
     assert f"replicas on broker(s) {victim} that are not live" in batch["message"]
@@ -152,7 +152,7 @@ def test_dead_broker_blocks_then_a_rerun_waits_on_the_existing_marker_without_re
 
     helper = threading.Thread(target=restart_once_the_rerun_waits, daemon=True)
     helper.start()
-    second = run(env, pre_approved=True, topics=["stuck"], batch_timeout_s=60)
+    second = run(env, "Approve", topics=["stuck"], batch_timeout_s=60)
     helper.join(timeout=5)
     assert second.state == "success", second.task_states
     assert "stuck" not in topics_in_zk(env.zk) and env.zk.get_children("/admin/delete_topics") == []

@@ -103,7 +103,7 @@ def test_json_file_scope_skips_missing_partitions_and_lists_the_ineligible(env, 
            [{"topic": "nope", "partition": 0}]}
     path = tmp_path / "election.json"
     path.write_text(json.dumps(doc))
-    result = run(conn_id, run_root, pre_approved=True, path_to_json_file=str(path))
+    result = run(conn_id, run_root, "Approve", path_to_json_file=str(path))
     assert result.state == "success", result.task_states
     after = leaders(zk, "orders")
     for p, (leader, pref) in after.items():
@@ -138,7 +138,7 @@ def test_small_byte_limit_writes_many_real_batches_each_under_it(env):
     cluster, conn_id, zk, run_root = env
     cluster.create_topics({f"t{i:02d}": (rotated(30), None, None) for i in range(10)})
     restart_two_brokers(cluster, zk)
-    result = run(conn_id, run_root, pre_approved=True, max_batch_bytes=1024, max_batch_partitions=1000)
+    result = run(conn_id, run_root, "Approve", max_batch_bytes=1024, max_batch_partitions=1000)
     assert result.state == "success", result.task_states
     writes = election_writes(result.run_folder)
     sizes = [len(PreferredElectionRequest(tuple(TopicPartition(e["topic"], e["partition"])

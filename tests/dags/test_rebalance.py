@@ -114,8 +114,8 @@ def test_a_binding_budget_is_spent_exactly_and_the_spread_still_shrinks(env, tmp
                       lambda snap, sizes: plan_budget_rebalance(snap, sizes, RebalanceBudget(2), target).plan,
                       THROTTLE)
     before = assignment(zk)
-    result = run_dag("rebalance", conf(conn_id, run_root, max_replicas_moved=2, pre_approved=True,
-                                       plan_from=str(tmp_path / "plan")))
+    result = run_dag("rebalance", conf(conn_id, run_root, max_replicas_moved=2,
+                                       plan_from=str(tmp_path / "plan")), answer="Approve")
     assert result.state == "success", result.task_states
     assert_settled(zk, result, before, {})
     assert moved_replicas(zk, before) == 2
@@ -145,8 +145,8 @@ def test_a_plan_made_with_another_budget_is_refused_before_any_write(env, spark_
     from operators.local_run import run_dag
 
     cluster, zk, conn_id, run_root, _ = env
-    result = run_dag("rebalance", conf(conn_id, run_root, max_replicas_moved=50, pre_approved=True,
-                                       plan_from=str(spark_run[0].run_folder / "plan")))
+    result = run_dag("rebalance", conf(conn_id, run_root, max_replicas_moved=50,
+                                       plan_from=str(spark_run[0].run_folder / "plan")), answer="Approve")
     assert result.state == "failed" and result.task_states["plan"] == "failed"
     assert result.task_states["set_throttles"] == "upstream_failed"
 

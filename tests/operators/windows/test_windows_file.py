@@ -61,6 +61,14 @@ def test_the_file_hash_is_the_hash_of_its_bytes(tmp_path):
     assert load_windows_file(path).sha256 != first
 
 
+def test_expiry_and_approvers_are_read_and_default_to_twelve_hours_and_anyone():
+    plain = parse_windows_text(_window(), "w.yaml").cluster("c1")
+    assert plain.approval_expires_after == timedelta(hours=12) and plain.approvers == ()
+    c = parse_windows_text(_window() + "    approval_expires_after: 1h30s\n    approvers: [alice, bob]\n",
+                           "w.yaml").cluster("c1")
+    assert c.approval_expires_after == timedelta(hours=1, seconds=30) and c.approvers == ("alice", "bob")
+
+
 def test_the_variable_wins_over_the_environment():
     assert windows_file_path("/etc/a.yaml", {"KAFKA_RUNBOOKS_WINDOWS_FILE": "/etc/b.yaml"}) == "/etc/a.yaml"
     assert windows_file_path(None, {"KAFKA_RUNBOOKS_WINDOWS_FILE": "/etc/b.yaml"}) == "/etc/b.yaml"
@@ -115,6 +123,11 @@ MALFORMED = [
      ["whole number"]),
     ("policy rehearsal yes", _window() + POLICY_OK + "      require_rehearsal: maybe\n", 13, ["true or false"]),
     ("policy unknown key", _window() + POLICY_OK + "      skip_guards: true\n", 13, ["unknown key 'skip_guards'"]),
+    ("expiry without unit", _window() + "    approval_expires_after: 12\n", 9, ["not a duration", "45s"]),
+    ("expiry too short", _window() + "    approval_expires_after: 5s\n", 9, ["outside 10s..7d"]),
+    ("expiry a list", _window() + "    approval_expires_after: [1h]\n", 9, ["single value"]),
+    ("approvers not a list", _window() + "    approvers: alice\n", 9, ["non-empty list of Airflow user names"]),
+    ("approver with a space", _window() + "    approvers: ['al ice']\n", 9, ["not one of the Airflow user names"]),
 ]
 
 
