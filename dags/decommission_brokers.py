@@ -90,7 +90,8 @@ PARAMS = {
                                description="With capacity: when moving only the removed brokers' replicas would overfill "
                                            "a broker, also move other replicas off it to make room (rack rule kept; listed "
                                            "in the plan report)"),
-    **{k: SHARED[k] for k in ("dry_run", "spark_conn_id", "run_root")},
+    **{k: SHARED[k] for k in ("dry_run", "outside_window", "between_windows", "notify_conn_ids", "spark_conn_id",
+                              "run_root")},
     "allow_rack_removal": Param(False, type="boolean",
                                 description="Acknowledge that brokers_to_remove empties a whole rack (its "
                                             "replicas move to the other racks); refused without it"),

@@ -45,6 +45,8 @@ from operators.approval_policy import (ApprovalExpired, ApprovalFacts, check_no_
                                        check_responder, policy_decision)
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
+from operators.notifications.runbook import notify_event
+from operators.report_links import report_link
 from operators.runtime import APPROVED, DRY_RUN, PRE_APPROVED, REJECTED, ApprovalRecord, plan_hash, run_folder
 from operators.windows.config import configured_windows
 from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY, WindowsFile
@@ -83,14 +85,6 @@ def plan_size(folder: RunFolder) -> tuple[int, int | None]:
     return replicas, int(summary.get("bytes_moved") or 0) if summary.get("sized") else None
 
 
-def report_link(dag_id: str, run_id: str) -> str | None:
-    """The plan report's address in the API server (``[api] base_url``), or ``None`` when unset."""
-    from airflow.configuration import conf
-
-    from operators.reports_app import report_url
-
-    base = (conf.get("api", "base_url", fallback="") or "").strip()
-    return report_url(base, dag_id, run_id, "plan/plan_report.html") if base else None
 
 
 class PlanApprovalOperator(ApprovalOperator):
@@ -139,7 +133,11 @@ class PlanApprovalOperator(ApprovalOperator):
             "plan_hash": digest, "requested_at": now.isoformat(), "expires_at": (now + expiry).isoformat(),
             "expiry_s": expiry.total_seconds(), "triggered_by": triggered_by, "assigned_to": list(approvers),
             "not_pre_approved": list(decision.reasons)})
-        self.body = self._body(digest, decision.reasons, expiry, triggered_by, report_link(dag_id, run_id))
+        link = report_link(dag_id, run_id, "plan_report.html")
+        self.body = self._body(digest, decision.reasons, expiry, triggered_by, link)
+        notify_event(context, folder, "approval_requested", self.log, body=self.body, link=link,
+                     fields={"plan hash": digest, "expires at": (now + expiry).isoformat(timespec="minutes"),
+                             "report": str(folder.plan_report_html)})
         return super().execute(context)
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:

@@ -53,3 +53,7 @@ class RunFailed(KafkaZkError):
 class RunRejected(KafkaZkError):
     """The plan was rejected by a human; raised by the notify step after reporting, so the run
     does not show as a green success that looks like a finished move (nothing was written)."""
+
+
+class OutsideWindow(KafkaZkError, AirflowFailException):
+    """The run may not write now (no maintenance window open, or a wave longer than every window)."""

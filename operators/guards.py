@@ -10,7 +10,12 @@ Checks, all against the *live* cluster, every problem collected before refusing:
 4. the plan is not stale: every planned partition still has the replica *set* the plan assumed
    (order may differ: demotion re-orders), or already has its target (a resumed run).
 
-5. a runbook's own guards: a subclass overrides :meth:`GuardsOperator.extra_problems`.
+5. a runbook's own guards: a subclass overrides :meth:`GuardsOperator.extra_problems`;
+6. the maintenance windows (:mod:`operators.windows.guard`), when the windows file binds the run's
+   cluster and runbook and ``outside_window`` is not set: no wave may be longer than the longest
+   window; outside a window a *scheduled* run is refused (it belongs to a window that closed) and
+   a manual one waits, deferred, for the next opening before any write; ``outside_window=true``
+   (a manual emergency) is recorded here, in the report and in the notification.
 
 The result goes to ``guards.json`` in the run folder. Failure: :class:`ReassignmentInProgress`,
 :class:`StalePlan`, :class:`BrokerNotAvailable` (the first problem's type; the message lists all).
@@ -18,14 +23,22 @@ The result goes to ``guards.json`` in the run folder. Failure: :class:`Reassignm
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from airflow.providers.standard.triggers.temporal import DateTimeTrigger
 
 from kafka_zk.admin.reassignment import classify_live_reassignment
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import BrokerNotAvailable, KafkaZkError, ReassignmentInProgress, StalePlan
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.snapshot import read_snapshot
-from operators.base import DecommissionStep
+from operators.base import DecommissionStep, as_bool
+from operators.errors import OutsideWindow
+from operators.throttles import resolve_rate
+from operators.windows.calendar import next_opening, open_window
+from operators.windows.config import configured_windows
+from operators.windows.guard import predicted_wave_seconds, too_long_for_every_window, window_gate
 from operators.runtime import plan_hash, require_approval
 from spark_jobs.artifacts import load_plan_artifacts
 
@@ -74,7 +87,64 @@ def stale_problems(snap: ClusterSnapshot, current: dict[TopicPartition, tuple[in
 class GuardsOperator(DecommissionStep):
     """Refuse to go on when the cluster or the plan is not what was approved."""
 
+    template_fields: Sequence[str] = (*DecommissionStep.template_fields, "outside_window", "throttle_bytes_per_sec")
     ui_color = "#fff3cd"
+
+    def __init__(self, *, outside_window: Any = False, throttle_bytes_per_sec: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.outside_window = outside_window
+        self.throttle_bytes_per_sec = throttle_bytes_per_sec
+
+    def resume_in_window(self, context: Any, event: Any = None) -> dict:
+        """A window has opened: check everything again, now."""
+        return self.execute(context)
+
+    def window_problems(self, context: Any, plan: Any, checks: list[str]) -> list[tuple[type[KafkaZkError], str]]:
+        """Check 6 (see module docstring); defers the task when a manual run must wait for a window."""
+        dag_id = context["dag"].dag_id
+        if as_bool(self.outside_window):
+            checks.append("outside_window=true: the maintenance windows are ignored for this run (a manual "
+                          "emergency; recorded)")
+            return []
+        gate = window_gate(configured_windows(in_task=True), str(self.zk_conn_id), dag_id, False)
+        if gate is None:
+            checks.append(f"no maintenance window binds {dag_id} on {self.zk_conn_id}")
+            return []
+        try:
+            rate = resolve_rate(self.throttle_bytes_per_sec, plan.throttle_bytes_per_s)
+        except KafkaZkError:
+            rate = plan.throttle_bytes_per_s
+        predicted = [predicted_wave_seconds(w.predicted_seconds, plan.throttle_bytes_per_s, rate, 1.0)
+                     for w in plan.waves]
+        problems: list[tuple[type[KafkaZkError], str]] = []
+        too_long = too_long_for_every_window(gate, predicted)
+        if too_long:
+            problems.append((OutsideWindow, f"wave(s) {too_long[:SHOWN]} are predicted to take up to "
+                             f"{max(predicted[i] for i in too_long):.0f}s, longer than the longest window admitting "
+                             f"{dag_id} ({gate.longest}): they could never start. Lower max_moves_per_broker, raise "
+                             "the throttle, or lengthen the window"))
+        now = datetime.now(timezone.utc)
+        window = open_window(gate.cluster, dag_id, now)
+        if window is not None:
+            checks.append(f"inside maintenance window {window.window.name} (closes "
+                          f"{window.closes.isoformat(timespec='seconds')})")
+            return problems
+        upcoming = next_opening(gate.cluster, dag_id, now)
+        when = upcoming.opens.isoformat(timespec="seconds") if upcoming else "never (no window within a year)"
+        run_type = str(getattr(context["dag_run"].run_type, "value", context["dag_run"].run_type))
+        if run_type == "scheduled" or upcoming is None or problems:
+            problems.append((OutsideWindow, f"no maintenance window admitting {dag_id} is open at "
+                             f"{now.isoformat(timespec='seconds')}; a {run_type} run does not start outside a window "
+                             f"(next opening: {when}); nothing was written"))
+            return problems
+        self.folder(context).write_json(self.folder(context).guards, {
+            "ok": None, "checks": checks, "problems": [],
+            "waiting_for_window": {"window": upcoming.window.name, "opens": when}})
+        self.log.warning("no maintenance window is open now: waiting (deferred, nothing written, no worker held) "
+                         "until %s opens at %s (trigger with outside_window=true for an emergency)",
+                         upcoming.window.name, when)
+        self.defer(trigger=DateTimeTrigger(moment=upcoming.opens), method_name="resume_in_window")
+        return problems
 
     def extra_problems(self, snap: ClusterSnapshot, plan: Any) -> list[tuple[type[KafkaZkError], str]]:
         """A runbook's own guards against the live snapshot and the plan artifacts: each problem as
@@ -92,6 +162,8 @@ class GuardsOperator(DecommissionStep):
             record = require_approval(folder)
             checks.append(f"plan {record.plan_hash[:12]}… approved ({record.decision}) by {record.by} at {record.at}")
         plan = load_plan_artifacts(str(folder.plan_dir))
+        if not self.is_dry_run:
+            problems.extend(self.window_problems(context, plan, checks))
         with self.session(context) as (client, _writer):
             snap = read_snapshot(client, with_configs=False)
         missing = sorted(self.removed - set(snap.brokers))

@@ -32,21 +32,28 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
+
+from airflow.providers.standard.triggers.temporal import DateTimeTrigger
 
 from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
 from kafka_zk.errors import ForeignReassignment, KafkaZkError, StalePlan
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
-from operators.base import RunbookOperator
-from operators.errors import PlanHashMismatch
+from operators.base import RunbookOperator, as_bool
+from operators.errors import OutsideWindow, PlanHashMismatch
+from operators.notifications.runbook import conn_ids_of, notify_event
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import require_approval
 from operators.sensors.reassignment import raise_for_event
 from operators.state_change import remember_broker_logs, write_stall_excerpt
 from operators.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
+from operators.window_pause import WindowBook, pause_throttles, resume_throttles
+from operators.windows.config import configured_windows
+from operators.windows.guard import (WindowGate, decide_wave, measured_factor, predicted_wave_seconds,
+                                     window_gate)
 from operators.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
                              partition_done, wave_state)
 from spark_jobs.artifacts import load_plan_artifacts
@@ -70,7 +77,7 @@ class ExecuteWavesOperator(RunbookOperator):
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "throttle_bytes_per_sec",
                                       "wave_timeout_s", "poll_interval_s", "stall_warning_s", "stall_timeout_s",
-                                      "broker_logs")
+                                      "broker_logs", "outside_window", "between_windows")
     ui_color = "#cfe2f3"
     #: the clock every wave status change is stamped with (epoch seconds); a test may replace it
     clock = staticmethod(time.time)
@@ -78,7 +85,7 @@ class ExecuteWavesOperator(RunbookOperator):
     def __init__(self, *, throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 6 * 3600,
                  poll_interval_s: Any = 5.0, stall_warning_s: Any = None, stall_timeout_s: Any = None,
                  broker_logs: Any = "", inline_wait_s: float = 20.0, min_defer_s: float = 10.0,
-                 **kwargs: Any) -> None:
+                 outside_window: Any = False, between_windows: Any = "keep", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.inline_wait_s = inline_wait_s
         self.min_defer_s = min_defer_s
@@ -88,6 +95,8 @@ class ExecuteWavesOperator(RunbookOperator):
         self.stall_warning_s = stall_warning_s
         self.stall_timeout_s = stall_timeout_s
         self.broker_logs = broker_logs   # where the brokers' state-change logs are (operators/state_change.py)
+        self.outside_window = outside_window     # the recorded manual-emergency override of the windows
+        self.between_windows = between_windows   # "keep" or "remove" the throttles while waiting for a window
 
     # -- entry points ------------------------------------------------------------------------
 
@@ -126,6 +135,18 @@ class ExecuteWavesOperator(RunbookOperator):
         self.log.info("wave %d done in %.1fs", wave.id, event.get("elapsed_s", 0.0))
         return self._advance(context, folder, book)
 
+    def resume_after_window(self, context: Any, event: dict[str, Any] | None = None) -> dict:
+        """The window the run waited for has opened: re-set throttles if they were removed, go on."""
+        folder = self.folder(context)
+        windows = WindowBook.load(folder)
+        if windows.throttles_removed_at_pause:
+            with self.session(context) as (_client, writer):
+                resume_throttles(folder, writer, self.throttle_bytes_per_sec)
+            self.log.info("window open: throttles re-set on the plan's brokers before the next wave")
+        windows.resumed(self.clock())
+        windows.save(folder)
+        return self._advance(context, folder, WaveBook.load(folder.wave_progress))
+
     # -- the loop ----------------------------------------------------------------------------
 
     def _advance(self, context: Any, folder: RunFolder, book: WaveBook) -> dict:
@@ -160,6 +181,7 @@ class ExecuteWavesOperator(RunbookOperator):
                                                    and live[tp].target != m.target)]
                     if stale:
                         raise StalePlan(f"plan is stale, re-plan: wave {wave.id}: " + "; ".join(stale[:10]))
+                    self._window_check(context, folder, writer, book, wave)
                     self._throttle_wave(folder, writer, wave)
                     submit_reassignment(writer, snap, {tp: m.target for tp, m in todo.items()})
                     book = self._advance_wave(folder, book, wave.id, SUBMITTED)
@@ -179,7 +201,63 @@ class ExecuteWavesOperator(RunbookOperator):
         :attr:`clock`) and save ``waves.json``: the executor's only way to change a wave's status."""
         book = book.advance(wave_id, to, self.clock())
         book.save(folder.wave_progress)
+        if to == DONE:
+            WindowBook.load(folder).wave_done(wave_id, self.clock(), self.log).save(folder)
         return book
+
+    # -- maintenance windows -----------------------------------------------------------------
+
+    def _gate(self, context: Any) -> WindowGate | None:
+        return window_gate(configured_windows(in_task=True), str(self.zk_conn_id), context["dag"].dag_id,
+                           as_bool(self.outside_window))
+
+    def _window_check(self, context: Any, folder: RunFolder, writer, book: WaveBook, wave: WaveSpec) -> None:
+        """Before a new wave: start it only if it fits in the open window; else wait (deferred) for the
+        next opening, keeping (or, with ``between_windows=remove``, removing) the throttles."""
+        windows = WindowBook.load(folder)
+        gate = self._gate(context)
+        if gate is None:
+            if as_bool(self.outside_window) and not windows.outside_window_noted:
+                self.log.warning("outside_window=true: this run ignores the maintenance windows (recorded)")
+                windows.note_outside_window()
+                windows.save(folder)
+            return
+        plan = load_plan_artifacts(str(folder.plan_dir))
+        factor = measured_factor((predicted_wave_seconds(plan.waves[w.id].predicted_seconds, plan.throttle_bytes_per_s,
+                                                         self._rate_or_none(), 1.0),
+                                  float(w.done_at) - float(w.submitted_at))
+                                 for w in book.waves if w.status == DONE and w.submitted_at and w.done_at)
+        predicted = predicted_wave_seconds(plan.waves[wave.id].predicted_seconds, plan.throttle_bytes_per_s,
+                                           self._rate_or_none(), factor)
+        now = datetime.fromtimestamp(self.clock(), tz=timezone.utc)
+        decision = decide_wave(gate, now, predicted)
+        windows.decided(wave.id, self.clock(), decision, predicted, factor)
+        if decision.start:
+            windows.save(folder)
+            self.log.info("window guard: wave %d starts: %s", wave.id, decision.reason)
+            return
+        if decision.resume is None:
+            windows.save(folder)
+            raise OutsideWindow(f"wave {wave.id}: {decision.reason}, and no window admitting "
+                                f"{context['dag'].dag_id} opens within a year: fix the windows file")
+        removed = False
+        if str(self.between_windows) == "remove":
+            pause_throttles(folder, writer)
+            removed = True
+        windows.paused(wave.id, self.clock(), decision, removed)
+        windows.save(folder)
+        self.log.warning("window guard: wave %d not started: %s; waiting (deferred, no worker held) until %s opens at "
+                         "%s; throttles %s", wave.id, decision.reason, decision.resume.window.name,
+                         decision.resume.opens.isoformat(timespec="seconds"),
+                         "removed (re-set on resume)" if removed else "kept (data may still be catching up)")
+        notify_event(context, folder, "window_paused", self.log,
+                     body=f"Wave {wave.id} was not started: {decision.reason}. The run waits (deferred) and resumes "
+                          f"when window {decision.resume.window.name} opens at "
+                          f"{decision.resume.opens.isoformat(timespec='minutes')}; the throttles are "
+                          f"{'removed until then' if removed else 'kept'}.",
+                     fields={"waves done": f"{sum(1 for w in book.waves if w.status == DONE)}/{len(book.waves)}",
+                             "resumes at": decision.resume.opens.isoformat(timespec="minutes")})
+        self.defer(trigger=DateTimeTrigger(moment=decision.resume.opens), method_name="resume_after_window")
 
     def _finished_inline(self, client, wave: WaveSpec) -> bool:
         """Poll the wave here for up to ``inline_wait_s`` (never past its deadline) before deferring: a wave that finishes
@@ -211,7 +289,8 @@ class ExecuteWavesOperator(RunbookOperator):
             run_dir=str(folder.root), poll_interval=float(self.poll_interval_s),
             stall_warning_s=None if self.stall_warning_s in (None, "", "None") else float(self.stall_warning_s),
             stall_timeout_s=None if self.stall_timeout_s in (None, "", "None") else float(self.stall_timeout_s),
-            not_before=time.time() + float(self.min_defer_s), throttle_bytes_per_s=self._rate_or_none())
+            not_before=time.time() + float(self.min_defer_s), throttle_bytes_per_s=self._rate_or_none(),
+            dag_id=context["dag"].dag_id, notify_conn_ids=conn_ids_of(context))
         self.defer(trigger=trigger, method_name="execute_complete",
                    timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
 

@@ -95,6 +95,20 @@ def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
                                                 "the old)"),
         "dry_run": Param(False, type="boolean",
                          description="Plan and report, then only *plan* every write (audit log); write nothing"),
+        "outside_window": Param(False, type="boolean",
+                                description="Manual emergency: run even when the maintenance-windows file has no "
+                                            "window open for this cluster and runbook (recorded in guards.json, the "
+                                            "report and the notification). Off: a manual run outside a window waits "
+                                            "for the next one; no wave starts unless it is predicted to finish "
+                                            "before its window closes (docs/maintenance-windows.md)"),
+        "between_windows": Param("keep", type="string", enum=["keep", "remove"],
+                                 description="While the run waits for the next window: keep the throttles (default; "
+                                             "data may still be catching up) or remove them (pre-run values "
+                                             "restored) and set them again when the window opens"),
+        "notify_conn_ids": Param([], type="array", items={"type": "string"},
+                                 description="Airflow Connection ids to notify (smtp: e-mail to the connection's "
+                                             "extra 'to'; http: JSON webhook) on approval requested, paused at a "
+                                             "window's end, stall, finished and failed. Empty: logged only"),
         "spark_conn_id": Param("spark_default", type="string", minLength=1,
                                description="Airflow Spark connection (JSON form, e.g. host local[*]) for the plan job"),
         "run_root": run_root_param(),
@@ -165,7 +179,8 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
             dry_run="{{ params.dry_run }}",
             subject=spec.approval_title + ": approve plan {{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
             body="{{ ti.xcom_pull(task_ids='render_plan_report')['approval_body'] }}")
-        guards = spec.guards(removing)
+        guards = spec.guards(dict(removing, outside_window="{{ params.outside_window }}",
+                                  throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}"))
         chain: list[BaseOperator] = [snapshot, plan, report, approve, guards]
         if spec.demote:
             chain.append(DemoteOperator(task_id="demote", **removing))
@@ -175,7 +190,8 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
             task_id="execute_waves", throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}",
             wave_timeout_s="{{ params.wave_timeout_s }}", poll_interval_s="{{ params.poll_interval_s }}",
             stall_warning_s="{{ params.stall_warning_s }}", stall_timeout_s="{{ params.stall_timeout_s }}",
-            broker_logs="{{ params.broker_logs }}",
+            broker_logs="{{ params.broker_logs }}", outside_window="{{ params.outside_window }}",
+            between_windows="{{ params.between_windows }}",
             retries=3, retry_delay=timedelta(seconds=15), **zk)   # a retry resumes the same wave
         final_verify = FinalVerifyOperator(task_id="final_verify", poll_interval_s="{{ params.poll_interval_s }}",
                                            **zk)

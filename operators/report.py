@@ -33,6 +33,8 @@ from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import RunFailed, RunRejected
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import plan_hash
+from operators.notifications.runbook import notify_event
+from operators.report_links import report_link
 from operators.report_titles import heading
 from operators.state_change import read_excerpts
 from operators.throttles import JANITOR_FILE
@@ -383,13 +385,8 @@ class FinalReportOperator(DecommissionStep):
 
 
 class NotifyOperator(DecommissionStep):
-    """Send (or, with no channel configured, log) the templated notification; fail if the run failed."""
-
-    template_fields: Sequence[str] = (*DecommissionStep.template_fields, "channel_conn_id")
-
-    def __init__(self, *, channel_conn_id: str | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.channel_conn_id = channel_conn_id
+    """Write the templated notification and send it to the run's ``notify_conn_ids`` (finished or
+    failed; :mod:`operators.notifications.runbook`); fail if the run failed."""
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -401,10 +398,11 @@ class NotifyOperator(DecommissionStep):
                                   + (f"; drained: {values['drained_text']}" if values["removed"] else ""))
         message = render("notify.txt.j2", **values)
         folder.write_text(folder.notification, message)
-        if self.channel_conn_id:
-            self.log.warning("notification channel %s: no sender is implemented for it; message logged only",
-                             self.channel_conn_id)
-        self.log.info("notification (no channel configured, logged):\n%s", message)
+        failed = bool(values["failures"]) or values["outcome"].startswith("rejected")
+        link = report_link(context["dag"].dag_id, context["run_id"], "final_report.html")
+        notify_event(context, folder, "failed" if failed else "finished", self.log, body=message, link=link,
+                     fields={"report": str(folder.final_report_html)}, outcome=values["outcome"],
+                     removed=values["removed"])
         if values["failures"]:
             raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {folder.final_report_md}")
         if values["outcome"].startswith("rejected"):

@@ -103,8 +103,10 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                  poll_interval: float = 2.0, stall_warning_s: float | None = None,
                  stall_timeout_s: float | None = None, not_before: float | None = None,
                  zk_outage_s: float = ZK_OUTAGE_S, throttle_bytes_per_s: float | None = None,
-                 dead_end_s: float = DEAD_END_S) -> None:
+                 dead_end_s: float = DEAD_END_S, dag_id: str = "", notify_conn_ids: list[str] | None = None) -> None:
         super().__init__(zk_conn_id, deadline, poll_interval)
+        self.dag_id = dag_id
+        self.notify_conn_ids = list(notify_conn_ids or [])
         self.throttle_bytes_per_s = None if throttle_bytes_per_s in (None, 0) else float(throttle_bytes_per_s)
         self.zk_outage_s = float(zk_outage_s)
         self.not_before = None if not_before is None else float(not_before)
@@ -123,7 +125,23 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
             "deadline": self.deadline, "run_dir": self.run_dir, "poll_interval": self.poll_interval,
             "stall_warning_s": self.stall_warning_s, "stall_timeout_s": self.stall_timeout_s,
             "not_before": self.not_before, "zk_outage_s": self.zk_outage_s,
-            "throttle_bytes_per_s": self.throttle_bytes_per_s, "dead_end_s": self.dead_end_s})
+            "throttle_bytes_per_s": self.throttle_bytes_per_s, "dead_end_s": self.dead_end_s,
+            "dag_id": self.dag_id, "notify_conn_ids": self.notify_conn_ids})
+
+    def _notify_stall(self, quiet: float, progress: WaveProgress, causes: str) -> None:
+        """The stall notification (once per wait), to the run's channels; never raises."""
+        from operators.notifications.runbook import build, deliver
+
+        folder = RunFolder(Path(self.run_dir))
+        try:
+            note = build("stall", folder, self.dag_id or "runbook", self.run_id,
+                         f"Wave {self.wave_id} made no progress for {quiet:.0f}s ({progress.done}/{progress.total} "
+                         f"partitions done; judged from {progress.source}). Stopped: {causes or 'see the task log'}. "
+                         "The run keeps waiting; the wave keeps its throttles.",
+                         fields={"wave": self.wave_id, "still moving": ", ".join(progress.pending[:10])})
+            deliver(note, folder, self.notify_conn_ids, {}, self.log)
+        except Exception as e:  # a notification must never end the wait
+            self.log.error("stall notification not sent: %s", e)
 
     # -- thresholds --------------------------------------------------------------------------
 
@@ -289,6 +307,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                         excerpt_written = True
                         await asyncio.to_thread(write_stall_excerpt, self.run_dir, self.wave_id, progress.pending,
                                                 f"no progress for {quiet:.0f}s")
+                        await asyncio.to_thread(self._notify_stall, quiet, progress, causes)
                 timeout_after = self.timeout_after_s(seen.book, progress)
                 if timeout_after is not None and quiet >= timeout_after and not progress.complete:
                     yield self._event("stalled", progress,

@@ -53,3 +53,21 @@ def plain_client(zk_server, chroot: str) -> KazooClient:
     client = KazooClient(hosts=zk_server.connect_string + chroot, timeout=10)
     client.start(timeout=10)
     return client
+
+
+@pytest.fixture
+def smtp_sink():
+    """A real SMTP server on 127.0.0.1 and the Airflow connection ``notify_mail`` mailing to it."""
+    from tests.notify_servers import SmtpSink
+
+    with SmtpSink() as sink:
+        yield sink
+
+
+@pytest.fixture
+def webhook_sink():
+    """A real HTTP receiver on 127.0.0.1 and the Airflow connection ``notify_hook`` posting to it."""
+    from tests.notify_servers import WebhookSink
+
+    with WebhookSink() as sink:
+        yield sink

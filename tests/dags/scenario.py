@@ -15,6 +15,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_zk.codecs import TopicPartition
 
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
 REMOVED = [6]
@@ -41,9 +42,14 @@ class Env:
 
 
 
-def start_cluster(connect: str, speed: float = 3600.0) -> EmulatedCluster:
+def start_cluster(connect: str, speed: float = 3600.0, sizes=None) -> EmulatedCluster:
+    """The scenario's cluster; ``sizes`` ({TopicPartition: bytes}) replaces the scenario's sizes."""
     cluster = EmulatedCluster(connect, ClusterSpec(brokers=RACKS, speed=speed, seed=0)).start()
-    cluster.create_topics({name: (assignment, sizes, None) for name, (assignment, sizes) in TOPICS.items()})
+    if sizes is None:
+        cluster.create_topics({name: (assignment, by_p, None) for name, (assignment, by_p) in TOPICS.items()})
+    else:
+        cluster.create_topics({name: (assignment, {p: sizes[TopicPartition(name, p)] for p in assignment}, None)
+                               for name, (assignment, _) in TOPICS.items()})
     return cluster
 
 

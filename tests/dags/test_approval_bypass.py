@@ -147,6 +147,7 @@ def test_approving_a_plan_whose_hash_changed_is_refused(cluster_env) -> None:
     _, _, _, root = cluster_env
     swapped = threading.Event()
     stop = threading.Event()
+    donor_plan: list[Path] = []
 
     def swap_plan() -> None:
         deadline = time.monotonic() + 600
@@ -155,12 +156,10 @@ def test_approving_a_plan_whose_hash_changed_is_refused(cluster_env) -> None:
             fresh = [r for r in requests if not (r.parent / "approval.json").exists()]
             if fresh:
                 plan_dir = fresh[0].parent / "plan"
-                other = next((p for p in root.glob(f"r*/{DAG_ID}/*/plan") if p != plan_dir), None)
-                if other is not None:
-                    shutil.rmtree(plan_dir)
-                    shutil.copytree(other, plan_dir)
-                    swapped.set()
-                    return
+                shutil.rmtree(plan_dir)
+                shutil.copytree(donor_plan[0], plan_dir)
+                swapped.set()
+                return
             time.sleep(0.2)
 
     # another valid plan to swap in: a dry run of the same election scoped to one partition
@@ -172,6 +171,7 @@ def test_approving_a_plan_whose_hash_changed_is_refused(cluster_env) -> None:
     donor = run_dag(DAG_ID, {"zk_conn_id": conn_id, "run_root": str(root / "r0donor"), "dry_run": True,
                              "path_to_json_file": str(scope)})
     assert donor.state == "success", donor.task_states
+    donor_plan.append(donor.run_folder / "plan")
     swapper = threading.Thread(target=swap_plan, daemon=True)
     swapper.start()
     try:

@@ -23,14 +23,15 @@ TP = TopicPartition("orders", 0)
 
 def test_serialize_pins_the_dotted_path_and_primitive_kwargs() -> None:
     trigger = WaveDoneTrigger(zk_conn_id="kz", run_id="manual__1", wave_id=3, deadline=1_900_000_000.5,
-                              run_dir="/runs/x", poll_interval=1.5, stall_warning_s=60, stall_timeout_s=None)
+                              run_dir="/runs/x", poll_interval=1.5, stall_warning_s=60, stall_timeout_s=None,
+                              dag_id="decommission_brokers", notify_conn_ids=["mail"])
     path, kwargs = trigger.serialize()
     assert path == "operators.triggers.reassignment.WaveDoneTrigger"
     assert kwargs == {"zk_conn_id": "kz", "run_id": "manual__1", "wave_id": 3, "deadline": 1_900_000_000.5,
                       "run_dir": "/runs/x", "poll_interval": 1.5, "stall_warning_s": 60.0, "stall_timeout_s": None,
                       "not_before": None, "zk_outage_s": 120.0, "throttle_bytes_per_s": None,
-                      "dead_end_s": 300.0}
-    assert all(isinstance(v, (str, int, float, type(None))) for v in kwargs.values())
+                      "dead_end_s": 300.0, "dag_id": "decommission_brokers", "notify_conn_ids": ["mail"]}
+    assert all(isinstance(v, (str, int, float, type(None))) or v == ["mail"] for v in kwargs.values())
     assert WaveDoneTrigger(**kwargs).serialize() == (path, kwargs)  # what a restarted triggerer rebuilds
 
 

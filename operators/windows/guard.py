@@ -1,0 +1,109 @@
+"""The window guard: may a run write now, and does its next wave finish before the window closes?
+
+Pure decisions on the windows file (:mod:`operators.windows.spec`), the window arithmetic
+(:mod:`operators.windows.calendar`) and the times the executor gives it; no Airflow, no clock
+read here.
+
+* :func:`window_gate` — the cluster's windows for this runbook, or ``None`` when the run is not
+  bound by windows (no file, no entry for the cluster, or the recorded ``outside_window`` Param).
+* :func:`decide_wave` — start the next wave, or wait for the next opening: a wave starts only
+  when a window admitting the runbook is open and the wave's predicted duration (the planner's
+  model at the run's throttle, times the factor measured on this run's finished waves) fits in
+  the time the window has left. A wave whose duration is unknown (no partition sizes) starts
+  whenever a window is open.
+* :func:`measured_factor` — actual over predicted wave durations so far (1.0 before any).
+* :func:`too_long_for_every_window` — waves no window is long enough for (refused before any
+  write: they would wait forever).
+
+Failure: none; the caller turns "cannot fit" into an error naming the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Iterable, Sequence
+
+from operators.windows.calendar import OpenWindow, next_opening, open_window
+from operators.windows.spec import ClusterWindows, WindowsFile
+
+#: bounds on the measured correction (one odd wave must not make the guard absurd)
+FACTOR_MIN, FACTOR_MAX = 0.25, 20.0
+
+
+@dataclass(frozen=True)
+class WindowGate:
+    """The windows one run is bound by."""
+
+    cluster: ClusterWindows
+    runbook: str
+
+    @property
+    def longest(self) -> timedelta:
+        return max((w.duration for w in self.cluster.windows if w.admits(self.runbook)), default=timedelta(0))
+
+
+@dataclass(frozen=True)
+class WaveDecision:
+    """Start now, or wait until ``resume`` opens; ``reason`` says why in one sentence."""
+
+    start: bool
+    reason: str
+    window: OpenWindow | None = None      # the window open now, if any
+    resume: OpenWindow | None = None      # the next opening, when not starting
+
+
+def window_gate(windows: WindowsFile | None, conn_id: str, runbook: str, outside_window: bool) -> WindowGate | None:
+    """The gate of this run, or ``None`` when windows do not bind it."""
+    if outside_window or windows is None:
+        return None
+    cluster = windows.cluster(conn_id)
+    if cluster is None or not any(w.admits(runbook) for w in cluster.windows):
+        return None
+    return WindowGate(cluster, runbook)
+
+
+def predicted_wave_seconds(planned_s: float | None, planned_rate: int | None, run_rate: int | None,
+                           factor: float) -> float | None:
+    """The planner's prediction rescaled to the run's throttle and corrected by ``factor``."""
+    if planned_s is None:
+        return None
+    scale = (planned_rate / run_rate) if planned_rate and run_rate else 1.0
+    return float(planned_s) * scale * factor
+
+
+def measured_factor(finished: Iterable[tuple[float | None, float]]) -> float:
+    """Sum of actual over sum of predicted seconds of finished waves (pairs ``(predicted, actual)``)."""
+    pairs = [(p, a) for p, a in finished if p and p > 0 and a >= 0]
+    if not pairs:
+        return 1.0
+    factor = sum(a for _, a in pairs) / sum(p for p, _ in pairs)
+    return min(FACTOR_MAX, max(FACTOR_MIN, factor))
+
+
+def decide_wave(gate: WindowGate, now: datetime, predicted_s: float | None) -> WaveDecision:
+    """Start the next wave now, or wait for the next opening (see module docstring)."""
+    window = open_window(gate.cluster, gate.runbook, now)
+    if window is None:
+        resume = next_opening(gate.cluster, gate.runbook, now)
+        return WaveDecision(False, f"no window admitting {gate.runbook} is open at {_t(now)}", None, resume)
+    left = window.left(now).total_seconds()
+    if predicted_s is None:
+        return WaveDecision(True, f"window {window.window.name} open until {_t(window.closes)} (wave duration "
+                                  "unknown: no partition sizes)", window)
+    if predicted_s <= left:
+        return WaveDecision(True, f"predicted {predicted_s:.0f}s fits in the {left:.0f}s left in window "
+                                  f"{window.window.name} (closes {_t(window.closes)})", window)
+    resume = next_opening(gate.cluster, gate.runbook, window.closes - timedelta(seconds=1))
+    return WaveDecision(False, f"predicted {predicted_s:.0f}s does not fit in the {left:.0f}s left in window "
+                               f"{window.window.name} (closes {_t(window.closes)})", window, resume)
+
+
+def too_long_for_every_window(gate: WindowGate, predicted: Sequence[float | None]) -> list[int]:
+    """Indexes of waves predicted to take longer than the longest window admitting the runbook."""
+    longest = gate.longest.total_seconds()
+    return [i for i, p in enumerate(predicted) if p is not None and p > longest]
+
+
+def _t(t: datetime) -> str:
+    return t.isoformat(timespec="seconds")

@@ -1,0 +1,133 @@
+"""A decommission that does not fit in one maintenance window: it stops before the window ends,
+waits (deferred) for the next one, resumes there and finishes — never starting a wave predicted
+to overrun, never writing a wave outside a window.
+
+Through Airflow (``dag.test``) on the emulator running in real time (speed 1: a wave takes as
+long as its bytes need at the throttle, so the planner's predictions are honest), with a
+test-sized windows file: a 1-minute window every 2 minutes. The plan is made without Spark
+(``plan_from``). ZooKeeper itself is the witness: a sampler records the creation time
+(``ctime``, ZooKeeper's own clock) of every ``/admin/reassign_partitions`` node, and each must
+fall inside a window; the audit log's wave writes are checked the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from kafka_zk.codecs import TopicPartition
+from operators.windows.calendar import open_window
+from operators.windows.spec import load_windows_file
+from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.kernel_plan import write_kernel_plan
+from tests.dags.moving_runbook import zk_writes
+from tests.dags.scenario import REMOVED, TOPICS, assignment, audit, start_cluster, throttle_configs
+
+pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
+MIB = 1024 ** 2
+UNIT = 3 * MIB                # the scenario's sizes, one "GB" of theirs = 3 MiB here
+THROTTLE = 4 * MIB            # 4 MiB/s: a 40-unit partition copies in 30 s
+WINDOWS = """clusters:
+  {conn_id}:
+    windows:
+      - name: every-other-minute
+        start: "*/2 * * * *"
+        duration: 1m
+        timezone: UTC
+        runbooks: [decommission_brokers]
+"""
+
+
+class CreationSampler(threading.Thread):
+    """Records ZooKeeper's ``ctime`` of every /admin/reassign_partitions node it sees."""
+
+    def __init__(self, zk) -> None:
+        super().__init__(daemon=True)
+        self.zk = zk
+        self.ctimes: set[int] = set()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            stat = self.zk.exists("/admin/reassign_partitions")
+            if stat is not None:
+                self.ctimes.add(stat.ctime)
+            self.stop.wait(0.05)
+
+
+def test_waves_that_do_not_fit_wait_for_the_next_window_and_none_is_written_outside_one(
+        zk_server, tmp_path: Path, monkeypatch, smtp_sink, webhook_sink) -> None:
+    from operators.local_run import run_dag
+
+    chroot = new_chroot(zk_server)
+    sizes = {TopicPartition(t, p): (size // 1024 ** 3) * UNIT for t, (_, by_p) in TOPICS.items()
+             for p, size in by_p.items()}
+    cluster = start_cluster(zk_server.connect_string + chroot, speed=1.0, sizes=sizes)
+    zk = plain_client(zk_server, chroot)
+    sampler = CreationSampler(zk)
+    try:
+        conn_id = zk_connection(zk_server, chroot)
+        windows_path = tmp_path / "windows.yaml"
+        windows_path.write_text(WINDOWS.format(conn_id=conn_id))
+        monkeypatch.setenv("KAFKA_RUNBOOKS_WINDOWS_FILE", str(windows_path))
+        waves = write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan", REMOVED, sizes, THROTTLE)
+        predicted = [w["predicted_seconds"] for w in
+                     json.loads((tmp_path / "plan" / "waves.json").read_text())["waves"]]
+        assert waves >= 3 and sum(predicted) > 60, predicted    # cannot fit in one 1-minute window
+        users_before = throttle_configs(zk)
+        sampler.start()
+        result = run_dag("decommission_brokers", {
+            "zk_conn_id": conn_id, "brokers_to_remove": REMOVED, "run_root": str(tmp_path / "runs"),
+            "throttle_bytes_per_sec": THROTTLE, "max_moves_per_broker": 2, "poll_interval_s": 0.5,
+            "plan_from": str(tmp_path / "plan"), "notify_conn_ids": [smtp_sink.conn_id, webhook_sink.conn_id]},
+            answer="Approve")
+        sampler.stop.set()
+        sampler.join(timeout=5)
+        assert result.state == "success", result.task_states
+
+        # the run paused at least once, and resumed
+        book = json.loads((result.run_folder / "windows.json").read_text())
+        assert book["pauses"], book
+        assert all(p["resumed_at"] for p in book["pauses"]), book["pauses"]
+        assert all(p["throttles"] == "kept" for p in book["pauses"])
+
+        # every wave started in a window, predicted (with the measured factor) to end before it closes
+        windows = load_windows_file(windows_path).cluster(conn_id)
+        starts = [d for d in book["decisions"] if d["start"]]
+        assert sorted(d["wave"] for d in starts) == list(range(waves))
+        for d in starts:
+            at = datetime.fromisoformat(d["at"])
+            window = open_window(windows, "decommission_brokers", at)
+            assert window is not None, d
+            assert d["predicted_s"] is None or at + timedelta(seconds=d["predicted_s"]) <= window.closes, d
+        refused = [d for d in book["decisions"] if not d["start"]]
+        assert refused and all("does not fit" in d["reason"] or "no window" in d["reason"] for d in refused)
+
+        # ZooKeeper's own clock: every reassignment node was created inside a window
+        assert len(sampler.ctimes) >= waves - 1, sampler.ctimes     # a wave may finish between two samples
+        for ctime in sampler.ctimes:
+            created = datetime.fromtimestamp(ctime / 1000, tz=timezone.utc)
+            assert open_window(windows, "decommission_brokers", created) is not None, created
+        wave_writes = [r for r in zk_writes(audit(result.run_folder)) if r["path"] == "/admin/reassign_partitions"]
+        assert len(wave_writes) == waves
+        for r in wave_writes:
+            written = datetime.fromisoformat(r["time"].replace("Z", "+00:00"))
+            assert open_window(windows, "decommission_brokers", written) is not None, r["time"]
+
+        # the cluster: drained, no throttle of ours left; people were told of the pause and the end
+        assert all(REMOVED[0] not in replicas for replicas in assignment(zk).values())
+        assert throttle_configs(zk) == users_before
+        subjects = [m["Subject"] for m in smtp_sink.wait_for(3)]
+        assert any("approval requested" in s for s in subjects), subjects
+        assert any("paused until the next maintenance window" in s for s in subjects), subjects
+        events = [m["event"] for m in webhook_sink.wait_for(3)]
+        assert "window_paused" in events and events[-1] == "finished", events
+    finally:
+        sampler.stop.set()
+        zk.stop()
+        zk.close()
+        cluster.stop()
