@@ -81,7 +81,7 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
         bid = int(key)
         brokers.append({"id": bid, "rack": b.get("rack"), "removed": bid in removed, "before": b["before"],
                         "after": b["after"], "before_bytes": human_bytes(b["before"]["bytes"]),
-                        "after_bytes": human_bytes(b["after"]["bytes"])})
+                        "after_bytes": human_bytes(b["after"]["bytes"]), "changed": b["before"] != b["after"]})
     charts = [chart("Replicas per broker", [(b["id"], b["removed"], b["before"]["replicas"], b["after"]["replicas"])
                                            for b in brokers])]
     if summary.get("sized"):

@@ -118,6 +118,9 @@ def test_the_approver_is_told_when_sizes_are_unknown(folder: RunFolder, sized: b
         assert "5.0 GiB" in body and "sizes unknown" not in body
     else:
         assert "sizes unknown" in body and "0 B" not in body and "0.0s" not in body
+    # the before/after table of the brokers the plan changes
+    assert "| 6 (removed) | a | 1 → 0 | 1 → 0 |" in body
+    assert ("| 6 (removed) | a | 1 → 0 | 1 → 0 | 0 B → 0 B |" in body) == sized
 
 
 def test_notify_ends_a_rejected_run_as_rejected_not_success(folder: RunFolder, tmp_path: Path) -> None:
