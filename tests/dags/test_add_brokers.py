@@ -125,6 +125,30 @@ def test_unregistered_new_broker_is_refused_before_spark_and_any_write(env) -> N
     assert data_tree(zk) == before
 
 
+@pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)   # 3.8: the Spark run above
+def test_the_runbook_runs_to_the_end_through_old_zookeeper_servers(zk_server, tmp_path: Path, zk_via) -> None:
+    from operators.local_run import run_dag
+    from spark_jobs.kernels.rebalance import plan_add_brokers
+
+    chroot = new_chroot(zk_server)
+    cluster = start(zk_server.connect_string + chroot, BROKERS)
+    zk = plain_client(zk_server, chroot)
+    try:
+        users = set_user_throttles(zk)
+        before = assignment(zk)
+        write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan",
+                          lambda snap, sizes: plan_add_brokers(snap, sorted(NEW), sizes), THROTTLE)
+        result = run_dag("add_brokers", conf(zk_connection(zk_server, chroot, zk_via), tmp_path / "runs",
+                                             plan_from=str(tmp_path / "plan")), answer="Approve")
+        assert result.state == "success", result.task_states
+        assert_settled(zk, result, before, users)
+        assert all(counts(zk).get(b, 0) > 0 for b in NEW)
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()
+
+
 def test_a_failure_mid_wave_keeps_then_restores_the_throttles(zk_server, tmp_path: Path, airflow_db) -> None:
     from spark_jobs.kernels.rebalance import plan_add_brokers
 

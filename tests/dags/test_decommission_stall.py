@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 
 
 def test_a_follower_that_cannot_append_is_named_in_the_stall_warning_and_classified_stuck(
-        zk_server, tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+        zk_server, tmp_path: Path, capfd: pytest.CaptureFixture, webhook_sink) -> None:
     from kafka_zk.health import HealthThresholds, STUCK_REASSIGNMENT, check_health, read_znode_ages
     from kafka_zk.snapshot import read_snapshot
     from operators.local_run import run_dag
@@ -90,7 +90,8 @@ def test_a_follower_that_cannot_append_is_named_in_the_stall_warning_and_classif
         result = run_dag("decommission_brokers", {
             "zk_conn_id": conn_id, "brokers_to_remove": REMOVED, "run_root": str(tmp_path / "runs"),
             "throttle_bytes_per_sec": THROTTLE, "max_moves_per_broker": 2, "poll_interval_s": 0.3,
-            "plan_from": str(tmp_path / "plan"), "stall_warning_s": 2, "stall_timeout_s": 6}, answer="Approve")
+            "plan_from": str(tmp_path / "plan"), "stall_warning_s": 2, "stall_timeout_s": 6,
+            "notify_conn_ids": [webhook_sink.conn_id]}, answer="Approve")
         releaser.join(timeout=30)
         log = capfd.readouterr().out
         assert result.state == "failed" and result.task_states["execute_waves"] == "failed", result.task_states
@@ -112,6 +113,12 @@ def test_a_follower_that_cannot_append_is_named_in_the_stall_warning_and_classif
         report = (result.run_folder / "final_report.md").read_text()
         why = next(line for line in report.splitlines() if line.startswith("**Why it failed:**"))
         assert "wave 0 stalled: wave 0 made no progress for" in why and f"{name}: follower(s) on broker(s)" in why
+
+        # the stall reached people: the webhook got the trigger's stall notification, then the failure
+        events = webhook_sink.wait_for(3)
+        stall = next(e for e in events if e["event"] == "stall")
+        assert name in stall["text"] and "max.message.bytes=1024" in stall["text"], stall["text"]
+        assert [e["event"] for e in events][-1] == "failed"
 
         [finding] = [f for f in stuck["findings"] if TopicPartition(topic, partition) in f.partitions]
         assert f"broker(s) {broker} not catching up (not in the ISR) while their broker is up" in finding.cause

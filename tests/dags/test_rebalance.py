@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
 from tests.dags.moving_runbook import (SIZES, assert_settled, check_dry_run_writes_nothing,
                                        check_failure_mid_wave_restores_throttles, check_rejection_writes_nothing,
                                        check_stale_plan_refused, counts, set_user_throttles, start, write_kernel_plan)
@@ -76,11 +76,11 @@ def spark_run(zk_server, tmp_path_factory, airflow_db):
 
 
 @pytest.fixture
-def env(zk_server, tmp_path: Path) -> Iterator[tuple]:
+def env(zk_server, tmp_path: Path, zk_via) -> Iterator[tuple]:
     chroot = new_chroot(zk_server)
     cluster = start(zk_server.connect_string + chroot, RACKS)
     zk = plain_client(zk_server, chroot)
-    yield cluster, zk, zk_connection(zk_server, chroot), tmp_path / "runs", zk_server.connect_string + chroot
+    yield cluster, zk, zk_connection(zk_server, chroot, zk_via), tmp_path / "runs", zk_server.connect_string + chroot
     zk.stop()
     zk.close()
     cluster.stop()
@@ -104,6 +104,7 @@ def test_spread_shrinks_to_the_target_within_the_budget_with_the_fewest_moves(sp
     assert f"budget {BUDGET} replica(s): used 4 replica move(s)" in report and "target reached" in report
 
 
+@pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
 def test_a_binding_budget_is_spent_exactly_and_the_spread_still_shrinks(env, tmp_path: Path) -> None:
     from operators.local_run import run_dag
     from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
