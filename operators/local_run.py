@@ -62,8 +62,10 @@ def configure_local_airflow(home: str | os.PathLike, dags_folder: str | os.PathL
     os.environ.update(local_airflow_env(home, dags_folder))
     from airflow.utils import db
 
-    if not (home / "airflow.db").exists():
+    marker = home / ".initdb-done"      # not the DB file: an earlier DB access leaves an empty one
+    if not marker.exists():
         db.initdb()
+        marker.touch()
     return home
 
 

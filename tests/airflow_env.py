@@ -32,10 +32,15 @@ def configure_env() -> Path:
 
 
 def ensure_db() -> Path:
-    """The configured home, with its metadata DB created."""
+    """The configured home, with its metadata DB created.
+
+    Judged by a marker written after ``initdb``, not by the DB file: anything that touched the
+    metadata DB earlier in the process (e.g. reading a Variable) leaves an empty SQLite file."""
     home = configure_env()
-    if not (home / "airflow.db").exists():
+    marker = home / ".initdb-done"
+    if not marker.exists():
         from airflow.utils import db
 
         db.initdb()
+        marker.touch()
     return home
