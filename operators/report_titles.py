@@ -15,7 +15,9 @@ from typing import Sequence
 from kafka_zk.run_folder import RunFolder
 
 #: how each data-moving runbook names itself in its reports (others: the DAG id, capitalised)
-WHAT = {"decommission_brokers": "Decommission", "add_brokers": "Add brokers", "rebalance": "Rebalance"}
+WHAT = {"decommission_brokers": "Decommission", "add_brokers": "Add brokers", "rebalance": "Rebalance",
+        "change_replication_factor": "Change replication factor", "move_topics": "Move topics",
+        "reassign_partitions": "Reassign partitions"}
 
 
 def heading(folder: RunFolder, dag_id: str, removed: Sequence[int]) -> dict:

@@ -3,9 +3,12 @@ triggerer and API server as separate subprocesses (LocalExecutor, SQLite, a priv
 
 ``dag.test()`` runs every task in one process and never shows the races between the scheduler,
 the executor and the triggerer; this does. :class:`RealAirflow` starts the four components with
-``python -m airflow <component>``, triggers runs through the public REST API (the simple auth
-manager with every user an admin, as ``airflow standalone`` sets it up), and waits for them with
-a deadline. The DAGs folder holds one shim per DAG asked for, importing it from this repository's
+``python -m airflow <component>``, triggers runs through the public REST API and waits for them with a deadline. Without ``users``
+the simple auth manager makes everyone an admin (as ``airflow standalone`` does); with ``users``
+each is a named admin with a password (``passwords``), the REST calls carry that user's token
+(:meth:`RealAirflow.token`), and :meth:`RealAirflow.answer` records a human-in-the-loop response
+as that user — the four-eyes tests need a person who triggers and another who approves.
+``[api] base_url`` is set, so approval bodies carry absolute report links. The DAGs folder holds one shim per DAG asked for, importing it from this repository's
 ``dags/`` (the processes get the repository on ``PYTHONPATH``).
 
 Failure: a component that exits, or a run that does not end before its deadline, raises
@@ -49,9 +52,12 @@ class RealAirflow:
     """The four Airflow components on a private home (see module docstring); a context manager."""
 
     def __init__(self, home: Path, dag_ids: tuple[str, ...], connections: Mapping[str, Mapping[str, Any]],
-                 extra_env: Mapping[str, str] | None = None) -> None:
+                 extra_env: Mapping[str, str] | None = None, users: tuple[str, ...] = ()) -> None:
         self.home = Path(home)
         self.port = free_port()
+        self.users = tuple(users)
+        self.passwords = {u: secrets.token_urlsafe(12) for u in self.users}
+        self._tokens: dict[str, str] = {}
         self.dags = self.home / "dags"
         self.procs: dict[str, subprocess.Popen] = {}
         self.dag_ids = dag_ids
@@ -65,7 +71,10 @@ class RealAirflow:
             "AIRFLOW__CORE__PARALLELISM": "2",
             "AIRFLOW__CORE__AUTH_MANAGER":
                 "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False" if users else "True",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:admin" for u in users) or "admin:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.home / "passwords.json"),
+            "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{self.port}",
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{self.port}/execution/",
             "AIRFLOW__API__HOST": "127.0.0.1",
@@ -93,6 +102,7 @@ class RealAirflow:
     def __enter__(self) -> "RealAirflow":
         self.home.mkdir(parents=True, exist_ok=True)
         self.dags.mkdir(exist_ok=True)
+        (self.home / "passwords.json").write_text(json.dumps(self.passwords))
         for dag_id in self.dag_ids:   # "airflow" and "dag" in the text: the processor's safe mode parses it
             (self.dags / f"{dag_id}.py").write_text(f"# airflow dag shim\nfrom dags.{dag_id} import dag  # noqa: F401\n")
         subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, cwd=self.home, check=True,
@@ -130,10 +140,23 @@ class RealAirflow:
 
     # -- REST --------------------------------------------------------------------------------
 
-    def api(self, method: str, path: str, body: Any = None) -> Any:
+    def token(self, user: str) -> str:
+        """A JWT for ``user`` from the simple auth manager's login endpoint (cached)."""
+        if user not in self._tokens:
+            req = urllib.request.Request(f"http://127.0.0.1:{self.port}/auth/token", method="POST",
+                                         data=json.dumps({"username": user, "password": self.passwords[user]}).encode(),
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                self._tokens[user] = json.loads(resp.read())["access_token"]
+        return self._tokens[user]
+
+    def api(self, method: str, path: str, body: Any = None, as_user: str | None = None) -> Any:
+        headers = {"Content-Type": "application/json"}
+        user = as_user or (self.users[0] if self.users else None)
+        if user is not None:
+            headers["Authorization"] = f"Bearer {self.token(user)}"
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}/api/v2{path}", method=method,
-                                     data=None if body is None else json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+                                     data=None if body is None else json.dumps(body).encode(), headers=headers)
         with urllib.request.urlopen(req, timeout=60) as resp:
             return json.loads(resp.read() or b"null")
 
@@ -158,9 +181,20 @@ class RealAirflow:
                 time.sleep(1)
         raise AssertionError(f"{dag_id} not served by the API within {timeout:g}s\n{self.logs()}")
 
-    def trigger(self, dag_id: str, conf: Mapping[str, Any]) -> str:
-        run = self.api("POST", f"/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": dict(conf)})
+    def trigger(self, dag_id: str, conf: Mapping[str, Any], as_user: str | None = None) -> str:
+        run = self.api("POST", f"/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": dict(conf)}, as_user)
         return run["dag_run_id"]
+
+    def answer(self, dag_id: str, run_id: str, task_id: str, option: str, as_user: str) -> Any:
+        """Record ``option`` on the task's required action as ``as_user`` (the UI's call)."""
+        return self.api("PATCH", f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/-1/hitlDetails",
+                        {"chosen_options": [option]}, as_user)
+
+    def approve_when_asked(self, dag_id: str, run_id: str, as_user: str, timeout: float,
+                           task_id: str = "approve") -> None:
+        """Wait (bounded) for the approval to ask, then approve it as ``as_user``."""
+        self.wait_task_state(dag_id, run_id, task_id, "awaiting_input", timeout)
+        self.answer(dag_id, run_id, task_id, "Approve", as_user)
 
     def state(self, dag_id: str, run_id: str) -> RunState:
         run = self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}")

@@ -12,7 +12,8 @@ finished at its first poll. Every run must succeed with the cluster drained. Bef
 the first run failed at its fourth wave.
 
 The plan is made without Spark (the planner's kernels and artifact writer) and handed over with
-``plan_from``; the approval is a recorded pre-approval.
+``plan_from``. Alice triggers each run and Bob approves it through the REST API (four eyes: the
+person who triggered cannot approve).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from tests.conftest import new_chroot
 from tests.dags.kernel_plan import write_kernel_plan
-from tests.dags.scenario import assignment, states, throttle_configs
+from tests.dags.scenario import assignment, data_tree, states, throttle_configs
 from tests.real_airflow import RealAirflow
 
 pytestmark = [pytest.mark.airflow, pytest.mark.real_airflow]
@@ -57,7 +58,8 @@ def test_waves_finished_before_the_first_poll_never_fail_the_run(zk_server, tmp_
             assert make_plan(zk_server.connect_string + chroot, tmp_path / f"plan{i}") >= 3
             connections[f"zk_race{i}"] = {"conn_type": "kafka_zookeeper", "host": zk_server.connect_string,
                                           "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}}
-        with RealAirflow(tmp_path / "airflow", ("decommission_brokers",), connections) as airflow:
+        with RealAirflow(tmp_path / "airflow", ("decommission_brokers",), connections,
+                         users=("alice", "bob")) as airflow:
             airflow.wait_dag("decommission_brokers")
             for i, (cluster, zk, plan_dir) in enumerate(clusters):
                 held = []
@@ -69,8 +71,9 @@ def test_waves_finished_before_the_first_poll_never_fail_the_run(zk_server, tmp_
                         cluster.stall_replica(topic, partition, broker)
                 run_id = airflow.trigger("decommission_brokers", {
                     "zk_conn_id": f"zk_race{i}", "brokers_to_remove": [REMOVED],
-                    "run_root": str(tmp_path / "runs"), "pre_approved": True, "plan_from": str(plan_dir),
-                    "poll_interval_s": 0.2, "throttle_bytes_per_sec": 100 * 1024 ** 2})
+                    "run_root": str(tmp_path / "runs"), "plan_from": str(plan_dir),
+                    "poll_interval_s": 0.2, "throttle_bytes_per_sec": 100 * 1024 ** 2}, as_user="alice")
+                airflow.approve_when_asked("decommission_brokers", run_id, as_user="bob", timeout=300)
                 if held:
                     airflow.wait_task_state("decommission_brokers", run_id, "execute_waves", "deferred", 300)
                     for topic, partition, broker in held:
@@ -82,6 +85,23 @@ def test_waves_finished_before_the_first_poll_never_fail_the_run(zk_server, tmp_
                 assert not any(REMOVED in r for r in assignment(zk).values())
                 assert all(s["leader"] != REMOVED for s in states(zk).values())
                 assert zk.exists("/admin/reassign_partitions") is None and throttle_configs(zk) == {}
+
+            # four eyes on the real thing: Alice triggers and answers her own approval; it is refused and
+            # nothing is written (the plan is stale by now, but no step after the approval runs)
+            cluster, zk, plan_dir = clusters[0]
+            before = data_tree(zk)
+            run_id = airflow.trigger("decommission_brokers", {
+                "zk_conn_id": "zk_race0", "brokers_to_remove": [REMOVED], "run_root": str(tmp_path / "runs"),
+                "plan_from": str(plan_dir)}, as_user="alice")
+            airflow.approve_when_asked("decommission_brokers", run_id, as_user="alice", timeout=300)
+            st = airflow.wait_run("decommission_brokers", run_id, timeout=600)
+            assert st.state == "failed" and st.tasks["approve"]["state"] == "failed", st.tasks
+            assert st.tasks["guards"]["state"] == "upstream_failed", st.tasks
+            from kafka_zk.run_folder import RunFolder
+            folder = RunFolder.for_run(tmp_path / "runs", "decommission_brokers", run_id)
+            record = json.loads(folder.approval.read_text())
+            assert record["decision"] == "rejected" and record["by"] == "alice" and "four-eyes" in record["note"]
+            assert data_tree(zk) == before
     finally:
         for cluster, zk, _ in clusters:
             zk.stop()
