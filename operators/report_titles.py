@@ -17,7 +17,7 @@ from kafka_zk.run_folder import RunFolder
 #: how each data-moving runbook names itself in its reports (others: the DAG id, capitalised)
 WHAT = {"decommission_brokers": "Decommission", "add_brokers": "Add brokers", "rebalance": "Rebalance",
         "change_replication_factor": "Change replication factor", "move_topics": "Move topics",
-        "reassign_partitions": "Reassign partitions"}
+        "reassign_partitions": "Reassign partitions", "rollback": "Rollback"}
 
 
 def heading(folder: RunFolder, dag_id: str, removed: Sequence[int]) -> dict:

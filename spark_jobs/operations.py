@@ -23,6 +23,7 @@ from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.model import Plan
 from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
 from spark_jobs.kernels.replication import plan_change_replication_factor
+from spark_jobs.kernels.rollback import plan_rollback
 from spark_jobs.kernels.topic_deletion import deletion_plan, select_topics
 from spark_jobs.kernels.validate import validate_plan
 from spark_jobs.spark_io import SparkInput, overlaps
@@ -72,6 +73,24 @@ def _user_entries(args: argparse.Namespace):
     except OSError as exc:
         raise InvalidInput(f"--reassignment-json-file {args.reassignment_json_file}: {exc.strerror}") from None
     return decode_reassignment_file(text)
+
+
+def _rollback_source(args: argparse.Namespace):
+    """(recorded assignment, the run's targets or None, what it came from) for ``--op rollback``."""
+    from kafka_zk.admin.reassignment import targets_from_file_entries
+    from spark_jobs.artifacts import load_plan_artifacts
+
+    if getattr(args, "rollback_from", None):
+        plan = load_plan_artifacts(args.rollback_from)     # hash-checked: an edited plan does not load
+        return dict(plan.rollback), dict(plan.target), args.rollback_from
+    if args.reassignment_json_file:
+        return targets_from_file_entries(_user_entries(args)), None, args.reassignment_json_file
+    raise InvalidInput("--op rollback needs --rollback-from RUN/plan or --reassignment-json-file FILE")
+
+
+def _rollback(args: argparse.Namespace, data: SparkInput) -> Plan:
+    original, targets, source = _rollback_source(args)
+    return _checked(data, plan_rollback(data.snapshot, original, targets, data.sizes, args.seed, source))
 
 
 def capacity_of(args: argparse.Namespace) -> DiskCapacity | None:
@@ -124,6 +143,7 @@ OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], str | None],
     "reassign-json": (lambda a: _in_topics(sorted({e.topic for e in _user_entries(a)})),
                       lambda a, d: _checked(d, plan_user_reassignment(d.snapshot, _user_entries(a), d.sizes,
                                                                       a.seed))),
+    "rollback": (lambda a: _in_topics(sorted({tp.topic for tp in _rollback_source(a)[0]})), _rollback),
     "election": (lambda a: _in_topics(_topics(a, False)),
                  lambda a, d: election_plan(plan_election(d.snapshot, election_scope(d.snapshot, _topics(a, False)),
                                                           a.max_znode_bytes, a.batch_size))),

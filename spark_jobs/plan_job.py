@@ -57,7 +57,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "election, delete-topics)")
     p.add_argument("--topic-regex", default=None, help="delete-topics: topics matching this regex")
     p.add_argument("--replication-factor", type=int, default=None, help="change-rf: the new RF")
-    p.add_argument("--reassignment-json-file", default=None, help="reassign-json: the user's JSON")
+    p.add_argument("--reassignment-json-file", default=None, help="reassign-json: the user's JSON; rollback: the "
+                   "assignment to restore, in Kafka's format")
+    p.add_argument("--rollback-from", default=None, help="rollback: the plan/ folder of the run to undo")
     p.add_argument("--sizes", default=None, help="`kafka-log-dirs.sh --describe` output, or a sizes.jsonl "
                    "(kafka_zk.sizes_file)")
     p.add_argument("--capacity", default=None, help="broker disk capacity: Cruise Control's capacity JSON or "

@@ -29,8 +29,8 @@ from tests.dags.scenario import REMOVED, TOPICS, assignment, audit, start_cluste
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 MIB = 1024 ** 2
-UNIT = 2 * MIB                # the scenario's sizes, one "GB" of theirs = 2 MiB here
-THROTTLE = 8 * MIB            # 8 MiB/s: a 40-unit partition copies in 10 s
+UNIT = 3 * MIB                # the scenario's sizes, one "GB" of theirs = 3 MiB here
+THROTTLE = 8 * MIB            # 8 MiB/s: a 40-unit partition copies in 15 s
 WINDOWS = """clusters:
   {conn_id}:
     windows:
