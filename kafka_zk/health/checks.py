@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from kafka_zk import paths
+from kafka_zk.admin.stuck import broker_list as _broker_list
+from kafka_zk.admin.stuck import pending_cause
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.describe import is_unavailable, is_under_min_isr
 from kafka_zk.health.model import (AT_MIN_ISR, CHECKS, LEADER_IMBALANCE, LEAKED_THROTTLE, STUCK_DELETION,
@@ -67,10 +69,6 @@ def _imbalance_findings(balance: Iterable[BrokerLeaderBalance], th: HealthThresh
 
 # ---------------------------------------------------------------------------------------------
 # the checks
-
-
-def _broker_list(ids: Iterable[int]) -> str:
-    return ",".join(str(b) for b in sorted(set(ids)))
 
 
 _PARTITION_TEXT = {
@@ -167,49 +165,15 @@ def _leaked_throttles(snapshot: ClusterSnapshot, th: HealthThresholds, owners: T
     return out
 
 
-def _pending_reason(snapshot: ClusterSnapshot, tp: TopicPartition, target: tuple[int, ...]) -> str | None:
-    """Why the reassignment of ``tp`` to ``target`` is not finished (``None``: it is finished)."""
-    if not snapshot.has_partition(tp):
-        return ("the topic or partition no longer exists (deleted while reassigning, §2.7.5): the node stays "
-                "until the controller changes")
-    p = snapshot.partition(tp)
-    if p.replicas == tuple(target) and not p.is_reassigning:
-        return None
-    dead = [b for b in target if b not in snapshot.brokers]
-    if dead:
-        return f"target broker(s) {_broker_list(dead)} not live (not registered under /brokers/ids)"
-    if p.leader is None or p.leader < 0:
-        return "the partition has no leader, so nothing is copied"
-    lagging = [b for b in target if b not in p.isr]
-    if lagging:
-        return (f"replica(s) on broker(s) {_broker_list(lagging)} not catching up (not in the ISR) while their "
-                "broker is up: a fetch failure, check its server.log" + _low_max_message_bytes(snapshot, tp.topic))
-    if not p.is_reassigning:
-        return ("not started: the controller has not acted on this entry (a node created after a hand "
-                "deletion is ignored until the controller changes, §2.7.1)")
-    return "every target replica is in the ISR but the controller has not completed it"
-
-
-BROKER_MESSAGE_MAX_BYTES = 1000012   # Kafka 2.4's default message.max.bytes
-
-
-def _low_max_message_bytes(snapshot: ClusterSnapshot, topic: str) -> str:
-    """Named when the topic's max.message.bytes is below the brokers' message.max.bytes: lowered
-    after larger batches were written, it makes followers fail every fetch (RecordTooLargeException)."""
-    t = snapshot.topics.get(topic)
-    value = t.config.get("max.message.bytes") if t is not None else None
-    broker_max = snapshot.broker_configs.get("<default>", {}).get("message.max.bytes", BROKER_MESSAGE_MAX_BYTES)
-    if value is None or not str(value).isdigit() or not str(broker_max).isdigit() or int(value) >= int(broker_max):
-        return ""
-    return (f"; topic {topic} has max.message.bytes={value}, below the brokers' message.max.bytes={broker_max}: "
-            "if it was lowered after larger batches were written, followers fail with RecordTooLargeException "
-            "(raise it back)")
+def _reason(snapshot: ClusterSnapshot, tp: TopicPartition, target: tuple[int, ...]) -> str | None:
+    cause = pending_cause(snapshot, tp, target)
+    return None if cause is None else cause.text
 
 
 def _reassignment_finding(subject: str, message: str, snapshot: ClusterSnapshot,
                           entries: Mapping[TopicPartition, tuple[int, ...]], idle: float,
                           th: HealthThresholds) -> Finding:
-    pending = {tp: r for tp, t in sorted(entries.items()) if (r := _pending_reason(snapshot, tp, t))}
+    pending = {tp: r for tp, t in sorted(entries.items()) if (r := _reason(snapshot, tp, t))}
     causes = sorted(set(pending.values()))
     if not pending:
         causes = ["every entry is complete but the node was not deleted: the controller is not processing "

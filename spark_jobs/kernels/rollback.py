@@ -6,6 +6,8 @@ takes both and the live snapshot and restores, for each partition of the run:
 
 * live == the run's target (replica order aside: demotion and election re-order) → back to the
   recorded assignment, in its recorded order (the preferred leader comes back too);
+* the recorded replicas in another order (a decommission's demotion re-orders before any wave) →
+  the recorded order again (no data copied);
 * live == the recorded assignment → nothing to undo (the run never got to it);
 * anything else → somebody changed it since (or it is mid-reassignment): left alone and listed
   in the plan's notes with what it is now, what the run set and what it was.
@@ -45,7 +47,8 @@ def plan_rollback(snapshot: ClusterSnapshot, original: Mapping[TopicPartition, t
             untouched += 1
             continue
         target = None if run_targets is None else run_targets.get(tp)
-        if run_targets is not None and (target is None or set(target) != set(live.replicas)):
+        reordered = set(live.replicas) == set(want)      # e.g. the decommission's demotion, before any wave
+        if run_targets is not None and not reordered and (target is None or set(target) != set(live.replicas)):
             changed.append(f"{tp}: now {list(live.replicas)}, the run set {list(target or ())}, was {list(want)}")
             continue
         moves.append(live)

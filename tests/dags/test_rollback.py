@@ -95,7 +95,8 @@ def test_rollback_of_a_decommission_stopped_after_its_second_wave_restores_what_
         moved = waves[0] + waves[1]
         stopped = assignment(zk)
         assert all(stopped[tp] != original[tp] for tp in moved)                 # the two waves happened
-        assert all(stopped[tp] == original[tp] for w in list(waves)[2:] for tp in waves[w])   # the rest did not
+        # the later waves never ran (their partitions may only be re-ordered, by the demotion before wave 1)
+        assert all(set(stopped[tp]) == set(original[tp]) for w in list(waves)[2:] for tp in waves[w])
         # someone moves a partition of wave 1 by hand afterwards: the rollback must leave it alone
         tp = waves[0][0]
         spare = next(b for b in (1, 2, 3, 4, 5) if b not in stopped[tp])

@@ -1,0 +1,76 @@
+"""stuck_reassignment: diagnose a reassignment that makes no progress, then fix it — each fix
+behind its own approval.
+
+Steps (task ids): diagnose → approve_rewrite → rewrite → approve_election → force_election →
+wait_unstuck → final_report. A fix the diagnosis does not call for is skipped (its approval
+too). Operators: ``operators/stuck.py``; diagnosis: ``kafka_zk/admin/stuck.py``.
+
+Failure: the final report fails the run when anything is still stuck or a fix was rejected.
+"""
+
+from __future__ import annotations
+
+from airflow.sdk import Param
+
+from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
+from operators.stuck import (DiagnoseStuckOperator, FixApprovalOperator, ForceElectionOperator,
+                             RewriteReassignmentOperator, StuckReportOperator, WaitUnstuckOperator)
+
+DAG_ID = "stuck_reassignment"
+
+DOC_MD = """
+# Stuck reassignment (Kafka in ZooKeeper mode)
+
+**When to use**: `/admin/reassign_partitions` (or a partition's adding replicas) has not changed
+for a long time — `cluster_health` reports `stuck_reassignment`, or a runbook's wave stalled.
+In ZooKeeper mode a running reassignment cannot be cancelled by deleting its node; the ways out
+are the ones operators use by hand, done here through the audited write gate, each approved.
+
+**Diagnosis** (`diagnose`, per partition, written to `diagnosis.md`):
+- *target broker not registered* — a target on a dead broker never finishes;
+- *not catching up* — the new replica's broker is up but it is not joining the ISR (a fetch
+  failure; a lowered `max.message.bytes` is named);
+- *controller not acting* — the entry was never started: a node created after someone deleted
+  one by hand is ignored by a 2.4.1 controller until the controller changes (docs/zookeeper.md §2.7.1);
+- *controller not completing*, *no leader*, *partition gone*, or no controller at all.
+
+**Fixes**, each behind its own approval (another person than the one who triggered; expires):
+- `approve_rewrite` → `rewrite` — when a target broker is gone for good: the reassignment is
+  rewritten without it (a registered broker in its place, in a rack the list lacks, least loaded),
+  by the procedure of docs/zookeeper.md §2.7.4: delete the stuck node, create the new one, delete
+  `/controller` so that the next controller reads it. Never a hand edit of the live node.
+- `approve_election` → `force_election` — when the controller is not acting: delete `/controller`;
+  the next controller re-reads the pending node.
+Causes no fix here can clear (a fetch failure) are reported with what to check.
+
+Then `wait_unstuck` (bounded) and `final_report`. Throttles are not touched: the run that started
+the move owns them (its teardown removes them once the move ends).
+"""
+
+PARAMS = {
+    "zk_conn_id": zk_conn_param(),
+    "dry_run": Param(False, type="boolean", description="Diagnose and plan the fixes' writes (audit log); write nothing"),
+    "controller_wait_s": Param(120, type="integer", minimum=1,
+                               description="Seconds to wait for a new controller after deleting /controller"),
+    "fix_timeout_s": Param(600, type="integer", minimum=1,
+                           description="Seconds to wait for the moves to finish after the fixes"),
+    "run_root": run_root_param(),
+}
+
+with runbook_dag(DAG_ID, "Diagnose a reassignment that makes no progress and unstick it, each fix approved",
+                 PARAMS, DOC_MD) as dag:
+    diagnose = DiagnoseStuckOperator(task_id="diagnose", **ZK_STEP_ARGS)
+    approve_rewrite = FixApprovalOperator(task_id="approve_rewrite", fix="rewrite", run_root="{{ params.run_root }}",
+                                          zk_conn_id="{{ params.zk_conn_id }}")
+    rewrite = RewriteReassignmentOperator(task_id="rewrite", controller_wait_s="{{ params.controller_wait_s }}",
+                                          **ZK_STEP_ARGS)
+    approve_election = FixApprovalOperator(task_id="approve_election", fix="election",
+                                           run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
+                                           trigger_rule="none_failed")
+    force_election = ForceElectionOperator(task_id="force_election",
+                                           controller_wait_s="{{ params.controller_wait_s }}", **ZK_STEP_ARGS)
+    wait_unstuck = WaitUnstuckOperator(task_id="wait_unstuck", timeout_s="{{ params.fix_timeout_s }}",
+                                       trigger_rule="none_failed", **ZK_STEP_ARGS)
+    final_report = StuckReportOperator(task_id="final_report", trigger_rule="all_done", **ZK_STEP_ARGS)
+
+    diagnose >> approve_rewrite >> rewrite >> approve_election >> force_election >> wait_unstuck >> final_report

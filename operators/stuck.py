@@ -1,0 +1,306 @@
+"""The steps of the stuck_reassignment runbook: diagnose, then each way out behind its own approval.
+
+* **DiagnoseStuckOperator** reads the live cluster and writes ``diagnosis.json`` / ``diagnosis.md``:
+  every unfinished move with its cause (:mod:`kafka_zk.admin.stuck`), and which fixes apply —
+  ``rewrite`` when a target broker is gone (new targets with a registered broker in its place),
+  ``election`` when the controller is not acting on the node (or no controller).
+* **FixApprovalOperator** asks a human for one fix (the body says exactly which writes it makes),
+  or skips when the diagnosis does not call for it. Four eyes and expiry as the plan approval
+  (:mod:`operators.approval_policy`); the decision goes to ``approval_<fix>.json`` and the audit log.
+* **RewriteReassignmentOperator** (a target broker is gone for good): the documented ZooKeeper-only
+  procedure (docs/zookeeper.md §2.7.4) — delete the stuck ``/admin/reassign_partitions``, create
+  one whose target for each such partition is the approved new target (other pending entries kept
+  as they are), then delete ``/controller`` so that the next controller reads it (a 2.4
+  controller starts a new target from the partition's original replicas). Never a hand edit of the
+  live node. Refused when the cluster no longer matches the approved diagnosis.
+* **ForceElectionOperator** (the controller is not acting): delete ``/controller`` and wait, bounded,
+  for a new one, which re-reads the pending node (§2.7.1).
+* **WaitUnstuckOperator** waits, bounded, until nothing is pending; **StuckReportOperator** writes
+  ``final_report.md`` and fails the run when something is still stuck or a fix was rejected.
+
+Every write goes through the audited write gate. Failure: :class:`StillStuck`, :class:`StalePlan`,
+:class:`ControllerNotMoved`, the approval errors.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any, Sequence
+
+from airflow.providers.standard.operators.hitl import ApprovalOperator
+from airflow.sdk.exceptions import AirflowSkipException
+
+from kafka_zk import paths
+from kafka_zk.admin.reassignment import reassignment_request
+from kafka_zk.admin.stuck import DEAD_TARGET, NEEDS_ELECTION, diagnose, replacement_targets
+from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.errors import KafkaZkError, StalePlan
+from kafka_zk.snapshot import read_snapshot
+from operators.approval_policy import check_not_expired, check_responder
+from operators.base import RunbookOperator
+from operators.controller import ControllerNotMoved, read_controller, wait_new_controller
+from operators.runtime import run_folder
+from operators.windows.config import configured_windows
+from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY
+
+DIAGNOSIS = "diagnosis.json"
+
+
+class StillStuck(KafkaZkError):
+    """Partitions still not moving after the approved fixes (or with a fix rejected)."""
+
+
+def _tp(text: str) -> TopicPartition:
+    topic, _, partition = text.rpartition("-")
+    return TopicPartition(topic, int(partition))
+
+
+def read_diagnosis(folder) -> dict:
+    doc = folder.read_json(folder.root / DIAGNOSIS)
+    if doc is None:
+        raise StillStuck(f"{folder.root / DIAGNOSIS} is missing: the diagnose step must run first")
+    return doc
+
+
+def diagnosis_doc(snap) -> dict:
+    stuck = diagnose(snap)
+    rewrite = replacement_targets(snap, stuck) if any(s.cause.kind == DEAD_TARGET for s in stuck) else {}
+    needs_election = bool(stuck) and not rewrite and (
+        snap.controller_id is None or any(s.cause.kind in NEEDS_ELECTION for s in stuck))
+    return {"controller": snap.controller_id,
+            "partitions": [{"partition": str(s.tp), "target": list(s.target), "replicas": list(s.replicas),
+                            "cause": s.cause.kind, "why": s.cause.text, "in_node": s.in_node} for s in stuck],
+            "rewrite": {str(tp): list(t) for tp, t in sorted(rewrite.items())},
+            "election": needs_election}
+
+
+class DiagnoseStuckOperator(RunbookOperator):
+    """Diagnose every unfinished move (see module docstring)."""
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        with self.session(context) as (client, _writer):
+            doc = diagnosis_doc(read_snapshot(client, with_configs=True))
+        folder.write_json(folder.root / DIAGNOSIS, doc)
+        lines = [f"# Stuck reassignment: diagnosis ({len(doc['partitions'])} partition(s) not moving)", "",
+                 f"Controller: {doc['controller'] if doc['controller'] is not None else 'none (/controller absent)'}",
+                 ""]
+        lines += [f"- **{p['partition']}**: {p['why']} (replicas now {p['replicas']}, target {p['target']}"
+                  f"{'' if p['in_node'] else ', API-driven'})" for p in doc["partitions"]]
+        if doc["rewrite"]:
+            lines += ["", "Proposed fix (needs its own approval): rewrite the reassignment without the dead "
+                      "broker(s): " + "; ".join(f"{tp} → {t}" for tp, t in doc["rewrite"].items()) +
+                      ", then delete /controller so that the next controller reads it."]
+        if doc["election"]:
+            lines += ["", "Proposed fix (needs its own approval): delete /controller so that a new controller "
+                      "re-reads /admin/reassign_partitions."]
+        if not doc["partitions"]:
+            lines += ["Nothing is stuck: no unfinished reassignment."]
+        folder.write_text(folder.root / "diagnosis.md", "\n".join(lines) + "\n")
+        for p in doc["partitions"]:
+            self.log.warning("stuck: %s — %s", p["partition"], p["why"])
+        return {"stuck": len(doc["partitions"]), "rewrite": bool(doc["rewrite"]), "election": doc["election"],
+                "text": "\n".join(lines)}
+
+
+class FixApprovalOperator(ApprovalOperator):
+    """One fix, approved by another person in time, or skipped when not called for."""
+
+    template_fields: Sequence[str] = (*ApprovalOperator.template_fields, "run_root", "zk_conn_id")
+
+    def __init__(self, *, fix: str, run_root: str, zk_conn_id: str, **kwargs: Any) -> None:
+        kwargs.setdefault("ignore_downstream_trigger_rules", False)
+        kwargs.setdefault("subject", f"Stuck reassignment: approve the {fix} fix")
+        kwargs.setdefault("body", "")
+        super().__init__(**kwargs)
+        self.fix = fix
+        self.run_root = run_root
+        self.zk_conn_id = zk_conn_id
+
+    def execute(self, context: Any) -> Any:
+        folder = run_folder(context, self.run_root)
+        doc = read_diagnosis(folder)
+        wanted = bool(doc["rewrite"]) if self.fix == "rewrite" else bool(doc["election"])
+        if not wanted:
+            raise AirflowSkipException(f"the diagnosis does not call for the {self.fix} fix")
+        windows = configured_windows(in_task=True)
+        cluster = windows.cluster(str(self.zk_conn_id)) if windows else None
+        expiry = cluster.approval_expires_after if cluster else DEFAULT_APPROVAL_EXPIRY
+        self.response_timeout = expiry
+        triggered_by = getattr(context["dag_run"], "triggering_user_name", None)
+        folder.write_json(folder.root / f"approval_{self.fix}_request.json", {
+            "requested_at": datetime.now(timezone.utc).isoformat(), "expiry_s": expiry.total_seconds(),
+            "triggered_by": triggered_by, "diagnosis": doc})
+        what = ("delete /admin/reassign_partitions, create it again with "
+                + "; ".join(f"{tp} → {t}" for tp, t in doc["rewrite"].items())
+                + " (other pending entries unchanged), then delete /controller"
+                if self.fix == "rewrite" else "delete /controller (a new controller re-reads the pending node)")
+        diagnosis = (folder.root / "diagnosis.md").read_text(encoding="utf-8")
+        self.body = (f"{diagnosis}\n\n**This approval allows exactly these writes:** {what}. Every write is "
+                     f"audited. The request expires after {expiry}; the person who triggered the run cannot "
+                     "approve it.")
+        return super().execute(context)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
+        folder = run_folder(context, self.run_root)
+        request = folder.read_json(folder.root / f"approval_{self.fix}_request.json") or {}
+        if "error" not in event and event.get("chosen_options"):
+            user = event.get("responded_by_user") or {}
+            by = (user.get("name") or user.get("id")) if isinstance(user, dict) else str(user)
+            at = event.get("responded_at")
+            at = at if isinstance(at, datetime) else datetime.now(timezone.utc)
+            decision = "approved" if event["chosen_options"][0] == self.APPROVE else "rejected"
+            note = ""
+            try:
+                if decision == "approved":
+                    check_responder(request.get("triggered_by"), by)
+                    check_not_expired(datetime.fromisoformat(request["requested_at"]), at,
+                                      timedelta(seconds=float(request.get("expiry_s") or 43200)))
+            except KafkaZkError as refused:
+                decision, note = "rejected", f"approval refused: {refused}"
+                self._record(context, folder, decision, by, at, note)
+                raise
+            self._record(context, folder, decision, by, at, note)
+        result = super().execute_complete(context=context, event=event)
+        return json.loads(json.dumps(result, default=str))
+
+    def _record(self, context, folder, decision: str, by: str, at: datetime, note: str) -> None:
+        doc = {"fix": self.fix, "decision": decision, "by": by, "at": at.isoformat(), "note": note}
+        folder.write_json(folder.root / f"approval_{self.fix}.json", doc)
+        AuditLog(folder.audit, run_id=context["run_id"], task=self.task_id).append(AuditRecord(
+            path=str(folder.root / f"approval_{self.fix}.json"), op="approve" if decision == "approved" else "reject",
+            before=None, after=doc, actor=by, run_id=context["run_id"], task=self.task_id, dry_run=False,
+            time=utc_now_iso()))
+
+
+def _approved(folder, fix: str) -> None:
+    doc = folder.read_json(folder.root / f"approval_{fix}.json")
+    if not doc or doc.get("decision") != "approved":
+        raise StillStuck(f"the {fix} fix was not approved ({folder.root / f'approval_{fix}.json'}); nothing written")
+
+
+class RewriteReassignmentOperator(RunbookOperator):
+    """Rewrite the stuck reassignment without the dead brokers, then re-elect the controller."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "controller_wait_s")
+
+    def __init__(self, *, controller_wait_s: Any = 120, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.controller_wait_s = controller_wait_s
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        _approved(folder, "rewrite")
+        approved = {_tp(k): tuple(v) for k, v in read_diagnosis(folder)["rewrite"].items()}
+        with self.session(context) as (client, writer):
+            snap = read_snapshot(client, with_configs=False)
+            now = {_tp(k): tuple(v) for k, v in diagnosis_doc(snap)["rewrite"].items()}
+            if set(now) != set(approved):
+                raise StalePlan(f"the cluster changed since the diagnosis: partitions needing a rewrite are now "
+                                f"{sorted(map(str, now))}, approved {sorted(map(str, approved))}; run again")
+            pending = dict(snap.reassignment.targets()) if snap.reassignment is not None else {}
+            targets = {**{tp: tuple(t) for tp, t in pending.items()}, **approved}
+            request = reassignment_request(targets)
+            if snap.reassignment is not None:
+                writer.delete(paths.REASSIGN_PARTITIONS)
+            writer.create(paths.REASSIGN_PARTITIONS, request.encode(), makepath=True)
+            _, czxid = read_controller(client)
+            writer.delete(paths.CONTROLLER)
+            if not self.is_dry_run:
+                new = wait_new_controller(client, czxid, float(self.controller_wait_s))
+                if new is None:
+                    raise ControllerNotMoved(f"no controller was elected within {self.controller_wait_s}s of "
+                                             "deleting /controller; check the brokers")
+                self.log.info("reassignment rewritten (%d partition(s) retargeted); controller now broker %s",
+                              len(approved), new)
+        folder.write_json(folder.root / "rewrite.json", {str(tp): list(t) for tp, t in approved.items()})
+        return {"rewritten": len(approved)}
+
+
+class ForceElectionOperator(RunbookOperator):
+    """Delete /controller so that a new controller re-reads the pending node."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "controller_wait_s")
+
+    def __init__(self, *, controller_wait_s: Any = 120, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.controller_wait_s = controller_wait_s
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        _approved(folder, "election")
+        with self.session(context) as (client, writer):
+            before, czxid = read_controller(client)
+            if before is not None:
+                writer.delete(paths.CONTROLLER)
+            if self.is_dry_run:
+                return {"controller": before}
+            new = wait_new_controller(client, czxid, float(self.controller_wait_s))
+        if new is None:
+            raise ControllerNotMoved(f"no controller was elected within {self.controller_wait_s}s; check the brokers")
+        self.log.info("controller re-elected: broker %s → broker %s", before, new)
+        return {"before": before, "after": new}
+
+
+class WaitUnstuckOperator(RunbookOperator):
+    """Bounded wait until no move is pending."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "timeout_s", "poll_interval_s")
+
+    def __init__(self, *, timeout_s: Any = 600, poll_interval_s: Any = 1.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.timeout_s = timeout_s
+        self.poll_interval_s = poll_interval_s
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        rejected = [fix for fix in ("rewrite", "election")
+                    if (folder.read_json(folder.root / f"approval_{fix}.json") or {}).get("decision") == "rejected"]
+        if rejected:
+            raise AirflowSkipException(f"the {', '.join(rejected)} fix was rejected: nothing to wait for")
+        deadline = time.monotonic() + float(self.timeout_s)
+        with self.session(context) as (client, _writer):
+            while True:
+                snap = read_snapshot(client, with_configs=True)
+                left = diagnose(snap)
+                if not left and snap.reassignment is None:
+                    folder.write_json(folder.root / "unstuck.json", {"at": utc_now_iso(), "pending": []})
+                    return {"pending": 0}
+                if time.monotonic() >= deadline:
+                    folder.write_json(folder.root / "unstuck.json", {"at": utc_now_iso(), "pending": [
+                        {"partition": str(s.tp), "why": s.cause.text} for s in left]})
+                    raise StillStuck(f"{len(left)} partition(s) still not moving after {self.timeout_s}s: "
+                                     + "; ".join(f"{s.tp}: {s.cause.text}" for s in left[:10]))
+                time.sleep(float(self.poll_interval_s))
+
+
+class StuckReportOperator(RunbookOperator):
+    """final_report.md: what was stuck, why, what was approved and done, what is left."""
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        doc = folder.read_json(folder.root / DIAGNOSIS) or {"partitions": []}
+        approvals = {fix: folder.read_json(folder.root / f"approval_{fix}.json") for fix in ("rewrite", "election")}
+        left = (folder.read_json(folder.root / "unstuck.json") or {}).get("pending")
+        lines = [(folder.root / "diagnosis.md").read_text(encoding="utf-8") if (folder.root / "diagnosis.md").exists()
+                 else "# Stuck reassignment", "", "## What was done"]
+        for fix, rec in approvals.items():
+            if rec:
+                lines.append(f"- {fix}: {rec['decision']} by {rec['by']} at {rec['at']}"
+                             + (f" ({rec['note']})" if rec.get("note") else ""))
+        lines.append(f"- outcome: {'unstuck: nothing pending' if left == [] else 'still stuck' if left else 'not checked'}")
+        folder.write_text(folder.final_report_md, "\n".join(lines) + "\n")
+        if not doc["partitions"]:
+            return {"outcome": "nothing stuck"}
+        rejected = [f for f, r in approvals.items() if r and r["decision"] != "approved"]
+        if rejected or left != []:
+            raise StillStuck(f"not unstuck ({'fix rejected: ' + ', '.join(rejected) if rejected else 'see report'}): "
+                             f"{folder.final_report_md}")
+        return {"outcome": "unstuck"}
+
+
+__all__ = ["DiagnoseStuckOperator", "FixApprovalOperator", "RewriteReassignmentOperator", "ForceElectionOperator",
+           "WaitUnstuckOperator", "StuckReportOperator", "StillStuck"]

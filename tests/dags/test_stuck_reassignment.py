@@ -1,0 +1,130 @@
+"""stuck_reassignment end to end (Airflow dag.test, the emulator as a 2.4.1 controller on a real
+ZooKeeper), on the two ways a wave gets stuck in production:
+
+(a) a target broker killed for good mid-wave: diagnosed "target broker not registered", and after
+    the approved rewrite (delete the node, create it without the dead broker, delete /controller)
+    the partition ends on live brokers with a full ISR;
+(b) the reassignment node deleted by hand mid-wave: the running move finishes, but a 2.4.1
+    controller ignores the next node (the next wave) until the controller changes — diagnosed
+    "controller not acting", and after the approved election the next wave completes.
+
+Also: a rejected fix writes nothing and the run fails as still stuck; nothing stuck is a no-op.
+Final state read with plain kazoo.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
+from tests.dags.moving_runbook import zk_writes
+from tests.dags.scenario import assignment, audit, data_tree, read, submit_by_hand
+
+pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
+DAG_ID = "stuck_reassignment"
+BROKERS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b"}
+MIB = 1024 ** 2
+
+
+@pytest.fixture
+def env(zk_server, tmp_path: Path, zk_via) -> Iterator[tuple]:
+    chroot = new_chroot(zk_server)
+    cluster = EmulatedCluster(zk_server.connect_string + chroot,
+                              ClusterSpec(brokers=BROKERS, speed=3600.0, seed=0)).start()
+    cluster.create_topics({"t": ({0: [1, 2], 1: [2, 4], 2: [4, 5]}, {0: 50 * MIB, 1: 50 * MIB, 2: 50 * MIB}, None)})
+    zk = plain_client(zk_server, chroot)
+    yield cluster, zk, zk_connection(zk_server, chroot, zk_via), tmp_path / "runs"
+    zk.stop()
+    zk.close()
+    cluster.stop()
+
+
+def run(conn_id: str, run_root: Path, task: str, answer: str = "Approve", **params):
+    from operators.local_run import run_dag
+
+    return run_dag(DAG_ID, {"zk_conn_id": conn_id, "run_root": str(run_root), "controller_wait_s": 60,
+                            "fix_timeout_s": 120, **params}, answer=answer, approval_task=task)
+
+
+def isr_full(zk, partition: int) -> bool:
+    state = read(zk, f"/brokers/topics/t/partitions/{partition}/state")
+    return sorted(state["isr"]) == sorted(assignment(zk)[("t", partition)])
+
+
+def kill_a_target_mid_wave(cluster, zk) -> None:
+    """t-0 moves [1, 2] → [1, 3]; broker 3 copies nothing (stalled), then dies for good."""
+    cluster.stall_replica("t", 0, 3)
+    submit_by_hand(zk, [("t", 0, [1, 3])])
+    assert cluster.wait_until(lambda: (read(zk, "/brokers/topics/t") or {}).get("adding_replicas", {}).get("0"), 30)
+    cluster.kill_broker(3)
+    assert cluster.wait_until(lambda: zk.exists("/brokers/ids/3") is None and zk.exists("/controller"), 30)
+
+
+@pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
+def test_a_target_broker_killed_for_good_is_diagnosed_and_rewritten_away(env) -> None:
+    cluster, zk, conn_id, run_root = env
+    kill_a_target_mid_wave(cluster, zk)
+    result = run(conn_id, run_root, "approve_rewrite")
+    assert result.state == "success", result.task_states
+    assert result.task_states["approve_election"] == "skipped" and result.task_states["force_election"] == "skipped"
+    diagnosis = json.loads((result.run_folder / "diagnosis.json").read_text())
+    [stuck] = diagnosis["partitions"]
+    assert stuck["partition"] == "t-0" and stuck["cause"] == "target_not_registered"
+    assert "target broker(s) 3 not live" in stuck["why"]
+    new_target = diagnosis["rewrite"]["t-0"]
+    assert new_target[0] == 1 and new_target[1] in (2, 4, 5) and BROKERS[new_target[1]] != BROKERS[1]
+    assert zk.exists("/admin/reassign_partitions") is None
+    assert assignment(zk)[("t", 0)] == new_target and isr_full(zk, 0)
+    assert "adding_replicas" not in read(zk, "/brokers/topics/t") or not read(zk, "/brokers/topics/t")["adding_replicas"]
+    writes = [(r["op"], r["path"]) for r in zk_writes(audit(result.run_folder))]
+    assert writes == [("delete", "/admin/reassign_partitions"), ("create", "/admin/reassign_partitions"),
+                      ("delete", "/controller")]
+    assert "rewrite: approved by sre-on-call" in (result.run_folder / "final_report.md").read_text()
+
+
+def test_a_node_deleted_by_hand_mid_wave_leaves_the_next_wave_ignored_until_the_approved_election(env) -> None:
+    cluster, zk, conn_id, run_root = env
+    cluster.stall_replica("t", 0, 3)
+    submit_by_hand(zk, [("t", 0, [1, 3])])                         # wave 1, copying
+    assert cluster.wait_until(lambda: (read(zk, "/brokers/topics/t") or {}).get("adding_replicas", {}).get("0"), 30)
+    zk.delete("/admin/reassign_partitions")                        # someone deletes the node by hand
+    cluster.stall_replica("t", 0, 3, stalled=False)
+    assert cluster.wait_until(lambda: assignment(zk)[("t", 0)] == [1, 3] and isr_full(zk, 0), 60)   # wave 1 ends
+    submit_by_hand(zk, [("t", 1, [2, 3])])                         # wave 2: ignored by this controller
+    assert cluster.wait_idle(30)
+    assert assignment(zk)[("t", 1)] == [2, 4] and zk.exists("/admin/reassign_partitions") is not None
+    result = run(conn_id, run_root, "approve_election")
+    assert result.state == "success", result.task_states
+    assert result.task_states["approve_rewrite"] == "skipped" and result.task_states["rewrite"] == "skipped"
+    [stuck] = json.loads((result.run_folder / "diagnosis.json").read_text())["partitions"]
+    assert stuck["partition"] == "t-1" and stuck["cause"] == "controller_not_acting"
+    assert zk.exists("/admin/reassign_partitions") is None
+    assert assignment(zk)[("t", 1)] == [2, 3] and isr_full(zk, 1)
+    assert [(r["op"], r["path"]) for r in zk_writes(audit(result.run_folder))] == [("delete", "/controller")]
+
+
+def test_a_rejected_fix_writes_nothing_and_the_run_fails_as_still_stuck(env) -> None:
+    cluster, zk, conn_id, run_root = env
+    kill_a_target_mid_wave(cluster, zk)
+    before = data_tree(zk)
+    result = run(conn_id, run_root, "approve_rewrite", answer="Reject")
+    assert result.state == "failed", result.task_states
+    assert result.task_states["rewrite"] == "skipped"
+    assert not zk_writes(audit(result.run_folder))
+    after = data_tree(zk)
+    assert after["/admin/reassign_partitions"] == before["/admin/reassign_partitions"]
+    assert "rewrite: rejected by" in (result.run_folder / "final_report.md").read_text()
+
+
+def test_nothing_stuck_is_a_no_op(env) -> None:
+    cluster, zk, conn_id, run_root = env
+    before = data_tree(zk)
+    result = run(conn_id, run_root, "approve_rewrite")
+    assert result.state == "success", result.task_states
+    assert result.task_states["approve_rewrite"] == "skipped" and result.task_states["approve_election"] == "skipped"
+    assert data_tree(zk) == before
