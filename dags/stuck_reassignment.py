@@ -61,13 +61,13 @@ with runbook_dag(DAG_ID, "Diagnose a reassignment that makes no progress and uns
                  PARAMS, DOC_MD) as dag:
     diagnose = DiagnoseStuckOperator(task_id="diagnose", **ZK_STEP_ARGS)
     approve_rewrite = FixApprovalOperator(task_id="approve_rewrite", fix="rewrite", run_root="{{ params.run_root }}",
-                                          zk_conn_id="{{ params.zk_conn_id }}")
+                                          zk_conn_id="{{ params.zk_conn_id }}", dry_run="{{ params.dry_run }}")
     rewrite = RewriteReassignmentOperator(task_id="rewrite", controller_wait_s="{{ params.controller_wait_s }}",
-                                          **ZK_STEP_ARGS)
+                                          trigger_rule="none_failed", **ZK_STEP_ARGS)
     approve_election = FixApprovalOperator(task_id="approve_election", fix="election",
                                            run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
-                                           trigger_rule="none_failed")
-    force_election = ForceElectionOperator(task_id="force_election",
+                                           dry_run="{{ params.dry_run }}", trigger_rule="none_failed")
+    force_election = ForceElectionOperator(task_id="force_election", trigger_rule="none_failed",
                                            controller_wait_s="{{ params.controller_wait_s }}", **ZK_STEP_ARGS)
     wait_unstuck = WaitUnstuckOperator(task_id="wait_unstuck", timeout_s="{{ params.fix_timeout_s }}",
                                        trigger_rule="none_failed", **ZK_STEP_ARGS)

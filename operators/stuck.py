@@ -5,8 +5,8 @@
   ``rewrite`` when a target broker is gone (new targets with a registered broker in its place),
   ``election`` when the controller is not acting on the node (or no controller).
 * **FixApprovalOperator** asks a human for one fix (the body says exactly which writes it makes),
-  or skips when the diagnosis does not call for it. Four eyes and expiry as the plan approval
-  (:mod:`operators.approval_policy`); the decision goes to ``approval_<fix>.json`` and the audit log.
+  or skips when the diagnosis does not call for it (:mod:`operators.change_approval`: four eyes,
+  expiry, pinned to the diagnosis' hash; the decision in ``approval_<fix>.json`` and the audit log).
 * **RewriteReassignmentOperator** (a target broker is gone for good): the documented ZooKeeper-only
   procedure (docs/zookeeper.md §2.7.4) — delete the stuck ``/admin/reassign_partitions``, create
   one whose target for each such partition is the approved new target (other pending entries kept
@@ -24,27 +24,21 @@ Every write goes through the audited write gate. Failure: :class:`StillStuck`, :
 
 from __future__ import annotations
 
-import json
 import time
-from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
-from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk.exceptions import AirflowSkipException
 
 from kafka_zk import paths
 from kafka_zk.admin.reassignment import reassignment_request
 from kafka_zk.admin.stuck import DEAD_TARGET, NEEDS_ELECTION, diagnose, replacement_targets
-from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
+from kafka_zk.audit import utc_now_iso
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import KafkaZkError, StalePlan
 from kafka_zk.snapshot import read_snapshot
-from operators.approval_policy import check_not_expired, check_responder
 from operators.base import RunbookOperator
+from operators.change_approval import ChangeApprovalOperator, require_change_approval
 from operators.controller import ControllerNotMoved, read_controller, wait_new_controller
-from operators.runtime import run_folder
-from operators.windows.config import configured_windows
-from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY
 
 DIAGNOSIS = "diagnosis.json"
 
@@ -106,80 +100,28 @@ class DiagnoseStuckOperator(RunbookOperator):
                 "text": "\n".join(lines)}
 
 
-class FixApprovalOperator(ApprovalOperator):
-    """One fix, approved by another person in time, or skipped when not called for."""
+class FixApprovalOperator(ChangeApprovalOperator):
+    """One fix of the diagnosis, approved (or skipped when the diagnosis does not call for it)."""
 
-    template_fields: Sequence[str] = (*ApprovalOperator.template_fields, "run_root", "zk_conn_id")
-
-    def __init__(self, *, fix: str, run_root: str, zk_conn_id: str, **kwargs: Any) -> None:
-        kwargs.setdefault("ignore_downstream_trigger_rules", False)
+    def __init__(self, *, fix: str, **kwargs: Any) -> None:
         kwargs.setdefault("subject", f"Stuck reassignment: approve the {fix} fix")
-        kwargs.setdefault("body", "")
-        super().__init__(**kwargs)
+        super().__init__(name=fix, document=DIAGNOSIS, **kwargs)
         self.fix = fix
-        self.run_root = run_root
-        self.zk_conn_id = zk_conn_id
 
-    def execute(self, context: Any) -> Any:
-        folder = run_folder(context, self.run_root)
-        doc = read_diagnosis(folder)
-        wanted = bool(doc["rewrite"]) if self.fix == "rewrite" else bool(doc["election"])
-        if not wanted:
-            raise AirflowSkipException(f"the diagnosis does not call for the {self.fix} fix")
-        windows = configured_windows(in_task=True)
-        cluster = windows.cluster(str(self.zk_conn_id)) if windows else None
-        expiry = cluster.approval_expires_after if cluster else DEFAULT_APPROVAL_EXPIRY
-        self.response_timeout = expiry
-        triggered_by = getattr(context["dag_run"], "triggering_user_name", None)
-        folder.write_json(folder.root / f"approval_{self.fix}_request.json", {
-            "requested_at": datetime.now(timezone.utc).isoformat(), "expiry_s": expiry.total_seconds(),
-            "triggered_by": triggered_by, "diagnosis": doc})
+    def wanted(self, doc: dict) -> bool:
+        return bool(doc["rewrite"]) if self.fix == "rewrite" else bool(doc["election"])
+
+    def writes_text(self, doc: dict, folder) -> str:
         what = ("delete /admin/reassign_partitions, create it again with "
                 + "; ".join(f"{tp} → {t}" for tp, t in doc["rewrite"].items())
                 + " (other pending entries unchanged), then delete /controller"
                 if self.fix == "rewrite" else "delete /controller (a new controller re-reads the pending node)")
         diagnosis = (folder.root / "diagnosis.md").read_text(encoding="utf-8")
-        self.body = (f"{diagnosis}\n\n**This approval allows exactly these writes:** {what}. Every write is "
-                     f"audited. The request expires after {expiry}; the person who triggered the run cannot "
-                     "approve it.")
-        return super().execute(context)
-
-    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
-        folder = run_folder(context, self.run_root)
-        request = folder.read_json(folder.root / f"approval_{self.fix}_request.json") or {}
-        if "error" not in event and event.get("chosen_options"):
-            user = event.get("responded_by_user") or {}
-            by = (user.get("name") or user.get("id")) if isinstance(user, dict) else str(user)
-            at = event.get("responded_at")
-            at = at if isinstance(at, datetime) else datetime.now(timezone.utc)
-            decision = "approved" if event["chosen_options"][0] == self.APPROVE else "rejected"
-            note = ""
-            try:
-                if decision == "approved":
-                    check_responder(request.get("triggered_by"), by)
-                    check_not_expired(datetime.fromisoformat(request["requested_at"]), at,
-                                      timedelta(seconds=float(request.get("expiry_s") or 43200)))
-            except KafkaZkError as refused:
-                decision, note = "rejected", f"approval refused: {refused}"
-                self._record(context, folder, decision, by, at, note)
-                raise
-            self._record(context, folder, decision, by, at, note)
-        result = super().execute_complete(context=context, event=event)
-        return json.loads(json.dumps(result, default=str))
-
-    def _record(self, context, folder, decision: str, by: str, at: datetime, note: str) -> None:
-        doc = {"fix": self.fix, "decision": decision, "by": by, "at": at.isoformat(), "note": note}
-        folder.write_json(folder.root / f"approval_{self.fix}.json", doc)
-        AuditLog(folder.audit, run_id=context["run_id"], task=self.task_id).append(AuditRecord(
-            path=str(folder.root / f"approval_{self.fix}.json"), op="approve" if decision == "approved" else "reject",
-            before=None, after=doc, actor=by, run_id=context["run_id"], task=self.task_id, dry_run=False,
-            time=utc_now_iso()))
+        return f"{diagnosis}\n\n**This approval allows exactly these writes:** {what}. Every write is audited."
 
 
 def _approved(folder, fix: str) -> None:
-    doc = folder.read_json(folder.root / f"approval_{fix}.json")
-    if not doc or doc.get("decision") != "approved":
-        raise StillStuck(f"the {fix} fix was not approved ({folder.root / f'approval_{fix}.json'}); nothing written")
+    require_change_approval(folder, fix, DIAGNOSIS)
 
 
 class RewriteReassignmentOperator(RunbookOperator):
@@ -193,7 +135,10 @@ class RewriteReassignmentOperator(RunbookOperator):
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
-        _approved(folder, "rewrite")
+        if not read_diagnosis(folder)["rewrite"]:
+            raise AirflowSkipException("the diagnosis calls for no rewrite")
+        if not self.is_dry_run:
+            _approved(folder, "rewrite")
         approved = {_tp(k): tuple(v) for k, v in read_diagnosis(folder)["rewrite"].items()}
         with self.session(context) as (client, writer):
             snap = read_snapshot(client, with_configs=False)
@@ -231,7 +176,10 @@ class ForceElectionOperator(RunbookOperator):
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
-        _approved(folder, "election")
+        if not read_diagnosis(folder)["election"]:
+            raise AirflowSkipException("the diagnosis calls for no controller election")
+        if not self.is_dry_run:
+            _approved(folder, "election")
         with self.session(context) as (client, writer):
             before, czxid = read_controller(client)
             if before is not None:
@@ -261,6 +209,8 @@ class WaitUnstuckOperator(RunbookOperator):
                     if (folder.read_json(folder.root / f"approval_{fix}.json") or {}).get("decision") == "rejected"]
         if rejected:
             raise AirflowSkipException(f"the {', '.join(rejected)} fix was rejected: nothing to wait for")
+        if self.is_dry_run:
+            raise AirflowSkipException("dry run: no fix was written, nothing to wait for")
         deadline = time.monotonic() + float(self.timeout_s)
         with self.session(context) as (client, _writer):
             while True:

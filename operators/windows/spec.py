@@ -39,6 +39,7 @@ import yaml
 from croniter import croniter
 
 from kafka_zk.errors import InvalidInput
+from operators.yaml_lines import NAME, LineReader
 
 VARIABLE = "kafka_runbooks_windows_file"
 ENV_VAR = "KAFKA_RUNBOOKS_WINDOWS_FILE"
@@ -48,7 +49,6 @@ MAX_DURATION = timedelta(days=7)
 _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _SIZE = re.compile(r"^(\d+)\s*(B|KiB|MiB|GiB|TiB)?$")
 _UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,200}$")
 
 _CLUSTER_KEYS = {"windows", "pre_approval", "approval_expires_after", "approvers"}
 DEFAULT_APPROVAL_EXPIRY = timedelta(hours=12)
@@ -146,7 +146,7 @@ def parse_windows_text(text: str, path: str = "<windows file>", sha256: str | No
                                "(indentation, quotes, a missing ':')") from None
     except yaml.YAMLError as e:
         raise WindowsFileError(f"{path}: not valid YAML ({e}); fix the syntax") from None
-    reader = _Reader(path)
+    reader = LineReader(path, WindowsFileError)
     if root is None:
         raise WindowsFileError(f"{path}, line 1: the file is empty; declare at least one cluster under 'clusters:'")
     top = reader.mapping(root, "the file", {"clusters"}, required={"clusters"})
@@ -159,68 +159,8 @@ def parse_windows_text(text: str, path: str = "<windows file>", sha256: str | No
     return WindowsFile(path=path, sha256=digest, clusters=parsed)
 
 
-class _Reader:
-    """Walks the YAML node tree, turning every problem into an error with its line."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def error(self, node: yaml.Node, problem: str, fix: str) -> WindowsFileError:
-        return WindowsFileError(f"{self.path}, line {node.start_mark.line + 1}: {problem}; {fix}")
-
-    def mapping(self, node: yaml.Node, what: str, allowed: set[str] | None,
-                required: set[str] = frozenset()) -> dict[str, yaml.Node]:
-        if not isinstance(node, yaml.MappingNode):
-            raise self.error(node, f"{what} must be a mapping of 'key: value' lines", "indent its keys under it")
-        out: dict[str, yaml.Node] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise self.error(key_node, f"a key of {what} is not a plain name", "write 'name: value'")
-            key = key_node.value
-            if key in out:
-                raise self.error(key_node, f"{key!r} appears twice in {what}", "keep one of them")
-            if allowed is not None and key not in allowed:
-                raise self.error(key_node, f"unknown key {key!r} in {what}",
-                                 f"use one of {', '.join(sorted(allowed))}")
-            out[key] = value_node
-        missing = sorted(set(required) - set(out))
-        if missing:
-            raise self.error(node, f"{what} lacks {', '.join(repr(m) for m in missing)}", "add it")
-        return out
-
-    def scalar(self, node: yaml.Node, what: str) -> str:
-        if not isinstance(node, yaml.ScalarNode) or node.value == "":
-            raise self.error(node, f"{what} must be a single value", "write it on the same line after ':'")
-        return node.value
-
-    def names(self, node: yaml.Node, what: str, kind: str = "runbook ids",
-              example: str = "write e.g. [decommission_brokers] or ['*'] for all") -> tuple[str, ...]:
-        if not isinstance(node, yaml.SequenceNode) or not node.value:
-            raise self.error(node, f"{what} must be a non-empty list of {kind}", example)
-        out = []
-        for item in node.value:
-            name = self.scalar(item, f"an entry of {what}")
-            if (name != "*" or kind != "runbook ids") and not _NAME.match(name):
-                raise self.error(item, f"{name!r} in {what} is not a DAG id" if kind == "runbook ids"
-                                 else f"{name!r} in {what} is not one of the {kind}", example)
-            out.append(name)
-        return tuple(out)
-
-    def integer(self, node: yaml.Node, what: str, minimum: int) -> int:
-        text = self.scalar(node, what)
-        if not re.fullmatch(r"\d+", text) or int(text) < minimum:
-            raise self.error(node, f"{what} is {text!r}, not a whole number ≥ {minimum}", "write e.g. 100")
-        return int(text)
-
-    def boolean(self, node: yaml.Node, what: str) -> bool:
-        text = self.scalar(node, what).lower()
-        if text not in ("true", "false"):
-            raise self.error(node, f"{what} is {text!r}, not true or false", "write true or false")
-        return text == "true"
-
-
-def _cluster(reader: _Reader, conn_id: str, node: yaml.Node) -> ClusterWindows:
-    if not _NAME.match(conn_id):
+def _cluster(reader: LineReader, conn_id: str, node: yaml.Node) -> ClusterWindows:
+    if not NAME.match(conn_id):
         raise reader.error(node, f"{conn_id!r} is not an Airflow connection id", "use the cluster's zk_conn_id")
     fields = reader.mapping(node, f"cluster {conn_id!r}", _CLUSTER_KEYS, required={"windows"})
     seq = fields["windows"]
@@ -245,10 +185,10 @@ def _cluster(reader: _Reader, conn_id: str, node: yaml.Node) -> ClusterWindows:
                           approvers=approvers)
 
 
-def _window(reader: _Reader, conn_id: str, node: yaml.Node) -> Window:
+def _window(reader: LineReader, conn_id: str, node: yaml.Node) -> Window:
     f = reader.mapping(node, f"a window of {conn_id!r}", _WINDOW_KEYS, required=_WINDOW_KEYS)
     name = reader.scalar(f["name"], "name")
-    if not _NAME.match(name):
+    if not NAME.match(name):
         raise reader.error(f["name"], f"window name {name!r} has characters other than letters, digits, '_.-'",
                            "rename it")
     start = reader.scalar(f["start"], f"start of window {name!r}")
@@ -266,7 +206,7 @@ def _window(reader: _Reader, conn_id: str, node: yaml.Node) -> Window:
     return Window(name=name, start=start, duration=duration, timezone=tz, runbooks=runbooks)
 
 
-def _duration(reader: _Reader, node: yaml.Node, what: str, least: timedelta = timedelta(minutes=1)) -> timedelta:
+def _duration(reader: LineReader, node: yaml.Node, what: str, least: timedelta = timedelta(minutes=1)) -> timedelta:
     text = reader.scalar(node, what).replace(" ", "")
     m = _DURATION.match(text)
     if not text or not m or not any(m.groups()):
@@ -279,7 +219,7 @@ def _duration(reader: _Reader, node: yaml.Node, what: str, least: timedelta = ti
     return value
 
 
-def _policy(reader: _Reader, conn_id: str, node: yaml.Node) -> PreApprovalPolicy:
+def _policy(reader: LineReader, conn_id: str, node: yaml.Node) -> PreApprovalPolicy:
     f = reader.mapping(node, f"pre_approval of {conn_id!r}", _POLICY_KEYS,
                        required={"runbooks", "max_replicas_moved", "max_bytes_moved"})
     size = reader.scalar(f["max_bytes_moved"], "max_bytes_moved")

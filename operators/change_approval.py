@@ -1,0 +1,141 @@
+"""ChangeApprovalOperator: approve one change document (not a reassignment plan) — by another person,
+in time, exactly that document.
+
+For runbooks whose change is not a reassignment plan (the stuck-reassignment fixes, a topic spec's
+diff): the step reads a JSON document the run wrote (``document``, in the run folder), skips when
+:meth:`wanted` says there is nothing to approve, otherwise asks a human with a body that says
+exactly which writes the approval allows (:meth:`writes_text`). The document's sha256 is recorded
+with the request; the answer must come from someone other than the person who triggered the run
+and before the expiry (the windows file's ``approval_expires_after`` for the cluster, default
+12 h), and the document must still hash the same. The decision goes to ``approval_<name>.json``
+and the audit log; :func:`require_change_approval` is what the writing step checks.
+
+Failure: :class:`~operators.approval_policy.FourEyesViolation`,
+:class:`~operators.approval_policy.ApprovalExpired`, :class:`PlanHashMismatch` (document changed),
+:class:`~operators.errors.ApprovalMissing` (the writing step found no approval of this document).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any, Sequence
+
+from airflow.providers.standard.operators.hitl import ApprovalOperator
+from airflow.sdk.exceptions import AirflowSkipException
+
+from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
+from kafka_zk.errors import KafkaZkError
+from kafka_zk.run_folder import RunFolder
+from operators.approval_policy import check_no_bypass_param, check_not_expired, check_responder
+from operators.base import as_bool
+from operators.errors import ApprovalMissing, PlanHashMismatch
+from operators.runtime import run_folder
+from operators.windows.config import configured_windows
+from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY
+
+
+def document_hash(folder: RunFolder, document: str) -> str:
+    path = folder.root / document
+    if not path.is_file():
+        raise ApprovalMissing(f"{path} is missing: the step that writes it must run first")
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def require_change_approval(folder: RunFolder, name: str, document: str) -> dict:
+    """The approval of exactly the document now on disk, or :class:`ApprovalMissing`."""
+    record = folder.read_json(folder.root / f"approval_{name}.json")
+    if not record or record.get("decision") != "approved":
+        state = "no approval" if not record else f"decision {record.get('decision')!r}"
+        raise ApprovalMissing(f"{folder.root / f'approval_{name}.json'}: {state}; nothing written")
+    if record.get("document_sha256") != document_hash(folder, document):
+        raise PlanHashMismatch(f"{document} changed after {record.get('by')} approved it; run again")
+    return record
+
+
+class ChangeApprovalOperator(ApprovalOperator):
+    """Approve one change document (see module docstring); subclasses say what it allows."""
+
+    template_fields: Sequence[str] = (*ApprovalOperator.template_fields, "run_root", "zk_conn_id", "dry_run")
+
+    def __init__(self, *, name: str, document: str, run_root: str, zk_conn_id: str, dry_run: Any = False,
+                 **kwargs: Any) -> None:
+        kwargs.setdefault("ignore_downstream_trigger_rules", False)
+        kwargs.setdefault("subject", f"Approve: {name}")
+        kwargs.setdefault("body", "")
+        super().__init__(**kwargs)
+        self.name = name
+        self.document = document
+        self.run_root = run_root
+        self.zk_conn_id = zk_conn_id
+        self.dry_run = dry_run
+
+    # -- what a subclass says -----------------------------------------------------------------
+
+    def wanted(self, doc: dict) -> bool:
+        """Whether the document calls for this approval (else the step is skipped)."""
+        return True
+
+    def writes_text(self, doc: dict, folder: RunFolder) -> str:
+        """The body: what the approver sees and exactly which writes the approval allows."""
+        return json.dumps(doc, indent=2)
+
+    # -- the step ------------------------------------------------------------------------------
+
+    def execute(self, context: Any) -> Any:
+        check_no_bypass_param(getattr(context["dag_run"], "conf", None))
+        folder = run_folder(context, self.run_root)
+        digest = document_hash(folder, self.document)
+        doc = json.loads((folder.root / self.document).read_text(encoding="utf-8"))
+        if not self.wanted(doc):
+            raise AirflowSkipException(f"{self.document} calls for no {self.name}: nothing to approve")
+        if as_bool(self.dry_run):
+            raise AirflowSkipException("dry run: nothing will be written, no approval asked")
+        windows = configured_windows(in_task=True)
+        cluster = windows.cluster(str(self.zk_conn_id)) if windows else None
+        expiry = cluster.approval_expires_after if cluster else DEFAULT_APPROVAL_EXPIRY
+        self.response_timeout = expiry
+        triggered_by = getattr(context["dag_run"], "triggering_user_name", None)
+        if cluster is not None and cluster.approvers:
+            self.assigned_users = [{"id": a, "name": a} for a in cluster.approvers
+                                   if a.lower() != (triggered_by or "").lower()]
+        folder.write_json(folder.root / f"approval_{self.name}_request.json", {
+            "requested_at": datetime.now(timezone.utc).isoformat(), "expiry_s": expiry.total_seconds(),
+            "triggered_by": triggered_by, "document": self.document, "document_sha256": digest})
+        self.body = (f"{self.writes_text(doc, folder)}\n\n`{self.document}` sha256 `{digest}`. The request expires "
+                     f"after {expiry}; the person who triggered the run cannot approve it.")
+        return super().execute(context)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
+        folder = run_folder(context, self.run_root)
+        request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
+        if "error" not in event and event.get("chosen_options"):
+            user = event.get("responded_by_user") or {}
+            by = (user.get("name") or user.get("id")) if isinstance(user, dict) else str(user)
+            at = event.get("responded_at")
+            at = at if isinstance(at, datetime) else datetime.now(timezone.utc)
+            decision = "approved" if event["chosen_options"][0] == self.APPROVE else "rejected"
+            if decision == "approved":
+                try:
+                    check_responder(request.get("triggered_by"), by)
+                    check_not_expired(datetime.fromisoformat(request["requested_at"]), at,
+                                      timedelta(seconds=float(request.get("expiry_s") or 43200)))
+                    if document_hash(folder, self.document) != request.get("document_sha256"):
+                        raise PlanHashMismatch(f"{self.document} changed while the approval waited; run again")
+                except KafkaZkError as refused:
+                    self._record(context, folder, "rejected", by, at, f"approval refused: {refused}", request)
+                    raise
+            self._record(context, folder, decision, by, at, "", request)
+        result = super().execute_complete(context=context, event=event)
+        return json.loads(json.dumps(result, default=str))
+
+    def _record(self, context: Any, folder: RunFolder, decision: str, by: str, at: datetime, note: str,
+                request: dict) -> None:
+        doc = {"change": self.name, "decision": decision, "by": by, "at": at.isoformat(), "note": note,
+               "document": self.document, "document_sha256": request.get("document_sha256")}
+        path = folder.root / f"approval_{self.name}.json"
+        folder.write_json(path, doc)
+        AuditLog(folder.audit, run_id=context["run_id"], task=self.task_id).append(AuditRecord(
+            path=str(path), op="approve" if decision == "approved" else "reject", before=None, after=doc, actor=by,
+            run_id=context["run_id"], task=self.task_id, dry_run=False, time=utc_now_iso()))
