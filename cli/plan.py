@@ -68,6 +68,12 @@ def add_parser(subparsers: Any) -> None:
     p = ops.add_parser("reassign-json", help="validate and schedule a user reassignment JSON")
     p.add_argument("--reassignment-json-file", required=True)
     _common(p)
+    p = ops.add_parser("rollback", help="restore what an earlier run recorded (its plan/rollback.json), where "
+                                        "that run's change is still in place")
+    grp = p.add_mutually_exclusive_group(required=True)
+    grp.add_argument("--rollback-from", default=None, help="the plan/ folder of the run to undo")
+    grp.add_argument("--reassignment-json-file", default=None, help="an assignment to restore, Kafka's format")
+    _common(p)
     p = ops.add_parser("election", help="preferred leader election batches")
     p.add_argument("--topics", default="", help="limit to these topics (default: all)")
     p.add_argument("--batch-size", type=int, default=None)
@@ -89,6 +95,7 @@ def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
     for flag, attr in (("--brokers", "brokers"), ("--topics", "topics"), ("--topic-regex", "topic_regex"),
                        ("--replication-factor", "replication_factor"), ("--sizes", "sizes"),
                        ("--reassignment-json-file", "reassignment_json_file"), ("--throttle", "throttle"),
+                       ("--rollback-from", "rollback_from"),
                        ("--max-wave-bytes", "max_wave_bytes"), ("--batch-size", "batch_size"),
                        ("--capacity", "capacity"), ("--disk-threshold-pct", "disk_threshold_pct"),
                        ("--master", "master")):

@@ -39,6 +39,7 @@ from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
 from operators.change_approval import ChangeApprovalOperator, require_change_approval
 from operators.controller import ControllerNotMoved, read_controller, wait_new_controller
+from operators.report import upstream_failures
 
 DIAGNOSIS = "diagnosis.json"
 
@@ -124,14 +125,18 @@ def _approved(folder, fix: str) -> None:
     require_change_approval(folder, fix, DIAGNOSIS)
 
 
-class RewriteReassignmentOperator(RunbookOperator):
-    """Rewrite the stuck reassignment without the dead brokers, then re-elect the controller."""
+class _ControllerStep(RunbookOperator):
+    """A fix that ends by deleting /controller and waiting (``controller_wait_s``) for a new one."""
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "controller_wait_s")
 
     def __init__(self, *, controller_wait_s: Any = 120, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.controller_wait_s = controller_wait_s
+
+
+class RewriteReassignmentOperator(_ControllerStep):
+    """Rewrite the stuck reassignment without the dead brokers, then re-elect the controller."""
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -165,14 +170,8 @@ class RewriteReassignmentOperator(RunbookOperator):
         return {"rewritten": len(approved)}
 
 
-class ForceElectionOperator(RunbookOperator):
+class ForceElectionOperator(_ControllerStep):
     """Delete /controller so that a new controller re-reads the pending node."""
-
-    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "controller_wait_s")
-
-    def __init__(self, *, controller_wait_s: Any = 120, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.controller_wait_s = controller_wait_s
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -242,7 +241,12 @@ class StuckReportOperator(RunbookOperator):
                 lines.append(f"- {fix}: {rec['decision']} by {rec['by']} at {rec['at']}"
                              + (f" ({rec['note']})" if rec.get("note") else ""))
         lines.append(f"- outcome: {'unstuck: nothing pending' if left == [] else 'still stuck' if left else 'not checked'}")
+        failures = upstream_failures(context)
+        if failures:
+            lines.append(f"- FAILED at {', '.join(failures)} (the task log holds the error)")
         folder.write_text(folder.final_report_md, "\n".join(lines) + "\n")
+        if failures:
+            raise StillStuck(f"the run failed at {', '.join(failures)}: see {folder.final_report_md}")
         if not doc["partitions"]:
             return {"outcome": "nothing stuck"}
         rejected = [f for f, r in approvals.items() if r and r["decision"] != "approved"]

@@ -10,8 +10,9 @@ copies and the user's own throttles are restored exactly. Final state is read wi
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.codecs import TopicPartition
@@ -19,6 +20,7 @@ from kafka_zk.connect import close, connect
 from tests.dags.scenario import (TOPICS, assignment, audit, config, data_tree, plan_targets, submit_by_hand,
                                  throttle_configs)
 from tests.zk_helpers import set_config_by_hand
+from tests.dags.conftest import new_chroot, plain_client, zk_connection
 
 SIZES = {TopicPartition(t, p): size for t, (_, by_p) in TOPICS.items() for p, size in by_p.items()}
 
@@ -150,3 +152,32 @@ def check_failure_mid_wave_restores_throttles(dag_id: str, conf: dict, zk, users
     assert throttle_configs(zk) == users
     assert config(zk, "topics", "payments")["retention.ms"] == "3600000"
     assert "FAILED" in (result.run_folder / "final_report.md").read_text()
+
+
+@contextmanager
+def emulated(zk_server, brokers: Mapping[int, str], zk_via=None, speed: float = 3600.0) -> Iterator[tuple]:
+    """The scenario's topics on ``brokers`` in a fresh chroot: (cluster, plain kazoo client, the
+    Airflow connection id — through the old-server proxy ``zk_via`` if given — , connect string)."""
+    chroot = new_chroot(zk_server)
+    connect_string = zk_server.connect_string + chroot
+    cluster = start(connect_string, brokers, speed)
+    zk = plain_client(zk_server, chroot)
+    try:
+        yield cluster, zk, zk_connection(zk_server, chroot, zk_via), connect_string
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()
+
+
+def check_failure_mid_wave_with_a_kernel_plan(zk_server, tmp_path: Path, brokers: Mapping[int, str], dag_id: str,
+                                              make_plan: Callable, conf: Callable[..., dict]) -> None:
+    """:func:`check_failure_mid_wave_restores_throttles` on a slow emulator (a wave takes ~10-30 s),
+    with ``make_plan(snapshot, sizes)`` written as a plan (no Spark) and ``conf(conn_id, run_root, **extra)``."""
+    from tests.dags.scenario import THROTTLE
+
+    with emulated(zk_server, brokers, speed=40.0) as (cluster, zk, conn_id, connect_string):
+        users = set_user_throttles(zk)
+        write_kernel_plan(connect_string, tmp_path / "plan", make_plan, THROTTLE)
+        check_failure_mid_wave_restores_throttles(dag_id, conf(conn_id, tmp_path / "runs",
+                                                               plan_from=str(tmp_path / "plan")), zk, users)

@@ -19,8 +19,9 @@ import pytest
 
 from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
 from tests.dags.moving_runbook import (assert_settled, check_dry_run_writes_nothing,
-                                       check_failure_mid_wave_restores_throttles, check_rejection_writes_nothing,
-                                       check_stale_plan_refused, set_user_throttles, start, write_kernel_plan)
+                                       check_failure_mid_wave_with_a_kernel_plan, check_rejection_writes_nothing,
+                                       check_stale_plan_refused, emulated, set_user_throttles, start,
+                                       write_kernel_plan)
 from tests.dags.scenario import RACKS, THROTTLE, assignment, data_tree, write_sizes
 from tests.zk_helpers import set_config_by_hand
 
@@ -59,13 +60,8 @@ def spark_run(zk_server, tmp_path_factory, airflow_db):
 
 @pytest.fixture
 def env(zk_server, tmp_path: Path, zk_via) -> Iterator[tuple]:
-    chroot = new_chroot(zk_server)
-    cluster = start(zk_server.connect_string + chroot, RACKS)
-    zk = plain_client(zk_server, chroot)
-    yield cluster, zk, zk_connection(zk_server, chroot, zk_via), tmp_path / "runs", zk_server.connect_string + chroot
-    zk.stop()
-    zk.close()
-    cluster.stop()
+    with emulated(zk_server, RACKS, zk_via) as (cluster, zk, conn_id, connect_string):
+        yield cluster, zk, conn_id, tmp_path / "runs", connect_string
 
 
 def test_raising_rf_two_to_three_adds_a_replica_in_the_missing_rack_and_keeps_the_preferred_leader(
@@ -145,17 +141,6 @@ def test_stale_plan_is_refused(env, spark_run) -> None:
 def test_a_failure_mid_wave_keeps_then_restores_the_throttles(zk_server, tmp_path: Path, airflow_db) -> None:
     from spark_jobs.kernels.replication import plan_change_replication_factor
 
-    chroot = new_chroot(zk_server)
-    cluster = start(zk_server.connect_string + chroot, RACKS, speed=40.0)   # a wave takes ~10-30 s
-    zk = plain_client(zk_server, chroot)
-    try:
-        users = set_user_throttles(zk)
-        write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan",
-                          lambda snap, sizes: plan_change_replication_factor(snap, ["payments"], 3, sizes), THROTTLE)
-        check_failure_mid_wave_restores_throttles(
-            DAG_ID, conf(zk_connection(zk_server, chroot), tmp_path / "runs", ["payments"], 3,
-                         plan_from=str(tmp_path / "plan")), zk, users)
-    finally:
-        zk.stop()
-        zk.close()
-        cluster.stop()
+    check_failure_mid_wave_with_a_kernel_plan(
+        zk_server, tmp_path, RACKS, DAG_ID, lambda snap, sizes: plan_change_replication_factor(snap, ["payments"], 3, sizes),
+        lambda conn_id, run_root, **extra: conf(conn_id, run_root, ["payments"], 3, **extra))

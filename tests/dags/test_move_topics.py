@@ -18,8 +18,9 @@ import pytest
 
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 from tests.dags.moving_runbook import (assert_settled, check_dry_run_writes_nothing,
-                                       check_failure_mid_wave_restores_throttles, check_rejection_writes_nothing,
-                                       check_stale_plan_refused, set_user_throttles, start, write_kernel_plan)
+                                       check_failure_mid_wave_with_a_kernel_plan, check_rejection_writes_nothing,
+                                       check_stale_plan_refused, emulated, set_user_throttles, start,
+                                       write_kernel_plan)
 from tests.dags.scenario import RACKS, THROTTLE, assignment, data_tree, write_sizes
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
@@ -57,13 +58,8 @@ def spark_run(zk_server, tmp_path_factory, airflow_db):
 
 @pytest.fixture
 def env(zk_server, tmp_path: Path, zk_via) -> Iterator[tuple]:
-    chroot = new_chroot(zk_server)
-    cluster = start(zk_server.connect_string + chroot, RACKS)
-    zk = plain_client(zk_server, chroot)
-    yield cluster, zk, zk_connection(zk_server, chroot, zk_via), tmp_path / "runs", zk_server.connect_string + chroot
-    zk.stop()
-    zk.close()
-    cluster.stop()
+    with emulated(zk_server, RACKS, zk_via) as (cluster, zk, conn_id, connect_string):
+        yield cluster, zk, conn_id, tmp_path / "runs", connect_string
 
 
 def assert_moved(zk, before: dict) -> None:
@@ -136,17 +132,5 @@ def test_stale_plan_is_refused(env, spark_run) -> None:
 def test_a_failure_mid_wave_keeps_then_restores_the_throttles(zk_server, tmp_path: Path, airflow_db) -> None:
     from spark_jobs.kernels.rebalance import plan_move_topics
 
-    chroot = new_chroot(zk_server)
-    cluster = start(zk_server.connect_string + chroot, RACKS, speed=40.0)   # a wave takes ~10-30 s
-    zk = plain_client(zk_server, chroot)
-    try:
-        users = set_user_throttles(zk)
-        write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan",
-                          lambda snap, sizes: plan_move_topics(snap, ["events"], TARGET, sizes), THROTTLE)
-        check_failure_mid_wave_restores_throttles(
-            DAG_ID, conf(zk_connection(zk_server, chroot), tmp_path / "runs", plan_from=str(tmp_path / "plan")),
-            zk, users)
-    finally:
-        zk.stop()
-        zk.close()
-        cluster.stop()
+    check_failure_mid_wave_with_a_kernel_plan(
+        zk_server, tmp_path, RACKS, DAG_ID, lambda snap, sizes: plan_move_topics(snap, ["events"], TARGET, sizes), conf)
