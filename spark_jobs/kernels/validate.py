@@ -34,7 +34,7 @@ from kafka_zk.model import ClusterSnapshot
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of
 from spark_jobs.kernels.model import BrokerLoad, Plan, PlanInvalid
 
-RF_CHANGING = frozenset({"change-rf"})
+RF_CHANGING = frozenset({"change-rf", "reassign-json", "rollback"})   # a user JSON may change RF (listed), a rollback restores it
 BALANCED = frozenset({"decommission", "add-brokers"})
 
 
