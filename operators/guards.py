@@ -38,6 +38,7 @@ from operators.errors import OutsideWindow
 from operators.throttles import resolve_rate
 from operators.windows.calendar import next_opening, open_window
 from operators.windows.config import configured_windows
+from operators.window_pause import planned_overhead_s
 from operators.windows.guard import predicted_wave_seconds, too_long_for_every_window, window_gate
 from operators.runtime import plan_hash, require_approval
 from spark_jobs.artifacts import load_plan_artifacts
@@ -114,7 +115,8 @@ class GuardsOperator(DecommissionStep):
             rate = resolve_rate(self.throttle_bytes_per_sec, plan.throttle_bytes_per_s)
         except KafkaZkError:
             rate = plan.throttle_bytes_per_s
-        predicted = [predicted_wave_seconds(w.predicted_seconds, plan.throttle_bytes_per_s, rate, 1.0)
+        overhead = planned_overhead_s(plan)
+        predicted = [predicted_wave_seconds(w.predicted_seconds, plan.throttle_bytes_per_s, rate, 1.0, overhead)
                      for w in plan.waves]
         problems: list[tuple[type[KafkaZkError], str]] = []
         too_long = too_long_for_every_window(gate, predicted)

@@ -50,7 +50,7 @@ from operators.sensors.reassignment import raise_for_event
 from operators.state_change import remember_broker_logs, write_stall_excerpt
 from operators.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.window_pause import WindowBook, pause_throttles, resume_throttles
+from operators.window_pause import WindowBook, pause_throttles, planned_overhead_s, resume_throttles
 from operators.windows.config import configured_windows
 from operators.windows.guard import (WindowGate, decide_wave, measured_factor, predicted_wave_seconds,
                                      window_gate)
@@ -223,12 +223,13 @@ class ExecuteWavesOperator(RunbookOperator):
                 windows.save(folder)
             return
         plan = load_plan_artifacts(str(folder.plan_dir))
+        overhead = planned_overhead_s(plan)
         factor = measured_factor((predicted_wave_seconds(plan.waves[w.id].predicted_seconds, plan.throttle_bytes_per_s,
-                                                         self._rate_or_none(), 1.0),
+                                                         self._rate_or_none(), 1.0, overhead),
                                   float(w.done_at) - float(w.submitted_at))
                                  for w in book.waves if w.status == DONE and w.submitted_at and w.done_at)
         predicted = predicted_wave_seconds(plan.waves[wave.id].predicted_seconds, plan.throttle_bytes_per_s,
-                                           self._rate_or_none(), factor)
+                                           self._rate_or_none(), factor, overhead)
         now = datetime.fromtimestamp(self.clock(), tz=timezone.utc)
         decision = decide_wave(gate, now, predicted)
         windows.decided(wave.id, self.clock(), decision, predicted, factor)

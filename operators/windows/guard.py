@@ -64,12 +64,13 @@ def window_gate(windows: WindowsFile | None, conn_id: str, runbook: str, outside
 
 
 def predicted_wave_seconds(planned_s: float | None, planned_rate: int | None, run_rate: int | None,
-                           factor: float) -> float | None:
-    """The planner's prediction rescaled to the run's throttle and corrected by ``factor``."""
+                           factor: float, overhead_s: float = 0.0) -> float | None:
+    """The planner's copy time rescaled to the run's throttle, plus the planner's per-wave overhead
+    (submission, the controller's steps, the completion poll), corrected by ``factor``."""
     if planned_s is None:
         return None
     scale = (planned_rate / run_rate) if planned_rate and run_rate else 1.0
-    return float(planned_s) * scale * factor
+    return (float(planned_s) * scale + float(overhead_s)) * factor
 
 
 def measured_factor(finished: Iterable[tuple[float | None, float]]) -> float:
