@@ -44,7 +44,8 @@ the run when the worst finding reaches `fail_on_severity` ({', '.join(SEVERITIES
 
 **Hand-off**: with `hand_off_election=true`, when leader imbalance is found and now is inside
 `maintenance_window` (UTC, e.g. `Sat,Sun 02:00-05:00`), `trigger_election` starts
-`preferred_leader_election` pre-approved by that policy; the report records the triggered run.
+`preferred_leader_election`, which asks for approval like any run (another person approves; a
+triggered run is never pre-approved — docs/maintenance-windows.md); the report records the triggered run.
 """
 
 PARAMS = {
@@ -69,7 +70,7 @@ PARAMS = {
                               description="Fail the run (alerting) when a finding is at least this severe; "
                                           "'ok' never fails"),
     "hand_off_election": Param(False, type="boolean",
-                               description="Trigger preferred_leader_election (pre-approved) on leader imbalance "
+                               description="Trigger preferred_leader_election (it still asks a human) on leader imbalance "
                                            "inside the maintenance window"),
     "maintenance_window": Param(None, type=["null", "string"],
                                 description="UTC window for the hand-off: '<days> HH:MM-HH:MM', days '*' or "

@@ -4,7 +4,7 @@ Steps (task ids): snapshot → plan → preview_report → approve → elect_bat
 Inputs are Params with a JSON schema; artifacts go to ``<run_root>/preferred_leader_election/<run id>/``
 (snapshot, plan/ with the batches and ``election_plan.json``, approval.json, election_progress.json,
 audit.jsonl, reports). The SRE guide is ``doc_md`` below and ``docs/runbooks/preferred_leader_election.md``.
-``cluster_health`` may trigger this DAG (pre-approved) inside a maintenance window.
+``cluster_health`` may trigger this DAG inside a maintenance window; the run still asks a human.
 
 Failure: bad inputs fail ``plan`` before any write; a node not consumed in time fails
 ``elect_batches``; the final report still runs, then fails the run.
