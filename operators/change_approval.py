@@ -97,9 +97,10 @@ class ChangeApprovalOperator(ApprovalOperator):
         expiry = cluster.approval_expires_after if cluster else DEFAULT_APPROVAL_EXPIRY
         self.response_timeout = expiry
         triggered_by = getattr(context["dag_run"], "triggering_user_name", None)
-        if cluster is not None and cluster.approvers:
-            self.assigned_users = [{"id": a, "name": a} for a in cluster.approvers
-                                   if a.lower() != (triggered_by or "").lower()]
+        approvers = [a for a in (cluster.approvers if cluster is not None else ())
+                     if a.lower() != (triggered_by or "").lower()]
+        if approvers:                       # none left: anyone but the trigger (checked at the answer)
+            self.assigned_users = [{"id": a, "name": a} for a in approvers]
         folder.write_json(folder.root / f"approval_{self.name}_request.json", {
             "requested_at": datetime.now(timezone.utc).isoformat(), "expiry_s": expiry.total_seconds(),
             "triggered_by": triggered_by, "document": self.document, "document_sha256": digest})
