@@ -43,6 +43,8 @@ are the ones operators use by hand, done here through the audited write gate, ea
   the next controller re-reads the pending node.
 Causes no fix here can clear (a fetch failure) are reported with what to check.
 
+A dry run asks no approval and writes nothing; its audit log lists each fix's writes.
+
 Then `wait_unstuck` (bounded) and `final_report`. Throttles are not touched: the run that started
 the move owns them (its teardown removes them once the move ends).
 """

@@ -6,7 +6,8 @@ znode must decode as a topic assignment, ``/admin/reassign_partitions`` strictly
 1 MB ``jute.maxbuffer`` minus headroom), (3) reads the node's current payload (``before``),
 (4) appends an audit record, (5) writes — unless ``dry_run``, in which case nothing is written
 and the audit record says ``dry_run: true``. :attr:`ZkWriter.planned` lists every write made or
-planned, in order.
+planned, in order. In a dry run a create of a node the same writer planned to delete is planned
+as if the delete had happened (delete-then-create sequences dry-run as they would run).
 
 ``/admin/*`` request znodes are *created*, never set: an existing
 ``/admin/reassign_partitions`` raises :class:`ReassignmentInProgress`, an existing
@@ -171,6 +172,11 @@ class ZkWriter:
                                           after=decode_for_audit(data), actor=self.actor,
                                           dry_run=self.dry_run))
 
+    def _deleted_in_dry_run(self, path: str) -> bool:
+        """In a dry run: the last write planned on ``path`` deletes it (so it counts as absent)."""
+        last = next((w for w in reversed(self.planned) if w.path == path), None)
+        return self.dry_run and last is not None and last.op == "delete"
+
     def _exists_error(self, path: str) -> KafkaZkError | None:
         if path == paths.REASSIGN_PARTITIONS:
             return ReassignmentInProgress(
@@ -193,7 +199,7 @@ class ZkWriter:
         is_marker = path.startswith(paths.DELETE_TOPICS + "/")
         if not sequence:
             exists, _ = self._read(path)
-            if exists:
+            if exists and not self._deleted_in_dry_run(path):
                 if is_marker:
                     return path
                 raise self._exists_error(path) or KafkaZkError(

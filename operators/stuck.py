@@ -240,7 +240,11 @@ class StuckReportOperator(RunbookOperator):
             if rec:
                 lines.append(f"- {fix}: {rec['decision']} by {rec['by']} at {rec['at']}"
                              + (f" ({rec['note']})" if rec.get("note") else ""))
-        lines.append(f"- outcome: {'unstuck: nothing pending' if left == [] else 'still stuck' if left else 'not checked'}")
+        if self.is_dry_run:
+            lines.append("- dry run: no approval asked, nothing written; the writes each fix would make are in "
+                         "audit.jsonl (dry_run: true)")
+        else:
+            lines.append(f"- outcome: {'unstuck: nothing pending' if left == [] else 'still stuck' if left else 'not checked'}")
         failures = upstream_failures(context)
         if failures:
             lines.append(f"- FAILED at {', '.join(failures)} (the task log holds the error)")
@@ -249,6 +253,8 @@ class StuckReportOperator(RunbookOperator):
             raise StillStuck(f"the run failed at {', '.join(failures)}: see {folder.final_report_md}")
         if not doc["partitions"]:
             return {"outcome": "nothing stuck"}
+        if self.is_dry_run:
+            return {"outcome": "dry run", "stuck": len(doc["partitions"])}
         rejected = [f for f, r in approvals.items() if r and r["decision"] != "approved"]
         if rejected or left != []:
             raise StillStuck(f"not unstuck ({'fix rejected: ' + ', '.join(rejected) if rejected else 'see report'}): "

@@ -9,7 +9,8 @@ ZooKeeper), on the two ways a wave gets stuck in production:
     ignores it until the controller changes (docs/zookeeper.md §2.7.1) — diagnosed "controller not
     acting", and after the approved election the next wave completes.
 
-Also: a rejected fix writes nothing and the run fails as still stuck; nothing stuck is a no-op.
+Also: a rejected fix writes nothing and the run fails as still stuck; a dry run writes nothing and
+audits the fix's writes (delete, create, delete /controller); nothing stuck is a no-op.
 Final state read with plain kazoo.
 """
 
@@ -130,3 +131,20 @@ def test_nothing_stuck_is_a_no_op(env) -> None:
     assert result.state == "success", result.task_states
     assert result.task_states["approve_rewrite"] == "skipped" and result.task_states["approve_election"] == "skipped"
     assert data_tree(zk) == before
+
+
+def test_a_dry_run_diagnoses_and_audits_the_fix_it_would_write_but_writes_nothing(env) -> None:
+    cluster, zk, conn_id, run_root = env
+    kill_a_target_mid_wave(cluster, zk)
+    before = data_tree(zk)
+    result = run(conn_id, run_root, "approve_rewrite", dry_run=True)
+    assert result.state == "success", result.task_states
+    assert data_tree(zk) == before
+    [stuck] = json.loads((result.run_folder / "diagnosis.json").read_text())["partitions"]
+    assert stuck["cause"] == "target_not_registered"
+    records = zk_writes(audit(result.run_folder))
+    assert [(r["op"], r["path"]) for r in records] == [("delete", "/admin/reassign_partitions"),
+                                                       ("create", "/admin/reassign_partitions"),
+                                                       ("delete", "/controller")]
+    assert all(r["dry_run"] for r in records)
+    assert "dry run" in (result.run_folder / "final_report.md").read_text()

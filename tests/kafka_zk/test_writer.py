@@ -122,6 +122,21 @@ def test_dry_run_writes_nothing_and_audits_plans(zk, tmp_path):
     assert recs[1].after == {"version": 2, "entity_path": "brokers/1"}
 
 
+def test_dry_run_plans_a_delete_then_create_as_it_would_run_and_still_refuses_a_plain_create(zk):
+    zk.create("/admin/reassign_partitions", REASSIGN, makepath=True)
+    before = tree(zk)
+    w = ZkWriter(zk, dry_run=True)
+    with pytest.raises(ReassignmentInProgress):
+        w.create("/admin/reassign_partitions", REASSIGN)      # nothing planned on it yet: it exists
+    w.delete("/admin/reassign_partitions")
+    w.create("/admin/reassign_partitions", REASSIGN)          # the planned delete made room
+    with pytest.raises(ReassignmentInProgress):
+        w.create("/admin/reassign_partitions", REASSIGN)      # the planned create filled it again
+    assert [(p.op, p.path) for p in w.planned] == [("delete", "/admin/reassign_partitions"),
+                                                   ("create", "/admin/reassign_partitions")]
+    assert tree(zk) == before
+
+
 def test_config_writes_refuse_values_kafka_cannot_parse_whoever_calls(zk):
     """Issue 12 finding 6: the DAG wrote a 2^63 throttle to every broker; the gate now refuses it
     (and other unparsable values it adds), while values already stored by others pass untouched."""
