@@ -50,7 +50,7 @@ Run folder: `<run_root>/rollback/<run id>/`. Guide: docs/runbooks/rollback.md.
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
     "from_run": Param(None, type=["null", "string"],
-                      description="The run folder to undo: <run_root>/<dag_id>/<run id> of a decommission, "
+                      description="The run folder to undo: its path, or <dag_id>/<run id> under run_root, of a decommission, "
                                   "add_brokers, rebalance, change_replication_factor, move_topics or "
                                   "reassign_partitions run (its plan/rollback.json is restored)"),
     "rollback_json": Param(None, type=["null", "string"],

@@ -1,6 +1,7 @@
 """The plan step of the rollback runbook (a SparkPlanOperator, ``--op rollback``).
 
-``from_run`` names the run folder of an earlier data-moving run (finished, failed or stopped);
+``from_run`` names the run folder of an earlier data-moving run (finished, failed or stopped), as
+a path or as ``<dag_id>/<run id>`` under ``run_root``;
 its ``plan/`` must hold ``rollback.json`` and a ``plan.json`` that still matches its hash. Or
 ``rollback_json`` gives an assignment to restore in Kafka's reassignment format (e.g. a
 ``rollback.json`` kept elsewhere, or what ``kafka-reassign-partitions --generate`` printed as the
@@ -40,8 +41,18 @@ class RollbackPlanOperator(SparkPlanOperator):
         self.rollback_json = rollback_json
         self._source_args: list[str] = []
 
+    def _run_path(self) -> Path:
+        """``from_run`` as given, or ``<dag_id>/<run id>`` under this run's ``run_root`` when relative
+        and not a folder as given (the run id as Airflow shows it or as its folder name)."""
+        given = str(self.from_run).strip()
+        run = Path(given)
+        if run.is_absolute() or run.exists() or "/" not in given.strip("/"):
+            return run
+        dag_id, run_id = given.strip("/").split("/", 1)
+        return RunFolder.for_run(str(self.run_root), dag_id, run_id).root
+
     def _plan_dir(self) -> Path:
-        run = Path(str(self.from_run).strip())
+        run = self._run_path()
         plan_dir = run if (run / "plan.json").is_file() else run / "plan"
         for name in ("plan.json", "rollback.json"):
             if not (plan_dir / name).is_file():

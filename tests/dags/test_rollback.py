@@ -106,8 +106,9 @@ def test_rollback_of_a_decommission_stopped_after_its_second_wave_restores_what_
                                   and assignment(zk)[tp] == by_hand, 60)
         assert cluster.wait_idle(60)
         throttles_before = throttle_configs(zk)     # the killed run's, which the rollback must leave as found
-        result = run_dag("rollback", conf(zk_connection(zk_server, chroot), tmp_path / "rollback-runs",
-                                          from_run=str(run_folder)), answer="Approve")
+        # named as <dag_id>/<run id> under the same run_root (a path works too: the refusals below)
+        result = run_dag("rollback", conf(zk_connection(zk_server, chroot), tmp_path / "runs",
+                                          from_run=f"decommission_brokers/{run_folder.name}"), answer="Approve")
         assert result.state == "success", result.task_states
         after = assignment(zk)
         for p in moved:
@@ -175,6 +176,8 @@ def test_dry_run_and_rejection_write_nothing(drifted, tmp_path: Path) -> None:
     ({}, "give exactly one of from_run"),
     ({"from_run": "/nonexistent/run", "rollback_json": '{"version":1,"partitions":[]}'}, "give exactly one"),
     ({"from_run": "/nonexistent/run"}, "no plan.json in"),
+    ({"from_run": "decommission_brokers/manual__2026-11-24T03:16:01+00:00"},
+     "runs/decommission_brokers/manual__2026-11-24T03_16_01_00_00/plan"),   # <dag_id>/<run id> under run_root
     ({"rollback_json": '{"version": 1, "partitions": [}'}, "rollback_json:"),
 ])
 def test_bad_inputs_are_refused_before_spark_and_any_write(drifted, capfd, params, why) -> None:
