@@ -4,8 +4,10 @@ Operations: decommission, add-brokers, change-rf, move-topics, reassign-json, el
 delete-topics. Each takes ``--zookeeper`` (a snapshot is read with
 :func:`kafka_zk.snapshot.read_snapshot` and saved as ``<out>/snapshot.jsonl``) or
 ``--snapshot FILE`` (plan offline from a saved snapshot), runs
-:mod:`spark_jobs.plan_job` in this process (``--master`` picks a Spark master; default
-``local[*]``), and prints the summary. Nothing is written to ZooKeeper.
+:mod:`spark_jobs.plan_job` in this process, and prints the summary. The job reads the snapshot in
+the driver (no JVM) for clusters up to a measured size, else with Spark (``--master`` picks a
+master, default ``local[*]``; ``--remote sc://host:port`` plans on a Spark Connect server;
+``--engine`` forces either). Nothing is written to ZooKeeper.
 
 Failure: bad flags exit 2 (argparse); a refused plan or an unreachable ZooKeeper prints one
 ``Error: ...`` line and exits 1, with no artifacts written.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import Any
 
 from kafka_zk.errors import InvalidInput
@@ -44,6 +47,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-znode-bytes", type=int, default=ADMIN_BATCH_BYTES)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--master", default=None, help="Spark master (default local[*])")
+    p.add_argument("--remote", default=None, metavar="sc://HOST:PORT",
+                   help="plan on a standing Spark Connect server instead of starting Spark")
+    p.add_argument("--engine", choices=("auto", "driver", "spark"), default="auto",
+                   help="who reads the snapshot: the driver (no JVM), Spark, or auto (the driver up to "
+                        "--driver-max-snapshot-bytes when no Spark master or server is named)")
+    p.add_argument("--driver-max-snapshot-bytes", type=int, default=None, metavar="BYTES",
+                   help="--engine auto: largest snapshot read in the driver (default: measured, see BENCHMARKS.md)")
     p.add_argument("--out", required=True, help="folder for the plan artifacts")
     p.add_argument("--json", action="store_true", help="print the whole summary as JSON")
 
@@ -98,7 +108,8 @@ def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
                        ("--rollback-from", "rollback_from"),
                        ("--max-wave-bytes", "max_wave_bytes"), ("--batch-size", "batch_size"),
                        ("--capacity", "capacity"), ("--disk-threshold-pct", "disk_threshold_pct"),
-                       ("--master", "master")):
+                       ("--master", "master"), ("--remote", "remote"), ("--engine", "engine"),
+                       ("--driver-max-snapshot-bytes", "driver_max_snapshot_bytes")):
         value = getattr(args, attr, None)
         if value not in (None, ""):
             argv += [flag, str(value)]
@@ -148,6 +159,10 @@ def print_summary(summary: dict[str, Any]) -> None:
             print(f"Note: {note}")
     for note in summary.get("notes", ()):
         print(f"Note: {note}")
+    engine = summary.get("engine")
+    if engine:
+        phases = ", ".join(f"{k} {v:.1f} s" for k, v in summary.get("timings_s", {}).items())
+        print(f"Read by: {engine['engine']} ({engine['reason']}); {phases}")
     print(f"Artifacts in {summary['out']}, plan hash {summary['plan_hash']}")
 
 
@@ -216,11 +231,11 @@ def run(args: argparse.Namespace) -> int:
         snapshot_path = os.path.join(args.out, SNAPSHOT_FILE)
         take_snapshot(args.zookeeper, snapshot_path)
     job_args = plan_job.parse_args(job_argv(args, os.path.abspath(snapshot_path)))
-    from pyspark.sql import SparkSession
-
-    # an embedding process (a test, a notebook) keeps its session; else one is started (while
-    # raw kafka-log-dirs output is parsed) and stopped
-    summary = plan_job.execute(job_args, SparkSession.getActiveSession())
+    # an embedding process (a test, a notebook) keeps its session; else the job reads in the driver
+    # or starts a session (while raw kafka-log-dirs output is parsed) and stops it. pyspark is not
+    # imported for the question (1.2-1.5 s): a process with a session has imported it already.
+    spark_sql = sys.modules.get("pyspark.sql")
+    summary = plan_job.execute(job_args, spark_sql.SparkSession.getActiveSession() if spark_sql else None)
     summary["out"] = args.out
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))

@@ -1,16 +1,24 @@
-"""The Spark plan step of the data-moving runbooks, submitted with ``spark-submit``.
+"""The plan step of the data-moving runbooks: the plan job, in a child process or ``spark-submit``.
 
 :class:`SparkPlanOperator` is the step every reassignment runbook shares (throttle and limits
 checked, ``plan_from`` copied or the plan job run, the plan hash returned); a runbook's subclass
 names its plan operation and checks its own Params (:class:`DecommissionPlanOperator` here; the
 others beside their DAGs' needs in :mod:`operators.plan_ops`).
 
-Why ``SparkSubmitOperator`` and not ``@task.pyspark``: the plan job
-(``spark_jobs/plan_job.py``) is a standalone Spark application that runs on whatever master the
-Airflow Spark connection names (``local[*]`` by default, a cluster in production); submitting it
-keeps the JVM and the driver out of the Airflow worker process, so a crashed or killed plan never
-takes the worker (or ``dag.test()``'s process) with it, and the same file runs by hand with
-``spark-submit``. ``@task.pyspark`` would start the Spark session inside the worker.
+Where the job runs follows the Airflow Spark connection (:func:`spark_target`):
+
+* ``local``/``local[N]`` (the default) or a Spark Connect server (``conn_type`` ``spark_connect``
+  with host and port, or a ``spark`` host ``sc://host:port``): the job
+  (``spark_jobs/plan_job.py``) runs as a child Python process of the task. It reads the snapshot
+  in the driver with no JVM for clusters up to a measured size (:mod:`spark_jobs.engine`), else
+  starts a local Spark session, or opens a session on the standing Connect server (no JVM per
+  plan);
+* a cluster master (``spark://``, ``yarn``, ``k8s://``): ``spark-submit`` (this class is a
+  ``SparkSubmitOperator``), so the driver and executors run where the connection says.
+
+Either way the job is a separate process: a crashed or killed plan never takes the worker (or
+``dag.test()``'s process) with it, and the same file runs by hand. ``@task.pyspark`` would start
+the Spark session inside the worker.
 
 The connection must be given in JSON form, e.g.
 ``AIRFLOW_CONN_SPARK_LOCAL='{"conn_type": "spark", "host": "local[*]"}'`` (the URI form
@@ -28,14 +36,18 @@ no rack emptied unless ``allow_rack_removal``), the throttle as a LONG rate, and
 plan (or one already in the run folder) must be a decommission of exactly ``brokers_to_remove``
 (else a plan for broker 6 would run under an approval titled broker 5).
 
-Failure: bad inputs raise :class:`InvalidInput` before Spark starts; a failing job fails the
-task with spark-submit's exit code in the log.
+Failure: bad inputs raise :class:`InvalidInput` before Spark starts; a refused plan raises
+:class:`InvalidInput` with the job's reason; a failing job fails the task with its exit code and
+its output in the log.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -74,17 +86,36 @@ def spark_submit_binary() -> str:
                        "spark-submit on PATH")
 
 
-#: In local mode the driver binds to loopback only (the network rule of tests and the demo). On a
-#: cluster master the executors must reach the driver by its own host name, so nothing is forced.
-LOCAL_DRIVER_CONF = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+@dataclass(frozen=True)
+class SparkTarget:
+    """Where the Spark connection says plans run: a local master, a Spark Connect server, or a
+    cluster master (the only case that goes through ``spark-submit``)."""
+
+    master: str | None = None       # "local[N]" (in-process JVM when Spark is needed) or a cluster URL
+    remote: str | None = None       # sc://host:port
+
+    @property
+    def submit(self) -> bool:
+        return self.remote is None and not (self.master or "").startswith("local")
 
 
-def _is_local_master(conn_id: str) -> bool:
-    """True when the Spark connection names a ``local``/``local[N]`` master."""
+def spark_target(conn_id: str) -> SparkTarget:
+    """Read the Airflow connection: ``spark_connect`` (host, port; the provider's type), or ``spark``
+    whose host is ``local``/``local[N]``, ``sc://host:port``, or a cluster master."""
     from airflow.sdk import BaseHook
 
-    host = (BaseHook.get_connection(conn_id).host or "").strip()
-    return host == "local" or host.startswith("local[")
+    conn = BaseHook.get_connection(conn_id)
+    host = (conn.host or "").strip()
+    if conn.conn_type == "spark_connect" or host.startswith("sc://"):
+        bare = host.removeprefix("sc://").rstrip("/")
+        if not bare:
+            raise InvalidInput(f"Spark connection {conn_id}: a Spark Connect connection needs a host (the "
+                               "server's name), e.g. host=spark-connect port=15002")
+        port = conn.port or (None if ":" in bare else 15002)
+        return SparkTarget(remote=f"sc://{bare}" + (f":{port}" if port else ""))
+    if host == "local" or host.startswith("local["):
+        return SparkTarget(master=host)
+    return SparkTarget(master=host or None)
 
 
 def snapshot_racks(path: Path) -> dict[int, str | None]:
@@ -226,25 +257,61 @@ class SparkPlanOperator(SparkSubmitOperator):
             if moves <= 0:
                 raise InvalidInput(f"max_moves_per_broker={moves}: give a positive number of moves")
             args += ["--max-moves-per-broker", str(moves)]
-        self.application_args = args
-        self._conn_id = self.spark_conn_id
-        self.conf = {**LOCAL_DRIVER_CONF, **(self.conf or {})} if _is_local_master(self.spark_conn_id) \
-            else dict(self.conf or {})
-        if not self._spark_binary:
-            self._spark_binary = spark_submit_binary()
-        self._hook = None
         refusal = folder.root / "plan_refused.txt"
         refusal.unlink(missing_ok=True)
-        self.application_args += ["--refusal-file", str(refusal)]
+        args += ["--refusal-file", str(refusal)]
+        target = spark_target(self.spark_conn_id)
         try:
-            super().execute(context)
+            if target.submit:
+                self._submit(context, args)
+            else:
+                self._run_here(args, target)
         except Exception:
             if refusal.is_file():       # the job refused the plan: say why, not "exit code 1"
                 raise InvalidInput(f"plan refused: {refusal.read_text(encoding='utf-8').strip()}") from None
             raise
         if not (folder.plan_dir / "plan.json").is_file():
             raise InvalidInput(f"the plan job finished without writing {folder.plan_dir}/plan.json; "
-                               "see the spark-submit output above")
+                               "see the plan job's output above")
+
+    def _submit(self, context: Any, args: list[str]) -> None:
+        """A cluster master: ``spark-submit`` the job there (the driver where the connection says)."""
+        self.application_args = args
+        self._conn_id = self.spark_conn_id
+        self.conf = dict(self.conf or {})
+        if not self._spark_binary:
+            self._spark_binary = spark_submit_binary()
+        self._hook = None
+        super().execute(context)
+
+    def _run_here(self, args: list[str], target: SparkTarget) -> None:
+        """A local master or a Spark Connect server: the job runs as a child Python process (a crash
+        never takes the worker), reads small inputs in the driver with no JVM at all, and starts a
+        local session or opens one on the server only when Spark is worth it (spark_jobs.engine)."""
+        argv = [sys.executable, str(PLAN_JOB), *args]
+        argv += ["--remote", target.remote] if target.remote else ["--master", target.master or "local[*]"]
+        self.log.info("plan job: %s", " ".join(argv))
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+        self._process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                         env=env, cwd=str(PLAN_JOB.parent.parent))
+        try:
+            for line in self._process.stdout:
+                self.log.info("%s", line.rstrip())
+            code = self._process.wait()
+        finally:
+            if self._process.poll() is None:
+                self._process.kill()
+                self._process.wait()
+        if code != 0:
+            raise RuntimeError(f"the plan job exited with code {code}; see its output above")
+
+    def on_kill(self) -> None:
+        process = getattr(self, "_process", None)
+        if process is not None and process.poll() is None:
+            process.terminate()
+            return
+        if getattr(self, "_hook", None) is not None:
+            super().on_kill()
 
 
 class DecommissionPlanOperator(SparkPlanOperator):

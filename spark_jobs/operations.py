@@ -1,7 +1,7 @@
 """The plan job's operations: which partitions each one needs, and which kernel plans it.
 
-Each operation names a Spark SQL predicate selecting the partitions it must see on the driver
-(``None`` = all) and a kernel call on the resulting slice, followed by
+Each operation names a :class:`spark_jobs.selection.Selection` of the partitions it must see on
+the driver (read by Spark or by the driver itself) and a kernel call on the resulting slice, followed by
 :func:`spark_jobs.kernels.validate.validate_plan`. Only decommission works on a slice plus a
 baseline; the topic operations bring their topics' partitions; add-brokers, rebalance, election and
 delete-topics by regex bring every partition (they may touch any). Failure: bad arguments
@@ -26,7 +26,8 @@ from spark_jobs.kernels.replication import plan_change_replication_factor
 from spark_jobs.kernels.rollback import plan_rollback
 from spark_jobs.kernels.topic_deletion import deletion_plan, select_topics
 from spark_jobs.kernels.validate import validate_plan
-from spark_jobs.spark_io import SparkInput, overlaps
+from spark_jobs.plan_input import PlanInput
+from spark_jobs.selection import Selection
 
 
 def int_list(text: str, what: str) -> list[int]:
@@ -57,11 +58,8 @@ def _topics(args: argparse.Namespace, required: bool = True) -> list[str]:
     return names
 
 
-def _in_topics(names: list[str]) -> str | None:
-    if not names:
-        return None
-    quoted = ",".join("'" + n.replace("\\", "\\\\").replace("'", "\\'") + "'" for n in names)
-    return f"topic IN ({quoted})"
+def _in_topics(names: list[str]) -> Selection:
+    return Selection.of_topics(names) if names else Selection.every()
 
 
 def _user_entries(args: argparse.Namespace):
@@ -88,7 +86,7 @@ def _rollback_source(args: argparse.Namespace):
     raise InvalidInput("--op rollback needs --rollback-from RUN/plan or --reassignment-json-file FILE")
 
 
-def _rollback(args: argparse.Namespace, data: SparkInput) -> Plan:
+def _rollback(args: argparse.Namespace, data: PlanInput) -> Plan:
     original, targets, source = _rollback_source(args)
     return _checked(data, plan_rollback(data.snapshot, original, targets, data.sizes, args.seed, source))
 
@@ -104,7 +102,7 @@ def capacity_of(args: argparse.Namespace) -> DiskCapacity | None:
     return cached
 
 
-def _checked(data: SparkInput, plan: Plan, removed=(), capacity: DiskCapacity | None = None) -> Plan:
+def _checked(data: PlanInput, plan: Plan, removed=(), capacity: DiskCapacity | None = None) -> Plan:
     limits = capacity.limits(sorted(set(data.snapshot.brokers) | set(data.baseline or {}))) if capacity else None
     validate_plan(data.snapshot, plan, removed, data.sizes, data.baseline, limits)
     return plan
@@ -116,23 +114,24 @@ def _rf(args: argparse.Namespace) -> int:
     return args.replication_factor
 
 
-def _rebalance(args: argparse.Namespace, data: SparkInput) -> Plan:
+def _rebalance(args: argparse.Namespace, data: PlanInput) -> Plan:
     budget = RebalanceBudget(getattr(args, "max_replicas_moved", None), getattr(args, "max_bytes_moved", None))
     target = RebalanceTarget(getattr(args, "target_replica_spread", 1), getattr(args, "target_bytes_spread", 0.10),
                              getattr(args, "target_leader_spread", 1))
     return _checked(data, plan_budget_rebalance(data.snapshot, data.sizes, budget, target, args.seed).plan)
 
 
-OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], str | None],
-                            Callable[[argparse.Namespace, SparkInput], Plan]]] = {
-    "decommission": (lambda a: None if getattr(a, "allow_extra_moves", False) else overlaps(_brokers(a)),
+OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], Selection],
+                            Callable[[argparse.Namespace, PlanInput], Plan]]] = {
+    "decommission": (lambda a: Selection.every() if getattr(a, "allow_extra_moves", False)
+                     else Selection.on_brokers(_brokers(a)),
                      lambda a, d: _checked(d, plan_decommission(d.snapshot, _brokers(a), d.sizes, a.seed,
                                                                 d.baseline, capacity_of(a),
                                                                 getattr(a, "allow_extra_moves", False)),
                                            _brokers(a), capacity_of(a))),
-    "add-brokers": (lambda a: None,
+    "add-brokers": (lambda a: Selection.every(),
                     lambda a, d: _checked(d, plan_add_brokers(d.snapshot, _brokers(a), d.sizes, a.seed))),
-    "rebalance": (lambda a: None, _rebalance),
+    "rebalance": (lambda a: Selection.every(), _rebalance),
     "change-rf": (lambda a: _in_topics(_topics(a)),
                   lambda a, d: _checked(d, plan_change_replication_factor(d.snapshot, _topics(a), _rf(a),
                                                                           d.sizes, a.seed))),
@@ -147,15 +146,16 @@ OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], str | None],
     "election": (lambda a: _in_topics(_topics(a, False)),
                  lambda a, d: election_plan(plan_election(d.snapshot, election_scope(d.snapshot, _topics(a, False)),
                                                           a.max_znode_bytes, a.batch_size))),
-    "delete-topics": (lambda a: None if a.topic_regex else _in_topics(_topics(a)),
+    "delete-topics": (lambda a: Selection.every() if a.topic_regex else _in_topics(_topics(a)),
                       lambda a, d: deletion_plan(select_topics(d.snapshot, _topics(a, False), a.topic_regex,
                                                                batch_size=a.batch_size or 50))),
 }
 
 
-def touched_sql(args: argparse.Namespace) -> str | None:
+def selection(args: argparse.Namespace) -> Selection:
+    """The partitions ``args.op`` must see one by one (:mod:`spark_jobs.selection`)."""
     return OPERATIONS[args.op][0](args)
 
 
-def run_kernel(args: argparse.Namespace, data: SparkInput) -> Plan:
+def run_kernel(args: argparse.Namespace, data: PlanInput) -> Plan:
     return OPERATIONS[args.op][1](args, data)

@@ -39,12 +39,13 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file by spark-submit: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kafka_zk.errors import KafkaZkError
+from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from spark_jobs import sizes_input
 from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
-from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, touched_sql
+from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
+from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, selection
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -89,6 +90,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", required=True, help="output folder for the artifacts")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--master", default=None, help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--remote", default=None, help="Spark Connect server, sc://host:port: plan on a standing "
+                   "Spark session instead of starting a JVM")
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="who reads the snapshot and sizes: the driver (pyarrow, no JVM), Spark, or auto "
+                        "(the driver for snapshots up to --driver-max-snapshot-bytes when no Spark cluster "
+                        "or Spark Connect server is named)")
+    p.add_argument("--driver-max-snapshot-bytes", type=int, default=DRIVER_MAX_SNAPSHOT_BYTES,
+                   help="--engine auto: largest snapshot file read in the driver (default: measured, "
+                        "see BENCHMARKS.md)")
     p.add_argument("--refusal-file", default=None,
                    help="on a refused plan, also write the one-line reason here (the Airflow plan step reads it)")
     return p.parse_args(argv)
@@ -105,15 +115,22 @@ SESSION_CONFIG = {
 }
 
 
-def spark_session(master: str | None):
-    """The session: ``master`` if given, else spark-submit's, else ``local[*]``.
+def spark_session(master: str | None, remote: str | None = None):
+    """The session: a Spark Connect session on ``remote`` (sc://host:port) if given, else
+    ``master`` if given, else spark-submit's, else ``local[*]``.
 
-    When this process starts the JVM itself (no spark-submit), it also passes JVM flags suited
-    to a short job (:data:`LOCAL_JAVA_OPTIONS`) and a heap of :data:`LOCAL_DRIVER_MEMORY`;
-    under spark-submit the JVM already runs and spark-submit's own options apply instead.
+    When this process starts the JVM itself (no spark-submit, no Spark Connect), it also passes
+    JVM flags suited to a short job (:data:`LOCAL_JAVA_OPTIONS`), a heap of
+    :data:`LOCAL_DRIVER_MEMORY` and, in local mode, a driver bound to loopback; under
+    spark-submit the JVM already runs and spark-submit's own options apply instead.
     """
     from pyspark.sql import SparkSession
 
+    if remote:
+        if not remote.startswith("sc://"):
+            raise InvalidInput(f"--remote {remote}: give a Spark Connect address, sc://host:port")
+        # a standing server: its own settings rule; this client only opens a session there
+        return SparkSession.builder.remote(remote).getOrCreate()
     builder = SparkSession.builder.appName("kafka-runbooks-plan")
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ
     if master:
@@ -122,6 +139,8 @@ def spark_session(master: str | None):
         builder = builder.master("local[*]")
     for key, value in SESSION_CONFIG.items():
         builder = builder.config(key, value)
+    if launching and (master or "local").startswith("local"):
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     if launching:
         builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JAVA_OPTIONS)
         # the touched rows come back to the driver as Arrow: ~300k partitions of 10⁶ in a decommission
@@ -136,40 +155,52 @@ def _sizes_worker() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(method))
 
 
+def engine_of(args: argparse.Namespace, spark=None) -> EngineChoice:
+    """Who reads this job's input (:mod:`spark_jobs.engine`)."""
+    return choose_engine(args.engine, args.snapshot, args.master, args.remote, args.driver_max_snapshot_bytes,
+                         have_session=spark is not None)
+
+
 def execute(args: argparse.Namespace, spark=None) -> dict[str, Any]:
-    """:func:`run` in ``spark``, or in a session started here (and stopped after) while the
-    sizes are prepared in a child process (:func:`spark_jobs.sizes_input.prepare`): telling,
+    """Plan: in the driver (no JVM) or with Spark, as :func:`engine_of` chooses.
+
+    With Spark: :func:`run` in ``spark``, or in a session started here (and stopped after) while
+    the sizes are prepared in a child process (:func:`spark_jobs.sizes_input.prepare`): telling,
     checking or converting the sizes file then overlaps the JVM's start on another core, and
     the raw output's text and objects never live in the driver.
     """
     capacity_of(args)               # a bad capacity file is refused before Spark starts
+    choice = engine_of(args, spark)
+    if choice.engine == "driver":
+        return run(None, args, engine=choice)
     if spark is not None:
-        return run(spark, args)
+        return run(spark, args, engine=choice)
     if not args.sizes:
         t0 = time.monotonic()
-        session = spark_session(args.master)
+        session = spark_session(args.master, args.remote)
         try:
-            return run(session, args, time.monotonic() - t0, sizes_input.NO_SIZES)
+            return run(session, args, time.monotonic() - t0, sizes_input.NO_SIZES, choice)
         finally:
-            session.stop()
+            session.stop()      # on Spark Connect: this client's session only
     with _sizes_worker() as pool:
         pending = pool.submit(sizes_input.prepare, args.sizes, args.out)
         t0 = time.monotonic()
         try:
-            session = spark_session(args.master)
+            session = spark_session(args.master, args.remote)
         except BaseException:
             if pending.exception() is None:
                 sizes_input.finish(pending.result(), succeeded=False)
             raise
         try:
-            return run(session, args, time.monotonic() - t0, pending.result())
+            return run(session, args, time.monotonic() - t0, pending.result(), choice)
         finally:
-            session.stop()
+            session.stop()      # on Spark Connect: this client's session only
 
 
 def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
-        sizes: sizes_input.SizesInput | None = None) -> dict[str, Any]:
-    """Plan with an existing session; write artifacts; return the summary (with plan_hash).
+        sizes: sizes_input.SizesInput | None = None, engine: EngineChoice | None = None) -> dict[str, Any]:
+    """Plan with an existing session (``spark`` None: read in the driver); write artifacts; return
+    the summary (with plan_hash).
 
     ``sizes`` is :func:`spark_jobs.sizes_input.prepare` of ``--sizes`` when the caller made it
     (else made here); a conversion it staged is kept as ``<out>/sizes.jsonl`` with the plan, or
@@ -179,13 +210,12 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     """
     from spark_jobs.kernels.capacity import plan_disk
     from spark_jobs.kernels.loads import cluster_loads, rack_map
-    from spark_jobs.spark_io import load_input
     from spark_jobs.summary import build_summary
 
     limits = WaveLimits(args.max_moves_per_broker, args.max_wave_bytes, args.max_znode_bytes, args.throttle)
     try:
         limits.check()
-        sizes = sizes or sizes_input.prepare(args.sizes, args.out)
+        sizes = sizes or sizes_input.prepare(args.sizes, args.out, keep_columns=spark is None)
     except BaseException:
         if sizes is not None:
             sizes_input.finish(sizes, succeeded=False)
@@ -193,7 +223,14 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     succeeded = False
     try:
         started = time.monotonic()
-        data = load_input(spark, args.snapshot, sizes.path, touched_sql(args))
+        if spark is None:
+            from spark_jobs.driver_io import load_input_in_driver
+
+            data = load_input_in_driver(args.snapshot, sizes.columns, selection(args))
+        else:
+            from spark_jobs.spark_io import load_input
+
+            data = load_input(spark, args.snapshot, sizes.path, selection(args))
         loaded = time.monotonic()
         plan = run_kernel(args, data)
         planned = time.monotonic()
@@ -205,9 +242,12 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
                                 data.partitions_total)
         summary["disk"] = disk
+        if engine is not None:
+            summary["engine"] = {"engine": engine.engine, "reason": engine.reason}
         summary["timings_s"] = {**({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
                                 **({"sizes_driver": round(sizes.seconds, 3)} if sizes.path else {}),
-                                "spark_read_aggregate": round(loaded - started, 3),
+                                ("spark_read_aggregate" if spark is not None else "driver_read_aggregate"):
+                                    round(loaded - started, 3),
                                 "kernel_and_validate": round(planned - loaded, 3),
                                 "waves_summary": round(time.monotonic() - planned, 3)}
         digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle)

@@ -24,6 +24,7 @@ import os
 import time
 from dataclasses import dataclass
 
+from kafka_zk.log_dirs import PartitionSizes
 from kafka_zk.sizes_file import log_dirs_file_columns, read_sizes_columns, sizes_form, write_sizes_file
 
 CONVERTED_NAME = "sizes.jsonl"
@@ -39,6 +40,7 @@ class SizesInput:
     seconds: float              # time spent in the driver telling, checking, converting
     staged: bool = False        # converted into --out by this job: kept or removed at the end
     created_out: str | None = None
+    columns: PartitionSizes | None = None    # the checked sizes, kept when the driver reads the input
 
     @property
     def kept_path(self) -> str | None:
@@ -49,15 +51,17 @@ class SizesInput:
 NO_SIZES = SizesInput(None, None, 0, 0.0)
 
 
-def prepare(sizes: str | None, out: str) -> SizesInput:
-    """Tell, check and (for raw output) convert ``sizes`` for a plan written to ``out``."""
+def prepare(sizes: str | None, out: str, keep_columns: bool = False) -> SizesInput:
+    """Tell, check and (for raw output) convert ``sizes`` for a plan written to ``out``; with
+    ``keep_columns`` the checked sizes come back too (the in-driver reader joins them)."""
     if not sizes:
         return NO_SIZES
     started = time.monotonic()
     form = sizes_form(sizes)
     if form == "partition_sizes":
-        n = len(read_sizes_columns(sizes))
-        return SizesInput(sizes, form, n, time.monotonic() - started)
+        columns = read_sizes_columns(sizes)
+        return SizesInput(sizes, form, len(columns), time.monotonic() - started,
+                          columns=columns if keep_columns else None)
     columns = log_dirs_file_columns(sizes)     # refuses anything that is not log-dirs output
     created = None if os.path.isdir(out) else out
     staged = os.path.join(out, f"{CONVERTED_NAME}.staged-{os.getpid()}")
@@ -68,7 +72,7 @@ def prepare(sizes: str | None, out: str) -> SizesInput:
         _remove(staged, created)
         raise
     return SizesInput(os.path.abspath(staged), form, n, time.monotonic() - started, True,
-                      None if created is None else os.path.abspath(created))
+                      None if created is None else os.path.abspath(created), columns if keep_columns else None)
 
 
 def _remove(path: str, created_dir: str | None) -> None:

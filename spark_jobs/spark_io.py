@@ -21,18 +21,14 @@ in the driver before, so only a file changed meanwhile gets there).
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from kafka_zk.codecs import (PreferredElectionRequest, ReassignmentEntry, ReassignmentRequest,
-                             TopicPartition)
-from kafka_zk.errors import InvalidPayload
-from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from spark_jobs.kernels.model import BrokerLoad
+from spark_jobs.plan_input import (HEAD_COLUMNS, PARTITION_COLUMNS, BaselineRow, PlanInput, arrow_columns,
+                                   build_slice, plan_input)
+from spark_jobs.selection import Selection
 
 _INTS = T.ArrayType(T.LongType())
 SNAPSHOT_SCHEMA = T.StructType([
@@ -83,58 +79,12 @@ def read_sizes_df(spark: SparkSession, path: str) -> DataFrame:
     return rows.filter(F.col("kind").isNull()).select("topic", "partition", "size")
 
 
-@dataclass(frozen=True)
-class SparkInput:
-    """What the driver-side kernel gets: a snapshot slice, its sizes, the rest as a baseline."""
-
-    snapshot: ClusterSnapshot
-    sizes: Mapping[TopicPartition, int] | None
-    baseline: Mapping[int, BrokerLoad]
-    partitions_total: int
-
-
-_PARTITION_COLUMNS = ("topic", "partition", "replicas", "adding", "removing", "leader", "leader_epoch",
-                      "isr", "controller_epoch")
-_HEAD_COLUMNS = ("controller_id", "taken_at_ms", "reassignment", "preferred_election", "delete_markers", "id", "rack", "host", "port", "endpoints", "entity", "config", "topic_id",
-                 "marked_for_deletion", "assignment_version")
-
-
-def _head(rows: dict[str, list]) -> tuple[dict, dict[int, Broker], dict[str, dict[str, str]], list[int]]:
-    """Cluster line, brokers, broker configs and topic rows (indexes) from the collected columns."""
-    kinds = rows["kind"]
-    col = rows.__getitem__
-    head_i = next((i for i, k in enumerate(kinds) if k == "cluster"), None)
-    if head_i is None:
-        raise InvalidPayload("snapshot file: no cluster line; pass a file written by kafka_zk.snapshot_file")
-    head = {c: col(c)[head_i] for c in ("controller_id", "controller_epoch", "taken_at_ms", "reassignment",
-                                          "preferred_election", "delete_markers")}
-    ids, racks, hosts, ports, eps = col("id"), col("rack"), col("host"), col("port"), col("endpoints")
-    brokers = {int(ids[i]): Broker(int(ids[i]), racks[i], hosts[i], int(ports[i] or -1), tuple(eps[i] or ()), True)
-               for i, k in enumerate(kinds) if k == "broker"}
-    entities, configs = col("entity"), col("config")
-    broker_configs = {entities[i]: dict(configs[i] or ()) for i, k in enumerate(kinds) if k == "broker_config"}
-    return head, brokers, broker_configs, [i for i, k in enumerate(kinds) if k == "topic"]
-
-
-def _columns(table) -> dict[str, list]:
-    """A pyarrow table as {column: Python list}; map values (lists of pairs) become dicts."""
-    import pyarrow as pa
-
-    out = {}
-    for name in table.column_names:
-        values = table.column(name).to_pylist()
-        if isinstance(table.schema.field(name).type, pa.MapType):
-            values = [None if v is None else dict(v) for v in values]
-        out[name] = values
-    return out
-
-
 def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
-               touched: str | None = None) -> SparkInput:
-    """Read the files; bring to the driver the partitions matching SQL ``touched`` (all if None).
+               selection: Selection = Selection.every()) -> PlanInput:
+    """Read the files; bring to the driver the partitions ``selection`` names.
 
     ``sizes_path`` is a ``sizes.jsonl`` (raw kafka-log-dirs output is converted before, by
-    :mod:`spark_jobs.sizes_input`). Partitions not matching ``touched`` are aggregated per broker
+    :mod:`spark_jobs.sizes_input`). Partitions not selected are aggregated per broker
     into the baseline. Two Spark jobs, each one scan of the snapshot (no cache): (1) the
     non-partition lines and the touched partitions, collected as Arrow (only the columns the
     kernels use); (2) the per-broker aggregate of the untouched partitions, which returns one
@@ -144,6 +94,7 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
     """
     df = read_snapshot_df(spark, snapshot_path)
     is_part = F.col("kind") == "partition"
+    touched = selection.sql()
     flag = F.expr(touched) if touched else F.lit(True)
     sizes_df = F.broadcast(read_sizes_df(spark, sizes_path)) if sizes_path else None
 
@@ -153,7 +104,7 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
         joined = parts.join(sizes_df, ["topic", "partition"], "left")
         return joined.withColumn("size", F.coalesce("size", F.lit(0).cast("long")))
 
-    wanted = df.filter(~is_part | flag).select("kind", *_PARTITION_COLUMNS, *_HEAD_COLUMNS)
+    wanted = df.filter(~is_part | flag).select("kind", *PARTITION_COLUMNS, *HEAD_COLUMNS)
     if sizes_df is not None:
         heads = wanted.filter(~is_part).withColumn("size", F.lit(None).cast("long"))
         wanted = heads.unionByName(with_size(wanted.filter(is_part)))
@@ -170,55 +121,8 @@ def load_input(spark: SparkSession, snapshot_path: str, sizes_path: str | None,
     # objects (the driver's Python and the JVM are separate processes, so they overlap).
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-baseline") as pool:
         baseline_rows = pool.submit(agg.collect)
-        snapshot, sizes, touched_count = _slice(_columns(table))
+        sliced = build_slice(arrow_columns(table))
         agg_rows = baseline_rows.result()
-    baseline: dict[int, BrokerLoad] = {}
-    untouched = 0
-    for r in agg_rows:
-        untouched += int(r["parts"])
-        if r["broker"] is not None:
-            baseline[int(r["broker"])] = BrokerLoad(int(r["replicas"]), int(r["bytes"] or 0), int(r["leaders"]))
-    return SparkInput(snapshot, sizes if sizes_path else None, baseline, untouched + touched_count)
-
-
-def _slice(rows: dict[str, list]) -> tuple[ClusterSnapshot, dict[TopicPartition, int], int]:
-    """The snapshot of the collected rows (header + touched partitions), their sizes, their count."""
-    head, brokers, configs, topic_idx = _head(rows)
-    kinds = rows["kind"]
-    names, pids, replicas, adding, removing = (rows["topic"], rows["partition"], rows["replicas"],
-                                               rows["adding"], rows["removing"])
-    leaders, epochs, isrs, cepochs, psizes = (rows["leader"], rows["leader_epoch"], rows["isr"],
-                                              rows["controller_epoch"], rows["size"])
-    by_topic: dict[str, dict[int, Partition]] = {names[i]: {} for i in topic_idx}
-    touched_count = 0
-    sizes: dict[TopicPartition, int] = {}
-    for i, kind in enumerate(kinds):
-        if kind != "partition":
-            continue
-        t, p = names[i], int(pids[i])
-        touched_count += 1
-        by_topic.setdefault(t, {})[p] = Partition(
-            t, p, tuple(replicas[i]), tuple(adding[i] or ()), tuple(removing[i] or ()),
-            leaders[i], epochs[i], tuple(isrs[i] or ()), cepochs[i])
-        if psizes[i]:
-            sizes[TopicPartition(t, p)] = int(psizes[i])
-    configs_col, ids_col, marked, versions = rows["config"], rows["topic_id"], rows["marked_for_deletion"], \
-        rows["assignment_version"]
-    topics = {names[i]: Topic(names[i], by_topic.get(names[i], {}), dict(configs_col[i] or {}), ids_col[i],
-                              bool(marked[i]), int(versions[i] or 1)) for i in topic_idx}
-    re, pe = head.get("reassignment"), head.get("preferred_election")
-    snapshot = ClusterSnapshot(
-        brokers, topics, configs,
-        None if re is None else ReassignmentRequest(tuple(
-            ReassignmentEntry(e["topic"], int(e["partition"]), tuple(e["replicas"])) for e in re)),
-        None if pe is None else PreferredElectionRequest(tuple(
-            TopicPartition(e["topic"], int(e["partition"])) for e in pe)),
-        frozenset(head.get("delete_markers") or ()), head.get("controller_id"),
-        head.get("controller_epoch"), int(head.get("taken_at_ms") or 0))
-    return snapshot, sizes, touched_count
-
-
-def overlaps(brokers: Iterable[int]) -> str:
-    """SQL: the partition has a replica on one of ``brokers``."""
-    ids = ",".join(str(int(b)) for b in brokers)
-    return f"arrays_overlap(replicas, array({ids}))" if ids else "false"
+    baseline = [BaselineRow(None if r["broker"] is None else int(r["broker"]), int(r["replicas"]),
+                            int(r["bytes"] or 0), int(r["leaders"]), int(r["parts"])) for r in agg_rows]
+    return plan_input(sliced, baseline, sizes_path is not None)

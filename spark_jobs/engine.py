@@ -1,0 +1,64 @@
+"""Which engine reads the plan job's input: the driver (pyarrow, no JVM) or Spark.
+
+Both produce the same kernel input (:mod:`spark_jobs.plan_input`), so the choice changes time
+and memory, never the plan. ``--engine auto`` (the default) reads in the driver when all hold:
+
+* no Spark is named: no ``--remote`` (Spark Connect), no ``--master`` other than ``local``/
+  ``local[N]``, and the job was not launched by ``spark-submit`` (whose JVM already runs on the
+  master the connection names);
+* the snapshot file is at most ``--driver-max-snapshot-bytes`` (default
+  :data:`DRIVER_MAX_SNAPSHOT_BYTES`).
+
+The default threshold is measured, not guessed: ``bench/bench_plan_engines.py`` plans the same
+decommission both ways on growing clusters; BENCHMARKS.md ("Plan engines") has the figures and
+the reasoning for the value. ``--engine driver`` or ``--engine spark`` forces one.
+
+Failure: none (an unreadable snapshot is reported by the reader that opens it).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+ENGINES = ("auto", "driver", "spark")
+
+#: Snapshots up to this size (bytes of the JSON-lines file) are read in the driver by default.
+#: See the module docstring for where the figure comes from.
+DRIVER_MAX_SNAPSHOT_BYTES = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """The engine and why, as the job's summary reports it."""
+
+    engine: str          # "driver" or "spark"
+    reason: str
+
+
+def _local(master: str | None) -> bool:
+    return master is None or master == "local" or master.startswith("local[")
+
+
+def choose_engine(requested: str, snapshot_path: str, master: str | None = None, remote: str | None = None,
+                  max_snapshot_bytes: int = DRIVER_MAX_SNAPSHOT_BYTES, have_session: bool = False) -> EngineChoice:
+    """The engine for a job asked to use ``requested`` (one of :data:`ENGINES`)."""
+    if requested == "driver":
+        return EngineChoice("driver", "--engine driver")
+    if requested == "spark":
+        return EngineChoice("spark", "--engine spark")
+    if have_session:
+        return EngineChoice("spark", "a Spark session was handed to the job")
+    if remote:
+        return EngineChoice("spark", f"Spark Connect {remote}")
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        return EngineChoice("spark", "launched by spark-submit")
+    if not _local(master or os.environ.get("SPARK_MASTER")):
+        return EngineChoice("spark", f"Spark master {master or os.environ.get('SPARK_MASTER')}")
+    try:
+        size = os.path.getsize(snapshot_path)
+    except OSError:
+        size = 0            # the reader reports the missing file
+    if size > max_snapshot_bytes:
+        return EngineChoice("spark", f"snapshot of {size} bytes > {max_snapshot_bytes} (--driver-max-snapshot-bytes)")
+    return EngineChoice("driver", f"snapshot of {size} bytes ≤ {max_snapshot_bytes}, no Spark cluster named")
