@@ -245,16 +245,32 @@ def test_spark_provider_resolves_the_connection_to_the_master(
 
 def test_spark_nodes_share_the_airflow_image_and_script(services: dict[str, dict[str, Any]]) -> None:
     image = services["airflow-scheduler"]["image"]
-    for name in ("spark-master", "spark-worker"):
+    for name in ("spark-master", "spark-worker", "spark-connect"):
         svc = services[name]
         assert svc["image"] == image, f"{name}: driver and executors need the same Python and code"
         entry = command_words(svc, "entrypoint")
         assert entry == ["bash", "/opt/kafka-runbooks/docker/spark-node.sh"], name
     script = REPO / "docker/spark-node.sh"
     subprocess.run(["bash", "-n", str(script)], check=True, timeout=10)
-    for args in (["worker", "not-a-url"], ["worker"], ["driver"], []):
+    for args in (["worker", "not-a-url"], ["worker"], ["connect"], ["connect", "sc://x:1"], ["driver"], []):
         bad = subprocess.run(["bash", str(script), *args], capture_output=True, text=True, timeout=30)
         assert bad.returncode == 2 and "usage: spark-node.sh" in bad.stderr, args
+
+
+def test_spark_connect_server_runs_on_the_master_and_the_connection_reaches_it(
+        services: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from operators.plan import spark_target
+
+    svc = services["spark-connect"]
+    assert command_words(svc) == ["connect", spark_master_url(services)]
+    port = int(environment(svc)["SPARK_CONNECT_PORT"])
+    assert any(v.endswith(":/opt/airflow/runs") for v in svc["volumes"]), "the server reads the run folders"
+    value = environment(services["airflow-scheduler"])["AIRFLOW_CONN_SPARK_CONNECT"]
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT", value)
+    target = spark_target("spark_connect")
+    assert target.remote == f"sc://spark-connect:{port}" and not target.submit
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", environment(services["airflow-scheduler"])["AIRFLOW_CONN_SPARK_DEFAULT"])
+    assert spark_target("spark_default").submit            # the standalone master: spark-submit
 
 
 def test_host_ports_loopback_only_and_unique(services: dict[str, dict[str, Any]]) -> None:
