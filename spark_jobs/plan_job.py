@@ -1,20 +1,24 @@
-"""The plan Spark application: snapshot (+ sizes) → plan → waves → validated artifacts.
+"""The plan job: snapshot (+ sizes) → plan → waves → validated artifacts.
 
-Run as ``spark-submit spark_jobs/plan_job.py --snapshot F --op decommission --brokers 3,4
-[--sizes F] [--throttle N] [--max-moves-per-broker N] --out DIR [--seed S]`` or as
-``python -m spark_jobs.plan_job ...`` (same code; the master is ``local[*]`` unless
-spark-submit or ``--master`` names one; nothing assumes local mode: inputs are read by Spark
-and the artifacts are written by the driver).
+Run as ``python spark_jobs/plan_job.py --snapshot F --op decommission --brokers 3,4 [--sizes F]
+[--throttle N] [--max-moves-per-broker N] --out DIR [--seed S] [--engine auto|driver|spark]
+[--master M | --remote sc://host:port]`` (or ``python -m spark_jobs.plan_job``, or under
+``spark-submit``: same code; nothing assumes local mode: inputs are read by the engine and the
+artifacts are written by the driver).
 
-What runs where, honestly: Spark (executors, JVM) parses the snapshot (JSON lines, or its
-Parquet variant for a ``*.parquet`` path) and the sizes (a ``sizes.jsonl``), joins sizes to
-partitions (broadcast), selects the partitions the operation touches and aggregates the load of
-all others per broker (:mod:`spark_jobs.spark_io`: two Spark jobs; the touched rows come back
-as Arrow). ``--sizes`` takes either form, told by content (:mod:`spark_jobs.sizes_input`): a
-``sizes.jsonl`` (:mod:`kafka_zk.sizes_file`, what the snapshot step writes), checked by the
-driver, or raw ``kafka-log-dirs.sh --describe`` output (one JSON document that cannot be split
-across tasks), which the driver converts into ``<out>/sizes.jsonl``; both in a child process
-while the Spark session starts. The placement itself is a sequential
+Who reads the input (:mod:`spark_jobs.engine`, docs/planning-engines.md): the driver itself
+with pyarrow and no JVM (:mod:`spark_jobs.driver_io`) for snapshots up to a measured size when no
+Spark is named, else Spark — a local session started here, spark-submit's, or a standing Spark
+Connect session (``--remote``) — which parses the snapshot (JSON lines, or its Parquet variant)
+and the sizes, joins them (broadcast), selects the partitions the operation touches and
+aggregates the load of all others per broker (:mod:`spark_jobs.spark_io`: two Spark jobs; the
+touched rows come back as Arrow). Both end in the same kernel input
+(:mod:`spark_jobs.plan_input`), so the artifacts are byte-identical either way. ``--sizes``
+takes either form, told by content (:mod:`spark_jobs.sizes_input`): a ``sizes.jsonl``
+(:mod:`kafka_zk.sizes_file`, what the snapshot step writes), checked by the driver, or raw
+``kafka-log-dirs.sh --describe`` output (one JSON document that cannot be split across tasks),
+which the driver converts into ``<out>/sizes.jsonl``; with Spark in a child process while the
+session starts. The placement itself is a sequential
 greedy (each choice depends on the loads left by the previous one), so it runs in the driver in
 pure Python (:mod:`spark_jobs.kernels`), on the touched partitions only — for a decommission
 that is the partitions with a replica on a removed broker. Validation, wave packing and the
