@@ -16,7 +16,7 @@ as a child process; Airflow's own import is not counted). It checks that both en
 same plan hash. Inputs are written once into ``--workdir`` and reused.
 
 Run: ``PYTHONPATH=. .venv/bin/python bench/bench_plan_engines.py [--shapes 20k,100k,1m]
-[--engines driver,spark] [--workdir /tmp/bench-engines] [--no-dag]``. Prints figures only.
+[--engines driver,spark] [--workdir /tmp/bench-engines] [--no-dag] [--spark-breakdown]``. Prints figures only.
 """
 
 from __future__ import annotations
@@ -125,12 +125,46 @@ def dag_step(shape: str, snap: str, sizes: str, workdir: str) -> tuple[float, st
     return float(wall), digest
 
 
+def spark_breakdown(shape: str, snap: str, sizes: str) -> None:
+    """Where Spark's read + aggregate goes: each Spark job cold (first in a new session), then the
+    same jobs again warm, and the same read in the driver, in one process."""
+    from kafka_zk.sizes_file import read_sizes_columns
+    from spark_jobs.driver_io import load_input_in_driver
+    from spark_jobs.plan_job import spark_session
+    from spark_jobs.selection import Selection
+    from spark_jobs.spark_io import load_input
+
+    sel = Selection.on_brokers(SHAPES[shape]["removed"])
+    t = time.perf_counter()
+    spark = spark_session("local[2]")
+    spark.sparkContext.setLogLevel("ERROR")
+    started = time.perf_counter() - t
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        load_input(spark, snap, sizes, sel)
+        times.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    spark.range(10).count()
+    trivial = time.perf_counter() - t
+    spark.stop()
+    columns = read_sizes_columns(sizes)
+    t = time.perf_counter()
+    load_input_in_driver(snap, columns, sel)
+    driver = time.perf_counter() - t
+    print(f"  Spark breakdown: session start {started:.1f} s; read + aggregate 1st {times[0]:.1f} s, "
+          f"2nd {times[1]:.1f} s, 3rd {times[2]:.1f} s (a trivial job on the warm session: {trivial:.2f} s); "
+          f"the same read in the driver {driver:.2f} s")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--shapes", default="20k,100k,1m")
     p.add_argument("--engines", default="driver,spark")
     p.add_argument("--workdir", default="/tmp/bench-engines")
     p.add_argument("--no-dag", action="store_true", help="skip the DAG plan step")
+    p.add_argument("--spark-breakdown", action="store_true",
+                   help="also time Spark's read + aggregate cold and warm in one session (jsonl sizes shapes)")
     args = p.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     for shape in args.shapes.split(","):
@@ -150,6 +184,8 @@ def main() -> None:
                   f"{after['leader_spread']}, hash {sm['plan_hash'][:12]}")
         if len(set(hashes.values())) > 1:
             print(f"  !! engines disagree: {hashes}")
+        if args.spark_breakdown and SHAPES[shape]["sizes_form"] == "jsonl":
+            spark_breakdown(shape, snap, sizes)
         if not args.no_dag:
             wall, digest = dag_step(shape, snap, sizes, args.workdir)
             same = "same hash" if digest in hashes.values() else f"hash {digest[:12]} differs"

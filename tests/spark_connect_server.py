@@ -21,13 +21,9 @@ from pathlib import Path
 
 import pyspark
 
+from tests.real_airflow import free_port
+
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -69,7 +65,7 @@ def _answers(address: str) -> bool:
 def start(workdir: Path, timeout: float = 300.0) -> ConnectServer:
     """Start a server (``workdir`` holds its log) and wait until it answers."""
     home = Path(pyspark.__file__).parent
-    port = _free_port()
+    port = free_port()
     log = workdir / "spark-connect.log"
     env = {**os.environ, "SPARK_HOME": str(home), "PYSPARK_PYTHON": sys.executable,
            "SPARK_LOCAL_IP": "127.0.0.1"}
