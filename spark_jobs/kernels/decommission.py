@@ -1,9 +1,13 @@
 """Decommission plan: move exactly the replicas hosted on removed brokers, nothing else.
 
 Least movement: the number of new replicas equals the number of replicas on removed brokers
-(the lower bound). Each removed replica is replaced *in place* in its partition's list, so the
-preferred leader changes only where a removed broker was first; there the new preferred leader
-is the replica with the fewest preferred leaderships (swapped into position 0).
+(the lower bound). Each removed replica is replaced *in place* in its partition's list; where a
+removed broker was first, the new preferred leader is the replica with the fewest preferred
+leaderships (swapped into position 0). When that cannot even the preferred-leader counts (e.g.
+all removed brokers in one rack, whose partitions' other replicas sit on a few brokers), chains
+of swaps (:meth:`spark_jobs.kernels.placement.LeaderBalancer.repair`) also reorder other
+partitions the plan moves anyway — never one it would not move, never adding a replica move —
+until the spread is ≤ 1 or no reorder of moved partitions can lower it.
 
 Placement (greedy, on the driver): partitions in order (−size, topic, partition); each removed
 replica goes to the least-loaded live broker (replica count, then bytes, then a seeded rank)
@@ -288,7 +292,8 @@ def _plan(snapshot: ClusterSnapshot, removed: Collection[int], sizes: Mapping[To
     for p, tp in zip(affected, tps):
         new = tuple(targets[tp])
         final[tp] = leaders.order(new) if p.replicas[0] in gone else new
-    leaders.repair(final, [tp for p, tp in zip(affected, tps) if p.replicas[0] in gone])
+    led_by_gone = [tp for p, tp in zip(affected, tps) if p.replicas[0] in gone]
+    leaders.repair(final, led_by_gone, [tp for p, tp in zip(affected, tps) if p.replicas[0] not in gone])
     moves = [Move(tp, p.replicas, final[tp], size, _leader_after_demotion(p, gone))
              for p, tp, size in zip(affected, tps, psizes)]
     return make_plan("decommission", moves, seed, removed=gone, sized=bool(sizes),

@@ -203,15 +203,28 @@ class LeaderBalancer:
         out[0], out[i] = out[i], out[0]
         return tuple(out)
 
-    def repair(self, targets: dict, chosen: Iterable) -> None:
-        """Swap a chosen leader with a replica of the same partition > 1 leadership below it.
+    def repair(self, targets: dict, chosen: Iterable, movable: Iterable = ()) -> set:
+        """Even the leader counts by reordering partitions that move anyway; return those whose
+        preferred leader :meth:`_augment` changed among ``movable``.
 
-        ``targets`` maps tp → ordered replicas (updated in place) for the partitions in
-        ``chosen`` whose preferred leader this balancer picked. Each swap lowers the sum of
-        squared leader counts, so the loop ends.
+        ``targets`` maps tp → ordered replicas (updated in place). ``chosen``: partitions whose
+        preferred leader this balancer picked (their old one is gone); ``movable``: other
+        partitions of the plan, whose preferred leader changes only where the counts cannot
+        otherwise be evened. First direct swaps on ``chosen`` (a leader with a replica of the same
+        partition > 1 leadership below it), then :meth:`_augment` (chains of such swaps across
+        partitions, ``movable`` included), then direct swaps again on every partition reordered.
+        Every step lowers the sum of squared leader counts, so it ends; replica sets never change.
         """
-        counts = self.loads.leaders
         tps = list(chosen)
+        self._swap(targets, tps)
+        first = {tp: targets[tp][0] for tp in movable}
+        if self._augment(targets, tps + list(first)):
+            changed = [tp for tp, lead in first.items() if targets[tp][0] != lead]
+            self._swap(targets, tps + changed)
+        return {tp for tp, lead in first.items() if targets[tp][0] != lead}
+
+    def _swap(self, targets: dict, tps: list) -> None:
+        counts = self.loads.leaders
         for _round in range(len(tps) + 1):
             changed = False
             for tp in tps:
@@ -220,12 +233,77 @@ class LeaderBalancer:
                 low = min((b for b in replicas[1:] if b in self.live), key=lambda b: (counts.get(b, 0), self.ranks.get(b, b)),
                           default=None)
                 if low is not None and counts.get(low, 0) < counts.get(lead, 0) - 1:
-                    out = list(replicas)
-                    i = out.index(low)
-                    out[0], out[i] = out[i], out[0]
-                    targets[tp] = tuple(out)
+                    targets[tp] = _to_front(replicas, low)
                     counts[lead] -= 1
                     counts[low] = counts.get(low, 0) + 1
                     changed = True
             if not changed:
                 return
+
+    def _augment(self, targets: dict, tps: list) -> bool:
+        """Shift leaderships along paths A → B → … → Z (A leads a chosen partition where B is a
+        replica, B one where C is, …) from a broker with the most leaderships to one with at least
+        two fewer, or from one with at least two more than the fewest to a broker with the fewest:
+        each path moves one leadership from its first broker to its last, the ones between keep
+        their counts. Ends when neither kind of path exists (spread ≤ 1, or no reorder of the
+        chosen partitions can lower it). Returns whether anything changed."""
+        counts = self.loads.leaders
+        live = sorted(self.live)
+        if len(live) < 2:
+            return False
+        led: dict[int, list] = {b: [] for b in live}
+        for tp in tps:
+            if targets[tp][0] in led:
+                led[targets[tp][0]].append(tp)
+        changed = False
+        for _step in range(len(tps) * len(live) + 1):
+            hi = max(counts.get(b, 0) for b in live)
+            lo = min(counts.get(b, 0) for b in live)
+            if hi - lo <= 1:
+                break
+            path = (self._path(targets, led, [b for b in live if counts.get(b, 0) == hi],
+                               lambda b: counts.get(b, 0) <= hi - 2)
+                    or self._path(targets, led, [b for b in live if counts.get(b, 0) >= lo + 2],
+                                  lambda b: counts.get(b, 0) == lo))
+            if path is None:
+                break
+            for a, tp, b in path:
+                targets[tp] = _to_front(targets[tp], b)
+                led[a].remove(tp)
+                led[b].append(tp)
+            counts[path[0][0]] -= 1
+            counts[path[-1][2]] = counts.get(path[-1][2], 0) + 1
+            changed = True
+        return changed
+
+    def _path(self, targets: dict, led: dict, sources: list, is_sink) -> list | None:
+        """Breadth-first: the shortest chain of (leader, partition, new leader) from a source to a
+        broker ``is_sink`` accepts, or None."""
+        parent: dict[int, tuple] = {s: () for s in sources}
+        frontier = sorted(sources, key=lambda b: self.ranks.get(b, b))
+        while frontier:
+            nxt = []
+            for a in frontier:
+                for tp in led.get(a, ()):
+                    for b in targets[tp][1:]:
+                        if b in parent or b not in self.live:
+                            continue
+                        parent[b] = (a, tp)
+                        if is_sink(b):
+                            path = []
+                            while parent[b]:
+                                a2, tp2 = parent[b]
+                                path.append((a2, tp2, b))
+                                b = a2
+                            return path[::-1]
+                        nxt.append(b)
+            frontier = nxt
+        return None
+
+
+def _to_front(replicas, b: int) -> tuple[int, ...]:
+    """``replicas`` with ``b`` swapped into position 0."""
+    out = list(replicas)
+    i = out.index(b)
+    out[0], out[i] = out[i], out[0]
+    return tuple(out)

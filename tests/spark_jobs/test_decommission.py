@@ -31,7 +31,8 @@ def test_golden_small_cluster() -> None:
     got = json.loads(encode_reassignment_file(plan.target))
     with open(os.path.join(GOLDEN, "decommission_small_target.json")) as f:
         assert got == json.load(f)
-    # every replica of broker 3 moved (orders spans racks a,b,c: it stays in rack c), rest kept
+    # every replica of broker 3 moved (orders spans racks a,b,c: it stays in rack c), rest kept; events-2
+    # ([5, 3] → [7, 5]) also takes 7 as preferred leader, which brings the leader spread from 2 to 1
     for m in plan.moves:
         assert 3 in m.current and 3 not in m.target and len(m.destinations) == 1
         if m.tp.topic == "orders":
@@ -189,3 +190,24 @@ def test_mildly_skewed_sizes_end_within_ten_percent_in_every_rack() -> None:
         unswapped = plan_decommission(snap, [3, 10, 17, 30], sizes, seed=0)
     before = _rack_byte_spreads(snap, [3, 10, 17, 30], sizes, unswapped.target)
     assert all(spreads[r] < before[r] / 2 for r in spreads), (spreads, before)
+
+
+@pytest.mark.parametrize("shape,removed", [((24, 6, 40, 20), [0, 6, 12]), ((96, 6, 1000, 100), [0, 6, 12])])
+def test_leader_spread_evens_out_through_chains_when_the_removed_brokers_share_a_rack(shape, removed) -> None:
+    # every removed broker in rack r0: the partitions they led have their other replicas on a few
+    # brokers, so choosing among those alone left a preferred-leader spread of 2 (24 brokers) and
+    # 18 (96 brokers / 6 racks / 100k partitions); chains of swaps through other moved partitions reach 1
+    snap = synthetic_cluster(*shape, 3, seed=3)
+    sizes = synthetic_sizes(snap, seed=4)
+    plan = plan_decommission(snap, removed, sizes, seed=0)
+    live = [b for b in snap.brokers if b not in removed]
+    final = cluster_loads(snap.partitions(), live, sizes, None, plan.target)
+    assert spread(final.leaders[b] for b in live) <= 1
+    assert spread(final.replicas[b] for b in live) <= 1
+    assert plan.replica_moves == sum(1 for p in snap.partitions() for b in p.replicas if b in removed)
+    assert plan_violations(snap, plan, removed, sizes) == []
+    for m in plan.moves:     # only the removed replicas were replaced; the rest is a reorder at most
+        kept = [b for b in m.current if b not in removed]
+        assert set(kept) <= set(m.target) and len(set(m.target) - set(kept)) == len(m.current) - len(kept)
+    reordered = [m for m in plan.moves if m.current[0] not in removed and m.target[0] != m.current[0]]
+    assert len(reordered) < len(plan.moves) // 20     # a few chains, not a reshuffle
