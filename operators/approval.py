@@ -27,7 +27,10 @@ Who may let a plan run (the rules are pure, in :mod:`operators.approval_policy`)
 Failure: :class:`~operators.approval_policy.BypassRefused`,
 :class:`~operators.approval_policy.FourEyesViolation`,
 :class:`~operators.approval_policy.ApprovalExpired` and :class:`PlanHashMismatch` fail the task;
-nothing downstream (no ZooKeeper write) runs.
+nothing downstream (no ZooKeeper write) runs; the rules' refusals surface as
+:class:`~operators.errors.ApprovalRefused`, which is not retried. The task has retries for Airflow's
+human-in-the-loop race, and a retry resumes from the approval an earlier try recorded
+(:mod:`operators.approval_retry`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.run_folder import RunFolder
 from operators.approval_policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
                                        check_responder, policy_decision)
+from operators.approval_retry import refusals_fail_the_task, request_still_open, with_retry_defaults
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
@@ -94,12 +98,20 @@ class PlanApprovalOperator(ApprovalOperator):
 
     def __init__(self, *, run_root: str, zk_conn_id: str = "", dry_run: Any = False, **kwargs: Any) -> None:
         kwargs.setdefault("ignore_downstream_trigger_rules", False)
-        super().__init__(**kwargs)
+        super().__init__(**with_retry_defaults(kwargs))
         self.run_root = run_root
         self.zk_conn_id = zk_conn_id
         self.dry_run = dry_run
 
     def execute(self, context: Any) -> Any:
+        with refusals_fail_the_task():
+            return self._ask(context)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
+        with refusals_fail_the_task():
+            return self._answered(context, event)
+
+    def _ask(self, context: Any) -> Any:
         dag_run = context["dag_run"]
         check_no_bypass_param(getattr(dag_run, "conf", None))
         folder = run_folder(context, self.run_root)
@@ -122,8 +134,13 @@ class PlanApprovalOperator(ApprovalOperator):
                                                    decision.text), run_id, task_id)
             self.log.info("pre-approved: %s (policy %s); no human asked", decision.text, decision.policy)
             return {"decision": PRE_APPROVED, "plan_hash": digest}
-        self.log.info("human approval needed: %s", decision.text)
         triggered_by = getattr(dag_run, "triggering_user_name", None)
+        earlier = self._earlier_approval(folder, digest, triggered_by)
+        if earlier is not None:
+            self.log.info("plan %s was approved by %s at %s, as an earlier try of this task recorded: not asking "
+                          "again (operators/approval_retry.py)", digest, earlier.by, earlier.at)
+            return {"decision": APPROVED, "plan_hash": digest, "resumed": True}
+        self.log.info("human approval needed: %s", decision.text)
         expiry = self._expiry(windows)
         self.response_timeout = expiry
         approvers = self._approvers(windows, triggered_by)
@@ -140,7 +157,7 @@ class PlanApprovalOperator(ApprovalOperator):
                              "report": str(folder.plan_report_html)})
         return super().execute(context)
 
-    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
+    def _answered(self, context: Any, event: dict[str, Any]) -> Any:
         folder = run_folder(context, self.run_root)
         request = folder.read_json(folder.root / REQUEST_FILE) or {}
         requested = request.get("plan_hash")
@@ -185,6 +202,19 @@ class PlanApprovalOperator(ApprovalOperator):
         return json.loads(json.dumps(result, default=str))
 
     # -- helpers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _earlier_approval(folder: RunFolder, digest: str, triggered_by: str | None) -> ApprovalRecord | None:
+        """The human approval of ``digest`` an earlier try of this task recorded, while its request is
+        still open (see :mod:`operators.approval_retry`), else ``None``."""
+        record = ApprovalRecord.load(folder)
+        request = folder.read_json(folder.root / REQUEST_FILE) or {}
+        if record is None or record.decision != APPROVED or record.plan_hash != digest:
+            return None
+        if request.get("plan_hash") != digest or not request_still_open(request):
+            return None
+        check_responder(triggered_by, record.by)
+        return record
 
     def _expiry(self, windows: WindowsFile | None) -> timedelta:
         cluster = windows.cluster(str(self.zk_conn_id)) if windows else None

@@ -13,6 +13,9 @@ and the audit log; :func:`require_change_approval` is what the writing step chec
 Failure: :class:`~operators.approval_policy.FourEyesViolation`,
 :class:`~operators.approval_policy.ApprovalExpired`, :class:`PlanHashMismatch` (document changed),
 :class:`~operators.errors.ApprovalMissing` (the writing step found no approval of this document).
+The rules' refusals surface as :class:`~operators.errors.ApprovalRefused` (not retried); the task
+has retries for Airflow's human-in-the-loop race, and a retry resumes from the approval an earlier
+try recorded (:mod:`operators.approval_retry`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.run_folder import RunFolder
 from operators.approval_policy import check_no_bypass_param, check_not_expired, check_responder
+from operators.approval_retry import refusals_fail_the_task, request_still_open, with_retry_defaults
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
 from operators.runtime import run_folder
@@ -64,7 +68,7 @@ class ChangeApprovalOperator(ApprovalOperator):
         kwargs.setdefault("ignore_downstream_trigger_rules", False)
         kwargs.setdefault("subject", f"Approve: {name}")
         kwargs.setdefault("body", "")
-        super().__init__(**kwargs)
+        super().__init__(**with_retry_defaults(kwargs))
         self.name = name
         self.document = document
         self.run_root = run_root
@@ -84,6 +88,14 @@ class ChangeApprovalOperator(ApprovalOperator):
     # -- the step ------------------------------------------------------------------------------
 
     def execute(self, context: Any) -> Any:
+        with refusals_fail_the_task():
+            return self._ask(context)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
+        with refusals_fail_the_task():
+            return self._answered(context, event)
+
+    def _ask(self, context: Any) -> Any:
         check_no_bypass_param(getattr(context["dag_run"], "conf", None))
         folder = run_folder(context, self.run_root)
         digest = document_hash(folder, self.document)
@@ -97,6 +109,11 @@ class ChangeApprovalOperator(ApprovalOperator):
         expiry = cluster.approval_expires_after if cluster else DEFAULT_APPROVAL_EXPIRY
         self.response_timeout = expiry
         triggered_by = getattr(context["dag_run"], "triggering_user_name", None)
+        earlier = self._earlier_approval(folder, digest, triggered_by)
+        if earlier is not None:
+            self.log.info("%s was approved by %s at %s, as an earlier try of this task recorded: not asking again "
+                          "(operators/approval_retry.py)", self.document, earlier.get("by"), earlier.get("at"))
+            return {"decision": "approved", "document_sha256": digest, "resumed": True}
         approvers = [a for a in (cluster.approvers if cluster is not None else ())
                      if a.lower() != (triggered_by or "").lower()]
         if approvers:                       # none left: anyone but the trigger (checked at the answer)
@@ -108,7 +125,7 @@ class ChangeApprovalOperator(ApprovalOperator):
                      f"after {expiry}; the person who triggered the run cannot approve it.")
         return super().execute(context)
 
-    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
+    def _answered(self, context: Any, event: dict[str, Any]) -> Any:
         folder = run_folder(context, self.run_root)
         request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
         if "error" not in event and event.get("chosen_options"):
@@ -130,6 +147,18 @@ class ChangeApprovalOperator(ApprovalOperator):
             self._record(context, folder, decision, by, at, "", request)
         result = super().execute_complete(context=context, event=event)
         return json.loads(json.dumps(result, default=str))
+
+    def _earlier_approval(self, folder: RunFolder, digest: str, triggered_by: str | None) -> dict | None:
+        """The approval of this document an earlier try of this task recorded, while its request is
+        still open (see :mod:`operators.approval_retry`), else ``None``."""
+        record = folder.read_json(folder.root / f"approval_{self.name}.json") or {}
+        request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
+        if record.get("decision") != "approved" or record.get("document_sha256") != digest:
+            return None
+        if request.get("document_sha256") != digest or not request_still_open(request):
+            return None
+        check_responder(triggered_by, record.get("by"))
+        return record
 
     def _record(self, context: Any, folder: RunFolder, decision: str, by: str, at: datetime, note: str,
                 request: dict) -> None:

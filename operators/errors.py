@@ -18,6 +18,11 @@ class ApprovalMissing(KafkaZkError, AirflowFailException):
     """No approval record for this run's plan (approve was skipped, rejected or never ran)."""
 
 
+class ApprovalRefused(KafkaZkError, AirflowFailException):
+    """An answer the approval rules refuse (four eyes, expiry, the removed bypass Param): a retry of
+    the approve task must not ask again, so the task fails at once."""
+
+
 class PlanHashMismatch(KafkaZkError, AirflowFailException):
     """The plan on disk is not the plan that was approved: re-plan and approve again."""
 

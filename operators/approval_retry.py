@@ -1,0 +1,63 @@
+"""Approve tasks survive Airflow's human-in-the-loop race: retried, they resume from the recorded answer.
+
+On a real scheduler (Airflow 3.3.2, LocalExecutor), an answer given within about a second of the
+request can reach the scheduler before the executor has reported that the waiting attempt exited.
+The scheduler re-queues the task for the answer, then reads the stale "success" of the waiting
+attempt and fails it ("finished with state success, but the task instance's state attribute is
+queued"); the resumed attempt records the approval and is told "409 TI was not in the running
+state". ``tests/dags/test_real_airflow_race.py`` met it with an approver answering at once.
+
+So every approve task has retries, and a retry (or a cleared task run again) whose run folder
+already holds an approval of the same plan or document hash — written by the earlier attempt
+after every rule passed, and not past the request's expiry — continues from it instead of asking
+again. Refusals of the approval rules (four eyes, expiry, the removed bypass Param) and a request
+that timed out fail the task
+at once through :class:`~operators.errors.ApprovalRefused`, so a retry never asks a second time
+after a refusal. A rejection lost to the race is asked again (nothing is written either way).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterator
+
+from airflow.providers.standard.exceptions import HITLTimeoutError
+
+from operators.approval_policy import ApprovalExpired, BypassRefused, FourEyesViolation
+from operators.errors import ApprovalRefused
+
+APPROVAL_RETRIES = 2
+APPROVAL_RETRY_DELAY = timedelta(seconds=10)
+
+
+def with_retry_defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the approve task's retries, unless the DAG sets its own."""
+    kwargs.setdefault("retries", APPROVAL_RETRIES)
+    kwargs.setdefault("retry_delay", APPROVAL_RETRY_DELAY)
+    return kwargs
+
+
+@contextmanager
+def refusals_fail_the_task() -> Iterator[None]:
+    """Re-raise a refusal of the approval rules, or a request that timed out, as
+    :class:`ApprovalRefused` (no retry: a retry would ask again and extend the expiry)."""
+    try:
+        yield
+    except (FourEyesViolation, ApprovalExpired, BypassRefused) as refused:
+        raise ApprovalRefused(str(refused)) from refused
+    except HITLTimeoutError as timed_out:
+        raise ApprovalRefused("nobody answered before the approval request expired; nothing was written: "
+                              "trigger the run again for a fresh request") from timed_out
+
+
+def request_still_open(request: dict, now: datetime | None = None) -> bool:
+    """Whether an approval request (``requested_at`` + ``expiry_s``) has not expired at ``now``."""
+    try:
+        requested = datetime.fromisoformat(str(request["requested_at"]).replace("Z", "+00:00"))
+        expiry = timedelta(seconds=float(request["expiry_s"]))
+    except (KeyError, TypeError, ValueError):
+        return False
+    if requested.tzinfo is None:
+        requested = requested.replace(tzinfo=timezone.utc)
+    return (now or datetime.now(timezone.utc)) < requested + expiry

@@ -1,0 +1,114 @@
+"""An approve task retried after Airflow's human-in-the-loop race resumes from the recorded approval,
+and only from a valid one; the approval rules' refusals are never retried.
+
+The race itself needs a real scheduler (tests/dags/test_real_airflow_race.py met it: an answer
+given within a second of the request failed the approve task with "finished with state success,
+but the task instance's state attribute is queued"). Here the retry's side is pinned: the run
+folder holds what the earlier try recorded, and the operator's ``execute`` runs as the retry.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from airflow.sdk.exceptions import AirflowFailException
+
+from kafka_zk.run_folder import RunFolder
+from operators.approval import REQUEST_FILE, PlanApprovalOperator
+from operators.errors import ApprovalRefused
+from operators.runtime import APPROVED, REJECTED, ApprovalRecord, plan_hash
+from spark_jobs.artifacts import write_plan_artifacts
+from spark_jobs.kernels.decommission import plan_decommission
+from spark_jobs.kernels.waves import WaveLimits, pack_waves
+from spark_jobs.summary import build_summary
+from spark_jobs.synthetic import synthetic_cluster
+
+DAG_ID, RUN_ID = "decommission_brokers", "manual__2026-11-25T17:42:55+00:00"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> RunFolder:
+    """A run folder with a small decommission plan in it."""
+    folder = RunFolder.for_run(tmp_path, DAG_ID, RUN_ID).ensure()
+    snap = synthetic_cluster(6, 3, 2, 6, 3, seed=1)
+    plan = plan_decommission(snap, [5], {}, seed=0)
+    limits = WaveLimits(max_moves_per_broker=2, throttle_bytes_per_s=10 * 1024 ** 2)
+    waves = pack_waves(plan.moves, limits)
+    write_plan_artifacts(str(folder.plan_dir), plan, waves, build_summary(snap, plan, waves, limits, {}),
+                         10 * 1024 ** 2)
+    return folder
+
+
+def context(folder: RunFolder, triggered_by: str = "alice", conf: dict | None = None) -> dict:
+    dag_run = SimpleNamespace(conf=conf or {}, run_type="manual", triggering_user_name=triggered_by)
+    return {"dag_run": dag_run, "run_id": RUN_ID, "dag": SimpleNamespace(dag_id=DAG_ID)}
+
+
+def operator(folder: RunFolder) -> PlanApprovalOperator:
+    return PlanApprovalOperator(task_id="approve", run_root=str(folder.root.parents[1]), subject="s", body="b")
+
+
+def earlier_try(folder: RunFolder, decision: str = APPROVED, by: str = "bob", digest: str | None = None,
+                requested_ago: timedelta = timedelta(seconds=5), expiry: timedelta = timedelta(hours=12)) -> None:
+    """What the earlier try wrote: its request, then the answer's record."""
+    digest = digest or plan_hash(folder.plan_dir)
+    requested = datetime.now(timezone.utc) - requested_ago
+    folder.write_json(folder.root / REQUEST_FILE, {"plan_hash": digest, "requested_at": requested.isoformat(),
+                                                   "expires_at": (requested + expiry).isoformat(),
+                                                   "expiry_s": expiry.total_seconds(), "triggered_by": "alice"})
+    folder.write_json(folder.approval, ApprovalRecord(decision, digest, by, requested.isoformat()).to_json())
+
+
+def test_approve_tasks_have_retries_for_the_race() -> None:
+    op = PlanApprovalOperator(task_id="approve", run_root="/r", subject="s", body="b")
+    assert op.retries == 2 and op.retry_delay == timedelta(seconds=10)
+
+
+def test_a_retry_resumes_from_the_approval_the_earlier_try_recorded(folder: RunFolder) -> None:
+    earlier_try(folder)
+    result = operator(folder).execute(context(folder))
+    assert result == {"decision": APPROVED, "plan_hash": plan_hash(folder.plan_dir), "resumed": True}
+    assert ApprovalRecord.load(folder).by == "bob"          # the record is the earlier try's, untouched
+
+
+@pytest.mark.parametrize("case", ["rejected", "other plan", "expired request", "approved by the trigger"])
+def test_a_retry_does_not_resume_from_anything_else(folder: RunFolder, case: str) -> None:
+    digest = plan_hash(folder.plan_dir)
+    if case == "rejected":
+        earlier_try(folder, decision=REJECTED)
+    elif case == "other plan":
+        earlier_try(folder, digest="0" * 64)
+    elif case == "expired request":
+        earlier_try(folder, requested_ago=timedelta(hours=2), expiry=timedelta(hours=1))
+    else:
+        earlier_try(folder, by="alice")
+    op = operator(folder)
+    if case == "approved by the trigger":             # the retry fails at once, asking nobody
+        with pytest.raises(ApprovalRefused, match="alice triggered this run and cannot approve it"):
+            op.execute(context(folder))
+    else:
+        assert op._earlier_approval(folder, digest, "alice") is None
+
+
+def test_refusals_of_the_rules_fail_at_once_without_a_retry(folder: RunFolder) -> None:
+    with pytest.raises(ApprovalRefused, match="pre_approved was removed") as refused:
+        operator(folder).execute(context(folder, conf={"pre_approved": True}))
+    assert isinstance(refused.value, AirflowFailException)
+    assert not folder.approval.exists()
+
+
+def test_an_answer_from_the_trigger_fails_at_once_and_is_recorded_as_refused(folder: RunFolder) -> None:
+    digest = plan_hash(folder.plan_dir)
+    now = datetime.now(timezone.utc)
+    folder.write_json(folder.root / REQUEST_FILE, {"plan_hash": digest, "requested_at": now.isoformat(),
+                                                   "expiry_s": 3600, "triggered_by": "alice"})
+    event = {"chosen_options": ["Approve"], "params_input": {}, "responded_at": now,
+             "responded_by_user": {"id": "alice", "name": "alice"}}
+    with pytest.raises(ApprovalRefused, match="four-eyes"):
+        operator(folder).execute_complete(context(folder), event)
+    record = json.loads(folder.approval.read_text())
+    assert record["decision"] == REJECTED and record["by"] == "alice"
