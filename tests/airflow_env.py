@@ -21,11 +21,16 @@ _HOME: Path | None = None
 def configure_env() -> Path:
     global _HOME
     if _HOME is None:
-        if os.environ.get("KR_TEST_AIRFLOW_HOME"):
+        # One home per pytest-xdist worker (SQLite takes one writer): a worker inherits the
+        # controller's variables, so a home counts as ours only if it was made for this worker.
+        # Child processes a test starts inherit both variables and share the worker's DB.
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        if os.environ.get("KR_TEST_AIRFLOW_HOME") and os.environ.get("KR_TEST_AIRFLOW_WORKER", "") == worker:
             _HOME = Path(os.environ["KR_TEST_AIRFLOW_HOME"])
         else:
-            _HOME = Path(tempfile.mkdtemp(prefix="kr-airflow-"))
-            os.environ["KR_TEST_AIRFLOW_HOME"] = str(_HOME)  # child processes share the DB
+            _HOME = Path(tempfile.mkdtemp(prefix=f"kr-airflow-{worker}-" if worker else "kr-airflow-"))
+            os.environ["KR_TEST_AIRFLOW_HOME"] = str(_HOME)
+            os.environ["KR_TEST_AIRFLOW_WORKER"] = worker
             atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
         os.environ.update(local_airflow_env(_HOME))
     return _HOME

@@ -97,6 +97,35 @@ from tests.airflow_env import configure_env  # noqa: E402
 configure_env()
 
 
+#: Test files by measured wall time, slowest first (``--durations=0`` of a full run, per file).
+#: pytest-xdist hands whole files to workers in collection order, so these start first instead of
+#: ending the run alone on one worker; every other file keeps its place after them.
+SLOWEST_FIRST = (
+    "tests/dags/test_real_airflow_race.py",
+    "tests/dags/test_decommission_windows.py",
+    "tests/dags/test_decommission_brokers.py",
+    "tests/campaign/test_fault_campaign.py",
+    "tests/dags/test_reassign_partitions.py",
+    "tests/dags/test_rebalance.py",
+    "tests/dags/test_rollback.py",
+    "tests/dags/test_move_topics.py",
+    "tests/dags/test_add_brokers.py",
+    "tests/dags/test_change_replication_factor.py",
+    "tests/dags/test_topic_changes.py",
+    "tests/spark_jobs/test_plan_job_spark.py",
+    "tests/spark_jobs/test_plan_engines.py",
+    "tests/spark_jobs/test_spark_connect.py",
+    "tests/dags/test_approval_bypass.py",
+    "tests/dags/test_decommission_stall.py",
+    "tests/dags/test_decommission_capacity.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    rank = {path: i for i, path in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
 def pytest_unconfigure(config) -> None:
     """After the run, library threads (kazoo reconnect loops of clients cached by Airflow task
     code, py4j finalizers) may still log while the interpreter exits and pytest has closed its
