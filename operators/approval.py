@@ -40,13 +40,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
-from airflow.providers.standard.operators.hitl import ApprovalOperator
 
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.run_folder import RunFolder
 from operators.approval_policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
                                        check_responder, policy_decision)
-from operators.approval_retry import refusals_fail_the_task, request_still_open, with_retry_defaults
+from operators.approval_retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
@@ -91,27 +90,19 @@ def plan_size(folder: RunFolder) -> tuple[int, int | None]:
 
 
 
-class PlanApprovalOperator(ApprovalOperator):
+class PlanApprovalOperator(RetriedApprovalOperator):
     """Approve or reject exactly one plan hash, by someone else, in time (see module docstring)."""
 
-    template_fields: Sequence[str] = (*ApprovalOperator.template_fields, "run_root", "dry_run", "zk_conn_id")
+    template_fields: Sequence[str] = (*RetriedApprovalOperator.template_fields, "run_root", "dry_run", "zk_conn_id")
 
     def __init__(self, *, run_root: str, zk_conn_id: str = "", dry_run: Any = False, **kwargs: Any) -> None:
         kwargs.setdefault("ignore_downstream_trigger_rules", False)
-        super().__init__(**with_retry_defaults(kwargs))
+        super().__init__(**kwargs)
         self.run_root = run_root
         self.zk_conn_id = zk_conn_id
         self.dry_run = dry_run
 
-    def execute(self, context: Any) -> Any:
-        with refusals_fail_the_task():
-            return self._ask(context)
-
-    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
-        with refusals_fail_the_task():
-            return self._answered(context, event)
-
-    def _ask(self, context: Any) -> Any:
+    def ask(self, context: Any) -> Any:
         dag_run = context["dag_run"]
         check_no_bypass_param(getattr(dag_run, "conf", None))
         folder = run_folder(context, self.run_root)
@@ -155,9 +146,9 @@ class PlanApprovalOperator(ApprovalOperator):
         notify_event(context, folder, "approval_requested", self.log, body=self.body, link=link,
                      fields={"plan hash": digest, "expires at": (now + expiry).isoformat(timespec="minutes"),
                              "report": str(folder.plan_report_html)})
-        return super().execute(context)
+        return super().ask(context)
 
-    def _answered(self, context: Any, event: dict[str, Any]) -> Any:
+    def answered(self, context: Any, event: dict[str, Any]) -> Any:
         folder = run_folder(context, self.run_root)
         request = folder.read_json(folder.root / REQUEST_FILE) or {}
         requested = request.get("plan_hash")
@@ -198,7 +189,7 @@ class PlanApprovalOperator(ApprovalOperator):
             record_decision(folder, ApprovalRecord(decision, requested or plan_hash(folder.plan_dir), by, at_text),
                             run_id, self.task_id)
             self.log.info("plan %s %s by %s at %s", requested, decision, by, at_text)
-        result = super().execute_complete(context=context, event=event)
+        result = super().answered(context, event)
         return json.loads(json.dumps(result, default=str))
 
     # -- helpers -----------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator
 
 from airflow.providers.standard.exceptions import HITLTimeoutError
+from airflow.providers.standard.operators.hitl import ApprovalOperator
 
 from operators.approval_policy import ApprovalExpired, BypassRefused, FourEyesViolation
 from operators.errors import ApprovalRefused
@@ -31,11 +32,31 @@ APPROVAL_RETRIES = 2
 APPROVAL_RETRY_DELAY = timedelta(seconds=10)
 
 
-def with_retry_defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``kwargs`` with the approve task's retries, unless the DAG sets its own."""
-    kwargs.setdefault("retries", APPROVAL_RETRIES)
-    kwargs.setdefault("retry_delay", APPROVAL_RETRY_DELAY)
-    return kwargs
+class RetriedApprovalOperator(ApprovalOperator):
+    """Airflow's ApprovalOperator with retries, whose refusals fail at once. A subclass asks in
+    :meth:`ask` (ending with ``super().ask`` or the HITL request) and checks the answer in
+    :meth:`answered`; both run inside :func:`refusals_fail_the_task`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("retries", APPROVAL_RETRIES)
+        kwargs.setdefault("retry_delay", APPROVAL_RETRY_DELAY)
+        super().__init__(**kwargs)
+
+    def execute(self, context: Any) -> Any:
+        with refusals_fail_the_task():
+            return self.ask(context)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
+        with refusals_fail_the_task():
+            return self.answered(context, event)
+
+    def ask(self, context: Any) -> Any:
+        """Make the human-in-the-loop request (the task waits for the answer)."""
+        return ApprovalOperator.execute(self, context)
+
+    def answered(self, context: Any, event: dict[str, Any]) -> Any:
+        """Airflow's handling of the answer (Reject skips downstream)."""
+        return ApprovalOperator.execute_complete(self, context=context, event=event)
 
 
 @contextmanager

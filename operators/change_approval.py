@@ -25,14 +25,13 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
-from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk.exceptions import AirflowSkipException
 
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.run_folder import RunFolder
 from operators.approval_policy import check_no_bypass_param, check_not_expired, check_responder
-from operators.approval_retry import refusals_fail_the_task, request_still_open, with_retry_defaults
+from operators.approval_retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
 from operators.runtime import run_folder
@@ -58,17 +57,17 @@ def require_change_approval(folder: RunFolder, name: str, document: str) -> dict
     return record
 
 
-class ChangeApprovalOperator(ApprovalOperator):
+class ChangeApprovalOperator(RetriedApprovalOperator):
     """Approve one change document (see module docstring); subclasses say what it allows."""
 
-    template_fields: Sequence[str] = (*ApprovalOperator.template_fields, "run_root", "zk_conn_id", "dry_run")
+    template_fields: Sequence[str] = (*RetriedApprovalOperator.template_fields, "run_root", "zk_conn_id", "dry_run")
 
     def __init__(self, *, name: str, document: str, run_root: str, zk_conn_id: str, dry_run: Any = False,
                  **kwargs: Any) -> None:
         kwargs.setdefault("ignore_downstream_trigger_rules", False)
         kwargs.setdefault("subject", f"Approve: {name}")
         kwargs.setdefault("body", "")
-        super().__init__(**with_retry_defaults(kwargs))
+        super().__init__(**kwargs)
         self.name = name
         self.document = document
         self.run_root = run_root
@@ -87,15 +86,7 @@ class ChangeApprovalOperator(ApprovalOperator):
 
     # -- the step ------------------------------------------------------------------------------
 
-    def execute(self, context: Any) -> Any:
-        with refusals_fail_the_task():
-            return self._ask(context)
-
-    def execute_complete(self, context: Any, event: dict[str, Any]) -> Any:
-        with refusals_fail_the_task():
-            return self._answered(context, event)
-
-    def _ask(self, context: Any) -> Any:
+    def ask(self, context: Any) -> Any:
         check_no_bypass_param(getattr(context["dag_run"], "conf", None))
         folder = run_folder(context, self.run_root)
         digest = document_hash(folder, self.document)
@@ -123,9 +114,9 @@ class ChangeApprovalOperator(ApprovalOperator):
             "triggered_by": triggered_by, "document": self.document, "document_sha256": digest})
         self.body = (f"{self.writes_text(doc, folder)}\n\n`{self.document}` sha256 `{digest}`. The request expires "
                      f"after {expiry}; the person who triggered the run cannot approve it.")
-        return super().execute(context)
+        return super().ask(context)
 
-    def _answered(self, context: Any, event: dict[str, Any]) -> Any:
+    def answered(self, context: Any, event: dict[str, Any]) -> Any:
         folder = run_folder(context, self.run_root)
         request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
         if "error" not in event and event.get("chosen_options"):
@@ -145,7 +136,7 @@ class ChangeApprovalOperator(ApprovalOperator):
                     self._record(context, folder, "rejected", by, at, f"approval refused: {refused}", request)
                     raise
             self._record(context, folder, decision, by, at, "", request)
-        result = super().execute_complete(context=context, event=event)
+        result = super().answered(context, event)
         return json.loads(json.dumps(result, default=str))
 
     def _earlier_approval(self, folder: RunFolder, digest: str, triggered_by: str | None) -> dict | None:
