@@ -119,9 +119,44 @@ def answer_approval(dag_id: str, task_id: str, option: str, approver: str, timeo
                     update_hitl_detail(dag_id=dag_id, dag_run_id=ti.run_id, task_id=task_id,
                                        update_hitl_detail_payload=UpdateHITLDetailPayload(chosen_options=[option]),
                                        user=_Responder(approver), session=session, map_index=ti.map_index)
-                    return ti.run_id
+                    answered = (ti.id, ti.run_id)
+                    break
         time.sleep(0.3)
-    raise TimeoutError(f"{dag_id}.{task_id} did not wait for input within {timeout:g}s")
+    else:
+        raise TimeoutError(f"{dag_id}.{task_id} did not wait for input within {timeout:g}s")
+    _see_the_answer_resume(*answered, deadline=deadline, stop=stop)
+    return answered[1]
+
+
+def _see_the_answer_resume(ti_id: Any, run_id: str, deadline: float, stop: threading.Event | None,
+                           stranded_after: float = 3.0) -> None:
+    """Wait until the answered task leaves AWAITING_INPUT; if it stays parked with its answer recorded
+    for ``stranded_after`` seconds, resume it as the answer route does.
+
+    SQLite has no row locks, so ``dag.test``'s own write of the parked state can land after the
+    answer's resume and overwrite it (seen under load: the task stayed AWAITING_INPUT with the
+    answer recorded, and ``dag.test`` waited forever). On PostgreSQL or MySQL the route's row locks
+    order the two writes; this only re-applies Airflow's own resume (``handle_event_submit``).
+    """
+    from airflow.models.hitl import HITLDetail
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.models.trigger import handle_event_submit
+    from airflow.triggers.base import TriggerEvent
+    from airflow.utils.session import create_session
+    from airflow.utils.state import TaskInstanceState
+
+    parked_since: float | None = None
+    while time.monotonic() < deadline and not (stop is not None and stop.is_set()):
+        with create_session() as session:
+            ti = session.get(TaskInstance, ti_id)
+            if ti is None or ti.state != TaskInstanceState.AWAITING_INPUT:
+                return
+            parked_since = parked_since or time.monotonic()
+            detail = session.get(HITLDetail, ti_id)
+            if detail is not None and detail.response_received and time.monotonic() - parked_since >= stranded_after:
+                handle_event_submit(TriggerEvent(detail.as_resume_event_payload()), task_instance=ti, session=session)
+                parked_since = None
+        time.sleep(0.3)
 
 
 def prepare_responder() -> None:
@@ -135,7 +170,10 @@ def prepare_responder() -> None:
     """
     import airflow.api_fastapi.core_api.datamodels.hitl  # noqa: F401
     import airflow.api_fastapi.core_api.routes.public.hitl  # noqa: F401
+    import airflow.models.hitl  # noqa: F401
     import airflow.models.taskinstance  # noqa: F401
+    import airflow.models.trigger  # noqa: F401
+    import airflow.triggers.base  # noqa: F401
     import airflow.utils.session  # noqa: F401
     import airflow.utils.state  # noqa: F401
     from airflow.models import import_all_models
