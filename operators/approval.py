@@ -29,7 +29,7 @@ Failure: :class:`~operators.approval_policy.BypassRefused`,
 :class:`~operators.approval_policy.ApprovalExpired` and :class:`PlanHashMismatch` fail the task;
 nothing downstream (no ZooKeeper write) runs; the rules' refusals surface as
 :class:`~operators.errors.ApprovalRefused`, which is not retried. The task has retries for Airflow's
-human-in-the-loop race, and a retry takes an answer already given instead of asking again
+human-in-the-loop race, and a retry resumes from the approval an earlier try recorded
 (:mod:`operators.approval_retry`).
 """
 
@@ -45,7 +45,7 @@ from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.run_folder import RunFolder
 from operators.approval_policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
                                        check_responder, policy_decision)
-from operators.approval_retry import RetriedApprovalOperator
+from operators.approval_retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
@@ -126,6 +126,11 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             self.log.info("pre-approved: %s (policy %s); no human asked", decision.text, decision.policy)
             return {"decision": PRE_APPROVED, "plan_hash": digest}
         triggered_by = getattr(dag_run, "triggering_user_name", None)
+        earlier = self._earlier_approval(folder, digest, triggered_by)
+        if earlier is not None:
+            self.log.info("plan %s was approved by %s at %s, as an earlier try of this task recorded: not asking "
+                          "again (operators/approval_retry.py)", digest, earlier.by, earlier.at)
+            return {"decision": APPROVED, "plan_hash": digest, "resumed": True}
         self.log.info("human approval needed: %s", decision.text)
         expiry = self._expiry(windows)
         self.response_timeout = expiry
@@ -188,6 +193,19 @@ class PlanApprovalOperator(RetriedApprovalOperator):
         return json.loads(json.dumps(result, default=str))
 
     # -- helpers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _earlier_approval(folder: RunFolder, digest: str, triggered_by: str | None) -> ApprovalRecord | None:
+        """The human approval of ``digest`` an earlier try of this task recorded, while its request is
+        still open (see :mod:`operators.approval_retry`), else ``None``."""
+        record = ApprovalRecord.load(folder)
+        request = folder.read_json(folder.root / REQUEST_FILE) or {}
+        if record is None or record.decision != APPROVED or record.plan_hash != digest:
+            return None
+        if request.get("plan_hash") != digest or not request_still_open(request):
+            return None
+        check_responder(triggered_by, record.by)
+        return record
 
     def _expiry(self, windows: WindowsFile | None) -> timedelta:
         cluster = windows.cluster(str(self.zk_conn_id)) if windows else None

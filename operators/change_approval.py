@@ -14,8 +14,8 @@ Failure: :class:`~operators.approval_policy.FourEyesViolation`,
 :class:`~operators.approval_policy.ApprovalExpired`, :class:`PlanHashMismatch` (document changed),
 :class:`~operators.errors.ApprovalMissing` (the writing step found no approval of this document).
 The rules' refusals surface as :class:`~operators.errors.ApprovalRefused` (not retried); the task
-has retries for Airflow's human-in-the-loop race, and a retry takes an answer already given instead
-of asking again (:mod:`operators.approval_retry`).
+has retries for Airflow's human-in-the-loop race, and a retry resumes from the approval an earlier
+try recorded (:mod:`operators.approval_retry`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.run_folder import RunFolder
 from operators.approval_policy import check_no_bypass_param, check_not_expired, check_responder
-from operators.approval_retry import RetriedApprovalOperator
+from operators.approval_retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
 from operators.runtime import run_folder
@@ -100,6 +100,11 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
         expiry = cluster.approval_expires_after if cluster else DEFAULT_APPROVAL_EXPIRY
         self.response_timeout = expiry
         triggered_by = getattr(context["dag_run"], "triggering_user_name", None)
+        earlier = self._earlier_approval(folder, digest, triggered_by)
+        if earlier is not None:
+            self.log.info("%s was approved by %s at %s, as an earlier try of this task recorded: not asking again "
+                          "(operators/approval_retry.py)", self.document, earlier.get("by"), earlier.get("at"))
+            return {"decision": "approved", "document_sha256": digest, "resumed": True}
         approvers = [a for a in (cluster.approvers if cluster is not None else ())
                      if a.lower() != (triggered_by or "").lower()]
         if approvers:                       # none left: anyone but the trigger (checked at the answer)
@@ -133,6 +138,18 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
             self._record(context, folder, decision, by, at, "", request)
         result = super().answered(context, event)
         return json.loads(json.dumps(result, default=str))
+
+    def _earlier_approval(self, folder: RunFolder, digest: str, triggered_by: str | None) -> dict | None:
+        """The approval of this document an earlier try of this task recorded, while its request is
+        still open (see :mod:`operators.approval_retry`), else ``None``."""
+        record = folder.read_json(folder.root / f"approval_{self.name}.json") or {}
+        request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
+        if record.get("decision") != "approved" or record.get("document_sha256") != digest:
+            return None
+        if request.get("document_sha256") != digest or not request_still_open(request):
+            return None
+        check_responder(triggered_by, record.get("by"))
+        return record
 
     def _record(self, context: Any, folder: RunFolder, decision: str, by: str, at: datetime, note: str,
                 request: dict) -> None:

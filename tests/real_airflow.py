@@ -191,10 +191,25 @@ class RealAirflow:
                         {"chosen_options": [option]}, as_user)
 
     def approve_when_asked(self, dag_id: str, run_id: str, as_user: str, timeout: float,
-                           task_id: str = "approve") -> None:
-        """Wait (bounded) for the approval to ask, then approve it as ``as_user``."""
-        self.wait_task_state(dag_id, run_id, task_id, "awaiting_input", timeout)
-        self.answer(dag_id, run_id, task_id, "Approve", as_user)
+                           task_id: str = "approve") -> int:
+        """Approve as ``as_user`` each time the approval asks, until the task has finished (bounded);
+        returns how many tries asked. More than one when an answer was lost to Airflow's
+        human-in-the-loop race before the task read it and the retry asked again, as a person
+        would then answer again (operators/approval_retry.py)."""
+        deadline = time.monotonic() + timeout
+        answered: set[int] = set()
+        while time.monotonic() < deadline:
+            self._check_alive()
+            st = self._state_or_none(dag_id, run_id)
+            task = (st.tasks.get(task_id) if st is not None else None) or {}
+            if task.get("state") == "awaiting_input" and task.get("try_number") not in answered:
+                self.answer(dag_id, run_id, task_id, "Approve", as_user)
+                answered.add(task.get("try_number"))
+            elif answered and task.get("state") in ("success", "failed", "skipped", "upstream_failed"):
+                return len(answered)
+            time.sleep(1)
+        raise AssertionError(f"{dag_id}.{task_id} of {run_id} did not finish its approval within {timeout:g}s "
+                             f"(answered tries {sorted(answered)}): {self.state(dag_id, run_id)}\n{self.logs()}")
 
     def state(self, dag_id: str, run_id: str) -> RunState:
         run = self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}")

@@ -1,30 +1,26 @@
-"""An approve task retried after Airflow's human-in-the-loop race takes the answer already given, checked
-by every rule as if the lost attempt had handled it; the approval rules' refusals are never retried.
+"""An approve task retried after Airflow's human-in-the-loop race resumes from the recorded approval,
+and only from a valid one; the approval rules' refusals are never retried.
 
 The race itself needs a real scheduler (tests/dags/test_real_airflow_race.py met it: an answer
 given within a second of the request failed the approve task with "finished with state success,
-but the task instance's state attribute is queued", and the retry asked again, so the run waited
-for a second answer nobody would give). Here the retry's side is pinned: the operator runs as try 2
-of a task instance whose human-in-the-loop detail (Airflow's record of the answer, read in a task
-through its supervisor) is given by the test.
+but the task instance's state attribute is queued"). Here the retry's side is pinned: the run
+folder holds what the earlier try recorded, and the operator's ``execute`` runs as the retry.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from airflow.sdk.api.datamodels._generated import HITLDetailResponse, HITLUser
 from airflow.sdk.exceptions import AirflowFailException
 
 from kafka_zk.run_folder import RunFolder
 from operators.approval import REQUEST_FILE, PlanApprovalOperator
 from operators.errors import ApprovalRefused
-from operators.runtime import APPROVED, REJECTED, plan_hash
+from operators.runtime import APPROVED, REJECTED, ApprovalRecord, plan_hash
 from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
@@ -47,37 +43,24 @@ def folder(tmp_path: Path) -> RunFolder:
     return folder
 
 
-def context(folder: RunFolder, try_number: int = 2, conf: dict | None = None) -> dict:
-    dag_run = SimpleNamespace(conf=conf or {}, run_type="manual", triggering_user_name="alice")
-    ti = SimpleNamespace(id=uuid.uuid4(), try_number=try_number)
-    return {"dag_run": dag_run, "run_id": RUN_ID, "dag": SimpleNamespace(dag_id=DAG_ID), "ti": ti}
+def context(folder: RunFolder, triggered_by: str = "alice", conf: dict | None = None) -> dict:
+    dag_run = SimpleNamespace(conf=conf or {}, run_type="manual", triggering_user_name=triggered_by)
+    return {"dag_run": dag_run, "run_id": RUN_ID, "dag": SimpleNamespace(dag_id=DAG_ID)}
 
 
-def operator(folder: RunFolder, answer: HITLDetailResponse | None = None) -> PlanApprovalOperator:
-    """The approve step whose task instance Airflow holds ``answer`` for."""
-    class Approve(PlanApprovalOperator):
-        @staticmethod
-        def fetch_response(ti_id):
-            if answer is None:
-                raise RuntimeError("no HITL detail for this task instance")
-            return answer
-
-    return Approve(task_id="approve", run_root=str(folder.root.parents[1]), subject="s", body="b")
+def operator(folder: RunFolder) -> PlanApprovalOperator:
+    return PlanApprovalOperator(task_id="approve", run_root=str(folder.root.parents[1]), subject="s", body="b")
 
 
-def requested(folder: RunFolder, ago: timedelta = timedelta(seconds=5), expiry: timedelta = timedelta(hours=12)) -> datetime:
-    """The request the lost try made (its run-folder record); returns when it was made."""
-    at = datetime.now(timezone.utc) - ago
-    folder.write_json(folder.root / REQUEST_FILE, {"plan_hash": plan_hash(folder.plan_dir), "requested_at": at.isoformat(),
-                                                   "expires_at": (at + expiry).isoformat(),
+def earlier_try(folder: RunFolder, decision: str = APPROVED, by: str = "bob", digest: str | None = None,
+                requested_ago: timedelta = timedelta(seconds=5), expiry: timedelta = timedelta(hours=12)) -> None:
+    """What the earlier try wrote: its request, then the answer's record."""
+    digest = digest or plan_hash(folder.plan_dir)
+    requested = datetime.now(timezone.utc) - requested_ago
+    folder.write_json(folder.root / REQUEST_FILE, {"plan_hash": digest, "requested_at": requested.isoformat(),
+                                                   "expires_at": (requested + expiry).isoformat(),
                                                    "expiry_s": expiry.total_seconds(), "triggered_by": "alice"})
-    return at
-
-
-def answer(by: str | None, option: str = "Approve", at: datetime | None = None) -> HITLDetailResponse:
-    return HITLDetailResponse(response_received=True, chosen_options=[option], params_input={},
-                              responded_at=at or datetime.now(timezone.utc),
-                              responded_by_user=HITLUser(id=by, name=by) if by else None)
+    folder.write_json(folder.approval, ApprovalRecord(decision, digest, by, requested.isoformat()).to_json())
 
 
 def test_approve_tasks_have_retries_for_the_race() -> None:
@@ -85,33 +68,47 @@ def test_approve_tasks_have_retries_for_the_race() -> None:
     assert op.retries == 2 and op.retry_delay == timedelta(seconds=10)
 
 
-def test_a_retry_takes_the_approval_already_given_and_records_it(folder: RunFolder) -> None:
-    requested(folder)
-    operator(folder, answer("bob")).execute(context(folder))
-    record = json.loads(folder.approval.read_text())
-    assert (record["decision"], record["by"], record["plan_hash"]) == (APPROVED, "bob", plan_hash(folder.plan_dir))
+def test_a_retry_resumes_from_the_approval_the_earlier_try_recorded(folder: RunFolder) -> None:
+    earlier_try(folder)
+    result = operator(folder).execute(context(folder))
+    assert result == {"decision": APPROVED, "plan_hash": plan_hash(folder.plan_dir), "resumed": True}
+    assert ApprovalRecord.load(folder).by == "bob"          # the record is the earlier try's, untouched
 
 
-@pytest.mark.parametrize("case", ["approved by the trigger", "approved after the expiry"])
-def test_an_answer_already_given_is_checked_by_every_rule(folder: RunFolder, case: str) -> None:
-    at = requested(folder, ago=timedelta(hours=2), expiry=timedelta(hours=1))
-    given = answer("alice") if case == "approved by the trigger" else answer("bob", at=at + timedelta(hours=1, seconds=1))
-    with pytest.raises(ApprovalRefused, match="four-eyes" if "trigger" in case else "expired after 1:00:00") as refused:
-        operator(folder, given).execute(context(folder))
-    assert isinstance(refused.value, AirflowFailException)          # fails at once: no further retry
-    assert json.loads(folder.approval.read_text())["decision"] == REJECTED
-
-
-@pytest.mark.parametrize("case", ["first try", "no request made", "nobody answered yet"])
-def test_nothing_is_taken_when_no_answer_was_given(folder: RunFolder, case: str) -> None:
-    given = None if case == "no request made" else HITLDetailResponse(
-        response_received=False, chosen_options=None, responded_at=None)
-    op = operator(folder, given)
-    assert op.answer_already_given(context(folder, try_number=1 if case == "first try" else 2)) is None
+@pytest.mark.parametrize("case", ["rejected", "other plan", "expired request", "approved by the trigger"])
+def test_a_retry_does_not_resume_from_anything_else(folder: RunFolder, case: str) -> None:
+    digest = plan_hash(folder.plan_dir)
+    if case == "rejected":
+        earlier_try(folder, decision=REJECTED)
+    elif case == "other plan":
+        earlier_try(folder, digest="0" * 64)
+    elif case == "expired request":
+        earlier_try(folder, requested_ago=timedelta(hours=2), expiry=timedelta(hours=1))
+    else:
+        earlier_try(folder, by="alice")
+    op = operator(folder)
+    if case == "approved by the trigger":             # the retry fails at once, asking nobody
+        with pytest.raises(ApprovalRefused, match="alice triggered this run and cannot approve it"):
+            op.execute(context(folder))
+    else:
+        assert op._earlier_approval(folder, digest, "alice") is None
 
 
 def test_refusals_of_the_rules_fail_at_once_without_a_retry(folder: RunFolder) -> None:
     with pytest.raises(ApprovalRefused, match="pre_approved was removed") as refused:
-        operator(folder).execute(context(folder, try_number=1, conf={"pre_approved": True}))
+        operator(folder).execute(context(folder, conf={"pre_approved": True}))
     assert isinstance(refused.value, AirflowFailException)
     assert not folder.approval.exists()
+
+
+def test_an_answer_from_the_trigger_fails_at_once_and_is_recorded_as_refused(folder: RunFolder) -> None:
+    digest = plan_hash(folder.plan_dir)
+    now = datetime.now(timezone.utc)
+    folder.write_json(folder.root / REQUEST_FILE, {"plan_hash": digest, "requested_at": now.isoformat(),
+                                                   "expiry_s": 3600, "triggered_by": "alice"})
+    event = {"chosen_options": ["Approve"], "params_input": {}, "responded_at": now,
+             "responded_by_user": {"id": "alice", "name": "alice"}}
+    with pytest.raises(ApprovalRefused, match="four-eyes"):
+        operator(folder).execute_complete(context(folder), event)
+    record = json.loads(folder.approval.read_text())
+    assert record["decision"] == REJECTED and record["by"] == "alice"
