@@ -130,13 +130,16 @@ def answer_approval(dag_id: str, task_id: str, option: str, approver: str, timeo
 
 def _see_the_answer_resume(ti_id: Any, run_id: str, deadline: float, stop: threading.Event | None,
                            stranded_after: float = 3.0) -> None:
-    """Wait until the answered task leaves AWAITING_INPUT; if it stays parked with its answer recorded
-    for ``stranded_after`` seconds, resume it as the answer route does.
+    """Wait until the answered task runs again (or the run ends); whenever it is parked in
+    AWAITING_INPUT with its answer recorded for ``stranded_after`` seconds, resume it as the answer
+    route does.
 
     SQLite has no row locks, so ``dag.test``'s own write of the parked state can land after the
-    answer's resume and overwrite it (seen under load: the task stayed AWAITING_INPUT with the
-    answer recorded, and ``dag.test`` waited forever). On PostgreSQL or MySQL the route's row locks
-    order the two writes; this only re-applies Airflow's own resume (``handle_event_submit``).
+    answer's resume and overwrite it (seen under load: the task went SCHEDULED, then back to
+    AWAITING_INPUT with the answer recorded, and ``dag.test`` waited forever). On PostgreSQL or
+    MySQL the route's row locks order the two writes; this only re-applies Airflow's own resume
+    (``handle_event_submit``). A retry that asks again clears the recorded answer, so it is not
+    resumed here.
     """
     from airflow.models.hitl import HITLDetail
     from airflow.models.taskinstance import TaskInstance
@@ -149,13 +152,19 @@ def _see_the_answer_resume(ti_id: Any, run_id: str, deadline: float, stop: threa
     while time.monotonic() < deadline and not (stop is not None and stop.is_set()):
         with create_session() as session:
             ti = session.get(TaskInstance, ti_id)
-            if ti is None or ti.state != TaskInstanceState.AWAITING_INPUT:
-                return
-            parked_since = parked_since or time.monotonic()
-            detail = session.get(HITLDetail, ti_id)
-            if detail is not None and detail.response_received and time.monotonic() - parked_since >= stranded_after:
-                handle_event_submit(TriggerEvent(detail.as_resume_event_payload()), task_instance=ti, session=session)
+            if ti is None or ti.state not in (TaskInstanceState.AWAITING_INPUT, TaskInstanceState.SCHEDULED,
+                                              TaskInstanceState.QUEUED):
+                return                  # running the answer, or done
+            if ti.state != TaskInstanceState.AWAITING_INPUT:
                 parked_since = None
+            else:
+                parked_since = parked_since or time.monotonic()
+                detail = session.get(HITLDetail, ti_id)
+                if (detail is not None and detail.response_received
+                        and time.monotonic() - parked_since >= stranded_after):
+                    handle_event_submit(TriggerEvent(detail.as_resume_event_payload()), task_instance=ti,
+                                        session=session)
+                    parked_since = None
         time.sleep(0.3)
 
 
