@@ -40,7 +40,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
-
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.run_folder import RunFolder
 from operators.approval_policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
