@@ -15,12 +15,16 @@ write gate creates carries Kafka's ACLs (:mod:`kafka_zk.acls`).
 from __future__ import annotations
 
 import re
+import time
 import warnings
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import AuthFailedError, ConnectionLoss, SASLException, SessionClosedRequireSaslError
+from kazoo.exceptions import (AuthFailedError, ConnectionClosedError, ConnectionLoss, SASLException,
+                              SessionClosedRequireSaslError)
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.interfaces import IAsyncResult
+from kazoo.protocol.states import KazooState
 from kazoo.retry import KazooRetry
 
 from kafka_zk import acls
@@ -87,29 +91,28 @@ def connect(connect_string: str, timeout: float = 10.0, session_timeout: float =
     client = KazooClient(hosts=str(cs), timeout=session_timeout, read_only=read_only,
                          connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
                          command_retry=retry_policy(), **kwargs)
+    login = _LoginWatch(client)
     try:
         with warnings.catch_warnings():
             # kazoo warns when the chroot is missing; we refuse with our own message below
             warnings.filterwarnings("ignore", message="No chroot path exists")
             client.start(timeout=timeout)
         # SASL runs after the session is created: the first answer tells whether it was accepted
-        root_exists = client.exists_async("/").get(timeout=timeout) is not None
-    except KazooTimeoutError:
-        _discard(client)
-        raise ZkUnavailable(f"ZooKeeper at {cs.hosts_text} did not answer within {timeout:g}s: "
-                            "check the host, the port and that the ensemble is up") from None
+        root_exists = login.first_answer(client.exists_async("/"), timeout) is not None
     except (AuthFailedError, SASLException, SessionClosedRequireSaslError):
         _discard(client)
         raise ZkAuthFailed(_auth_failure(cs.hosts_text, creds)) from None
-    except ConnectionLoss:
-        # kazoo 2.11: a SASL login the server refuses ends the connection thread (the server
-        # answers SESSIONCLOSEDREQUIRESASLAUTH); a live thread means a plain connection loss
-        refused = creds.mechanism is not None and not _connection_alive(client)
+    except (KazooTimeoutError, ConnectionLoss, ConnectionClosedError) as err:
+        refused = login.refused(creds)
         _discard(client)
         if refused:
             raise ZkAuthFailed(_auth_failure(cs.hosts_text, creds)) from None
+        if isinstance(err, KazooTimeoutError):
+            raise ZkUnavailable(f"ZooKeeper at {cs.hosts_text} did not answer within {timeout:g}s: "
+                                "check the host, the port and that the ensemble is up") from None
         raise ZkUnavailable(f"ZooKeeper at {cs.hosts_text} dropped the connection while connecting: "
                             "check that the ensemble is up") from None
+    login.stop_watching()
     if cs.chroot and not root_exists:
         _discard(client)
         raise InvalidInput(f"chroot {cs.chroot} does not exist on {cs.hosts_text}: check the "
@@ -129,12 +132,45 @@ def _auth_failure(hosts: str, creds: ZkCredentials) -> str:
             "SASL service name")
 
 
-def _connection_alive(client: KazooClient) -> bool:
-    routine = getattr(client._connection, "_connection_routine", None)
-    if routine is None or not hasattr(routine, "join"):
-        return True
-    routine.join(0.5)
-    return routine.is_alive()
+class _LoginWatch:
+    """Tells a refused SASL login from an unreachable server while a client starts.
+
+    kazoo 2.11 creates the session (CONNECTED), then logs in on the connection thread; a refused
+    login raises there and ends that thread. What the starting caller sees then depends on when
+    it looks: the server's refusal, a timeout from ``start()`` (the session was already gone when
+    it woke), ``ConnectionLoss`` or ``ConnectionClosedError`` for the first request, or no answer
+    at all (a request queued just after the pending ones were failed). All of them mean "refused"
+    when a session was created and the connection thread has stopped; a slow or absent server
+    never reaches CONNECTED, and a plain connection drop leaves the thread reconnecting.
+    """
+
+    def __init__(self, client: KazooClient) -> None:
+        self._client = client
+        self.seen: list[KazooState] = []
+        client.add_listener(self._note)
+
+    def _note(self, state: KazooState) -> None:
+        self.seen.append(state)
+
+    def stop_watching(self) -> None:
+        self._client.remove_listener(self._note)
+
+    def refused(self, creds: ZkCredentials) -> bool:
+        stopped = self._client._connection.connection_stopped.is_set()
+        return creds.mechanism is not None and KazooState.CONNECTED in self.seen and stopped
+
+    def first_answer(self, answer: IAsyncResult, timeout: float) -> object:
+        """The value of ``answer`` within ``timeout``; ConnectionLoss as soon as the connection
+        thread has stopped (a request queued after it failed the pending ones gets no answer)."""
+        stopped = self._client._connection.connection_stopped
+        deadline = time.monotonic() + timeout
+        while not answer.ready():
+            if stopped.is_set():
+                raise ConnectionLoss("the connection ended before the first answer")
+            if time.monotonic() >= deadline:
+                raise KazooTimeoutError(f"no answer within {timeout:g}s")
+            answer.wait(0.05)
+        return answer.get()
 
 
 def _discard(client: KazooClient) -> None:
