@@ -16,6 +16,7 @@ from __future__ import annotations
 from airflow.sdk import Param
 
 from operators.approval import PlanApprovalOperator
+from operators.deferral import DEFERRING_RETRIES
 from operators.deletion import DeleteTopicBatchesOperator, DeletionReportOperator, SelectTopicsOperator
 from operators.sensors.deletion import TopicsDeletedSensor
 from operators.snapshot import SnapshotOperator
@@ -107,11 +108,12 @@ with runbook_dag(
     delete = DeleteTopicBatchesOperator(
         task_id="delete_batches", allow_internal="{{ params.allow_internal }}",
         batch_timeout_s="{{ params.batch_timeout_s }}", pause_between_batches_s="{{ params.pause_between_batches_s }}",
-        poll_interval_s="{{ params.poll_interval_s }}", **ZK)
+        poll_interval_s="{{ params.poll_interval_s }}", **DEFERRING_RETRIES, **ZK)
     verify = TopicsDeletedSensor(
         task_id="verify_deleted", zk_conn_id="{{ params.zk_conn_id }}",
         topics="{{ ti.xcom_pull(task_ids='delete_batches')['selected'] if not params.dry_run else [] }}",
-        timeout_s="{{ params.batch_timeout_s }}", poll_interval_s="{{ params.poll_interval_s }}")
+        timeout_s="{{ params.batch_timeout_s }}", poll_interval_s="{{ params.poll_interval_s }}",
+        **DEFERRING_RETRIES)
     final_report = DeletionReportOperator(task_id="final_report", kind="final", trigger_rule="all_done", **ZK)
 
     snapshot >> select >> preview >> approve >> delete >> verify >> final_report

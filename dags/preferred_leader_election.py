@@ -17,6 +17,7 @@ from airflow.sdk import Param
 
 from kafka_zk.limits import ADMIN_BATCH_BYTES, MAX_ADMIN_BATCH_BYTES
 from operators.approval import PlanApprovalOperator
+from operators.deferral import DEFERRING_RETRIES
 from operators.preferred_election import ElectBatchesOperator, ElectionPlanOperator, ElectionReportOperator
 from operators.snapshot import SnapshotOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
@@ -100,7 +101,7 @@ with runbook_dag(
     elect = ElectBatchesOperator(
         task_id="elect_batches", batch_timeout_s="{{ params.batch_timeout_s }}",
         pause_between_batches_s="{{ params.pause_between_batches_s }}", poll_interval_s="{{ params.poll_interval_s }}",
-        **ZK)
+        **DEFERRING_RETRIES, **ZK)
     final_report = ElectionReportOperator(task_id="final_report", kind="final", trigger_rule="all_done", **ZK)
 
     snapshot >> plan >> preview >> approve >> elect >> final_report

@@ -7,9 +7,10 @@
   ``delete-topics``: the hash the approver approves), and fails the run on any refusal, before
   anything is written to ZooKeeper.
 * **DeleteTopicBatchesOperator** marks one batch (``/admin/delete_topics/<t>``, through the
-  audited writer and :func:`kafka_zk.admin.deletion.mark_for_deletion`), defers to
-  :class:`TopicsDeletedTrigger` until every topic of the batch is gone from ``/brokers/topics``,
-  ``/config/topics`` and ``/admin/delete_topics``, pauses, then does the next batch. Progress is
+  audited writer and :func:`kafka_zk.admin.deletion.mark_for_deletion`), waits until every topic
+  of the batch is gone from ``/brokers/topics``, ``/config/topics`` and ``/admin/delete_topics``
+  (in the task for up to ``inline_wait_s``, then deferred to :class:`TopicsDeletedTrigger`; see
+  :mod:`operators.deferral` for why), pauses, then does the next batch. Progress is
   in ``deletion_progress.json``; a retried task recomputes from ZooKeeper: topics already gone are not
   marked again, markers already present are waited on, batches done stay done.
 * **DeletionReportOperator** renders the preview (before approval) or final report.
@@ -27,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any, Mapping, Sequence
 
-from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
+from airflow.sdk.exceptions import AirflowFailException
 
 from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
 from kafka_zk.audit import AuditLog
@@ -37,6 +38,7 @@ from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
 from operators.base import RunbookOperator, as_bool
+from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, Seen, not_before, pause, wait_inline
 from operators.report import PreviewFinalReportOperator, upstream_failures
 from operators.runtime import require_approval
 from operators.triggers.deletion import TopicsDeletedTrigger
@@ -50,7 +52,7 @@ NOT_DELETED_HINT = ("marked for deletion but not deleted: the brokers probably r
                     "(set it to true and restart them, then clear this task)")
 
 
-class TopicsNotDeleted(KafkaZkError):
+class TopicsNotDeleted(KafkaZkError, AirflowFailException):
     """Topics marked for deletion that the cluster did not delete."""
 
 
@@ -139,12 +141,15 @@ class DeleteTopicBatchesOperator(RunbookOperator):
     ui_color = "#f4cccc"
 
     def __init__(self, *, allow_internal: Any = False, batch_timeout_s: Any = 600, pause_between_batches_s: Any = 0,
-                 poll_interval_s: Any = 1.0, **kwargs: Any) -> None:
+                 poll_interval_s: Any = 1.0, inline_wait_s: float = INLINE_WAIT_S, min_defer_s: float = MIN_DEFER_S,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.allow_internal = allow_internal
         self.batch_timeout_s = batch_timeout_s
         self.pause_between_batches_s = pause_between_batches_s
         self.poll_interval_s = poll_interval_s
+        self.inline_wait_s = inline_wait_s
+        self.min_defer_s = min_defer_s
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -165,13 +170,7 @@ class DeleteTopicBatchesOperator(RunbookOperator):
             b.state, b.message = "failed", str(error)
             save_progress(folder, batches)
             raise error
-        b.state, b.done_at = "done", float(event.get("at") or time.time())
-        save_progress(folder, batches)
-        self.log.info("batch %d done: %d topic(s) deleted in %.1fs", b.index, len(b.topics), event.get("elapsed_s", 0))
-        pause = float(self.pause_between_batches_s or 0)
-        if pause > 0 and any(x.state != "done" for x in batches):
-            self.log.info("pausing %.0fs before the next batch", pause)
-            self.defer(trigger=TimeDeltaTrigger(timedelta(seconds=pause)), method_name="resume")
+        self._batch_done(folder, batches, b, float(event.get("at") or time.time()))
         return self._advance(context, folder, selection)
 
     def resume(self, context: Any, event: Any = None) -> dict:
@@ -194,6 +193,17 @@ class DeleteTopicBatchesOperator(RunbookOperator):
         except KafkaZkError as exc:
             self.log.warning("could not read the stuck topics to find the cause: %s", exc)
         return TopicsNotDeleted(f"topic(s) {', '.join(stuck)} {cause} ({event.get('message')})")
+
+    def _batch_done(self, folder: RunFolder, batches: list[BatchProgress], b: BatchProgress, at: float) -> None:
+        """Record batch ``b`` deleted, then pause before the next one (see :func:`operators.deferral.pause`)."""
+        b.state, b.done_at = "done", at
+        save_progress(folder, batches)
+        self.log.info("batch %d done: %d topic(s) deleted in %.1fs", b.index, len(b.topics),
+                      at - (b.submitted_at or at))
+        seconds = float(self.pause_between_batches_s or 0)
+        if seconds > 0 and any(x.state != "done" for x in batches):
+            self.log.info("pausing %.1fs before the next batch", seconds)
+            pause(self, seconds, "resume", self.min_defer_s)
 
     def _advance(self, context: Any, folder: RunFolder, selection: DeletionSelection) -> dict:
         batches = load_progress(folder, selection)
@@ -223,13 +233,27 @@ class DeleteTopicBatchesOperator(RunbookOperator):
                 b.state, b.submitted_at = "submitted", b.submitted_at or time.time()
                 save_progress(folder, batches)
                 deadline = b.submitted_at + float(self.batch_timeout_s)
+                if wait_inline(lambda: _deletion_seen(client, b.topics), self.inline_wait_s,
+                               float(self.poll_interval_s), deadline):
+                    self._batch_done(folder, batches, b, time.time())
+                    continue
                 self.defer(trigger=TopicsDeletedTrigger(self.zk_conn_id, b.topics, deadline,
-                                                        float(self.poll_interval_s), b.index),
+                                                        float(self.poll_interval_s), b.index,
+                                                        not_before=not_before(self.min_defer_s)),
                            method_name="execute_complete",
                            timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
         save_progress(folder, batches)
         return {"batches": len(batches), "topics": sum(len(b.topics) for b in batches), "dry_run": self.is_dry_run,
                 "selected": [t for b in batches for t in b.topics]}
+
+
+def _deletion_seen(client: Any, topics: Sequence[str]) -> Seen:
+    """One inline poll of a batch: all deleted, not yet, or a marker gone with its topic kept (the
+    trigger confirms that over two polls and names the cause)."""
+    states = [s.state for s in deletion_status(client, topics).values()]
+    if all(s == "deleted" for s in states):
+        return "done"
+    return "hand_over" if "not_deleted" in states else "waiting"
 
 
 def deletion_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool) -> dict:

@@ -6,8 +6,9 @@
   after) and writes that as plan artifacts (operation ``election``, the approved hash) plus
   ``plan/election_plan.json`` (reasons, balance).
 * **ElectBatchesOperator** submits one batch (create-only ``/admin/preferred_replica_election``
-  through the audited writer), defers to :class:`ElectionDoneTrigger` until the controller has
-  consumed it and the leaders are read back, pauses, then the next batch. Progress lives in
+  through the audited writer), waits until the controller has consumed it (in the task for up to
+  ``inline_wait_s``, then deferred to :class:`ElectionDoneTrigger`; see :mod:`operators.deferral`)
+  and the leaders are read back, pauses, then the next batch. Progress lives in
   ``election_progress.json``; a retry re-reads ZooKeeper: a node holding exactly our batch is
   waited on, not rewritten; partitions already led by their preferred replica are not sent again.
 * **ElectionReportOperator** renders the preview or the final report (balance before/after).
@@ -25,8 +26,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
+from airflow.sdk.exceptions import AirflowFailException
 
+from kafka_zk import paths
 from kafka_zk.admin.election import preferred_election_candidates, submit_preferred_election
 from kafka_zk.codecs import tp_key, tp_of
 from kafka_zk.errors import ElectionInProgress, InvalidInput, KafkaZkError
@@ -36,16 +38,17 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
 from operators.base import RunbookOperator
+from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, not_before, pause, wait_inline
 from operators.report import PreviewFinalReportOperator, upstream_failures
 from operators.runtime import require_approval
-from operators.triggers.election import ElectionDoneTrigger
+from operators.triggers.election import ElectionDoneTrigger, election_outcome
 from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
 from spark_jobs.kernels.election import ElectionPlan, election_plan, election_scope, plan_election
 
 PLAN_FILE, PROGRESS_FILE = "election_plan.json", "election_progress.json"
 
 
-class ElectionNotProcessed(KafkaZkError):
+class ElectionNotProcessed(KafkaZkError, AirflowFailException):
     """The election node was not consumed in time: no controller is processing it."""
 
 
@@ -133,11 +136,13 @@ class ElectBatchesOperator(RunbookOperator):
     ui_color = "#e2f0d9"
 
     def __init__(self, *, batch_timeout_s: Any = 120, pause_between_batches_s: Any = 0, poll_interval_s: Any = 0.5,
-                 **kwargs: Any) -> None:
+                 inline_wait_s: float = INLINE_WAIT_S, min_defer_s: float = MIN_DEFER_S, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.batch_timeout_s = batch_timeout_s
         self.pause_between_batches_s = pause_between_batches_s
         self.poll_interval_s = poll_interval_s
+        self.inline_wait_s = inline_wait_s
+        self.min_defer_s = min_defer_s
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -154,22 +159,27 @@ class ElectBatchesOperator(RunbookOperator):
             raise ElectionNotProcessed(f"election batch {b.index + 1}: {event.get('message')}")
         if event.get("status") != "done":
             raise KafkaZkError(f"election batch {b.index + 1}: {event.get('message')}; clear the task to resume")
-        b.state, b.done_at = "done", float(event.get("at") or time.time())
-        b.elected, b.not_elected = list(event.get("elected", [])), list(event.get("not_elected", []))
-        save_progress(folder, batches)
-        self.log.info("batch %d/%d: %d elected, %d not (%.1fs)", b.index + 1, len(batches), len(b.elected),
-                      len(b.not_elected), event.get("elapsed_s", 0))
-        for ne in b.not_elected:
-            self.log.warning("not led by its preferred replica after the election: %s", ne)
-        pause = float(self.pause_between_batches_s or 0)
-        if pause > 0 and any(x.state != "done" for x in batches):
-            self.log.info("pausing %.0fs before the next batch", pause)
-            self.defer(trigger=TimeDeltaTrigger(timedelta(seconds=pause)), method_name="resume")
+        self._batch_done(folder, batches, b, list(event.get("elected", [])), list(event.get("not_elected", [])),
+                         float(event.get("at") or time.time()))
         return self._advance(context, folder, plan)
 
     def resume(self, context: Any, event: Any = None) -> dict:
         folder = self.folder(context)
         return self._advance(context, folder, load_plan(folder))
+
+    def _batch_done(self, folder: RunFolder, batches: list[ElectionBatch], b: ElectionBatch, elected: list[str],
+                    not_elected: list[dict[str, Any]], at: float) -> None:
+        """Record batch ``b`` consumed, then pause before the next one (:func:`operators.deferral.pause`)."""
+        b.state, b.done_at, b.elected, b.not_elected = "done", at, elected, not_elected
+        save_progress(folder, batches)
+        self.log.info("batch %d/%d: %d elected, %d not (%.1fs)", b.index + 1, len(batches), len(b.elected),
+                      len(b.not_elected), at - (b.submitted_at or at))
+        for ne in b.not_elected:
+            self.log.warning("not led by its preferred replica after the election: %s", ne)
+        seconds = float(self.pause_between_batches_s or 0)
+        if seconds > 0 and any(x.state != "done" for x in batches):
+            self.log.info("pausing %.1fs before the next batch", seconds)
+            pause(self, seconds, "resume", self.min_defer_s)
 
     def _advance(self, context: Any, folder: RunFolder, plan: ElectionPlan) -> dict:
         batches = load_progress(folder, plan)
@@ -186,6 +196,8 @@ class ElectBatchesOperator(RunbookOperator):
                         b.submitted = sorted(tp_key(tp) for tp in live)
                         b.state, b.submitted_at = "submitted", b.submitted_at or time.time()
                         save_progress(folder, batches)
+                        if self._consumed_inline(client, folder, batches, b):
+                            continue
                         self._defer(b)
                     raise ElectionInProgress(
                         f"/admin/preferred_replica_election holds {len(live)} partition(s) that are not batch "
@@ -209,15 +221,27 @@ class ElectBatchesOperator(RunbookOperator):
                     continue
                 b.state, b.submitted_at = "submitted", time.time()
                 save_progress(folder, batches)
+                if self._consumed_inline(client, folder, batches, b):
+                    continue
                 self._defer(b)
         save_progress(folder, batches)
         return {"batches": len(batches), "elected": sum(len(b.elected) for b in batches),
                 "not_elected": sum(len(b.not_elected) for b in batches), "dry_run": self.is_dry_run}
 
+    def _consumed_inline(self, client: Any, folder: RunFolder, batches: list[ElectionBatch], b: ElectionBatch) -> bool:
+        """Wait here for the controller to consume batch ``b`` (up to ``inline_wait_s``, see
+        :mod:`operators.deferral`); record it done with its outcome when it did."""
+        deadline = (b.submitted_at or time.time()) + float(self.batch_timeout_s)
+        consumed = wait_inline(lambda: "waiting" if client.exists(paths.PREFERRED_REPLICA_ELECTION) else "done",
+                               self.inline_wait_s, float(self.poll_interval_s), deadline)
+        if consumed:
+            self._batch_done(folder, batches, b, *election_outcome(client, b.submitted), time.time())
+        return consumed
+
     def _defer(self, b: ElectionBatch) -> None:
         deadline = (b.submitted_at or time.time()) + float(self.batch_timeout_s)
         self.defer(trigger=ElectionDoneTrigger(self.zk_conn_id, b.submitted, deadline, float(self.poll_interval_s),
-                                               b.index),
+                                               b.index, not_before=not_before(self.min_defer_s)),
                    method_name="execute_complete", timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
 
 

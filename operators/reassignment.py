@@ -42,6 +42,7 @@ from kafka_zk.errors import ForeignReassignment, KafkaZkError, StalePlan
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator, as_bool
+from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, not_before, wait_inline
 from operators.errors import OutsideWindow, PlanHashMismatch
 from operators.notifications.runbook import conn_ids_of, notify_event
 from operators.hooks.zookeeper import ZooKeeperHook
@@ -84,7 +85,7 @@ class ExecuteWavesOperator(RunbookOperator):
 
     def __init__(self, *, throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 6 * 3600,
                  poll_interval_s: Any = 5.0, stall_warning_s: Any = None, stall_timeout_s: Any = None,
-                 broker_logs: Any = "", inline_wait_s: float = 20.0, min_defer_s: float = 10.0,
+                 broker_logs: Any = "", inline_wait_s: float = INLINE_WAIT_S, min_defer_s: float = MIN_DEFER_S,
                  outside_window: Any = False, between_windows: Any = "keep", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.inline_wait_s = inline_wait_s
@@ -261,20 +262,16 @@ class ExecuteWavesOperator(RunbookOperator):
         self.defer(trigger=DateTimeTrigger(moment=decision.resume.opens), method_name="resume_after_window")
 
     def _finished_inline(self, client, wave: WaveSpec) -> bool:
-        """Poll the wave here for up to ``inline_wait_s`` (never past its deadline) before deferring: a wave that finishes
-        that fast never defers. (On a real scheduler, a trigger that fires while the executor has
-        not yet reported the deferring attempt's exit gets the resumed task failed — "409 TI was
-        not in the running state"; see :meth:`_defer` for the other half.)"""
-        wave_left = (wave.submitted_at or time.time()) + float(self.wave_timeout_s) - time.time()
-        deadline = time.monotonic() + max(0.0, min(float(self.inline_wait_s), wave_left))
+        """Poll the wave here for up to ``inline_wait_s`` (never past its deadline) before deferring: a
+        wave that finishes that fast never defers (:mod:`operators.deferral`)."""
         topics = {m.tp.topic for m in wave.moves}
-        while True:
+
+        def seen() -> str:
             progress, listed = wave_state(wave, read_snapshot(client, topics=topics, with_configs=False))
-            if progress.complete and not listed:
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(min(float(self.poll_interval_s), max(0.0, deadline - time.monotonic())))
+            return "done" if progress.complete and not listed else "waiting"
+
+        deadline = (wave.submitted_at or time.time()) + float(self.wave_timeout_s)
+        return wait_inline(seen, float(self.inline_wait_s), float(self.poll_interval_s), deadline)
 
     def _throttle_wave(self, folder: RunFolder, writer, wave: WaveSpec) -> None:
         plan = load_plan_artifacts(str(folder.plan_dir))
@@ -290,7 +287,7 @@ class ExecuteWavesOperator(RunbookOperator):
             run_dir=str(folder.root), poll_interval=float(self.poll_interval_s),
             stall_warning_s=None if self.stall_warning_s in (None, "", "None") else float(self.stall_warning_s),
             stall_timeout_s=None if self.stall_timeout_s in (None, "", "None") else float(self.stall_timeout_s),
-            not_before=time.time() + float(self.min_defer_s), throttle_bytes_per_s=self._rate_or_none(),
+            not_before=not_before(float(self.min_defer_s)), throttle_bytes_per_s=self._rate_or_none(),
             dag_id=context["dag"].dag_id, notify_conn_ids=conn_ids_of(context))
         self.defer(trigger=trigger, method_name="execute_complete",
                    timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))

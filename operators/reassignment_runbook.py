@@ -52,12 +52,12 @@ Each step's own failures are documented in its module.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any, Callable, Mapping, Sequence
 
 from airflow.sdk import DAG, BaseOperator, Param
 
 from operators.approval import PlanApprovalOperator
+from operators.deferral import DEFERRING_RETRIES
 from operators.election import DemoteOperator, ElectPreferredLeadersOperator
 from operators.guards import GuardsOperator
 from operators.reassignment import ExecuteWavesOperator
@@ -192,7 +192,7 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
             stall_warning_s="{{ params.stall_warning_s }}", stall_timeout_s="{{ params.stall_timeout_s }}",
             broker_logs="{{ params.broker_logs }}", outside_window="{{ params.outside_window }}",
             between_windows="{{ params.between_windows }}",
-            retries=3, retry_delay=timedelta(seconds=15), **zk)   # a retry resumes the same wave
+            **DEFERRING_RETRIES, **zk)   # a retry resumes the same wave (operators.deferral)
         final_verify = FinalVerifyOperator(task_id="final_verify", poll_interval_s="{{ params.poll_interval_s }}",
                                            **zk)
         chain += [set_throttles, execute_waves, final_verify]

@@ -39,6 +39,7 @@ from kafka_zk.throttle_lists import TopicThrottle
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
 from operators.errors import VerificationFailed
+from operators.deferral import not_before
 from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
 from spark_jobs.artifacts import load_plan_artifacts
 
@@ -127,7 +128,7 @@ class RemoveThrottlesOperator(RunbookOperator):
                                  "stay until they finish; waiting (deferred) to remove them then", len(listed),
                                  ", ".join(listed[:10]))
                 self.defer(trigger=ReassignmentGoneTrigger(self.zk_conn_id, str(folder.root), deadline,
-                                                           float(self.poll_interval_s)),
+                                                           float(self.poll_interval_s), not_before()),
                            method_name="execute_complete",
                            timeout=timedelta(seconds=float(self.janitor_timeout_s) + 60))
         return self._remove(context, folder)

@@ -102,6 +102,7 @@ configure_env()
 #: ending the run alone on one worker; every other file keeps its place after them.
 SLOWEST_FIRST = (
     "tests/dags/test_real_airflow_race.py",
+    "tests/dags/test_real_airflow_batches.py",
     "tests/dags/test_decommission_windows.py",
     "tests/dags/test_decommission_brokers.py",
     "tests/campaign/test_fault_campaign.py",

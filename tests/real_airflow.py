@@ -191,23 +191,32 @@ class RealAirflow:
                         {"chosen_options": [option]}, as_user)
 
     def approve_when_asked(self, dag_id: str, run_id: str, as_user: str, timeout: float,
-                           task_id: str = "approve") -> int:
+                           task_id: str = "approve", reaction_s: float = 3.0) -> int:
         """Approve as ``as_user`` each time the approval asks, until the task has finished (bounded);
-        returns how many tries asked. More than one when an answer was lost to Airflow's
-        human-in-the-loop race before the task read it and the retry asked again, as a person
-        would then answer again (operators/approval_retry.py)."""
+        returns how many tries asked.
+
+        Each answer comes ``reaction_s`` after the request is first seen, as a person reads it before
+        answering. Airflow 3.3 loses an answer given within about a second of the request (its
+        scheduler fails the resumed task before the executor has reported the parked attempt's
+        exit); the approve task's retries then resume from the recorded approval or ask again
+        (operators/approval_retry.py), and an answer that quick every time exhausts them. So more
+        than one try can still ask, under load, and each is answered."""
         deadline = time.monotonic() + timeout
         answered: set[int] = set()
+        asked_at: dict[int, float] = {}
         while time.monotonic() < deadline:
             self._check_alive()
             st = self._state_or_none(dag_id, run_id)
             task = (st.tasks.get(task_id) if st is not None else None) or {}
-            if task.get("state") == "awaiting_input" and task.get("try_number") not in answered:
-                self.answer(dag_id, run_id, task_id, "Approve", as_user)
-                answered.add(task.get("try_number"))
+            try_number = task.get("try_number")
+            if task.get("state") == "awaiting_input" and try_number not in answered:
+                asked_at.setdefault(try_number, time.monotonic())
+                if time.monotonic() - asked_at[try_number] >= reaction_s:
+                    self.answer(dag_id, run_id, task_id, "Approve", as_user)
+                    answered.add(try_number)
             elif answered and task.get("state") in ("success", "failed", "skipped", "upstream_failed"):
                 return len(answered)
-            time.sleep(1)
+            time.sleep(0.5)
         raise AssertionError(f"{dag_id}.{task_id} of {run_id} did not finish its approval within {timeout:g}s "
                              f"(answered tries {sorted(answered)}): {self.state(dag_id, run_id)}\n{self.logs()}")
 

@@ -20,6 +20,7 @@ from airflow.sdk import BaseOperator
 
 from operators.errors import WaveStalled, WaveTimeout, WaveWaitFailed
 from operators.runtime import run_folder
+from operators.deferral import not_before
 from operators.triggers.reassignment import WaveDoneTrigger
 
 ERRORS = {"timeout": WaveTimeout, "stalled": WaveStalled, "error": WaveWaitFailed}
@@ -53,7 +54,8 @@ class WaveDoneSensor(BaseOperator):
             zk_conn_id=self.zk_conn_id, run_id=context["run_id"], wave_id=int(self.wave_id), deadline=deadline,
             run_dir=str(run_folder(context, self.run_root).root), poll_interval=float(self.poll_interval_s),
             stall_warning_s=None if self.stall_warning_s in (None, "", "None") else float(self.stall_warning_s),
-            stall_timeout_s=None if self.stall_timeout_s in (None, "", "None") else float(self.stall_timeout_s)),
+            stall_timeout_s=None if self.stall_timeout_s in (None, "", "None") else float(self.stall_timeout_s),
+            not_before=not_before()),
             method_name="execute_complete", timeout=timedelta(seconds=float(self.timeout_s) + 60))
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,8 @@ It yields exactly one :class:`TriggerEvent`, ``status`` being:
   controller with deletion disabled keeps markers, or a replica is on a dead broker;
 * ``error`` — ZooKeeper unreachable (the message says which call failed).
 
-The payload lists ``deleted``, ``pending`` (still marked) and ``not_deleted`` topics.
+The payload lists ``deleted``, ``pending`` (still marked) and ``not_deleted`` topics. ``done`` is
+held back until ``not_before`` (:mod:`operators.triggers.base`).
 """
 
 from __future__ import annotations
@@ -38,15 +39,15 @@ class TopicsDeletedTrigger(ZooKeeperPollTrigger):
     """Fires once every topic of ``topics`` is deleted, or deletion is shown not to happen."""
 
     def __init__(self, zk_conn_id: str, topics: Sequence[str], deadline: float, poll_interval: float = 1.0,
-                 batch: int = -1) -> None:
-        super().__init__(zk_conn_id, deadline, poll_interval)
+                 batch: int = -1, not_before: float | None = None) -> None:
+        super().__init__(zk_conn_id, deadline, poll_interval, not_before)
         self.topics = [str(t) for t in topics]
         self.batch = int(batch)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{__name__}.TopicsDeletedTrigger", {
             "zk_conn_id": self.zk_conn_id, "topics": list(self.topics), "deadline": self.deadline,
-            "poll_interval": self.poll_interval, "batch": self.batch})
+            "poll_interval": self.poll_interval, "batch": self.batch, "not_before": self.not_before})
 
     def _poll(self) -> dict[str, str]:
         status = deletion_status(self._client(), self.topics)
@@ -76,6 +77,8 @@ class TopicsDeletedTrigger(ZooKeeperPollTrigger):
                 self.log.info("batch %d: %d/%d topics deleted%s", self.batch, len(deleted), len(states),
                               f"; waiting for {', '.join(left[:10])}" + (" …" if len(left) > 10 else "")
                               if left else "")
+                if not left and await self._too_early(time.time()):
+                    continue
                 if not left:
                     yield self._event("done", states, f"batch {self.batch}: {len(deleted)} topic(s) deleted", started)
                     return

@@ -10,7 +10,8 @@ The trigger carries only primitives: connection id, the batch as ``"topic:partit
 an *absolute* deadline (epoch seconds), the poll interval and the batch index. It yields one
 :class:`TriggerEvent`, ``status`` being ``done`` (node gone; ``elected`` and ``not_elected`` lists,
 the latter with leader/preferred/ISR), ``timeout`` (the node is still there at the deadline: no
-controller is processing it) or ``error`` (ZooKeeper unreachable).
+controller is processing it) or ``error`` (ZooKeeper unreachable). ``done`` is held back until
+``not_before`` (:mod:`operators.triggers.base`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 from typing import Any, AsyncIterator, Sequence
 
 from airflow.triggers.base import TriggerEvent
+from kazoo.client import KazooClient
 
 from kafka_zk import paths
 from kafka_zk.codecs import tp_key, tp_of
@@ -28,19 +30,38 @@ from kafka_zk.snapshot import read_snapshot
 from operators.triggers.base import ZooKeeperPollTrigger
 
 
+def election_outcome(client: KazooClient, partitions: Sequence[str]) -> tuple[list[str], list[dict[str, Any]]]:
+    """After the controller consumed a batch: the ``"topic:partition"`` keys now led by their
+    preferred replica, and for the others why not (leader, preferred, ISR, preferred live)."""
+    tps = [tp_of(k) for k in partitions]
+    snap = read_snapshot(client, topics={tp.topic for tp in tps}, with_configs=False)
+    elected, not_elected = [], []
+    for tp in tps:
+        if not snap.has_partition(tp):
+            not_elected.append({"tp": tp_key(tp), "reason": "partition no longer exists"})
+            continue
+        p = snap.partition(tp)
+        if p.leader == p.preferred_leader:
+            elected.append(tp_key(tp))
+        else:
+            not_elected.append({"tp": tp_key(tp), "leader": p.leader, "preferred": p.preferred_leader,
+                                "isr": list(p.isr), "preferred_live": p.preferred_leader in snap.brokers})
+    return elected, not_elected
+
+
 class ElectionDoneTrigger(ZooKeeperPollTrigger):
     """Fires once the election node is gone (with the batch's outcome) or the deadline passed."""
 
     def __init__(self, zk_conn_id: str, partitions: Sequence[str], deadline: float, poll_interval: float = 0.5,
-                 batch: int = -1) -> None:
-        super().__init__(zk_conn_id, deadline, poll_interval)
+                 batch: int = -1, not_before: float | None = None) -> None:
+        super().__init__(zk_conn_id, deadline, poll_interval, not_before)
         self.partitions = [str(p) for p in partitions]
         self.batch = int(batch)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{__name__}.ElectionDoneTrigger", {
             "zk_conn_id": self.zk_conn_id, "partitions": list(self.partitions), "deadline": self.deadline,
-            "poll_interval": self.poll_interval, "batch": self.batch})
+            "poll_interval": self.poll_interval, "batch": self.batch, "not_before": self.not_before})
 
     def _node_exists(self) -> bool:
         try:
@@ -51,20 +72,7 @@ class ElectionDoneTrigger(ZooKeeperPollTrigger):
             raise translate(exc, paths.PREFERRED_REPLICA_ELECTION) from exc
 
     def _outcome(self) -> tuple[list[str], list[dict[str, Any]]]:
-        tps = [tp_of(k) for k in self.partitions]
-        snap = read_snapshot(self._client(), topics={tp.topic for tp in tps}, with_configs=False)
-        elected, not_elected = [], []
-        for tp in tps:
-            if not snap.has_partition(tp):
-                not_elected.append({"tp": tp_key(tp), "reason": "partition no longer exists"})
-                continue
-            p = snap.partition(tp)
-            if p.leader == p.preferred_leader:
-                elected.append(tp_key(tp))
-            else:
-                not_elected.append({"tp": tp_key(tp), "leader": p.leader, "preferred": p.preferred_leader,
-                                    "isr": list(p.isr), "preferred_live": p.preferred_leader in snap.brokers})
-        return elected, not_elected
+        return election_outcome(self._client(), self.partitions)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         started = time.time()
@@ -72,6 +80,8 @@ class ElectionDoneTrigger(ZooKeeperPollTrigger):
             while True:
                 try:
                     exists = await asyncio.to_thread(self._node_exists)
+                    if not exists and await self._too_early(time.time()):
+                        continue
                     if not exists:
                         elected, not_elected = await asyncio.to_thread(self._outcome)
                         self.log.info("election batch %d consumed: %d/%d led by their preferred replica",

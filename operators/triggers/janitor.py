@@ -52,14 +52,15 @@ def ours_in_flight(client, run_dir: str | Path) -> list[str]:
 class ReassignmentGoneTrigger(ZooKeeperPollTrigger):
     """Fires once no partition of the run in ``run_dir`` is in ``/admin/reassign_partitions``."""
 
-    def __init__(self, zk_conn_id: str, run_dir: str, deadline: float, poll_interval: float = 5.0) -> None:
-        super().__init__(zk_conn_id, deadline, poll_interval)
+    def __init__(self, zk_conn_id: str, run_dir: str, deadline: float, poll_interval: float = 5.0,
+                 not_before: float | None = None) -> None:
+        super().__init__(zk_conn_id, deadline, poll_interval, not_before)
         self.run_dir = str(run_dir)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{__name__}.ReassignmentGoneTrigger", {
             "zk_conn_id": self.zk_conn_id, "run_dir": self.run_dir, "deadline": self.deadline,
-            "poll_interval": self.poll_interval})
+            "poll_interval": self.poll_interval, "not_before": self.not_before})
 
     def _poll(self) -> list[str]:
         return ours_in_flight(self._client(), self.run_dir)
@@ -70,6 +71,8 @@ class ReassignmentGoneTrigger(ZooKeeperPollTrigger):
             while True:
                 try:
                     listed = await asyncio.to_thread(self._poll)
+                    if not listed and await self._too_early(time.time()):
+                        continue
                     if not listed:
                         yield TriggerEvent({"status": "done", "run_dir": self.run_dir})
                         return

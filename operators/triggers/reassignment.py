@@ -39,10 +39,7 @@ It yields exactly one :class:`TriggerEvent`, ``status`` being:
   ``log_dirs_source`` malformed (the message says which).
 
 ``not_before`` (epoch seconds, set by the executor to a few seconds after it defers) holds a
-``done`` back until then: on a real scheduler a trigger that fires before the executor has
-reported the deferring attempt's exit gets the resumed task failed ("finished with state
-success, but the task instance's state attribute is queued", then "409 TI was not in the
-running state" on the worker).
+``done`` back until then (:mod:`operators.triggers.base`, :mod:`operators.deferral`).
 
 The payload also carries the last progress figures. The operator's ``execute_complete`` maps
 every status but ``done`` to an error type (:mod:`operators.errors`).
@@ -104,12 +101,11 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                  stall_timeout_s: float | None = None, not_before: float | None = None,
                  zk_outage_s: float = ZK_OUTAGE_S, throttle_bytes_per_s: float | None = None,
                  dead_end_s: float = DEAD_END_S, dag_id: str = "", notify_conn_ids: list[str] | None = None) -> None:
-        super().__init__(zk_conn_id, deadline, poll_interval)
+        super().__init__(zk_conn_id, deadline, poll_interval, not_before)
         self.dag_id = dag_id
         self.notify_conn_ids = list(notify_conn_ids or [])
         self.throttle_bytes_per_s = None if throttle_bytes_per_s in (None, 0) else float(throttle_bytes_per_s)
         self.zk_outage_s = float(zk_outage_s)
-        self.not_before = None if not_before is None else float(not_before)
         self.run_id = run_id
         self.wave_id = int(wave_id)
         self.run_dir = str(run_dir)
@@ -275,8 +271,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                                       + await self._causes_text(), dead_end=True)
                     return
                 if progress.complete and not seen.still_listed:
-                    if self.not_before is not None and now < self.not_before:
-                        await self.clock.sleep(self.not_before - now)   # see not_before in the docstring
+                    if await self._too_early(now):   # see not_before in the docstring
                         continue
                     yield self._event("done", progress, f"wave {self.wave_id} finished",
                                       elapsed_s=round(now - started, 3))

@@ -176,9 +176,12 @@ def test_dry_run_writes_nothing_and_plans_every_marker(env):
 def test_trigger_serializes_to_primitives_only():
     from operators.triggers.deletion import TopicsDeletedTrigger
 
-    trigger = TopicsDeletedTrigger("zk_x", ("a", "b"), 1_800_000_000.5, 0.5, 3)
-    assert trigger.serialize() == ("operators.triggers.deletion.TopicsDeletedTrigger", {
-        "zk_conn_id": "zk_x", "topics": ["a", "b"], "deadline": 1_800_000_000.5, "poll_interval": 0.5, "batch": 3})
+    trigger = TopicsDeletedTrigger("zk_x", ("a", "b"), 1_800_000_000.5, 0.5, 3, not_before=1_799_999_990.0)
+    path, kwargs = trigger.serialize()
+    assert (path, kwargs) == ("operators.triggers.deletion.TopicsDeletedTrigger", {
+        "zk_conn_id": "zk_x", "topics": ["a", "b"], "deadline": 1_800_000_000.5, "poll_interval": 0.5, "batch": 3,
+        "not_before": 1_799_999_990.0})
+    assert TopicsDeletedTrigger(**kwargs).serialize() == (path, kwargs)  # what a restarted triggerer rebuilds
 
 
 def test_select_batches_by_count_and_by_log_bytes():

@@ -151,10 +151,12 @@ def test_small_byte_limit_writes_many_real_batches_each_under_it(env):
 def test_election_trigger_serializes_to_primitives_only():
     from operators.triggers.election import ElectionDoneTrigger
 
-    trigger = ElectionDoneTrigger("zk_x", ["a:0", "b:1"], 1_800_000_000.0, 0.25, 2)
-    assert trigger.serialize() == ("operators.triggers.election.ElectionDoneTrigger", {
+    trigger = ElectionDoneTrigger("zk_x", ["a:0", "b:1"], 1_800_000_000.0, 0.25, 2, not_before=1_799_999_990.0)
+    path, kwargs = trigger.serialize()
+    assert (path, kwargs) == ("operators.triggers.election.ElectionDoneTrigger", {
         "zk_conn_id": "zk_x", "partitions": ["a:0", "b:1"], "deadline": 1_800_000_000.0, "poll_interval": 0.25,
-        "batch": 2})
+        "batch": 2, "not_before": 1_799_999_990.0})
+    assert ElectionDoneTrigger(**kwargs).serialize() == (path, kwargs)  # what a restarted triggerer rebuilds
 
 
 def test_dry_run_plans_every_batch_and_writes_nothing(env):
