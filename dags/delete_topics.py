@@ -3,7 +3,7 @@
 Steps (task ids): snapshot → select → preview_report → approve → delete_batches → verify_deleted →
 final_report. Inputs are Params with a JSON schema; artifacts go to the run folder
 ``<run_root>/delete_topics/<run id>/`` (snapshot, plan/plan.json = the selection and batches,
-approval.json, deletion.json = batch progress, audit.jsonl = every marker written, reports).
+approval.json, deletion_progress.json = batch progress, audit.jsonl = every marker written, reports).
 The SRE guide is ``doc_md`` below and ``docs/runbooks/delete_topics.md``.
 
 Failure: a refused topic fails ``select`` before anything is written; a batch not deleted in time

@@ -111,7 +111,7 @@ def load_selection(folder: RunFolder) -> DeletionSelection:
 
 @dataclass
 class BatchProgress:
-    """One batch in ``deletion.json``."""
+    """One batch in ``deletion_progress.json``."""
 
     index: int
     topics: list[str]
@@ -248,8 +248,7 @@ class DeleteTopicBatchesOperator(RunbookOperator):
 
 
 def _deletion_seen(client: Any, topics: Sequence[str]) -> Seen:
-    """One inline poll of a batch: all deleted, not yet, or a marker gone with its topic kept (the
-    trigger confirms that over two polls and names the cause)."""
+    """One inline poll of a batch; a marker gone with its topic kept is the trigger's to judge."""
     states = [s.state for s in deletion_status(client, topics).values()]
     if all(s == "deleted" for s in states):
         return "done"
