@@ -12,6 +12,7 @@ import asyncio
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from airflow.sdk.exceptions import TaskDeferred
@@ -53,8 +54,8 @@ def test_wait_inline_gives_up_after_its_wait_and_never_past_the_deadline() -> No
         polls += 1
         return "waiting"
     assert not wait_inline(poll, 0.2, 0.05) and polls >= 2
-    polls = 0
-    assert not wait_inline(poll, 30, 0.05, deadline=time.time() - 1) and polls == 1   # one look, no wait
+    polls, deadline_passed = 0, time.time() - 1
+    assert not wait_inline(poll, 30, 0.05, deadline=deadline_passed) and polls == 1   # one look, no wait
 
 
 def _factory(kind: str, zk_conn_id: str, tmp_path: Path, hold_until: float | None) -> ZooKeeperPollTrigger:
@@ -85,10 +86,12 @@ class _Deferring:
         raise TaskDeferred(trigger=trigger, method_name=method_name)
 
 
-def test_a_short_pause_is_slept_in_the_task_and_a_long_one_defers_on_a_timer() -> None:
-    started = time.monotonic()
-    pause(_Deferring(), 0.3, "resume", min_defer_s=10)
-    assert time.monotonic() - started >= 0.3
+def test_a_short_pause_is_slept_in_the_task_and_a_long_one_defers_on_a_timer(monkeypatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("operators.deferral.time", SimpleNamespace(sleep=slept.append, time=time.time,
+                                                                   monotonic=time.monotonic))
+    pause(_Deferring(), 0.3, "resume", min_defer_s=10)    # no TaskDeferred: slept here
+    assert slept == [0.3]
     before = datetime.now(timezone.utc)
     with pytest.raises(TaskDeferred) as deferred:
         pause(_Deferring(), 12, "resume", min_defer_s=10)
