@@ -61,6 +61,7 @@ def pause(operator: Any, seconds: float, method_name: str, min_defer_s: float = 
     on a timer to ``method_name`` (which then never fires sooner than ``min_defer_s``)."""
     if seconds <= 0:
         return
+    operator.log.info("pausing %.1fs before the next batch", seconds)
     if seconds < min_defer_s:
         time.sleep(seconds)
         return

@@ -200,10 +200,8 @@ class DeleteTopicBatchesOperator(RunbookOperator):
         save_progress(folder, batches)
         self.log.info("batch %d done: %d topic(s) deleted in %.1fs", b.index, len(b.topics),
                       at - (b.submitted_at or at))
-        seconds = float(self.pause_between_batches_s or 0)
-        if seconds > 0 and any(x.state != "done" for x in batches):
-            self.log.info("pausing %.1fs before the next batch", seconds)
-            pause(self, seconds, "resume", self.min_defer_s)
+        if any(x.state != "done" for x in batches):
+            pause(self, float(self.pause_between_batches_s or 0), "resume", self.min_defer_s)
 
     def _advance(self, context: Any, folder: RunFolder, selection: DeletionSelection) -> dict:
         batches = load_progress(folder, selection)

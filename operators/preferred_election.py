@@ -176,10 +176,8 @@ class ElectBatchesOperator(RunbookOperator):
                       len(b.not_elected), at - (b.submitted_at or at))
         for ne in b.not_elected:
             self.log.warning("not led by its preferred replica after the election: %s", ne)
-        seconds = float(self.pause_between_batches_s or 0)
-        if seconds > 0 and any(x.state != "done" for x in batches):
-            self.log.info("pausing %.1fs before the next batch", seconds)
-            pause(self, seconds, "resume", self.min_defer_s)
+        if any(x.state != "done" for x in batches):
+            pause(self, float(self.pause_between_batches_s or 0), "resume", self.min_defer_s)
 
     def _advance(self, context: Any, folder: RunFolder, plan: ElectionPlan) -> dict:
         batches = load_progress(folder, plan)
@@ -232,8 +230,10 @@ class ElectBatchesOperator(RunbookOperator):
         """Wait here for the controller to consume batch ``b`` (up to ``inline_wait_s``, see
         :mod:`operators.deferral`); record it done with its outcome when it did."""
         deadline = (b.submitted_at or time.time()) + float(self.batch_timeout_s)
-        consumed = wait_inline(lambda: "waiting" if client.exists(paths.PREFERRED_REPLICA_ELECTION) else "done",
-                               self.inline_wait_s, float(self.poll_interval_s), deadline)
+        def seen() -> str:
+            return "waiting" if client.retry(client.exists, paths.PREFERRED_REPLICA_ELECTION) else "done"
+
+        consumed = wait_inline(seen, self.inline_wait_s, float(self.poll_interval_s), deadline)
         if consumed:
             self._batch_done(folder, batches, b, *election_outcome(client, b.submitted), time.time())
         return consumed

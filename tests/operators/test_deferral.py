@@ -9,6 +9,7 @@ tests/dags/test_real_airflow_race.py and tests/dags/test_real_airflow_batches.py
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -80,7 +81,9 @@ def test_a_trigger_whose_condition_is_already_met_holds_done_until_not_before(
 
 
 class _Deferring:
-    """Stands in for an operator: pause() only needs its defer()."""
+    """Stands in for an operator: pause() only needs its log and defer()."""
+
+    log = logging.getLogger(__name__)
 
     def defer(self, *, trigger, method_name):
         raise TaskDeferred(trigger=trigger, method_name=method_name)
