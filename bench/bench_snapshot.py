@@ -1,14 +1,18 @@
 """Benchmark: partition-state reads, one blocking ``get`` at a time vs the snapshot readers.
 
-Starts a private ZooKeeper (Debian's 3.8, on 127.0.0.1) and, in front of it, the test proxy that
-answers as ZooKeeper 3.5.7 does (tests/zk_proxy.py: no multiRead). Populates ``--partitions``
-state znodes (default 20,000, in topics of ``--per-topic`` partitions) with asynchronous creates,
-then reads them back through the proxy — one blocking ``get`` at a time (the baseline), kazoo's
-pipelined ``get_async``, and the bulk reader (kafka_zk/bulk_reader.py, what ``read_snapshot``
-uses on servers without multiRead) — and, for reference, batched ``multiRead`` on the 3.8 server
-directly. Prints the median of ``--rounds`` rounds of each and the speed-ups over the baseline
-(same run), and a full ``read_snapshot`` through the proxy. Figures only, no assertions.
-Usage: ``python -m bench.bench_snapshot [--partitions N] [--per-topic M] [--rounds R]``.
+Starts a private ZooKeeper (Debian's 3.8, on 127.0.0.1) and, in front of it in a process of its
+own, the test proxy that answers as ZooKeeper 3.5.7 does (tests/zk_proxy.py: no multiRead) at
+the speed of a real 3.5.7 (``--calibrated``, the default: :meth:`tests.zk_proxy.CostModel.
+zookeeper_3_5_7`; ``--uncalibrated`` forwards as fast as it can). Populates ``--partitions``
+state znodes (default 20,000, in topics of ``--per-topic`` partitions) with asynchronous
+creates, then reads them back through the stand-in — one blocking ``get`` at a time (the
+baseline), kazoo's pipelined ``get_async``, the bulk reader on one session (what it did before
+issue 27) and on its default sessions (what ``read_snapshot`` uses on servers without
+multiRead) — and on the 3.8 server directly: one-by-one, the bulk reader, and batched
+``multiRead`` (what ``read_snapshot`` uses there). Prints the median of ``--rounds`` rounds of
+each, the speed-ups over the same server's baseline (same run), and a full ``read_snapshot`` on
+each. Figures only, no assertions but that every reader read the same states.
+Usage: ``python -m bench.bench_snapshot [--partitions N] [--per-topic M] [--rounds R] [--uncalibrated]``.
 """
 
 from __future__ import annotations
@@ -17,16 +21,19 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
+from contextlib import contextmanager
+from typing import Iterator
 
 from kazoo.client import KazooClient
 
-from kafka_zk import paths
+from kafka_zk import bulk_reader, paths
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
-from kafka_zk.snapshot import (pipelined, read_partition_states, read_partition_states_one_by_one,
+from kafka_zk.snapshot import (decode_states, pipelined, read_partition_states, read_partition_states_one_by_one,
                                read_snapshot)
-from tests.zk_proxy import ZkProxy
 
 
 def _wait_all(results, timeout: float = 60.0) -> None:
@@ -69,30 +76,63 @@ def _client(hosts: str) -> KazooClient:
     return zk
 
 
+@contextmanager
+def stand_in(upstream: str, calibrated: bool) -> Iterator[str]:
+    """The 3.5 proxy in a child process (its threads do not share this process's interpreter
+    lock with the readers); yields its ``host:port``."""
+    argv = [sys.executable, "-m", "tests.zk_proxy", "--upstream", upstream, "--mode", "3.5"]
+    proc = subprocess.Popen(argv + (["--calibrated"] if calibrated else []), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+def _row(label: str, seconds: float, n: int, baseline: float | None = None) -> str:
+    ratio = f"  ({baseline / seconds:.1f}x)" if baseline else ""
+    return f"  {label:<30}: {seconds:8.3f} s  {n / seconds:10.0f} znodes/s{ratio}"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--partitions", type=int, default=20_000)
     ap.add_argument("--per-topic", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--uncalibrated", action="store_true", help="the stand-in forwards as fast as it can")
     args = ap.parse_args(argv)
-    with EmbeddedZooKeeper() as server, ZkProxy((server.host, server.port), "3.5") as proxy:
+    r = args.rounds
+    with EmbeddedZooKeeper() as server, stand_in(server.connect_string, not args.uncalibrated) as proxy_hosts:
         direct = _client(server.connect_string)
-        old = _client(proxy.hosts)
+        old = _client(proxy_hosts)
         try:
             t0 = time.perf_counter()
             tps = populate(direct, args.partitions, args.per_topic)
             t_pop = time.perf_counter() - t0
             state_paths = [paths.partition_state(tp.topic, tp.partition) for tp in tps]
-            r = args.rounds
-            one = timed(read_partition_states_one_by_one, old, tps, rounds=r)
-            kazoo_pipe = timed(lambda: pipelined(old, "get", state_paths), rounds=r)
-            bulk = timed(lambda: read_partition_states(old, tps, multi=False), rounds=r)
-            multi = timed(lambda: read_partition_states(direct, tps, multi=True), rounds=r)
-            snap = timed(read_snapshot, old, rounds=r)
+            by_path = dict(zip(state_paths, tps))
+            old_figures = {
+                "one-by-one reads": timed(read_partition_states_one_by_one, old, tps, rounds=r),
+                "kazoo pipelined gets": timed(lambda: pipelined(old, "get", state_paths), rounds=r),
+                "bulk reader, 1 session": timed(lambda: decode_states(
+                    bulk_reader.read_many(old, state_paths, 4096, sessions=1).found, by_path), rounds=r),
+                f"bulk reader, {bulk_reader.sessions_for(len(tps))} sessions (default)":
+                    timed(lambda: read_partition_states(old, tps, multi=False), rounds=r),
+            }
+            snap_old = timed(read_snapshot, old, rounds=r)
+            new_figures = {
+                "one-by-one reads": timed(read_partition_states_one_by_one, direct, tps, rounds=r),
+                "bulk reader (default sessions)": timed(lambda: read_partition_states(direct, tps, multi=False),
+                                                        rounds=r),
+                "multiRead batches (default)": timed(lambda: read_partition_states(direct, tps, multi=True),
+                                                     rounds=r),
+            }
+            snap_new = timed(read_snapshot, direct, rounds=r)
             baseline = read_partition_states_one_by_one(old, tps)
             assert read_partition_states(old, tps) == baseline  # the default on a 3.5 server
             assert read_partition_states(direct, tps, multi=True) == baseline
-            assert proxy.refused == [], proxy.refused
+            assert read_partition_states(direct, tps, multi=False) == baseline
         finally:
             for zk in (direct, old):
                 zk.stop()
@@ -100,12 +140,17 @@ def main(argv: list[str] | None = None) -> None:
     n = len(tps)
     print(f"partition-state znodes: {n} (populated with async creates in {t_pop:.1f} s); "
           f"load average {os.getloadavg()[0]:.1f}; median of {args.rounds} rounds")
-    print("through the 3.5 proxy (no multiRead):")
-    print(f"  one-by-one reads      : {one:8.3f} s  {n / one:10.0f} znodes/s")
-    print(f"  kazoo pipelined gets  : {kazoo_pipe:8.3f} s  {n / kazoo_pipe:10.0f} znodes/s  ({one / kazoo_pipe:.1f}x)")
-    print(f"  bulk reader (default) : {bulk:8.3f} s  {n / bulk:10.0f} znodes/s  ({one / bulk:.1f}x)")
-    print(f"  full read_snapshot    : {snap:8.3f} s  ({n // args.per_topic} topics, configs, states)")
-    print(f"3.8 directly, multiRead batches: {multi:8.3f} s  {n / multi:10.0f} znodes/s")
+    model = "uncalibrated" if args.uncalibrated else "calibrated on a real 3.5.7"
+    print(f"through the 3.5 stand-in ({model}; no multiRead):")
+    one = old_figures["one-by-one reads"]
+    for label, seconds in old_figures.items():
+        print(_row(label, seconds, n, None if seconds is one else one))
+    print(f"  full read_snapshot            : {snap_old:8.3f} s  ({n // args.per_topic} topics, configs, states)")
+    print("ZooKeeper 3.8 directly:")
+    one = new_figures["one-by-one reads"]
+    for label, seconds in new_figures.items():
+        print(_row(label, seconds, n, None if seconds is one else one))
+    print(f"  full read_snapshot            : {snap_new:8.3f} s")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,18 @@
 
 kazoo answers each reply on its own (a select, a parse, an event set, a thread woken), which
 caps pipelined ``get_async`` near 1.5–2× one-by-one reads. This reader speaks the jute
-protocol directly on a short-lived session of its own to the server the kazoo client is
-connected to: it keeps up to ``window`` ``getData`` requests in flight, receives replies in
-large chunks and parses every complete frame of a chunk in one loop (no thread, no event per
-reply), then closes its session.
+protocol directly on short-lived sessions of its own to the server the kazoo client is
+connected to: it keeps up to ``window`` ``getData`` requests in flight on each, receives replies
+in large chunks and parses every complete frame of a chunk in one loop (no thread, no event per
+reply), then closes its sessions.
+
+Why several sessions (up to :data:`SESSIONS`, one per :data:`PER_SESSION` znodes, all driven by
+one selector in the calling thread): a ZooKeeper server reads at most one request frame of a
+connection per readiness event (``NIOServerCnxn.doIO``, 3.4 to 3.9), and each event goes from a
+selector thread to a worker and back before that connection is read again. One connection is
+therefore served at a fixed rate however many requests wait on it — on a real 3.5.7, 3.6–4.4×
+one blocking read at a time (issue 27) — while other connections are served by other
+selector threads and workers meanwhile.
 
 Consistency: the session is opened with the kazoo client's last seen zxid, so the server
 refuses it unless it has applied everything the client has seen (the client's own writes
@@ -30,6 +38,8 @@ from typing import Sequence
 from kazoo.client import KazooClient
 from kazoo.protocol.states import ZnodeStat
 
+SESSIONS = 4          # sessions one bulk read opens at most
+PER_SESSION = 2000    # znodes that make one more session worth its connect and close
 GET_DATA = 4
 AUTH = 100
 CLOSE_SESSION = -11
@@ -121,67 +131,6 @@ class _Session:
             if reply is None or _REPLY_HEADER.unpack_from(reply, 0)[2] != 0:
                 raise ConnectionError(f"the server refused {scheme} credentials")
 
-    def read(self, paths: Sequence[str], server_paths: Sequence[str], window: int, result: BulkResult) -> None:
-        """Pipelined getData of every path; fills ``result.found``; leaves the rest unread."""
-        sock = self.sock
-        sock.setblocking(False)
-        sel = selectors.DefaultSelector()
-        sel.register(sock, selectors.EVENT_READ)
-        n = len(paths)
-        sent = done = 0
-        out = bytearray()
-        buf = self.buf
-        found = result.found
-        deadline = time.monotonic() + self.timeout
-        unpack_header = _REPLY_HEADER.unpack_from
-        unpack_int = _INT.unpack_from
-        unpack_stat = _STAT.unpack_from
-        try:
-            while done < n:
-                while sent < n and sent - done < window and len(out) < 1 << 18:
-                    out += _get_data(sent + 1, server_paths[sent])
-                    sent += 1
-                events = selectors.EVENT_READ | (selectors.EVENT_WRITE if out else 0)
-                sel.modify(sock, events)
-                ready = sel.select(max(0.0, deadline - time.monotonic()))
-                if not ready:
-                    raise TimeoutError("no reply within the timeout")
-                mask = ready[0][1]
-                if mask & selectors.EVENT_WRITE and out:
-                    del out[:sock.send(out)]
-                if not mask & selectors.EVENT_READ:
-                    continue
-                got = sock.recv(1 << 20)
-                if not got:
-                    raise ConnectionError("the server closed the connection")
-                buf += got
-                pos, size = 0, len(buf)
-                while size - pos >= 4:
-                    length = unpack_int(buf, pos)[0]
-                    if size - pos - 4 < length:
-                        break
-                    start = pos + 4
-                    xid, _, err = unpack_header(buf, start)
-                    if xid > 0:  # watch events (-1) and pings (-2) are not ours
-                        path = paths[xid - 1]
-                        if err == 0:
-                            dlen = unpack_int(buf, start + 16)[0]
-                            body = start + 20
-                            data = bytes(buf[body:body + dlen]) if dlen >= 0 else None
-                            found[path] = (data, ZnodeStat._make(unpack_stat(buf, body + max(dlen, 0))))
-                        elif err == NO_NODE:
-                            found[path] = None
-                        else:
-                            raise ConnectionError(f"[{path}] error {err} from the server")
-                        done = max(done, xid)
-                    pos = start + length
-                del buf[:pos]
-                deadline = time.monotonic() + self.timeout
-        except (OSError, ConnectionError, TimeoutError) as exc:
-            result.reason = str(exc) or type(exc).__name__
-        finally:
-            sel.close()
-
     def close(self) -> None:
         try:
             self.sock.setblocking(True)
@@ -193,9 +142,106 @@ class _Session:
             self.sock.close()
 
 
-def read_many(client: KazooClient, znodes: Sequence[str], window: int = 4096,
-              timeout: float = 30.0) -> BulkResult:
-    """``getData`` of every znode (paths as the kazoo client sees them, chroot added here)."""
+class _Stream:
+    """One session's share of a bulk read: its paths, what is sent and answered, its buffers."""
+
+    def __init__(self, session: _Session, paths: Sequence[str], server_paths: Sequence[str]) -> None:
+        self.session = session
+        self.sock = session.sock
+        self.paths = paths
+        self.server_paths = server_paths
+        self.sent = self.done = 0
+        self.out = bytearray()
+        self.buf = session.buf
+        self.failed = ""
+
+    def fill(self, window: int) -> None:
+        n = len(self.paths)
+        while self.sent < n and self.sent - self.done < window and len(self.out) < 1 << 18:
+            self.out += _get_data(self.sent + 1, self.server_paths[self.sent])
+            self.sent += 1
+
+    def parse(self, found: dict[str, object]) -> None:
+        """Every complete reply frame in the buffer into ``found`` (one loop, no event per reply)."""
+        buf, paths = self.buf, self.paths
+        unpack_header, unpack_int, unpack_stat = _REPLY_HEADER.unpack_from, _INT.unpack_from, _STAT.unpack_from
+        pos, size = 0, len(buf)
+        while size - pos >= 4:
+            length = unpack_int(buf, pos)[0]
+            if size - pos - 4 < length:
+                break
+            start = pos + 4
+            xid, _, err = unpack_header(buf, start)
+            if xid > 0:  # watch events (-1) and pings (-2) are not ours
+                path = paths[xid - 1]
+                if err == 0:
+                    dlen = unpack_int(buf, start + 16)[0]
+                    body = start + 20
+                    data = bytes(buf[body:body + dlen]) if dlen >= 0 else None
+                    found[path] = (data, ZnodeStat._make(unpack_stat(buf, body + max(dlen, 0))))
+                elif err == NO_NODE:
+                    found[path] = None
+                else:
+                    del buf[:pos]
+                    raise ConnectionError(f"[{path}] error {err} from the server")
+                self.done = max(self.done, xid)
+            pos = start + length
+        del buf[:pos]
+
+
+def _read_streams(streams: list[_Stream], window: int, timeout: float, result: BulkResult) -> None:
+    """Pipelined getData on every stream at once from this one thread; a stream that fails
+    (connection dropped, an error reply) stops and leaves its paths unread; the others go on."""
+    sel = selectors.DefaultSelector()
+    live = [s for s in streams if s.done < len(s.paths)]
+    for s in live:
+        s.sock.setblocking(False)
+        s.fill(window)
+        sel.register(s.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, s)
+    deadline = time.monotonic() + timeout
+    found = result.found
+    try:
+        while live:
+            ready = sel.select(max(0.0, deadline - time.monotonic()))
+            if not ready:
+                for s in live:
+                    s.failed = "no reply within the timeout"
+                return
+            for key, mask in ready:
+                s = key.data
+                try:
+                    if mask & selectors.EVENT_WRITE and s.out:
+                        del s.out[:s.sock.send(s.out)]
+                    if mask & selectors.EVENT_READ:
+                        got = s.sock.recv(1 << 20)
+                        if not got:
+                            raise ConnectionError("the server closed the connection")
+                        s.buf += got
+                        s.parse(found)
+                        s.fill(window)
+                except (OSError, ConnectionError) as exc:
+                    s.failed = str(exc) or type(exc).__name__
+                if s.failed or s.done >= len(s.paths):
+                    sel.unregister(s.sock)
+                    live.remove(s)
+                else:
+                    sel.modify(s.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if s.out else 0), s)
+            deadline = time.monotonic() + timeout
+    finally:
+        sel.close()
+        result.reason = next((s.failed for s in streams if s.failed), result.reason)
+
+
+def sessions_for(n: int) -> int:
+    """How many sessions read ``n`` znodes: one per :data:`PER_SESSION`, at most :data:`SESSIONS`."""
+    return max(1, min(SESSIONS, n // PER_SESSION))
+
+
+def read_many(client: KazooClient, znodes: Sequence[str], window: int = 1024,
+              timeout: float = 30.0, sessions: int | None = None) -> BulkResult:
+    """``getData`` of every znode (paths as the kazoo client sees them, chroot added here), on
+    ``sessions`` sessions at once (default :func:`sessions_for`), ``window`` requests in flight
+    on each; paths are cut into contiguous runs, one per session."""
     paths = list(znodes)
     result = BulkResult()
     address = _server_of(client)
@@ -205,18 +251,28 @@ def read_many(client: KazooClient, znodes: Sequence[str], window: int = 4096,
         return result
     chroot = client.chroot or ""
     server_paths = [chroot if p == "/" and chroot else chroot + p for p in paths]
+    count = sessions or sessions_for(len(paths))
+    opened: list[_Session] = []
+    streams: list[_Stream] = []
     try:
-        session = _Session(address, max(int(client.last_zxid or 0), 0), timeout)
-    except (OSError, ConnectionError) as exc:
-        result.unread, result.reason = paths, str(exc) or type(exc).__name__
-        return result
-    try:
-        session.authenticate(credentials)
-        session.read(paths, server_paths, window, result)
-    except (OSError, ConnectionError) as exc:
-        result.reason = str(exc) or type(exc).__name__
+        step = -(-len(paths) // count) if paths else 1
+        for i in range(0, len(paths), step):
+            try:
+                session = _Session(address, max(int(client.last_zxid or 0), 0), timeout)
+            except (OSError, ConnectionError) as exc:
+                result.reason = str(exc) or type(exc).__name__
+                break
+            opened.append(session)
+            try:
+                session.authenticate(credentials)
+            except (OSError, ConnectionError) as exc:
+                result.reason = str(exc) or type(exc).__name__
+                break
+            streams.append(_Stream(session, paths[i:i + step], server_paths[i:i + step]))
+        _read_streams(streams, window, timeout, result)
     finally:
-        session.close()
+        for session in opened:
+            session.close()
     if len(result.found) < len(paths):
         result.unread = [p for p in paths if p not in result.found]
     return result

@@ -3,8 +3,8 @@
 Reads are pipelined instead of one blocking round trip per znode. On ZooKeeper ≥ 3.6 (which
 has the ``multiRead`` operation) znode data is fetched in batches of many ``getData`` ops per
 request, several batches in flight; on older servers (Kafka 2.4 ships ZooKeeper 3.5)
-bulk getData runs on a short session of the reader's own (:mod:`kafka_zk.bulk_reader`, many
-requests in flight, replies parsed in chunks), with kazoo's pipelined ``get_async`` for what it
+bulk getData runs on short sessions of the reader's own (:mod:`kafka_zk.bulk_reader`, several
+at once, many requests in flight on each, replies parsed in chunks), with kazoo's pipelined ``get_async`` for what it
 could not read.
 Which one is used is decided once per ensemble without touching the working session
 (:mod:`kafka_zk.server_features`). Reads lost with the connection are sent again under the
@@ -160,7 +160,7 @@ def read_data(client: KazooClient, znodes: Iterable[str], window: int = WINDOW, 
             server_features.forget(client, multi_read=False)
     if len(znodes) < BULK_MIN:
         return pipelined(client, "get", znodes, window)
-    bulk = bulk_reader.read_many(client, znodes, window, TIMEOUT)
+    bulk = bulk_reader.read_many(client, znodes, timeout=TIMEOUT)
     if bulk.unread:
         logger.info("bulk reader left %d of %d znodes (%s); reading them through kazoo",
                     len(bulk.unread), len(znodes), bulk.reason)
@@ -175,6 +175,16 @@ def _decode(decoder: Callable[[bytes], T], data: bytes | None, path: str) -> T:
         raise InvalidPayload(f"[{path}] {exc}") from None
 
 
+def decode_states(raw: dict[str, object], by_path: dict[str, TopicPartition]
+                  ) -> dict[TopicPartition, PartitionState | None]:
+    """``{partition: state | None}`` from ``{state path: (data, stat) | None}`` as read."""
+    out: dict[TopicPartition, PartitionState | None] = {}
+    for path, tp in by_path.items():
+        got = raw[path]
+        out[tp] = None if got is None or not got[0] else _decode(codecs.decode_partition_state, got[0], path)
+    return out
+
+
 def read_partition_states(client: KazooClient, partitions: Iterable[TopicPartition],
                           window: int = WINDOW, multi: bool | None = None
                           ) -> dict[TopicPartition, PartitionState | None]:
@@ -184,12 +194,7 @@ def read_partition_states(client: KazooClient, partitions: Iterable[TopicPartiti
     """
     tps = list(partitions)
     by_path = {paths.partition_state(tp.topic, tp.partition): tp for tp in tps}
-    raw = read_data(client, by_path, window, multi=multi)
-    out: dict[TopicPartition, PartitionState | None] = {}
-    for path, tp in by_path.items():
-        got = raw[path]
-        out[tp] = None if got is None or not got[0] else _decode(codecs.decode_partition_state, got[0], path)
-    return out
+    return decode_states(read_data(client, by_path, window, multi=multi), by_path)
 
 
 def read_partition_states_one_by_one(client: KazooClient, partitions: Iterable[TopicPartition]

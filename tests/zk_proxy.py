@@ -19,6 +19,17 @@ sources (release-3.5.7, release-3.4.14) do it:
   added); others get ``<word> is not executed because it is not in the whitelist.``. 3.4.14's
   default whitelist is every word but ``wchc`` and ``wchp``.
 
+* **Speed (optional, ``cost=``).** A :class:`CostModel` holds each reply until (a) a round trip
+  has passed since its request reached the proxy and (b) the connection's previous reply has
+  been out for one per-request service time: requests of one connection are served one after
+  the other, connections in parallel. :meth:`CostModel.zookeeper_3_5_7` is calibrated on a real
+  Kafka 2.4.1 cluster's ZooKeeper 3.5.7 (issue 27: one blocking read at a time 1,552–1,735/s;
+  one connection with thousands of reads in flight 3.6–4.4× that). Its source says why one
+  connection is the bound: ``NIOServerCnxn.doIO`` reads at most one frame per readiness event,
+  and each event goes from a selector thread to a worker and back before the connection is
+  read again; other connections are served by other selector threads and workers meanwhile.
+  Without ``cost`` (the tests) replies pass as fast as the proxy can forward them.
+
 Not modelled: sub-ops of a ``multi`` (14) that 3.4 lacks (the project's transactions use only
 create/delete/setData/check, which 3.4 has).
 
@@ -28,9 +39,12 @@ ran through the proxy asserts it stayed empty (the session was never closed on u
 
 from __future__ import annotations
 
+import argparse
 import socket
 import struct
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
 
 UNIMPLEMENTED = -6
@@ -43,6 +57,27 @@ VERSION_LINES = {
 _LEN = struct.Struct(">i")
 _REQ_HEADER = struct.Struct(">ii")
 _REPLY_HEADER = struct.Struct(">iqi")
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """How fast the modelled server answers: ``round_trip_s`` from a request reaching the proxy to
+    its reply leaving it at the earliest; ``per_request_s`` between two replies of one connection."""
+
+    round_trip_s: float
+    per_request_s: float
+
+    @classmethod
+    def zookeeper_3_5_7(cls) -> "CostModel":
+        """Calibrated on the real 3.5.7 figures (issue 27, 20,000 state znodes, two runs).
+
+        One blocking read at a time ran 1,552–1,735/s: 0.58–0.64 ms per read, of which the
+        client (kazoo hands every reply to a waiting thread) spends ~0.2 ms on a quiet 2-core
+        machine; so 0.4 ms between the request reaching the proxy and its reply leaving it.
+        One connection with thousands of reads in flight ran 3.6–4.4× one-by-one, i.e.
+        5,600–7,600/s: 1 / 6,600 s ≈ 0.15 ms per reply on one connection.
+        """
+        return cls(round_trip_s=0.0004, per_request_s=1 / 6600)
 
 
 def _frames(buf: bytearray) -> list[bytes]:
@@ -81,6 +116,7 @@ class ZkProxy:
 
     upstream: tuple[str, int]
     mode: str
+    cost: CostModel | None = None
     refused: list[tuple[int, int]] = field(default_factory=list)
     connections: int = 0
 
@@ -141,8 +177,10 @@ class ZkProxy:
             connect_request = _recv_exactly(client, _LEN.unpack(first)[0])
             upstream.sendall(first + connect_request)
             send_lock = threading.Lock()
-            threading.Thread(target=self._replies, args=(upstream, client, send_lock), daemon=True).start()
-            self._requests(client, upstream, send_lock)
+            arrived: dict[int, float] = {}
+            threading.Thread(target=self._replies, args=(upstream, client, send_lock, arrived),
+                             daemon=True).start()
+            self._requests(client, upstream, send_lock, arrived)
         except OSError:
             pass
         finally:
@@ -152,17 +190,21 @@ class ZkProxy:
                     with self._lock:
                         self._open.discard(s)
 
-    def _requests(self, client: socket.socket, upstream: socket.socket, send_lock: threading.Lock) -> None:
+    def _requests(self, client: socket.socket, upstream: socket.socket, send_lock: threading.Lock,
+                  arrived: dict[int, float]) -> None:
         """Client to server: forward whole frames; an opcode the old server lacks ends it all."""
         buf = bytearray()
         while True:
             got = client.recv(262144)
             if not got:
                 return
+            now = time.monotonic()
             buf.extend(got)
             forward = []
             for frame in _frames(buf):
                 xid, op = _REQ_HEADER.unpack_from(frame, 4)
+                if self.cost is not None:
+                    arrived[xid] = now
                 if op in self.missing:
                     if forward:
                         upstream.sendall(b"".join(forward))
@@ -175,9 +217,12 @@ class ZkProxy:
             if forward:
                 upstream.sendall(b"".join(forward))
 
-    def _replies(self, upstream: socket.socket, client: socket.socket, send_lock: threading.Lock) -> None:
-        """Server to client: whole frames only, so an injected reply never splits one."""
+    def _replies(self, upstream: socket.socket, client: socket.socket, send_lock: threading.Lock,
+                 arrived: dict[int, float]) -> None:
+        """Server to client: whole frames only, so an injected reply never splits one; with a
+        cost model, each reply no earlier than :meth:`_due` says."""
         buf = bytearray()
+        last_due = 0.0
         try:
             while True:
                 got = upstream.recv(262144)
@@ -185,9 +230,31 @@ class ZkProxy:
                     break
                 buf.extend(got)
                 frames = _frames(buf)
-                if frames:
+                if not frames:
+                    continue
+                if self.cost is None:
                     with send_lock:
                         client.sendall(b"".join(frames))
+                    continue
+                batch: list[bytes] = []
+                for frame in frames:
+                    due = last_due
+                    if len(frame) >= 4 + _REPLY_HEADER.size:
+                        asked = arrived.pop(_REPLY_HEADER.unpack_from(frame, 4)[0], None)
+                        if asked is not None:
+                            due = max(asked + self.cost.round_trip_s, last_due + self.cost.per_request_s)
+                    wait = due - time.monotonic()
+                    if wait > 0 and batch:
+                        with send_lock:
+                            client.sendall(b"".join(batch))
+                        batch = []
+                    if wait > 0:
+                        time.sleep(wait)
+                    batch.append(frame)
+                    last_due = due
+                if batch:
+                    with send_lock:
+                        client.sendall(b"".join(batch))
         except OSError:
             pass
         finally:
@@ -210,3 +277,21 @@ class ZkProxy:
         lines = answer.decode("utf-8", "replace").split("\n")
         lines = [VERSION_LINES[self.mode] if line.startswith("Zookeeper version:") else line for line in lines]
         client.sendall("\n".join(lines).encode())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run a proxy in a process of its own (benchmarks: its threads then do not share the
+    reader's interpreter lock); prints ``127.0.0.1:<port>`` and serves until stdin closes."""
+    ap = argparse.ArgumentParser(description="ZooKeeper 3.5/3.4 stand-in in front of a real server")
+    ap.add_argument("--upstream", required=True, help="host:port of the real server")
+    ap.add_argument("--mode", choices=sorted(VERSION_LINES), default="3.5")
+    ap.add_argument("--calibrated", action="store_true", help="answer at the speed of CostModel.zookeeper_3_5_7")
+    args = ap.parse_args(argv)
+    host, port = args.upstream.rsplit(":", 1)
+    with ZkProxy((host, int(port)), args.mode, CostModel.zookeeper_3_5_7() if args.calibrated else None) as proxy:
+        print(proxy.hosts, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

@@ -51,3 +51,39 @@ def test_digest_credentials_are_sent_and_a_refusal_is_left_to_kazoo(zk, zk_conne
     finally:
         close(allowed)
         close(stranger)
+
+
+def test_several_sessions_share_the_read_and_each_is_opened_once(zk, zk_chroot, zk_proxies):
+    for i in range(600):
+        zk.create(f"/m/{i}", f"v{i}".encode(), makepath=True)
+    wanted = [f"/m/{i}" for i in range(600)] + ["/m/gone"]
+    proxy = zk_proxies["3.5"]
+    client = connect(proxy.hosts + zk_chroot)
+    try:
+        before = proxy.connections
+        got = bulk_reader.read_many(client, wanted, window=16, sessions=3)
+        assert proxy.connections - before == 3
+        assert got.unread == [] and got.found == _one_by_one(zk, wanted)
+    finally:
+        close(client)
+
+
+def test_a_session_refused_mid_read_leaves_only_its_own_run_unread(zk, zk_connect):
+    acl = [make_digest_acl("sre", "secret", all=True)]
+    zk.add_auth("digest", "sre:secret")
+    for i in range(200):
+        zk.create(f"/half/{i:03d}", b"x", acl=acl if i >= 100 else None, makepath=True)
+    wanted = [f"/half/{i:03d}" for i in range(200)]
+    stranger = connect(zk_connect)
+    try:
+        got = bulk_reader.read_many(stranger, wanted, window=8, sessions=2)
+        assert sorted(got.found) == wanted[:100] and got.unread == wanted[100:]
+        assert "-102" in got.reason
+    finally:
+        close(stranger)
+
+
+def test_how_many_sessions_a_read_opens():
+    assert bulk_reader.sessions_for(10) == 1
+    assert bulk_reader.sessions_for(2 * bulk_reader.PER_SESSION) == 2
+    assert bulk_reader.sessions_for(10**6) == bulk_reader.SESSIONS
