@@ -83,8 +83,11 @@ def _fault_args(fault: str, values: list[str], resume: bool) -> dict:
             (broker,) = values
             return {"broker": int(broker)}
         if fault == "corrupt-record":
-            topic, partition, broker, offset = values
-            return {"topic": topic, "partition": int(partition), "broker": int(broker), "offset": int(offset)}
+            topic, partition, broker, offset, *how = values
+            if len(how) > 1:
+                raise ValueError(values)
+            args = {"topic": topic, "partition": int(partition), "broker": int(broker), "offset": int(offset)}
+            return {**args, "how": how[0]} if how else args
         if fault == "move-controller":
             return {"to": int(values[0]) if values else None}
         if fault == "stall-replica":
@@ -96,7 +99,7 @@ def _fault_args(fault: str, values: list[str], resume: bool) -> dict:
     except ValueError:
         raise InvalidInput(f"sim fault {fault}: wrong arguments {values}; e.g. kill-broker 3, "
                            "move-controller [TO], stall-replica TOPIC PARTITION BROKER, "
-                           "slow-broker BROKER BYTES_PER_S, corrupt-record TOPIC PARTITION BROKER OFFSET") from None
+                           "slow-broker BROKER BYTES_PER_S, corrupt-record TOPIC PARTITION BROKER OFFSET [value|bytes|header]") from None
 
 
 def run_fault(args: argparse.Namespace) -> int:

@@ -5,8 +5,9 @@ Same options as Kafka 2.4.1's tool (``--broker-list``, ``--topic-white-list``, `
 process is started.", "max lag is ...", the mismatch lines), then a summary. Unlike the
 original it ends once everything fetchable is verified (``--max-rounds`` bounds it further).
 
-Exit status: 0 when the replicas match (lag is reported, not an error), 1 on a mismatch (each
-named: partition, offset, replicas), 2 when verification could not run (bad option, a broker
+Exit status: 0 when the replicas match (lag is reported, not an error), 1 on a mismatch or a
+corrupt replica (each named: partition, offset, replicas; a corrupt partition stops there, the
+others are verified to the end), 2 when verification could not run (bad option, a broker
 down or not answering within the --max-wait-ms bound, no topic matching): one ``Error:`` line.
 """
 
@@ -58,18 +59,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_summary(s: Summary) -> None:
-    print(max_lag_line(s))
+    if s.reported_round != s.rounds:         # the last round's line was not printed yet
+        print(max_lag_line(s))
     mb = s.bytes_fetched / 1e6
     rate = mb / s.seconds if s.seconds > 0 else 0.0
     verdict = "replicas match" if s.ok else f"{len(s.mismatches)} MISMATCH(ES)"
     print(f"{stamp()}: verification finished: {verdict}; {s.partitions} partitions, {s.replicas} replicas, "
           f"{s.rounds} rounds, {s.batches} batches / {s.records} records compared, {mb:.1f} MB fetched "
           f"in {s.seconds:.1f} s ({rate:.1f} MB/s)")
+    for partition, why in sorted(s.stopped.items()):
+        print(f"  stopped: partition {partition} verified up to offset {s.verified.get(partition)}: {why}")
     for lag in s.lagging:
+        if lag.partition in s.stopped:
+            continue
         behind = ", ".join(f"replica {r} at {hw}" for r, hw in lag.behind) or "none"
         print(f"  lag: partition {lag.partition}: {lag.lag} messages behind high watermark {lag.high_watermark} "
               f"(verified up to offset {lag.verified_offset}; behind: {behind})")
     for m in s.mismatches:
+        if m.kind == "corrupt":
+            print(f"  CORRUPT: partition {m.partition} replica {m.other} at offset {m.offset}: {m.detail}")
+            continue
         print(f"  MISMATCH: partition {m.partition} at offset {m.offset}: replica {m.replica} vs replica {m.other} "
               f"({m.kind}{': ' + m.detail if m.detail else ''})")
     for (partition, offset), odd in odd_replicas(s.mismatches).items():

@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "move-controller": ("move_controller", ("to",)),
     "stall-replica": ("stall_replica", ("topic", "partition", "broker", "stalled")),
     "slow-broker": ("slow_broker", ("broker", "rate")),
-    "corrupt-record": ("corrupt_record", ("topic", "partition", "broker", "offset")),
+    "corrupt-record": ("corrupt_record", ("topic", "partition", "broker", "offset", "how")),
 }
 
 

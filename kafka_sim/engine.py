@@ -336,6 +336,7 @@ class Engine:
             ctrl.elect_offline_and_new(only=ctrl.tps(topic))
 
     def load_topic_config(self, topic: str, client) -> None:
+        self.wire.topic_config_changed(topic)
         try:
             data, _ = client.get(paths.topic_config(topic))
             cfg = decode_entity_config(data).config

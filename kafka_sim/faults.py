@@ -21,6 +21,7 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from kafka_sim import zk_io
+from kafka_sim.wire.records import CORRUPTIONS
 from kafka_zk import paths
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput, KafkaZkError
@@ -208,13 +209,17 @@ class FaultsMixin:
                 eng.schedule_lag_check(tp, broker)
         eng.call(apply)
 
-    def corrupt_record(self, topic: str, partition: int, broker: int, offset: int) -> None:
-        """Broker ``broker``'s replica of the partition serves another (valid) value at
-        ``offset`` from now on: its batch CRC differs from the other replicas' (a diverged
-        replica, for ``kafka-runbook verify-replicas``)."""
+    def corrupt_record(self, topic: str, partition: int, broker: int, offset: int, how: str = "value") -> None:
+        """Broker ``broker``'s replica of the partition serves, from now on, another (valid)
+        value at ``offset`` (``how="value"``: its batch CRC differs from the other replicas', a
+        diverged replica), or the batch holding ``offset`` damaged as a bad disk would
+        (``"bytes"``: bytes flipped in the records section, stored CRC unchanged; ``"header"``:
+        the batch length garbled) — for ``kafka-runbook verify-replicas``."""
         self._broker(broker)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInput(f"offset {offset!r} must be an int ≥ 0")
+        if how not in CORRUPTIONS:
+            raise InvalidInput(f"corruption {how!r} is not one of {', '.join(CORRUPTIONS)}")
         tp = TopicPartition(topic, partition)
         eng = self._engine
 
@@ -222,7 +227,7 @@ class FaultsMixin:
             pd = eng.model.parts.get(tp)
             if pd is None or broker not in pd.replicas:
                 raise InvalidInput(f"broker {broker} holds no replica of {topic}-{partition}")
-            eng.wire.corrupt_record(tp, broker, offset)
+            eng.wire.corrupt_record(tp, broker, offset, how)
         eng.call(apply)
 
     def slow_broker(self, broker_id: int, rate: float | None) -> None:

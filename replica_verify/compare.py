@@ -9,15 +9,23 @@ the bytes the CRC covers (attributes, timestamps, producer fields, every record'
 timestamp, key, value and headers) are compared, so a mismatch also names the first offset
 whose record differs and in what. Memory: the fetched bytes of one partition, nothing kept.
 
-Failure: none raised; every finding is a :class:`Mismatch` in the result.
+A replica whose bytes cannot be read (:mod:`replica_verify.batches`: a garbled batch header, a
+compressed batch that does not decompress, records that do not parse, or a broker answering
+CORRUPT_MESSAGE) is a ``corrupt`` mismatch naming the replica and the offset; a broken framing
+stops this partition's verification there (the replicas cannot be aligned past it), the
+others are not affected.
+
+Failure: none raised on data; every finding is a :class:`Mismatch` in the result (a v0/v1
+message format or a missing codec library raise VerifyError, see :mod:`replica_verify.batches`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kafka.record.default_records import DefaultRecordBatch
-from kafka.record.memory_records import MemoryRecords
+from kafka.record.default_records import DefaultRecord, DefaultRecordBatch
+
+from replica_verify.batches import CorruptBatch, decode_records, read_batches
 
 _CRC_COVERED_FROM = DefaultRecordBatch.ATTRIBUTES_OFFSET
 
@@ -30,11 +38,13 @@ class ReplicaData:
     high_watermark: int
     records: bytes
     out_of_range: bool = False      # the replica does not have the offset fetched yet
+    complete: bool = True           # less than the fetch size came back: the data ends where the log does
+    unreadable: str = ""            # the broker could not read its copy (e.g. CORRUPT_MESSAGE)
 
 
 @dataclass(frozen=True)
 class Mismatch:
-    kind: str                       # "offset", "checksum", "crc" or "record"
+    kind: str                       # "offset", "checksum", "crc", "record" or "corrupt"
     partition: str                  # "topic-partition", as Kafka prints it
     offset: int
     replica: int                    # the reference replica (first in order)
@@ -51,6 +61,9 @@ class Mismatch:
         if self.kind == "checksum":
             return (f"{stamp}: partition {self.partition} has unmatched checksum at offset {self.offset}; "
                     f"replica {self.replica}'s checksum {self.mine}; replica {self.other}'s checksum {self.theirs}")
+        if self.kind == "corrupt":
+            return (f"{stamp}: partition {self.partition}: replica {self.other}'s data at offset {self.offset} "
+                    f"is corrupt: {self.detail}")
         if self.kind == "crc":
             return (f"{stamp}: partition {self.partition}: replica {self.other}'s batch ending at offset "
                     f"{self.offset} fails its CRC check (stored {self.theirs}, computed over its bytes differs)")
@@ -75,15 +88,6 @@ class PartitionRound:
         return max(0, self.max_hw - self.next_offset)
 
 
-def _batches(data: bytes):
-    records = MemoryRecords(data)
-    while True:
-        batch = records.next_batch()
-        if batch is None:
-            return
-        yield batch
-
-
 def _raw(batch: DefaultRecordBatch) -> memoryview:
     return memoryview(batch._buffer)
 
@@ -93,20 +97,43 @@ def compare_partition(partition: str, start_offset: int, replicas: list[ReplicaD
     result = PartitionRound(start_offset, max((r.high_watermark for r in replicas), default=start_offset))
     if not replicas or any(r.out_of_range for r in replicas):
         return result
-    iters = [_batches(r.records) for r in replicas]
+    first = replicas[0]
+    unreadable = [r for r in replicas if r.unreadable]
+    if unreadable:
+        result.mismatches.extend(Mismatch("corrupt", partition, start_offset, first.replica, r.replica,
+                                          detail=r.unreadable) for r in unreadable)
+        result.aligned = False
+        return result
+    iters = [read_batches(r.records, r.complete) for r in replicas]
     while True:
-        step = []
+        step: list[DefaultRecordBatch | CorruptBatch] = []
         for r, it in zip(replicas, iters):
             batch = next(it, None)
-            if batch is None or batch.last_offset >= r.high_watermark:
+            if batch is None or (not isinstance(batch, CorruptBatch) and batch.last_offset >= r.high_watermark):
                 return result
             step.append(batch)
-        first, ref = replicas[0], step[0]
-        for r, batch in zip(replicas, step):
+        broken = [(r, b) for r, b in zip(replicas, step) if isinstance(b, CorruptBatch)]
+        if broken:
+            result.mismatches.extend(Mismatch("corrupt", partition, result.next_offset, first.replica, r.replica,
+                                              detail=b.reason) for r, b in broken)
+            result.aligned = False
+            return result
+        batches: list[DefaultRecordBatch] = step      # type: ignore[assignment]
+        ref = batches[0]
+        for r, batch in zip(replicas, batches):
             if not batch.validate_crc():
                 result.mismatches.append(Mismatch("crc", partition, batch.last_offset, first.replica, r.replica,
                                                   theirs=batch.crc))
-        for r, batch in zip(replicas[1:], step[1:]):
+        decoded: dict[int, list[DefaultRecord] | CorruptBatch] = {}
+
+        def records(i: int) -> list[DefaultRecord] | CorruptBatch:
+            if i not in decoded:
+                decoded[i] = decode_records(batches[i])
+                if isinstance(decoded[i], CorruptBatch):
+                    result.mismatches.append(Mismatch("corrupt", partition, batches[i].base_offset, first.replica,
+                                                      replicas[i].replica, detail=decoded[i].reason))
+            return decoded[i]
+        for i, (r, batch) in enumerate(zip(replicas[1:], batches[1:]), start=1):
             if batch.last_offset != ref.last_offset:
                 result.mismatches.append(Mismatch("offset", partition, ref.last_offset, first.replica, r.replica,
                                                   mine=ref.last_offset, theirs=batch.last_offset))
@@ -116,20 +143,23 @@ def compare_partition(partition: str, start_offset: int, replicas: list[ReplicaD
                 result.mismatches.append(Mismatch("checksum", partition, ref.last_offset, first.replica,
                                                   r.replica, mine=ref.crc, theirs=batch.crc))
             if batch.crc != ref.crc or _raw(batch)[_CRC_COVERED_FROM:] != _raw(ref)[_CRC_COVERED_FROM:]:
-                found = first_record_difference(ref, batch)
+                mine, theirs = records(0), records(i)
+                if isinstance(mine, CorruptBatch) or isinstance(theirs, CorruptBatch):
+                    continue
+                found = first_record_difference(mine, theirs, ref.base_offset)
                 if found is not None:
                     result.mismatches.append(Mismatch("record", partition, found[0], first.replica,
                                                       r.replica, detail=found[1]))
         result.next_offset = ref.next_offset
         result.batches += 1
         result.records += ref.last_offset - ref.base_offset + 1
-        result.bytes_compared += sum(len(_raw(b)) for b in step)
+        result.bytes_compared += sum(len(_raw(b)) for b in batches)
 
 
-def first_record_difference(a: DefaultRecordBatch, b: DefaultRecordBatch) -> tuple[int, str] | None:
+def first_record_difference(ra: list[DefaultRecord], rb: list[DefaultRecord],
+                            base_offset: int) -> tuple[int, str] | None:
     """The first offset whose records differ, and in which fields; None when the records agree
     (the difference is in the batch header: attributes, producer fields, timestamps)."""
-    ra, rb = list(DefaultRecordBatch(bytes(_raw(a)))), list(DefaultRecordBatch(bytes(_raw(b))))
     for x, y in zip(ra, rb):
         fields = [name for name in ("key", "value", "timestamp", "headers")
                   if getattr(x, name) != getattr(y, name)]
@@ -139,6 +169,6 @@ def first_record_difference(a: DefaultRecordBatch, b: DefaultRecordBatch) -> tup
             return x.offset, " and ".join(fields)
     if len(ra) != len(rb):
         shorter = ra if len(ra) < len(rb) else rb
-        at = (shorter[-1].offset + 1) if shorter else a.base_offset
+        at = (shorter[-1].offset + 1) if shorter else base_offset
         return at, "record count"
     return None

@@ -10,6 +10,13 @@ mismatch lines as 2.4.1 prints them. Unlike it, it ends: when every partition is
 its high watermark, or after a round in which no partition advanced (what is left is lag: a
 follower behind its leader), or after ``max_rounds``; then a :class:`Summary`.
 
+A replica whose data is corrupt (a garbled batch header, a batch that does not decompress, a
+broker answering CORRUPT_MESSAGE) is a mismatch naming partition, replica and offset; a
+partition whose replicas cannot be aligned past a point stops there (listed as stopped, with
+the reason, not as lag) while every other partition is fetched and verified to the end. The
+"max lag" line is printed every ``--report-interval-ms`` and once at the end (by the CLI),
+never twice for the same round.
+
 Memory: one round's responses (at most ``--fetch-size`` per replica and partition, plus one
 batch); nothing is kept between rounds but offsets and counters.
 
@@ -36,6 +43,7 @@ from replica_verify.options import VerifyOptions
 
 DEBUGGING_REPLICA_ID = -2          # Request.DebuggingConsumerId
 OFFSET_OUT_OF_RANGE = 1
+CORRUPT_MESSAGE = 2
 _MAX_INT32 = (1 << 31) - 1
 
 
@@ -70,6 +78,8 @@ class Summary:
     lagging: list[PartitionLag] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)
     verified: dict[str, int] = field(default_factory=dict)   # partition -> first offset not verified
+    stopped: dict[str, str] = field(default_factory=dict)    # partition -> why it stopped (misaligned, corrupt)
+    reported_round: int = -1        # the round whose "max lag" line was printed last
 
     @property
     def ok(self) -> bool:
@@ -102,7 +112,7 @@ def verify(opts: VerifyOptions, out: Callable[[str], None] = print, max_rounds: 
                 now = time.monotonic()
                 if (now - last_report) * 1000 > opts.report_interval_ms:
                     out(_max_lag_line(summary, len(layout.partitions)))
-                    last_report = now
+                    last_report, summary.reported_round = now, summary.rounds
                 if all(lag.lag == 0 for lag in lags) or not progressed:
                     summary.lagging = [lag for lag in lags if lag.lag > 0 or lag.behind]
                     break
@@ -135,12 +145,15 @@ def _fetch(broker: int, conn: BrokerConnection, tps: list[Partition], offsets: d
     for t in response.responses:
         for p in t.partitions:
             tp = Partition(t.topic, p.partition_index)
-            if p.error_code and p.error_code != OFFSET_OUT_OF_RANGE:
+            if p.error_code and p.error_code not in (OFFSET_OUT_OF_RANGE, CORRUPT_MESSAGE):
                 raise VerifyError(f"{conn.where} answered error code {p.error_code} for {tp} "
                                   "(the assignment or leadership changed during verification?); run again")
             records = p.records if isinstance(p.records, (bytes, bytearray, memoryview)) else b""
             got[tp] = ReplicaData(broker, p.high_watermark, bytes(records),
-                                  out_of_range=p.error_code == OFFSET_OUT_OF_RANGE)
+                                  out_of_range=p.error_code == OFFSET_OUT_OF_RANGE,
+                                  complete=len(records) < opts.fetch_size,
+                                  unreadable=f"broker {broker} answered CORRUPT_MESSAGE (error code 2) for "
+                                             f"offset {offsets[tp]}" if p.error_code == CORRUPT_MESSAGE else "")
     missing = [str(tp) for tp in tps if tp not in got]
     if missing:
         raise VerifyError(f"{conn.where} did not answer for {missing[:5]}; run again")
@@ -162,6 +175,12 @@ def _verify_round(layout: ClusterLayout, fetched: dict[int, dict[Partition, Repl
                 out(m.line(stamp()))
             summary.mismatches.extend(result.mismatches)
             aligned[tp] = result.aligned
+            if not result.aligned:
+                why = result.mismatches[-1]
+                summary.stopped[str(tp)] = (f"replica {why.other}'s data at offset {why.offset} is corrupt: {why.detail}"
+                                            if why.kind == "corrupt" else
+                                            f"replica {why.replica}'s batch ends at {why.mine}, replica {why.other}'s "
+                                            f"at {why.theirs}: the replicas cannot be aligned past offset {result.next_offset}")
             if result.next_offset > offsets[tp]:
                 progressed = True
                 offsets[tp] = result.next_offset

@@ -9,7 +9,8 @@ a timestamp the first offset at or after it (−1 when none); Fetch from a consu
 −1) is answered by the leader up to the high watermark, from a debugging consumer (−2, what
 kafka-replica-verification.sh sends) or a follower id by any replica up to its own log end;
 an offset past the log end gets OFFSET_OUT_OF_RANGE. A fetch with nothing to return waits up
-to its max wait for data, in short polls.
+to its max wait for data, in short polls. Batches are compressed with the topic's codec and
+served damaged where a fault says so (:mod:`kafka_sim.wire.records`).
 
 Failure: a request this broker does not speak (unknown API or version) returns None and the
 listener closes the connection, as a Kafka broker does; ApiVersions with an unsupported version
@@ -48,11 +49,13 @@ class BrokerState:
     """How a handler reads the emulator: set by the hub for one broker."""
 
     def __init__(self, broker_id: int, seed: int, view: Callable[[], ClusterView],
-                 logs: Callable[[list[TopicPartition]], dict[TopicPartition, ReplicaLog | None]]) -> None:
+                 logs: Callable[[list[TopicPartition]], dict[TopicPartition, ReplicaLog | None]],
+                 codec: Callable[[str], str] = lambda topic: "none") -> None:
         self.broker_id = broker_id
         self.seed = seed
         self.view = view
         self.logs = logs
+        self.codec = codec
 
 
 def handle(state: BrokerState, frame: bytes) -> bytes | None:
@@ -178,7 +181,8 @@ def _fetch(state: BrokerState, request: FetchRequest) -> FetchResponse:
             if error == NONE and budget > 0:
                 data = records.read_log(state.seed, t.topic, p.partition, p.fetch_offset,
                                         _servable_end(log, request.replica_id),
-                                        min(p.partition_max_bytes, budget), log.corrupt, min_one)
+                                        min(p.partition_max_bytes, budget), log.corrupt, min_one,
+                                        state.codec(t.topic), log.damaged)
                 budget -= len(data)
                 min_one = min_one and not data
             hw = log.high_watermark if log is not None and error != UNKNOWN_TOPIC_OR_PARTITION else -1

@@ -54,6 +54,7 @@ class ReplicaLog:
     log_end: int
     high_watermark: int
     corrupt: frozenset[int]
+    damaged: frozenset[tuple[int, str]] = frozenset()    # (offset, "bytes" | "header")
 
 
 def cluster_view(eng: "Engine", ports: dict[int, int]) -> ClusterView:
@@ -76,7 +77,9 @@ def _log_end(eng: "Engine", tp: TopicPartition, broker: int) -> int:
 
 
 def replica_logs(eng: "Engine", broker: int, tps: Iterable[TopicPartition],
-                 corrupt: dict[tuple[TopicPartition, int], frozenset[int]]) -> dict[TopicPartition, ReplicaLog | None]:
+                 corrupt: dict[tuple[TopicPartition, int], frozenset[int]],
+                 damaged: dict[tuple[TopicPartition, int], frozenset[tuple[int, str]]] | None = None,
+                 ) -> dict[TopicPartition, ReplicaLog | None]:
     """``broker``'s replica of each of ``tps`` (None: not hosted here, or nothing to serve)."""
     out: dict[TopicPartition, ReplicaLog | None] = {}
     br = eng.brokers.get(broker)
@@ -91,5 +94,6 @@ def replica_logs(eng: "Engine", broker: int, tps: Iterable[TopicPartition],
         hw = min(_log_end(eng, tp, r) for r in isr)
         end = _log_end(eng, tp, broker)
         out[tp] = ReplicaLog(tp, broker == pd.leader, end, min(hw, end),
-                             corrupt.get((tp, broker), frozenset()))
+                             corrupt.get((tp, broker), frozenset()),
+                             (damaged or {}).get((tp, broker), frozenset()))
     return out

@@ -52,11 +52,14 @@ def test_sim_runs_until_sigterm_and_serves_log_dirs_and_faults(zk_connect, zk):
         for args in (["stall-replica", "topic-0000", "0", "1"],
                      ["stall-replica", "topic-0000", "0", "1", "--resume"],
                      ["slow-broker", "1", "1000000"], ["corrupt-record", "topic-0000", "0", "1", "5"],
-                     ["expire-session", "0"]):
+                     ["corrupt-record", "topic-0000", "0", "1", "40", "bytes"],
+                     ["corrupt-record", "topic-0000", "0", "1", "60", "header"], ["expire-session", "0"]):
             out = _cli("sim", "fault", "--zookeeper", zk_connect, *args)
             assert out.returncode == 0, (args, out.stderr)
         out = _cli("sim", "fault", "--zookeeper", zk_connect, "slow-broker", "1")
         assert out.returncode == 1 and "wrong arguments" in out.stderr
+        out = _cli("sim", "fault", "--zookeeper", zk_connect, "corrupt-record", "topic-0000", "0", "1", "5", "melted")
+        assert out.returncode == 1 and "corruption 'melted' is not one of value, bytes, header" in out.stderr
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=30)

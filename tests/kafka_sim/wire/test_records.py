@@ -1,6 +1,8 @@
 """The emulator's deterministic record batches: same bytes for every replica, valid CRC32C,
-whole batches, KIP-74 first-batch rule, a corrupt record changing only its own batch."""
+whole batches, KIP-74 first-batch rule, a corrupt record changing only its own batch,
+compressed batches (every codec) holding the same records, damaged bytes and headers."""
 
+import pytest
 from hypothesis import given, strategies as st
 from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.memory_records import MemoryRecords
@@ -59,3 +61,40 @@ def test_offset_for_timestamp_is_the_first_record_at_or_after_it(ts):
 
 def test_without_min_one_a_batch_over_the_budget_is_not_returned():
     assert r.read_log(0, "t", 0, 0, 10 * r.BATCH_RECORDS, 1, min_one=False) == b""
+
+
+@pytest.mark.parametrize("codec", sorted(r.CODECS))
+def test_compressed_batches_are_deterministic_valid_and_hold_the_same_records(codec):
+    plain = _batches(r.read_log(4, "t", 1, 0, 2 * r.BATCH_RECORDS, 1 << 30))
+    data = r.read_log(4, "t", 1, 0, 2 * r.BATCH_RECORDS, 1 << 30, compression=codec)
+    r.build_batch.cache_clear()             # built again from scratch: the same bytes
+    assert r.read_log(4, "t", 1, 0, 2 * r.BATCH_RECORDS, 1 << 30, compression=codec) == data
+    batches = _batches(data)
+    assert [b.base_offset for b in batches] == [0, r.BATCH_RECORDS]
+    assert all(b.validate_crc() and b.compression_type == r.CODECS[codec] for b in batches)
+    for a, b in zip(plain, batches):
+        got = [(x.offset, x.key, x.value, x.timestamp) for x in DefaultRecordBatch(bytes(b._buffer))]
+        assert got == [(x.offset, x.key, x.value, x.timestamp) for x in DefaultRecordBatch(bytes(a._buffer))]
+
+
+@pytest.mark.parametrize("codec", sorted(r.CODECS))
+def test_damaged_bytes_fail_the_stored_crc_and_a_garbled_header_breaks_the_framing(codec):
+    clean = r.read_log(2, "t", 0, 0, 3 * r.BATCH_RECORDS, 1 << 30, compression=codec)
+    flipped = r.read_log(2, "t", 0, 0, 3 * r.BATCH_RECORDS, 1 << 30, compression=codec,
+                         damaged=frozenset({(r.BATCH_RECORDS + 1, "bytes")}))
+    assert len(flipped) == len(clean)
+    a, b = _batches(clean), _batches(flipped)
+    assert [x.crc == y.crc for x, y in zip(a, b)] == [True, True, True]     # the stored CRC is kept...
+    assert [y.validate_crc() for y in b] == [True, False, True]             # ...and no longer matches
+    garbled = r.read_log(2, "t", 0, 0, 3 * r.BATCH_RECORDS, 1 << 30, compression=codec,
+                         damaged=frozenset({(r.BATCH_RECORDS + 1, "header")}))
+    assert len(garbled) == len(clean) and len(_batches(garbled)) == 1       # nothing framed after it
+    with pytest.raises(ValueError):
+        r.damage(clean, "sideways")
+
+
+def test_a_topics_compression_type_names_its_codec():
+    assert [r.codec_for(v) for v in (None, "producer", "uncompressed", " GZIP ", "zstd")] == \
+        ["none", "none", "none", "gzip", "zstd"]
+    with pytest.raises(ValueError, match="compression.type 'brotli'"):
+        r.codec_for("brotli")
