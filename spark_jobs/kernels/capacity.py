@@ -203,24 +203,59 @@ def _rack_text(racks: Mapping[int, str], b: int) -> str:
     return "" if r is None or r.startswith("\0") else f" (rack {r})"
 
 
+def _mean(values: Sequence[int]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _growth_causes(d: BrokerDisk, by_broker: Mapping[int, BrokerDisk], racks_before: Mapping[int, str],
+                   removed: Sequence[int], received: Mapping[int, int]) -> list[str]:
+    """Why ``d`` grows, each cause with its numbers: the rack constraint (its rack loses brokers
+    and the kept ones of the rack grow on average), under-loaded before (it held well under its
+    peers' mean and the plan evens loads), capacity (peers at their disk limit took no more);
+    else least movement with the count of replicas it receives."""
+    rack = racks_before.get(d.broker)
+    racked = rack is not None and not rack.startswith("\0")
+    gone = set(removed)
+    group = [x for x in by_broker.values() if x.broker not in gone
+             and (not racked or racks_before.get(x.broker) == rack)]
+    peers = [x for x in group if x.broker != d.broker]
+    where = f"of rack {rack}" if racked else "kept"
+    causes = []
+    leaving = [b for b in removed if racked and racks_before.get(b) == rack]
+    group_before, group_after = _mean([x.before for x in group]), _mean([x.after for x in group])
+    if leaving and group_before > 0 and group_after > group_before * GROWTH_FACTOR:
+        freed = sum(by_broker[b].before for b in leaving if b in by_broker)
+        causes.append(f"rack {rack} keeps {len(group)} broker(s) while {', '.join(map(str, leaving))} leave(s) it, "
+                      "and rack-aware placement keeps each partition's replica in its rack, so the kept broker(s) "
+                      f"of that rack take those replicas ({human(freed)}): their mean grows "
+                      f"{group_after / group_before:.1f}x ({human(group_before)} -> {human(group_after)})")
+    peers_before = _mean([x.before for x in peers])
+    if peers and d.before * GROWTH_FACTOR < peers_before:
+        causes.append(f"it was under-loaded: {human(d.before)} before against a mean of {human(peers_before)} on "
+                      f"the {len(peers)} other broker(s) {where}, and the plan evens the load, so it ends near "
+                      f"their mean after ({human(_mean([x.after for x in peers]))})")
+    full = [x.broker for x in peers if x.limit is not None and x.before < x.after and x.peak >= 0.99 * x.limit]
+    if full:
+        causes.append(f"capacity: broker(s) {', '.join(map(str, full))} {where} reach their disk limit, so it "
+                      "takes what they could not")
+    if not causes:
+        growth = f"{_mean([x.after for x in peers]) / peers_before:.1f}x" if peers_before > 0 else "-"
+        causes.append(f"least movement: it receives {received.get(d.broker, 0)} new replica(s) and only replicas "
+                      f"that must move do; the other broker(s) {where} grow {growth} on average")
+    return causes
+
+
 def growth_notes(profile: Sequence[BrokerDisk], racks_before: Mapping[int, str], removed: Sequence[int],
                  received: Mapping[int, int]) -> list[str]:
-    """A sentence for every broker whose bytes grow more than :data:`GROWTH_FACTOR`, with why."""
+    """A sentence for every broker whose bytes grow more than :data:`GROWTH_FACTOR`, with its
+    actual causes and their numbers (:func:`_growth_causes`)."""
+    by_broker = {d.broker: d for d in profile}
     notes = []
     for d in profile:
         if d.before <= 0 or d.after <= d.before * GROWTH_FACTOR:
             continue
-        rack = racks_before.get(d.broker)
-        leaving = [b for b in removed if rack is not None and not rack.startswith("\0") and racks_before.get(b) == rack]
-        kept_in_rack = [b for b, r in racks_before.items() if r == rack and b not in removed]
         head = f"Broker {d.broker} grows {d.after / d.before:.1f}x ({human(d.before)} -> {human(d.after)})"
-        if leaving:
-            why = (f"rack {rack} keeps {len(kept_in_rack)} broker(s) while {', '.join(map(str, leaving))} leave(s) it, "
-                   "and rack-aware placement keeps each partition's replica in its rack, so the kept broker(s) "
-                   "of that rack take those replicas")
-        else:
-            why = (f"least movement: it receives {received.get(d.broker, 0)} new replica(s) and only replicas that "
-                   "must move do; replica counts stay even")
+        why = "; ".join(_growth_causes(d, by_broker, racks_before, removed, received))
         cap = f"; {d.pct(d.after)} % of its capacity after" if d.capacity else "; its capacity is unknown"
         notes.append(f"{head}: {why}{cap}.")
     return notes
