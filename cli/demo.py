@@ -55,21 +55,10 @@ def _say(text: str) -> None:
 
 def _wave_sim_seconds(events, waves: list[dict]) -> list[float]:
     """Simulated duration of each wave: first reassignment start to last completion of its moves."""
-    started: dict[tuple[str, int], float] = {}
-    span: dict[tuple[str, int], tuple[float, float]] = {}
-    for ev in events:
-        key = (ev.topic, ev.partition)
-        if ev.kind == "reassign_update":
-            started.setdefault(key, ev.time)  # phase U opens it; later updates (phase B) do not
-        elif ev.kind == "reassign_done" and key in started:
-            span[key] = (started.pop(key), ev.time)
-    out = []
-    for wave in waves:
-        spans = [span[(m["topic"], m["partition"])] for m in wave["moves"]
-                 if (m["topic"], m["partition"]) in span]
-        if spans:
-            out.append(max(e for _, e in spans) - min(s for s, _ in spans))
-    return out
+    from kafka_sim.timeline import wave_spans
+
+    spans = wave_spans(events, [[(m["topic"], m["partition"]) for m in w["moves"]] for w in waves])
+    return [s.seconds for s in spans if s is not None]
 
 
 def _final_state(zk: KazooClient, removed: set[int]) -> dict:

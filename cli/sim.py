@@ -59,6 +59,13 @@ def add_parser(subparsers) -> None:
                    help="each broker writes DIR/broker-<id>/state-change.log (Kafka 2.4's format)")
     p.add_argument("--disk-capacity", type=float, default=None, metavar="BYTES",
                    help="every broker's disk size; a full disk stops its followers fetching (default: unlimited)")
+    p.add_argument("--from-snapshot", metavar="SNAPSHOT", default=None,
+                   help="seed a copy of a real cluster from its snapshot.jsonl (brokers, racks, topics, "
+                        "assignments, configs) instead of --brokers/--topics/...")
+    p.add_argument("--sizes", metavar="LOG_DIRS", default=None,
+                   help="with --from-snapshot: partition sizes (kafka-log-dirs --describe output or sizes.jsonl)")
+    p.add_argument("--capacity", metavar="FILE", default=None,
+                   help="with --from-snapshot: the brokers' disks (the plan's capacity file)")
     add_zk_auth_arguments(p)
     p.set_defaults(func=run)
     sub = p.add_subparsers(dest="sim_command", metavar="{log-dirs,fault}")
@@ -135,15 +142,19 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.zookeeper and not args.embedded_zookeeper:
         raise InvalidInput("give --zookeeper HOST:PORT/chroot or --embedded-zookeeper")
-    racks = seed.broker_racks(args.brokers, args.racks)
-    layout = seed.topic_layout(racks, args.topics, args.partitions, args.replication_factor, args.seed)
-    sizes = seed.partition_sizes(layout, args.size_distribution, args.mean_size, args.seed)
-    spec = ClusterSpec(brokers=racks, network_rate=args.network_rate, speed=args.speed,
-                       delete_topic_enable=args.delete_topic_enable,
-                       auto_leader_rebalance=args.auto_leader_rebalance, seed=args.seed,
-                       state_change_logs=args.state_change_logs,
-                       disk_capacity=None if args.disk_capacity is None
-                       else {b: int(args.disk_capacity) for b in racks})
+    knobs = dict(network_rate=args.network_rate, speed=args.speed, delete_topic_enable=args.delete_topic_enable,
+                 auto_leader_rebalance=args.auto_leader_rebalance, seed=args.seed,
+                 state_change_logs=args.state_change_logs)
+    copy = _snapshot_copy(args, knobs)
+    if copy is not None:
+        spec, snapshot, copy_sizes = copy
+        layout, sizes = {}, {}
+    else:
+        racks = seed.broker_racks(args.brokers, args.racks)
+        layout = seed.topic_layout(racks, args.topics, args.partitions, args.replication_factor, args.seed)
+        sizes = seed.partition_sizes(layout, args.size_distribution, args.mean_size, args.seed)
+        spec = ClusterSpec(brokers=racks, **knobs, disk_capacity=None if args.disk_capacity is None
+                           else {b: int(args.disk_capacity) for b in racks})
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -152,12 +163,18 @@ def run(args: argparse.Namespace) -> int:
     cluster = EmulatedCluster(connect_string, spec,
                               credentials=credentials_from_args(args) if not server else NO_AUTH)
     try:
+        if copy is not None:
+            _require_private(connect_string, cluster.credentials)
         cluster.start()
         existing = set(cluster.topic_names())
+        if copy is not None:
+            report = _seed_copy(cluster, snapshot, copy_sizes, existing)
+            print(f"kafka-runbook sim: copy of {args.from_snapshot}: {report.line()}; not copied: "
+                  f"{'; '.join(report.not_copied)}", file=sys.stderr, flush=True)
         todo = {n: (a, sizes[n], None) for n, a in layout.items() if n not in existing}
         if todo:
             cluster.create_topics(todo)
-        print(f"kafka-runbook sim: {len(racks)} brokers, {sum(len(a) for a in layout.values())} "
+        print(f"kafka-runbook sim: {len(spec.brokers)} brokers, {_partitions(cluster, layout, copy)} "
               f"partitions, controller {cluster.controller_id()}, speed {args.speed:g}x", flush=True)
         print(connect_string, flush=True)
         print(f"kafka-runbook sim: Kafka listeners: --broker-list {cluster.broker_list()}", file=sys.stderr, flush=True)
@@ -173,3 +190,54 @@ def run(args: argparse.Namespace) -> int:
             server.stop()
     print("kafka-runbook sim: stopped, sessions closed", file=sys.stderr)
     return 0
+
+
+def _snapshot_copy(args: argparse.Namespace, knobs: dict):
+    """(spec, snapshot, sizes) of ``--from-snapshot``, or None; every file read and checked first."""
+    if args.from_snapshot is None:
+        if args.sizes or args.capacity:
+            raise InvalidInput("--sizes and --capacity go with --from-snapshot SNAPSHOT")
+        return None
+    from kafka_sim.from_snapshot import spec_from_snapshot
+    from kafka_zk.capacity import read_capacity_file
+    from kafka_zk.sizes_file import load_sizes
+    from kafka_zk.snapshot_file import load_snapshot
+
+    if args.disk_capacity is not None:
+        raise InvalidInput("--disk-capacity is for synthetic clusters; with --from-snapshot give --capacity FILE")
+    snapshot = load_snapshot(args.from_snapshot)
+    sizes = load_sizes(args.sizes) if args.sizes else None
+    capacity = read_capacity_file(args.capacity) if args.capacity else None
+    return spec_from_snapshot(snapshot, capacity, **knobs), snapshot, sizes
+
+
+def _require_private(connect_string: str, credentials) -> None:
+    """Refuse, before anything is written, a chroot where brokers or topics already live: a copy
+    goes into a private chroot, never beside a real cluster."""
+    from kafka_zk import paths
+    from kafka_zk.connect import close, connect
+
+    client = connect(connect_string, credentials=credentials)
+    try:
+        taken = [p for p in (paths.BROKER_IDS, paths.BROKER_TOPICS)
+                 if client.exists(p) is not None and client.get_children(p)]
+    finally:
+        close(client)
+    if taken:
+        raise InvalidInput(f"{connect_string} already holds {' and '.join(taken)}: --from-snapshot seeds an empty, "
+                           "private chroot; give a new chroot or --embedded-zookeeper")
+
+
+def _seed_copy(cluster, snapshot, sizes, existing: set[str]):
+    """Seed the snapshot's copy (the chroot was checked empty before the emulator started)."""
+    from kafka_sim.from_snapshot import seed_from_snapshot
+    from kafka_zk.writer import ZkWriter
+
+    return seed_from_snapshot(cluster, snapshot, sizes,
+                              ZkWriter(cluster.tool_client, actor="kafka-runbook sim --from-snapshot"))
+
+
+def _partitions(cluster, layout: dict, copy) -> int:
+    if copy is not None:
+        return copy[1].partition_count
+    return sum(len(a) for a in layout.values())

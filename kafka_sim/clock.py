@@ -14,7 +14,14 @@ import time
 
 
 class SimClock:
-    """Simulated time, starting at 0 when constructed; runs unless paused."""
+    """Simulated time, starting at 0 when constructed; runs unless paused or held.
+
+    Two parties stop it: the engine (:meth:`pause` while it handles events, :meth:`resume` while it
+    waits) and a tool running in the same process (:meth:`hold` / :meth:`release`, counted: a
+    rehearsal holds it while the executor reads ZooKeeper, so the tool's own wall time costs no
+    simulated time, as a real tool's milliseconds cost a real cluster nothing). It runs only when
+    the engine is waiting and nobody holds it.
+    """
 
     def __init__(self, speed: float) -> None:
         self.speed = float(speed)
@@ -22,26 +29,53 @@ class SimClock:
         self._base = 0.0
         self._since = time.monotonic()
         self._paused = False
+        self._held = 0
+
+    def _running(self) -> bool:
+        return not self._paused and self._held == 0
+
+    def _change(self, paused: bool | None = None, held: int = 0) -> None:
+        with self._lock:
+            was = self._running()
+            now = time.monotonic()
+            if was:
+                self._base += (now - self._since) * self.speed
+            if paused is not None:
+                self._paused = paused
+            self._held = max(0, self._held + held)
+            if self._running():
+                self._since = now
 
     def now(self) -> float:
         """Simulated seconds since start."""
         with self._lock:
-            if self._paused:
+            if not self._running():
                 return self._base
             return self._base + (time.monotonic() - self._since) * self.speed
 
     def pause(self) -> None:
-        with self._lock:
-            if not self._paused:
-                self._base += (time.monotonic() - self._since) * self.speed
-                self._paused = True
+        self._change(paused=True)
 
     def resume(self) -> None:
+        self._change(paused=False)
+
+    def hold(self) -> None:
+        """Stop the clock for a tool's work (counted; see the class docstring)."""
+        self._change(held=1)
+
+    def release(self) -> None:
+        self._change(held=-1)
+
+    def skip(self, seconds: float) -> None:
+        """Jump ``seconds`` of simulated time at once (a rehearsal waiting for a maintenance window
+        while nothing copies: the model and timers catch up exactly at the engine's next step)."""
+        if seconds < 0:
+            raise ValueError(f"cannot skip {seconds!r} simulated seconds backwards")
         with self._lock:
-            if self._paused:
-                self._since = time.monotonic()
-                self._paused = False
+            self._base += float(seconds)
 
     def wall_delay(self, sim_at: float) -> float:
-        """Wall seconds of running clock until simulated time ``sim_at`` (0 when past)."""
-        return max(0.0, (sim_at - self.now()) / self.speed)
+        """Wall seconds of running clock until simulated time ``sim_at`` (0 when past; while a tool
+        holds the clock, at least 5 ms, so a waiting engine does not spin)."""
+        delay = max(0.0, (sim_at - self.now()) / self.speed)
+        return max(delay, 0.005) if self._held else delay

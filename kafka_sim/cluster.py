@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Callable, Iterator, Mapping, Sequence
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
@@ -257,6 +258,20 @@ class EmulatedCluster(FaultsMixin):
     def now(self) -> float:
         """Simulated seconds since start."""
         return self._engine.clock.now()
+
+    @contextmanager
+    def clock_held(self) -> Iterator[None]:
+        """Simulated time stands still inside (a rehearsal's tool work costs no simulated time)."""
+        clock = self._engine.clock
+        clock.hold()
+        try:
+            yield
+        finally:
+            clock.release()
+
+    def skip_time(self, seconds: float) -> None:
+        """Jump ``seconds`` of simulated time (a rehearsal waiting for a window; see clock.py)."""
+        self._engine.call(lambda: self._engine.clock.skip(seconds))
 
     def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         deadline = time.monotonic() + timeout

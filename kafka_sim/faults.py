@@ -179,8 +179,11 @@ class FaultsMixin:
         eng = self._engine
 
         def apply() -> None:
-            eng.model.set_stalled(tp, broker, stalled)
             pd = eng.model.parts.get(tp)
+            if pd is None:
+                raise InvalidInput(f"stall-replica: partition {topic}-{partition} does not exist in this cluster; "
+                                   "name a partition of an existing topic (kafka-runbook topics --describe)")
+            eng.model.set_stalled(tp, broker, stalled)
             if stalled and pd is not None and broker in pd.isr and broker != pd.leader:
                 eng.schedule_lag_check(tp, broker)
         eng.call(apply)

@@ -60,6 +60,11 @@ def test_sim_runs_until_sigterm_and_serves_log_dirs_and_faults(zk_connect, zk):
         assert out.returncode == 1 and "wrong arguments" in out.stderr
         out = _cli("sim", "fault", "--zookeeper", zk_connect, "corrupt-record", "topic-0000", "0", "1", "5", "melted")
         assert out.returncode == 1 and "corruption 'melted' is not one of value, bytes, header" in out.stderr
+        out = _cli("sim", "fault", "--zookeeper", zk_connect, "stall-replica", "nosuch", "0", "1")
+        assert out.returncode == 1 and "done" not in out.stdout
+        assert "partition nosuch-0 does not exist" in out.stderr
+        out = _cli("sim", "fault", "--zookeeper", zk_connect, "stall-replica", "topic-0000", "0", "99")
+        assert out.returncode == 1 and "broker 99 is not in this cluster" in out.stderr
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=30)
@@ -111,3 +116,42 @@ def test_sim_with_embedded_zookeeper_prints_its_connect_string():
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
+
+
+def test_sim_from_snapshot_seeds_a_copy_and_refuses_a_chroot_in_use(zk_connect, zk, tmp_path, zk_server):
+    from kafka_zk.codecs import TopicPartition
+    from kafka_zk.log_dirs import encode_log_dirs
+    from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
+    from kafka_zk.snapshot_file import write_snapshot
+    from tests.conftest import new_chroot
+    from tests.zk_helpers import tree
+
+    parts = {p: Partition("orders", p, (p % 3, (p + 1) % 3), leader=p % 3, isr=(p % 3, (p + 1) % 3))
+             for p in range(3)}
+    write_snapshot(ClusterSnapshot({b: Broker(b, "ab"[b % 2], "h", 9092) for b in range(3)},
+                                   {"orders": Topic("orders", parts)}), str(tmp_path / "snap.jsonl"))
+    (tmp_path / "log-dirs.json").write_text(encode_log_dirs({0: {TopicPartition("orders", 0): 4096}}))
+    proc = subprocess.Popen([*CLI, "sim", "--zookeeper", zk_connect, "--from-snapshot", str(tmp_path / "snap.jsonl"),
+                             "--sizes", str(tmp_path / "log-dirs.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert proc.stdout.readline().startswith("kafka-runbook sim: 3 brokers, 3 partitions")
+        assert proc.stdout.readline().strip() == zk_connect
+        assert sorted(zk.get_children("/brokers/topics")) == ["orders"]
+        assert json.loads(zk.get("/brokers/topics/orders")[0])["partitions"] == {"0": [0, 1], "1": [1, 2], "2": [2, 0]}
+        wait_for(lambda: zk.exists("/kafka-sim/log-dirs"), what="sizes published")
+        doc = json.loads(_cli("sim", "log-dirs", "--zookeeper", zk_connect).stdout)
+        sizes = {(p["partition"], b["broker"]): p["size"] for b in doc["brokers"] for d in b["logDirs"]
+                 for p in d["partitions"]}
+        assert sizes[("orders-0", 0)] == 4096 and sizes[("orders-1", 1)] == 0
+        before = tree(zk)
+        out = _cli("sim", "--zookeeper", zk_connect, "--from-snapshot", str(tmp_path / "snap.jsonl"))
+        assert out.returncode == 1 and "already holds /brokers/ids" in out.stderr and "private" in out.stderr
+        assert {k: v for k, v in tree(zk).items() if not k.startswith("/kafka-sim")} == \
+            {k: v for k, v in before.items() if not k.startswith("/kafka-sim")}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    other = f"{zk_server.connect_string}{new_chroot(zk_server)}"
+    out = _cli("sim", "--zookeeper", other, "--sizes", str(tmp_path / "log-dirs.json"))
+    assert out.returncode == 1 and "go with --from-snapshot" in out.stderr

@@ -1,0 +1,118 @@
+"""An emulated copy of a real cluster: seeded from its snapshot, its log-dirs sizes and its disks.
+
+:func:`spec_from_snapshot` turns a :class:`~kafka_zk.model.ClusterSnapshot` (the run's
+``snapshot.jsonl``) into a :class:`~kafka_sim.spec.ClusterSpec`: the same broker ids and racks
+(every broker an assignment names, registered or not), and each broker's disk when a capacity
+is known (:class:`~kafka_zk.capacity.DiskCapacity`, the raw capacity: the threshold is the
+planner's margin, a real disk fills at 100 %). :func:`seed_from_snapshot` then creates every
+topic on a started :class:`~kafka_sim.cluster.EmulatedCluster` with the snapshot's assignment,
+topic config overrides (throttled-replica lists included) and each partition's size from the
+sizes (``kafka-log-dirs --describe`` output or a sizes file: the largest replica of a
+partition), sets the brokers' config overrides (throttle rates) as ``kafka-configs`` would, and
+stops the brokers the snapshot saw unregistered.
+
+What is not copied, said in :class:`SeedReport`: leaders are the preferred replicas once the
+controller has created the states (Kafka's own choice at creation; the snapshot's leaders only
+matter to the final election, which re-elects the preferred ones anyway); partitions out of
+sync in the snapshot start in sync; a reassignment, election or deletion pending in the
+snapshot is not replayed (the runbook's guards refuse to run over one).
+
+Failure: a snapshot with no topic or a size for a partition the snapshot lacks raises nothing:
+sizes are matched by partition and the rest count as empty (the report says how many); a
+snapshot without brokers raises :class:`~kafka_zk.errors.InvalidInput` naming the file to check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from kafka_sim.spec import ClusterSpec
+from kafka_zk.capacity import DiskCapacity
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.errors import InvalidInput
+from kafka_zk.model import ClusterSnapshot
+
+
+@dataclass(frozen=True)
+class SeedReport:
+    """What was copied into the emulator, and what was not."""
+
+    brokers: int
+    unregistered: tuple[int, ...]
+    topics: int
+    partitions: int
+    bytes: int
+    sized: int                  # partitions with a size in the sizes file
+    not_copied: tuple[str, ...]
+
+    def line(self) -> str:
+        return (f"{self.brokers} brokers ({len(self.unregistered)} unregistered), {self.topics} topics, "
+                f"{self.partitions} partitions ({self.sized} sized), {self.bytes / 1024 ** 3:,.1f} GiB of leader data")
+
+
+def cluster_broker_ids(snapshot: ClusterSnapshot) -> tuple[int, ...]:
+    """Registered brokers and every broker an assignment names."""
+    ids = set(snapshot.brokers)
+    for p in snapshot.partitions():
+        ids.update(p.replicas)
+    return tuple(sorted(ids))
+
+
+def spec_from_snapshot(snapshot: ClusterSnapshot, capacity: DiskCapacity | None = None, **knobs) -> ClusterSpec:
+    """The spec of an emulated copy of ``snapshot``; ``knobs`` are other :class:`ClusterSpec` fields
+    (speed, network_rate, seed...)."""
+    ids = cluster_broker_ids(snapshot)
+    if not ids:
+        raise InvalidInput("the snapshot has no broker and no partition: check it is the cluster's snapshot.jsonl")
+    racks = {b: (snapshot.brokers[b].rack if b in snapshot.brokers else None) for b in ids}
+    disks = None
+    if capacity is not None:
+        disks = {b: int(c) for b in ids if (c := capacity.capacity(b)) is not None} or None
+    return ClusterSpec(brokers=racks, disk_capacity=disks, **knobs)
+
+
+def partition_sizes(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int] | None
+                    ) -> dict[str, dict[int, int]]:
+    """Size of every partition of the snapshot, by topic (0 where the sizes do not list it)."""
+    sizes = sizes or {}
+    return {name: {p: int(sizes.get(TopicPartition(name, p), 0)) for p in t.partitions}
+            for name, t in snapshot.topics.items()}
+
+
+def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int] | None,
+                       writer=None) -> SeedReport:
+    """Create the snapshot's topics (with sizes and configs) on the started ``cluster``; set the
+    brokers' config overrides through ``writer`` (a :class:`kafka_zk.writer.ZkWriter` on the
+    emulator's ZooKeeper; required when the snapshot has broker overrides); stop the brokers
+    the snapshot saw unregistered."""
+    from kafka_zk.admin.configs import alter_config
+
+    by_topic = partition_sizes(snapshot, sizes)
+    todo = {name: ({p: t.partitions[p].replicas for p in sorted(t.partitions)}, by_topic[name], dict(t.config))
+            for name, t in snapshot.topics.items() if not t.marked_for_deletion}
+    if todo:
+        cluster.create_topics(todo)
+    overrides = {e: c for e, c in snapshot.broker_configs.items() if c}
+    if overrides and writer is None:
+        raise InvalidInput("the snapshot has broker config overrides: give a writer on the emulator's ZooKeeper")
+    for entity, config in sorted(overrides.items()):
+        alter_config(writer, "brokers", entity, add=dict(config))
+    ids = cluster_broker_ids(snapshot)
+    unregistered = tuple(b for b in ids if b not in snapshot.brokers)
+    for b in unregistered:
+        cluster.kill_broker(b)
+    not_copied = ["leaders: the preferred replica leads each partition (the final election's outcome)"]
+    if any(set(p.isr) != set(p.replicas) for p in snapshot.partitions() if p.has_state):
+        not_copied.append("out-of-sync replicas start in sync")
+    if snapshot.reassignment is not None or snapshot.reassigning_partitions():
+        not_copied.append("the reassignment pending in the snapshot")
+    if snapshot.preferred_election is not None:
+        not_copied.append("the preferred election pending in the snapshot")
+    if snapshot.delete_markers or len(todo) < len(snapshot.topics):
+        not_copied.append("topics marked for deletion")
+    listed = sizes or {}
+    return SeedReport(len(ids), unregistered, len(todo), sum(len(a) for a, _, _ in todo.values()),
+                      sum(sum(s.values()) for _, s, _ in todo.values()),
+                      sum(1 for name, (a, _, _) in todo.items() for p in a if TopicPartition(name, p) in listed),
+                      tuple(not_copied))

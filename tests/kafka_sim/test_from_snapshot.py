@@ -1,0 +1,50 @@
+"""An emulated copy of a cluster seeded from its snapshot, sizes and disks (kafka_sim/from_snapshot.py)."""
+
+from __future__ import annotations
+
+from kafka_sim.cluster import EmulatedCluster
+from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot
+from kafka_zk.capacity import DiskCapacity
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
+from kafka_zk.snapshot import read_snapshot
+from kafka_zk.writer import ZkWriter
+from tests.kafka_sim.zk_read import get_json, wait_for
+
+GiB = 1024 ** 3
+
+
+def _snapshot() -> ClusterSnapshot:
+    def part(t: str, p: int, replicas: tuple[int, ...], leader: int) -> Partition:
+        return Partition(t, p, replicas, leader=leader, leader_epoch=3, isr=replicas, controller_epoch=1)
+
+    orders = Topic("orders", {0: part("orders", 0, (0, 1), 1), 1: part("orders", 1, (1, 2), 1),
+                              2: part("orders", 2, (2, 3), 2)},
+                   config={"retention.ms": "86400000", "leader.replication.throttled.replicas": "0:0,0:1"})
+    logs = Topic("logs", {0: part("logs", 0, (3, 0), 3)})
+    brokers = {b: Broker(b, r, f"kafka{b}", 9092) for b, r in ((0, "a"), (1, "b"), (2, "a"))}   # 3 not registered
+    return ClusterSnapshot(brokers, {"orders": orders, "logs": logs},
+                           broker_configs={"1": {"leader.replication.throttled.rate": "1000000"}})
+
+
+def test_the_copy_has_the_snapshots_brokers_racks_topics_configs_and_sizes(zk_connect, zk):
+    snap = _snapshot()
+    sizes = {TopicPartition("orders", 0): 5 * GiB, TopicPartition("orders", 1): 7, TopicPartition("logs", 0): 3}
+    spec = spec_from_snapshot(snap, DiskCapacity({0: 100 * GiB}, default=50 * GiB), speed=100.0)
+    assert spec.brokers == {0: "a", 1: "b", 2: "a", 3: None}
+    assert spec.disk_capacity == {0: 100 * GiB, 1: 50 * GiB, 2: 50 * GiB, 3: 50 * GiB}
+    with EmulatedCluster(zk_connect, spec) as cluster:
+        report = seed_from_snapshot(cluster, snap, sizes, ZkWriter(cluster.tool_client))
+        assert (report.brokers, report.unregistered, report.topics, report.partitions, report.sized) == \
+            (4, (3,), 2, 4, 3)
+        assert report.bytes == 5 * GiB + 10
+        wait_for(lambda: sorted(zk.get_children("/brokers/ids")) == ["0", "1", "2"], what="broker 3 stopped")
+        copy = read_snapshot(zk)
+        assert copy.assignment() == snap.assignment()
+        assert dict(copy.topics["orders"].config) == dict(snap.topics["orders"].config)
+        assert copy.broker_configs["1"] == {"leader.replication.throttled.rate": "1000000"}
+        assert {b.id: b.rack for b in copy.brokers.values()} == {0: "a", 1: "b", 2: "a"}
+        got = cluster.sizes()
+        assert got[TopicPartition("orders", 0)] == 5 * GiB and got[TopicPartition("orders", 2)] == 0
+        assert get_json(zk, "/brokers/topics/orders/partitions/1/state")["leader"] == 1
+        assert any("leaders" in n for n in report.not_copied)
