@@ -2,8 +2,11 @@
 
 ``--describe`` prints ``Configs for topic 'foo' are k=v,...`` (all entities of the type when no
 name is given), entities in ZooKeeper's child order and keys in the order of the
-``java.util.Properties`` Kafka 2.4.1 reads them into (both unsorted, as Kafka prints them); ``--alter`` applies ``--add-config k=v,k2=[a,b]`` then ``--delete-config k,k2`` as
-one read-modify-write of ``/config/<type>/<name>`` followed by one change notification.
+``java.util.Properties`` Kafka 2.4.1 reads them into, on a Java 9+ JVM (both unsorted, as Kafka
+prints them); ``--alter`` applies ``--add-config k=v,k2=[a,b]`` then ``--delete-config k,k2`` as
+one read-modify-write of ``/config/<type>/<name>`` followed by one change notification, and
+prints 2.4.1's ``Completed Updating config for entity: topic 'foo'.`` (its ZooKeeper path says
+so for every entity type).
 ``--entity-default`` addresses ``/config/brokers/<default>``. ``--dry-run`` prints the writes.
 
 Failure: unknown keys, bad values, deleting a key that is not set ("Invalid config(s): k"),
@@ -17,7 +20,7 @@ import argparse
 from cli.common import add_zk_arguments, open_cluster, print_planned
 from kafka_zk.admin.configs import alter_config, check_entity, describe_config, list_entities, parse_config_pairs
 from kafka_zk.errors import InvalidInput
-from kafka_zk.java_order import java8_properties_order
+from kafka_zk.java_order import java11_properties_order
 from kafka_zk.paths import BROKER_DEFAULT_ENTITY
 
 
@@ -62,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
             for n in names:
                 cfg = describe_config(w.client, args.entity_type, n)
                 print(f"Configs for {entity_label(args.entity_type, n)} are "
-                      + ",".join(f"{k}={cfg[k]}" for k in java8_properties_order(cfg)))
+                      + ",".join(f"{k}={cfg[k]}" for k in java11_properties_order(cfg)))
             return 0
         alter_config(w, args.entity_type, name, add, delete)
         print_planned(w)
-        print(f"Completed updating config for entity: {entity_label(args.entity_type, name)}.")
+        print(f"Completed Updating config for entity: {entity_label(args.entity_type, name)}.")
     return 0

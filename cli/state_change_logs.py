@@ -101,13 +101,9 @@ def run(args: argparse.Namespace) -> int:
                 os.unlink(tmp)
     elif args.output is None:
         out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=False)
-        try:
+        try:                             # a reader leaving (`| head`) is handled by cli.main
             stats = write_merged(logs, flt, out, prefix=prefix, reorder_window=window)
             out.flush()
-        except BrokenPipeError:          # the reader left (e.g. `| head`): stop quietly, as cat does
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            return 0
         finally:
             try:
                 out.detach()

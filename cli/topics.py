@@ -4,7 +4,8 @@ Actions: ``--list``, ``--describe`` (with Kafka's filters, but ``--under-min-isr
 ``--at-min-isr-partitions`` refused with --zookeeper as 2.4 does; ``--describe-format 1.x`` for the
 pre-2.4 header), ``--create``, ``--alter`` (``--partitions`` and/or ``--config``/``--delete-config``),
 ``--delete``. ``--topic`` takes a regular expression for list/describe/alter/delete, as Kafka's
-does. Every writing action accepts ``--dry-run`` (print the planned writes, write nothing) and
+does. ``--list`` reads only ``/brokers/topics`` and the deletion markers, as Kafka's does (so it
+works without credentials on a cluster whose other znodes are not world-readable). Every writing action accepts ``--dry-run`` (print the planned writes, write nothing) and
 ``--audit-log FILE``. 
 Failure: bad input prints one ``Error: ...`` line and exits 1 (see cli.main), nothing written.
 """
@@ -137,10 +138,10 @@ def run(args: argparse.Namespace) -> int:
     assignment = parse_replica_assignment(args.replica_assignment) if args.replica_assignment else None
     task = next(a for a in ("list", "describe", "create", "alter", "delete") if getattr(args, a))
     with open_cluster(args, f"topics-{task}") as w:
-        if args.list:
-            snap = read_snapshot(w.client, topics=_matching(w, args), with_configs=False)
-            for name in sorted(snap.topics):
-                print(f"{name} - marked for deletion" if snap.topics[name].marked_for_deletion else name)
+        if args.list:          # as kafka-topics.sh: /brokers/topics and the deletion markers only
+            marked = admin.marked_for_deletion(w.client)
+            for name in _matching(w, args):
+                print(f"{name} - marked for deletion" if name in marked else name)
         elif args.describe:
             names = _matching(w, args)
             snap = read_snapshot(w.client, topics=names)

@@ -8,7 +8,10 @@ Secured mode (``sasl_users={"kafka": "secret", ...}``): the server reads a JAAS 
 ``Server`` section lists the DIGEST-MD5 users), authenticates clients with
 ``SASLAuthenticationProvider`` and requires SASL of every session
 (``sessionRequireClientSASLAuth=true``, ZooKeeper 3.6+; 3.8 maps it to
-``enforce.auth.schemes=sasl``): an unauthenticated session or a wrong password is refused. The
+``enforce.auth.schemes=sasl``): an unauthenticated session or a wrong password is refused.
+With ``require_sasl=False`` SASL is offered but not required (ZooKeeper's default, the common
+Kafka setup where ``zookeeper.set.acl=true`` protects the znodes): an unauthenticated session is
+accepted and sees what Kafka's ACLs let the world read. The
 JAAS file lives in the private data dir (mode 0600) and is removed with it.
 
 Fails with :class:`EmbeddedZooKeeperError` naming the missing piece (Java, the package) or
@@ -60,8 +63,9 @@ class EmbeddedZooKeeper:
 
     def __init__(self, port: int | None = None, data_dir: str | None = None,
                  max_buffer: int = 0xFFFFF, start_timeout: float = 30.0,
-                 sasl_users: Mapping[str, str] | None = None) -> None:
+                 sasl_users: Mapping[str, str] | None = None, require_sasl: bool = True) -> None:
         self.host = "127.0.0.1"
+        self.require_sasl = require_sasl
         self.port = port or free_port()
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-runbooks-zk-"))
@@ -98,8 +102,9 @@ class EmbeddedZooKeeper:
             "snapCount=1000000",
             "autopurge.purgeInterval=0",
             "forceSync=no",
-            *(["authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
-               "sessionRequireClientSASLAuth=true"] if self.secured else []),
+            *(["authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"]
+              if self.secured else []),
+            *(["sessionRequireClientSASLAuth=true"] if self.secured and self.require_sasl else []),
             "",
         ]))
         (self.data_dir / "log4j.properties").write_text("log4j.rootLogger=WARN, stdout\n")

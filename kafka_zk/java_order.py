@@ -7,7 +7,13 @@ To match Kafka 2.4.1 byte for byte, this module replays those collections:
 * :func:`java8_properties_order` — a ``java.util.Properties`` filled in the given order, as on
   Java 8 (a ``Hashtable``: 11 buckets, rehash to ``2n+1`` when the count reaches 0.75·n before an
   insert, new entries at the head of their chain, iteration from the last bucket down).
-  Java 9+ backs Properties with a ConcurrentHashMap instead; only Java 8 is modelled.
+* :func:`java11_properties_order` — the same on Java 9+ (11, 17...), where ``Properties`` keeps its
+  entries in a ``ConcurrentHashMap(8)``: 16 bins, bin ``(h ^ (h >>> 16)) & 0x7fffffff & (n-1)``,
+  new entries at the tail of their bin, the table doubled once the count reaches 0.75·n after an
+  insert (a bin split as ``transfer`` does: the nodes before the bin's last run are pushed at
+  the head of their new bin, so their order reverses; the last run keeps its order), iteration
+  by ascending bin. Tree bins (8+ keys in one bin) are not modelled. Checked against a real
+  JVM by tests/kafka_zk/test_java_order.py.
 * :func:`java_hashmap_order` — a ``java.util.HashMap`` filled in the given order (Java 8+:
   bucket ``(h ^ (h >>> 16)) & (n-1)``, 16 buckets doubling when the size exceeds 0.75·n, a
   resize keeps each bucket's relative order, iteration by ascending bucket). Tree bins (8+
@@ -91,6 +97,36 @@ def java8_properties_order(keys: Iterable[str]) -> list[str]:
         table[index(key, capacity)].insert(0, key)
         count += 1
     return [k for chain in reversed(table) for k in chain]
+
+
+def java11_properties_order(keys: Iterable[str]) -> list[str]:
+    """Iteration order of a Java 9+ ``Properties`` after ``setProperty`` of ``keys`` in order."""
+    n, threshold = 16, 12
+    table: list[list[tuple[int, str]]] = [[] for _ in range(n)]
+    count = 0
+    for key in keys:
+        h = spread(java_string_hash(key)) & 0x7FFFFFFF
+        chain = table[h & (n - 1)]
+        if any(k == key for _, k in chain):      # setProperty on an existing key replaces the value in place
+            continue
+        chain.append((h, key))
+        count += 1
+        if count >= threshold:                   # addCount: transfer to a table twice as large
+            grown: list[list[tuple[int, str]]] = [[] for _ in range(2 * n)]
+            for i, old in enumerate(table):
+                if not old:
+                    continue
+                last = 0                         # where the bin's last run (same new bin) starts
+                for j in range(1, len(old)):
+                    if old[j][0] & n != old[last][0] & n:
+                        last = j
+                low = list(old[last:]) if old[last][0] & n == 0 else []
+                high = list(old[last:]) if old[last][0] & n else []
+                for node in old[:last]:
+                    (high if node[0] & n else low).insert(0, node)
+                grown[i], grown[i + n] = low, high
+            table, n, threshold = grown, 2 * n, (2 * n) - (n >> 1)
+    return [k for chain in table for _, k in chain]
 
 
 def scala213_hashmap_order(keys: Sequence[K], hash_of: Callable[[K], int]) -> list[K]:

@@ -90,6 +90,19 @@ def list_topics(source: Source, exclude_internal: bool = False) -> list[str]:
     return [n for n in names if not (exclude_internal and n in INTERNAL_TOPICS)]
 
 
+def marked_for_deletion(source: Source) -> set[str]:
+    """Topics with a ``/admin/delete_topics/<t>`` marker (what ``kafka-topics.sh --list`` checks;
+    it reads nothing else but ``/brokers/topics``)."""
+    if isinstance(source, ClusterSnapshot):
+        return {n for n, t in source.topics.items() if t.marked_for_deletion}
+    try:
+        return set(source.get_children(paths.DELETE_TOPICS))
+    except NoNodeError:
+        return set()
+    except Exception as exc:  # noqa: BLE001 - translated
+        raise translate(exc, paths.DELETE_TOPICS) from exc
+
+
 def match_topics(names: Sequence[str], pattern: str | None) -> list[str]:
     """Kafka's ``--topic`` semantics: a Java-style regex (',' means '|'), matched in full."""
     if pattern is None:

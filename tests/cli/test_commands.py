@@ -74,14 +74,14 @@ def test_configs_throttle_and_elect_happy_paths(cluster, zk_connect, capsys, tmp
     rc, out, _ = run(capsys, "configs", *Z, "--entity-type", "topics", "--entity-name", "my-topic", "--alter",
                      "--add-config", "retention.ms=5,cleanup.policy=[compact,delete]", "--delete-config",
                      "flush.messages")
-    assert rc == 0 and out.strip() == "Completed updating config for entity: topic 'my-topic'."
+    assert rc == 0 and out.strip() == "Completed Updating config for entity: topic 'my-topic'."
     assert read_json(zk, "/config/topics/my-topic")["config"] == {"retention.ms": "5",
                                                                   "cleanup.policy": "compact,delete"}
     rc, out, _ = run(capsys, "configs", *Z, "--entity-type", "topics", "--entity-name", "my-topic", "--describe")
-    assert out.strip() == "Configs for topic 'my-topic' are retention.ms=5,cleanup.policy=compact,delete"  # Properties order
+    assert out.strip() == "Configs for topic 'my-topic' are cleanup.policy=compact,delete,retention.ms=5"  # Properties order
     rc, out, _ = run(capsys, "configs", *Z, "--entity-type", "brokers", "--entity-default", "--alter",
                      "--add-config", "follower.replication.throttled.rate=7")
-    assert out.strip() == "Completed updating config for entity: default brokers."
+    assert out.strip() == "Completed Updating config for entity: default brokers."
 
     plan = tmp_path / "plan.json"
     plan.write_text('{"version":1,"partitions":[{"topic":"my-topic","partition":0,"replicas":[2,1]}]}')

@@ -12,14 +12,18 @@ order: segment.bytes, compression.type, cleanup.policy.
 from __future__ import annotations
 
 import json
+import random
+import shutil
+import subprocess
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from cli.main import main
 from kafka_zk.describe import config_order
-from kafka_zk.java_order import (java8_properties_order, java_hashmap_order, java_string_hash,
-                                 scala213_hashmap_order, spread, to_int32, topic_partition_hash)
+from kafka_zk.java_order import (java8_properties_order, java11_properties_order, java_hashmap_order,
+                                 java_string_hash, scala213_hashmap_order, spread, to_int32, topic_partition_hash)
 from tests.zk_helpers import register_brokers, tree
 
 OFFSETS_ZNODE_ORDER = ["segment.bytes", "compression.type", "cleanup.policy"]
@@ -89,7 +93,7 @@ def test_scala213_order_is_a_permutation_by_ascending_bucket(tps):
 @given(st.lists(st.text(max_size=12), max_size=40))
 def test_orders_are_permutations_of_the_distinct_keys(keys):
     distinct = list(dict.fromkeys(keys))
-    for order in (java_hashmap_order(keys), java8_properties_order(keys)):
+    for order in (java_hashmap_order(keys), java8_properties_order(keys), java11_properties_order(keys)):
         assert sorted(order) == sorted(distinct)
 
 
@@ -120,8 +124,10 @@ def test_cli_describe_prints_overrides_in_kafkas_order(zk, zk_connect, capsys):
         "segment.bytes=104857600,cleanup.policy=compact,compression.type=producer")
     assert main(["configs", "--zookeeper", zk_connect, "--describe", "--entity-type", "topics",
                  "--entity-name", "__consumer_offsets"]) == 0
-    assert capsys.readouterr().out == ("Configs for topic '__consumer_offsets' are segment.bytes=104857600,"
-                                       "cleanup.policy=compact,compression.type=producer\n")
+    # kafka-configs.sh prints its Properties' order: on Java 9+ (what runs 2.4.1's tools today) a
+    # ConcurrentHashMap's; Java 8's Hashtable printed segment.bytes,cleanup.policy,compression.type
+    assert capsys.readouterr().out == ("Configs for topic '__consumer_offsets' are compression.type=producer,"
+                                       "cleanup.policy=compact,segment.bytes=104857600\n")
 
 
 def test_cli_refuses_min_isr_filters_with_zookeeper_as_kafka_2_4(zk, zk_connect, capsys):
@@ -132,3 +138,50 @@ def test_cli_refuses_min_isr_filters_with_zookeeper_as_kafka_2_4(zk, zk_connect,
         err = capsys.readouterr().err
         assert err.startswith(f'Error: Option "[{flag}]" can\'t be used with option "[zookeeper]"')
     assert tree(zk) == before
+
+
+#: what a Java 17 JVM printed for these puts (PROPS_ORDER_JAVA below), Java 9+'s Properties
+JAVA11_VECTORS = [
+    (["cleanup.policy", "segment.bytes", "compression.type"], ["compression.type", "cleanup.policy", "segment.bytes"]),
+    (["retention.ms", "cleanup.policy"], ["cleanup.policy", "retention.ms"]),
+    (["retention.ms", "cleanup.policy", "min.insync.replicas", "max.message.bytes"],
+     ["cleanup.policy", "max.message.bytes", "min.insync.replicas", "retention.ms"]),
+]
+PROPS_ORDER_JAVA = """
+import java.util.*;
+public class PropsOrder {
+    public static void main(String[] a) throws Exception {
+        java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, "UTF-8"));
+        String line;
+        while ((line = r.readLine()) != null) {
+            Properties p = new Properties();
+            for (String k : line.split(" ")) if (!k.isEmpty()) p.setProperty(k, "v");
+            StringBuilder sb = new StringBuilder();
+            for (Map.Entry<Object, Object> e : p.entrySet()) { if (sb.length() > 0) sb.append(' '); sb.append(e.getKey()); }
+            System.out.println(sb);
+        }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("keys, printed", JAVA11_VECTORS)
+def test_java11_properties_order_is_what_the_jvm_printed(keys, printed):
+    assert java11_properties_order(keys) == printed
+
+
+@pytest.mark.skipif(shutil.which("javac") is None, reason="no JDK on this machine")
+def test_java11_properties_order_matches_this_machines_jvm_through_resizes_and_shared_bins(tmp_path):
+    (tmp_path / "PropsOrder.java").write_text(PROPS_ORDER_JAVA)
+    subprocess.run(["javac", "PropsOrder.java"], cwd=tmp_path, check=True, timeout=120)
+    rng = random.Random(27)
+    names = ["cleanup.policy", "compression.type", "delete.retention.ms", "max.message.bytes", "min.insync.replicas",
+             "retention.bytes", "retention.ms", "segment.bytes", "segment.ms", "unclean.leader.election.enable",
+             "Aa", "BB", "AaAa", "BBBB", "AaBB", "BBAa"]            # the last six share hashes
+    cases = [rng.sample(names + [f"k{rng.randrange(10 ** 6)}" for _ in range(50)], rng.randint(1, 50))
+             for _ in range(400)]
+    out = subprocess.run(["java", "-cp", str(tmp_path), "PropsOrder"], input="".join(" ".join(c) + "\n" for c in cases),
+                         capture_output=True, text=True, check=True, timeout=120).stdout.splitlines()
+    assert len(out) == len(cases)
+    for keys, printed in zip(cases, out):
+        assert java11_properties_order(keys) == printed.split(" "), keys
