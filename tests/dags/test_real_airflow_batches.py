@@ -41,6 +41,22 @@ def _failures(airflow: RealAirflow, dag_id: str, run_id: str, tasks: dict) -> st
     return "\n".join([json.dumps(tasks), *logs])
 
 
+def isrs(zk, topics: tuple[str, ...]) -> dict[tuple[str, int], tuple[list[int], list[int]]]:
+    """(topic, partition) -> (replicas, isr), read with plain kazoo."""
+    out = {}
+    for topic in topics:
+        assignment = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["partitions"]
+        for p, replicas in assignment.items():
+            state = json.loads(zk.get(f"/brokers/topics/{topic}/partitions/{p}/state")[0])
+            out[(topic, int(p))] = (replicas, state["isr"])
+    return out
+
+
+def preferred_in_isr(zk, topics: tuple[str, ...]) -> bool:
+    """Every partition of ``topics`` has its preferred replica (the first) in its ISR."""
+    return all(replicas[0] in isr for replicas, isr in isrs(zk, topics).values())
+
+
 def test_deletion_and_election_batches_finished_before_the_first_poll_never_fail_the_run(
         zk_server, tmp_path: Path) -> None:
     from tests.dags.conftest import plain_client
@@ -77,6 +93,10 @@ def test_deletion_and_election_batches_finished_before_the_first_poll_never_fail
 
             assert cluster.wait_idle(30)
             restart_two_brokers(cluster, zk)
+            # the election can only move a leader to a preferred replica that is in the ISR: under
+            # load broker 2 may still be catching up when the cluster is otherwise idle
+            assert cluster.wait_until(lambda: preferred_in_isr(zk, ("orders", "keep")), 120), \
+                f"a preferred replica never came back into its ISR: {isrs(zk, ('orders', 'keep'))}"
             assert any(leader != pref for leader, pref in leaders(zk, "orders").values())
             run_id = airflow.trigger("preferred_leader_election", {
                 "zk_conn_id": "zk_batches", "run_root": str(tmp_path / "runs"), "topics": ["orders", "keep"],
