@@ -69,6 +69,7 @@ class SimBroker:
         self.client: KazooClient | None = None
         self.alive = False
         self.registered = False
+        self.suspended = False             # the connection was lost; the session may answer again
         self.incarnation = 0
         self.last_config_seq = -1
         self.isr_pending: set[TopicPartition] = set()
@@ -150,13 +151,37 @@ class SimBroker:
     def on_session(self, inc: int, state: str) -> None:
         if inc != self.incarnation or not self.alive or self.client is None:
             return
-        if state == KazooState.LOST:
+        if state == KazooState.SUSPENDED:
+            self.suspended = True
+        elif state == KazooState.LOST:
             self.registered = False
+            self.suspended = False
             self.engine.history("session_expired", None, self.id)
+            # our controller (if any) stays until check_controller sees /controller gone or held by
+            # another: this event may be handled after a new session already won the election
         elif state == KazooState.CONNECTED and not self.registered:
+            self.suspended = False
             self.register()
             self.engine.history("broker_reregistered", None, self.id)
             self.engine.check_controller()
+        elif state == KazooState.CONNECTED and self.suspended:
+            self.suspended = False
+            self.on_reconnected(inc)
+
+    def on_reconnected(self, inc: int) -> None:
+        """The same session answers again (a blip, a ZooKeeper server restart within the session
+        timeout). kazoo dropped our watches; the Java client a broker uses sets them again and
+        fires those whose nodes changed meanwhile: set ours again, read the notifications missed,
+        see whether ``/controller`` is still there, and let our controller catch up."""
+        self.engine.history("broker_reconnected", None, self.id)
+        self.arm_watches()
+        self.on_config_changes(inc)
+        self.engine.check_controller()
+        ctrl = self.engine.controller
+        if ctrl is not None and ctrl.id == self.id:
+            found = ctrl.resync()
+            self.engine.history("controller_resync", None, self.id,
+                                detail="admin nodes found: " + (", ".join(found) or "none"))
 
     # ------------------------------------------------------------------ config (§2.10)
     def load_own_config(self) -> None:

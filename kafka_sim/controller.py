@@ -77,20 +77,59 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         self.deleted_replicas: dict[str, set[tuple[TopicPartition, int]]] = {}
         self.shutting_down: set[int] = set()
         self._watchers: dict[tuple, Callable] = {}
+        self._armed: set[tuple] = set()                      # (kind, key) of watches set, not fired
         self._node_cache: tuple[int, object] | None = None   # (mzxid, parsed reassignment node)
 
     # ------------------------------------------------------------------ watches
     def watcher(self, kind: str, key: object = None, on: tuple[str, ...] = ()) -> Callable:
-        """A stable watch callback posting ``(kind, key)`` to the engine for this controller."""
+        """A stable watch callback posting ``(kind, key)`` to the engine for this controller.
+
+        Asking for it means it is about to be set, so ``(kind, key)`` counts as armed until it
+        fires (Kafka's ZooKeeperClient retries a read until the session answers, so a watch it
+        asked for is set in the end). kazoo drops every watch when the connection is lost and
+        tells each one with a ``NONE`` event; the Java client Kafka uses keeps them and sets them
+        again on reconnection (SetWatches), which :meth:`resync` does for the armed ones.
+        """
         w = self._watchers.get((kind, key))
         if w is None:
             engine, me = self.engine, self
 
             def w(event, kind=kind, key=key):
+                if event.type == "NONE":          # the connection was lost: still armed for us
+                    return
+                me._armed.discard((kind, key))
                 if not on or event.type in on:
                     engine.post(("controller", me, kind, key))
             self._watchers[(kind, key)] = w
+        self._armed.add((kind, key))
         return w
+
+    def resync(self) -> list[str]:
+        """After the session answers again (a connection loss, a ZooKeeper server restart): set
+        every armed watch again, and act on what changed meanwhile — what SetWatches makes
+        Kafka's controller do (an existence watch fires if its node was created, a child watch
+        if the children changed, a data watch if the data changed). Handlers re-read with a
+        watch, so each is set again; a consumed watch (e.g. a hand-deleted reassignment node)
+        stays consumed. Returns what it found in the admin nodes, for the history."""
+        found = []
+        armed = sorted(self._armed, key=repr)
+        self._armed.clear()
+        for kind, key in armed:
+            if kind == "reassign":
+                stat = self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self.reassign_watcher())
+                cache = self._node_cache
+                if stat is not None and (cache is None or cache[0] != stat.mzxid):
+                    found.append("reassign_partitions")
+                    self.process_reassign_node()
+            elif kind == "preferred":
+                if self.zk.exists(paths.PREFERRED_REPLICA_ELECTION) is not None:
+                    found.append("preferred_replica_election")
+                self.process_preferred_node()
+            else:
+                if kind == "delete_topics" and self.zk.get_children(paths.DELETE_TOPICS):
+                    found.append("delete_topics")
+                self.handle(kind, key)
+        return found
 
     # ------------------------------------------------------------------ helpers
     def tps(self, topic: str) -> list[TopicPartition]:

@@ -216,7 +216,7 @@ class Engine:
         try:
             return fn()
         except ControllerMoved:
-            self._resign()
+            self.resign()
             self.check_controller()
         except (KazooException, InvalidPayload) as exc:
             if not self._stop.is_set() and not self.stopping:
@@ -259,7 +259,8 @@ class Engine:
                 return b.client
         return None
 
-    def _resign(self) -> None:
+    def resign(self) -> None:
+        """Drop our controller (its session expired, or another broker holds ``/controller``)."""
         if self.controller is not None:
             self.previous_controller = self.controller.id
             self.history("controller_resigned", None, self.controller.id)
@@ -269,17 +270,17 @@ class Engine:
         """React to ``/controller`` changing: resign if someone else holds it, elect if absent."""
         client = self._any_client()
         if client is None:
-            self._resign()
+            self.resign()
             return
         try:
             data, _ = client.get(paths.CONTROLLER)
         except NoNodeError:
-            self._resign()
+            self.resign()
             self._elect()
             return
         holder = decode_controller(data).broker_id
         if self.controller is not None and self.controller.id != holder:
-            self._resign()
+            self.resign()
 
     def _candidates(self) -> list[int]:
         live = [b for b, br in sorted(self.brokers.items()) if br.registered]

@@ -62,7 +62,7 @@ class FaultsMixin:
             if not b.alive:
                 return
             if eng.controller is not None and eng.controller.id == broker_id:
-                eng._resign()
+                eng.resign()
             eng.model.broker_down(broker_id)
             eng.schedule_lag_checks(broker_id)
             eng.history("broker_killed", None, broker_id)

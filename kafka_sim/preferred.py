@@ -4,7 +4,8 @@
 that do not exist or whose topic is queued for deletion are skipped, so are partitions already
 led by their preferred replica; the others get leader := preferred replica only if it is live
 and in the ISR (ISR unchanged, epoch +1), otherwise nothing is written. The node is always
-deleted afterwards and the watch re-armed. An unreadable node is deleted too.
+deleted afterwards and an event queued that re-arms the watch and checks existence (2.4.1), so
+a node created right after the deletion is acted on. An unreadable node is deleted too.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ class PreferredMixin:
             tps = []
         self.elect_preferred(tps)
         self.fenced.write(Op("delete", paths.PREFERRED_REPLICA_ELECTION))
-        self.zk.exists(paths.PREFERRED_REPLICA_ELECTION, watch=self.preferred_watcher())
+        # 2.4.1: "Ensure we detect future preferred replica leader elections" — an event queued
+        # after the delete re-arms the watch and checks existence (a node created in between)
+        self.engine.post(("controller", self, "preferred", None))
 
     def elect_preferred(self: "Controller", tps: Iterable[TopicPartition]) -> None:
         live = self.live_set()

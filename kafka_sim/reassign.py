@@ -3,7 +3,9 @@
 * Trigger: *creation* of ``/admin/reassign_partitions`` only. Processing re-arms the watch by
   checking existence with a watch (Kafka's registerZNodeChangeHandlerAndCheckExistence), so a
   hand deletion consumes the watch and the next node is ignored until the controller changes;
-  the controller's own deletion of the node re-arms it.
+  the controller's own deletion of the node is followed by a queued event that re-arms it and
+  checks existence (2.4.1's ``eventManager.put(ZkPartitionReassignment)``), so a node created
+  right after the deletion is processed.
 * Strict binding: an unknown field anywhere (e.g. ``log_dirs``) makes the document invalid,
   treated as empty; the node stays forever. Entries for unknown partitions or topics queued
   for deletion are errors, removed from the node (fresh read; deleted when empty). No replica
@@ -139,7 +141,9 @@ class ReassignMixin:
                 self._node_cache = (r.mzxid, new)
         else:
             self.fenced.write(Op("delete", paths.REASSIGN_PARTITIONS))
-            self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self.reassign_watcher())
+            # 2.4.1: "Ensure we detect future reassignments" — an event queued after the delete
+            # sets the watch and checks existence, so a node created in between is processed
+            self.engine.post(("controller", self, "reassign", None))
 
     # ------------------------------------------------------------------ one partition
     def _phase(self: "Controller", tp: TopicPartition) -> PartitionReassignment:

@@ -2,8 +2,10 @@
 
 **FinalVerifyOperator**: every planned partition has exactly its target replica list, nothing
 adding/removing, and its whole target in the ISR (a full ISR), and no reassignment is left. When
-the only gap is registered followers catching up into the ISR (a broker restarted after its
-moves finished), it waits for them, bounded by ``isr_wait_s``, before judging.
+the only gap is target followers out of the ISR (a broker restarting, or restarted and catching
+up, after its moves finished), it waits for them before judging — up to ``restart_wait_s`` for a
+broker to register again, ``isr_wait_s`` in all — naming each broker it waits on, in its log,
+in ``verify.json`` and in its failure.
 **VerifyDrainedOperator**: no partition of the whole cluster has a replica on, or is led by, a
 removed broker. Both write their findings to ``verify.json`` in the run folder; in a dry run they
 only record that nothing was verified (nothing was changed).
@@ -40,24 +42,40 @@ def plan_mismatches(snap: ClusterSnapshot, target: dict[TopicPartition, tuple[in
     return out
 
 
-def only_catching_up(snap: ClusterSnapshot, target: dict[TopicPartition, tuple[int, ...]]) -> list[str]:
-    """Partitions whose only gap is a registered target follower not yet in the ISR (the
-    replicas equal the plan, nothing reassigning, no reassignment node); empty when any other
-    mismatch exists — those are not waited on."""
-    out = []
+def lagging_followers(snap: ClusterSnapshot, target: dict[TopicPartition, tuple[int, ...]]
+                      ) -> dict[int, list[str]]:
+    """Broker -> the partitions whose only gap is that broker, a target follower, out of the ISR
+    (the replicas equal the plan, nothing reassigning, no reassignment node): a broker catching
+    up, or restarting (not registered for a moment). Empty when any other mismatch exists —
+    those are not waited on."""
+    out: dict[int, list[str]] = {}
     if snap.reassignment is not None:
-        return []
+        return {}
     for tp in sorted(target):
         if not snap.has_partition(tp):
-            return []
+            return {}
         p = snap.partition(tp)
         if partition_done(p, target[tp]):
             continue
-        lagging = [b for b in target[tp] if b not in p.isr]
-        if tuple(p.replicas) != tuple(target[tp]) or p.is_reassigning or any(b not in snap.brokers for b in lagging):
-            return []
-        out.append(str(tp))
+        if tuple(p.replicas) != tuple(target[tp]) or p.is_reassigning:
+            return {}
+        for b in target[tp]:
+            if b not in p.isr:
+                out.setdefault(b, []).append(str(tp))
     return out
+
+
+def only_catching_up(snap: ClusterSnapshot, target: dict[TopicPartition, tuple[int, ...]]) -> list[str]:
+    """The partitions :func:`lagging_followers` finds, each once."""
+    return sorted({tp for tps in lagging_followers(snap, target).values() for tp in tps})
+
+
+def lag_causes(snap: ClusterSnapshot, lagging: dict[int, list[str]]) -> list[str]:
+    """One phrase per broker waited on: not registered (restarting or dead) or catching up."""
+    return [f"broker {b} " + ("is not registered (restarting, or dead)" if b not in snap.brokers
+                              else "is registered and catching up into the ISR")
+            + f" ({len(tps)} partition(s): {', '.join(tps[:3])}{' ...' if len(tps) > 3 else ''})"
+            for b, tps in sorted(lagging.items())]
 
 
 def drain_problems(snap: ClusterSnapshot, removed: frozenset[int]) -> list[str]:
@@ -84,16 +102,41 @@ class _VerifyStep(RunbookOperator):
 
 
 class FinalVerifyOperator(_VerifyStep):
-    """Replicas equal the plan and every ISR is full (waiting, bounded by ``isr_wait_s``, while the
-    only gap is registered followers catching up into the ISR, e.g. after a broker restart)."""
+    """Replicas equal the plan and every ISR is full. While the only gap is target followers out
+    of the ISR it waits, naming the brokers: up to ``restart_wait_s`` for a broker that is not
+    registered (restarting) to register again, and up to ``isr_wait_s`` in all for the followers
+    to catch up."""
 
-    template_fields: Sequence[str] = (*_VerifyStep.template_fields, "isr_wait_s", "poll_interval_s")
+    template_fields: Sequence[str] = (*_VerifyStep.template_fields, "isr_wait_s", "restart_wait_s",
+                                      "poll_interval_s")
     ui_color = "#d9ead3"
 
-    def __init__(self, *, isr_wait_s: Any = 600.0, poll_interval_s: Any = 5.0, **kwargs: Any) -> None:
+    def __init__(self, *, isr_wait_s: Any = 600.0, restart_wait_s: Any = 120.0, poll_interval_s: Any = 5.0,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.isr_wait_s = isr_wait_s
+        self.restart_wait_s = restart_wait_s
         self.poll_interval_s = poll_interval_s
+
+    def _wait_for_followers(self, client, target: dict[TopicPartition, tuple[int, ...]]
+                            ) -> tuple[ClusterSnapshot, dict[int, str], float]:
+        """The snapshot judged, the brokers waited on (id -> why), the seconds waited."""
+        started = time.monotonic()
+        deadline = started + float(self.isr_wait_s)
+        restart_deadline = started + min(float(self.restart_wait_s), float(self.isr_wait_s))
+        waited: dict[int, str] = {}
+        while True:
+            snap = read_snapshot(client, with_configs=False)
+            lagging = lagging_followers(snap, target)
+            now = time.monotonic()
+            unregistered = [b for b in lagging if b not in snap.brokers]
+            if not lagging or now >= deadline or (unregistered and now >= restart_deadline):
+                return snap, waited, now - started
+            for b in lagging:
+                waited[b] = "restarting" if b in unregistered else "catching up"
+            until = restart_deadline if unregistered else deadline
+            self.log.info("waiting up to %.0fs more: %s", until - now, "; ".join(lag_causes(snap, lagging)))
+            time.sleep(min(float(self.poll_interval_s), max(0.0, until - now)))
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -102,26 +145,25 @@ class FinalVerifyOperator(_VerifyStep):
             return {"dry_run": True}
         plan = load_plan_artifacts(str(folder.plan_dir))
         target = dict(plan.target)
-        deadline = time.monotonic() + float(self.isr_wait_s)
         with self.session(context) as (client, _writer):
-            while True:
-                snap = read_snapshot(client, with_configs=False)
-                catching_up = only_catching_up(snap, target)
-                if not catching_up or time.monotonic() >= deadline:
-                    break
-                self.log.info("%d partition(s) have their planned replicas but a follower is still catching up "
-                              "into the ISR (%s): waiting up to %.0fs more", len(catching_up),
-                              ", ".join(catching_up[:5]), deadline - time.monotonic())
-                time.sleep(min(float(self.poll_interval_s), max(0.0, deadline - time.monotonic())))
+            snap, waited, waited_s = self._wait_for_followers(client, target)
         problems = plan_mismatches(snap, target)
         if snap.reassignment is not None:
             problems.append(f"/admin/reassign_partitions still exists ({len(snap.reassignment.entries)} entries)")
+        waited_on = {str(b): why for b, why in sorted(waited.items())}
+        causes = lag_causes(snap, lagging_followers(snap, target)) if problems else []
         self._record(folder, "final_verify", {"ok": not problems, "partitions": len(plan.target),
-                                              "problems": problems})
+                                              "problems": problems, "waited_on": waited_on,
+                                              "waited_s": round(waited_s, 1), "causes": causes})
         if problems:
-            raise VerificationFailed(f"{len(problems)} partition(s) do not match the plan: {_summary(problems)}")
+            after = f" after waiting {waited_s:.0f}s" if waited else ""
+            why = f" ({'; '.join(causes)}{after})" if causes else ""
+            raise VerificationFailed(f"{len(problems)} partition(s) do not match the plan{why}: {_summary(problems)}")
+        if waited:
+            self.log.info("waited %.0fs for %s", waited_s,
+                          ", ".join(f"broker {b} ({why})" for b, why in sorted(waited.items())))
         self.log.info("all %d planned partitions have their target replicas and a full ISR", len(plan.target))
-        return {"partitions": len(plan.target)}
+        return {"partitions": len(plan.target), "waited_on": waited_on, "waited_s": round(waited_s, 1)}
 
 
 class VerifyDrainedOperator(_VerifyStep, DecommissionStep):

@@ -27,6 +27,7 @@ from kafka_zk import paths
 from kafka_zk.codecs import tp_key, tp_of
 from kafka_zk.errors import KafkaZkError, translate
 from kafka_zk.snapshot import read_snapshot
+from kafka_zk.waits import controller_liveness
 from operators.triggers.base import ZooKeeperPollTrigger
 
 
@@ -97,9 +98,13 @@ class ElectionDoneTrigger(ZooKeeperPollTrigger):
                 self.log.info("election batch %d: waiting for the controller to consume the node (%.0fs)",
                               self.batch, now - started)
                 if now >= self.deadline:
+                    try:
+                        found = await asyncio.to_thread(lambda: controller_liveness(self._client()))
+                    except Exception as exc:  # noqa: BLE001 - the timeout is the news; this only adds to it
+                        found = f"the controller could not be read ({type(exc).__name__}: {exc})"
                     yield TriggerEvent({"status": "timeout", "batch": self.batch, "message":
                                         "/admin/preferred_replica_election still exists at the deadline: no controller "
-                                        "is processing it (check /controller)"})
+                                        f"processed it; {found}"})
                     return
                 await self._pause(now)
         finally:
