@@ -36,8 +36,12 @@ are the ones operators use by hand, done here through the audited write gate, ea
 
 **Fixes**, each behind its own approval (another person than the one who triggered; expires):
 - `approve_rewrite` → `rewrite` — when a target broker is gone for good: the reassignment is
-  rewritten without it (a registered broker in its place, in a rack the list lacks, least loaded),
-  by the procedure of docs/zookeeper.md §2.7.4: delete the stuck node, create the new one, delete
+  rewritten, per partition the way out that copies least: back to the partition's original
+  replicas when they are all registered and in the ISR (they hold the data: nothing is copied,
+  the controller cancels the move at once), else without the dead broker (a registered broker in
+  its place, in a rack the list lacks, least loaded). The approval shows both options and the
+  bytes each would copy (from the connection's `log_dirs_source` when it has one). The
+  procedure is docs/zookeeper.md §2.7.4: delete the stuck node, create the new one, delete
   `/controller` so that the next controller reads it. Never a hand edit of the live node.
 - `approve_election` → `force_election` — when the controller is not acting: delete `/controller`;
   the next controller re-reads the pending node.
@@ -46,7 +50,9 @@ Causes no fix here can clear (a fetch failure) are reported with what to check.
 A dry run asks no approval and writes nothing; its audit log lists each fix's writes.
 
 Then `wait_unstuck` (bounded) and `final_report`. Throttles are not touched: the run that started
-the move owns them (its teardown removes them once the move ends).
+the move owns them (its teardown removes them once the move ends). The diagnosis and the report
+list the throttles no runbook run of ours owns (left by Kafka's own tool, which removes them only
+with `--verify`, or set by hand), so that someone removes them once nothing moves.
 """
 
 PARAMS = {

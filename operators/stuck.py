@@ -2,8 +2,12 @@
 
 * **DiagnoseStuckOperator** reads the live cluster and writes ``diagnosis.json`` / ``diagnosis.md``:
   every unfinished move with its cause (:mod:`kafka_zk.admin.stuck`), and which fixes apply —
-  ``rewrite`` when a target broker is gone (new targets with a registered broker in its place),
-  ``election`` when the controller is not acting on the node (or no controller).
+  ``rewrite`` when a target broker is gone: per partition the way out that copies least
+  (:mod:`kafka_zk.admin.stuck_fixes`): back to its original replicas when they are all
+  registered and in the ISR (nothing to copy), else a registered broker in place of the dead one
+  — each with both options' bytes (from the connection's ``log_dirs_source`` when it has one);
+  ``election`` when the controller is not acting on the node (or no controller). It also lists
+  the throttles no runbook run of ours owns (e.g. left by Kafka's own tool): they are not touched.
 * **FixApprovalOperator** asks a human for one fix (the body says exactly which writes it makes),
   or skips when the diagnosis does not call for it (:mod:`operators.change_approval`: four eyes,
   expiry, pinned to the diagnosis' hash; the decision in ``approval_<fix>.json`` and the audit log).
@@ -31,7 +35,8 @@ from airflow.sdk.exceptions import AirflowSkipException
 
 from kafka_zk import paths
 from kafka_zk.admin.reassignment import reassignment_request
-from kafka_zk.admin.stuck import DEAD_TARGET, NEEDS_ELECTION, diagnose, replacement_targets
+from kafka_zk.admin.stuck import DEAD_TARGET, NEEDS_ELECTION, diagnose
+from kafka_zk.admin.stuck_fixes import REVERT, ReplicaSizes, bytes_text, choose_fixes, foreign_throttles
 from kafka_zk.audit import utc_now_iso
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import KafkaZkError, StalePlan
@@ -60,25 +65,75 @@ def read_diagnosis(folder) -> dict:
     return doc
 
 
-def diagnosis_doc(snap) -> dict:
+def diagnosis_doc(snap, sizes: ReplicaSizes | None = None, owners=None) -> dict:
+    """What is stuck and why, the fix per partition (``rewrite``: the targets the rewrite writes,
+    ``fixes``: both options and their bytes), and the foreign throttles (with ``owners``)."""
+    from kafka_zk.health.owners import ThrottleOwners
+
     stuck = diagnose(snap)
-    rewrite = replacement_targets(snap, stuck) if any(s.cause.kind == DEAD_TARGET for s in stuck) else {}
+    fixes = choose_fixes(snap, stuck, sizes) if any(s.cause.kind == DEAD_TARGET for s in stuck) else []
+    rewrite = {f.tp: f.target for f in fixes}
     needs_election = bool(stuck) and not rewrite and (
         snap.controller_id is None or any(s.cause.kind in NEEDS_ELECTION for s in stuck))
     return {"controller": snap.controller_id,
             "partitions": [{"partition": str(s.tp), "target": list(s.target), "replicas": list(s.replicas),
                             "cause": s.cause.kind, "why": s.cause.text, "in_node": s.in_node} for s in stuck],
             "rewrite": {str(tp): list(t) for tp, t in sorted(rewrite.items())},
+            "fixes": [{"partition": str(f.tp), "chosen": f.chosen, "target": list(f.target),
+                       "revert": list(f.revert_to) if f.revert_to is not None else None,
+                       "rewrite": list(f.rewrite_to) if f.rewrite_to is not None else None,
+                       "revert_bytes": f.revert_bytes, "rewrite_bytes": f.rewrite_bytes, "why": f.why}
+                      for f in sorted(fixes, key=lambda f: f.tp)],
+            "sizes_known": sizes is not None,
+            "foreign_throttles": [{"entity": t.entity, "keys": t.keys}
+                                  for t in foreign_throttles(snap, owners or ThrottleOwners())],
             "election": needs_election}
+
+
+def _option(target: list | None, n: int | None) -> str:
+    return "not possible" if target is None else f"{target} copies {bytes_text(n)}"
+
+
+def fix_lines(doc: dict) -> list[str]:
+    """The per-partition fix, both options with their bytes (Markdown lines)."""
+    lines = []
+    for f in doc.get("fixes", []):
+        lines.append(f"- **{f['partition']}**: **{f['chosen']}** → {f['target']} — revert: "
+                     f"{_option(f['revert'], f['revert_bytes'])}; rewrite: {_option(f['rewrite'], f['rewrite_bytes'])} "
+                     f"({f['why']})")
+    if doc.get("fixes") and not doc.get("sizes_known"):
+        lines.append("- (bytes unknown: the connection has no `log_dirs_source`; a revert to replicas all in "
+                     "the ISR copies nothing, a rewrite copies a full replica per new broker)")
+    return lines
+
+
+def throttle_lines(doc: dict) -> list[str]:
+    """The throttles no runbook run of ours owns (Markdown lines; none: one line saying so)."""
+    foreign = doc.get("foreign_throttles") or []
+    if not foreign:
+        return ["No throttle on the cluster is foreign to our runbook runs."]
+    return ["Throttles no runbook run of ours set (left by Kafka's own `kafka-reassign-partitions --throttle`, "
+            "which removes them only with `--verify` once the move ends, or set by hand) — not touched here; "
+            "remove them with `kafka-configs --alter --delete-config` once nothing moves:"] + \
+        [f"- {t['entity']}: " + ", ".join(f"{k}={v}" for k, v in t["keys"].items()) for t in foreign]
 
 
 class DiagnoseStuckOperator(RunbookOperator):
     """Diagnose every unfinished move (see module docstring)."""
 
     def execute(self, context: Any) -> dict:
+        from kafka_zk.health.owners import find_throttle_owners
+        from operators.hooks.zookeeper import ZooKeeperHook
+        from operators.log_dirs_source import read_log_dirs
+
         folder = self.folder(context)
+        source = ZooKeeperHook(self.zk_conn_id).log_dirs_source()
         with self.session(context) as (client, _writer):
-            doc = diagnosis_doc(read_snapshot(client, with_configs=True))
+            snap = read_snapshot(client, with_configs=True)
+            reading = read_log_dirs(source, client)
+        if reading.sizes is None:
+            self.log.info("replica sizes unknown (%s): the fixes' bytes are not shown", reading.note)
+        doc = diagnosis_doc(snap, reading.sizes, find_throttle_owners(self.run_root))
         folder.write_json(folder.root / DIAGNOSIS, doc)
         lines = [f"# Stuck reassignment: diagnosis ({len(doc['partitions'])} partition(s) not moving)", "",
                  f"Controller: {doc['controller'] if doc['controller'] is not None else 'none (/controller absent)'}",
@@ -86,14 +141,18 @@ class DiagnoseStuckOperator(RunbookOperator):
         lines += [f"- **{p['partition']}**: {p['why']} (replicas now {p['replicas']}, target {p['target']}"
                   f"{'' if p['in_node'] else ', API-driven'})" for p in doc["partitions"]]
         if doc["rewrite"]:
-            lines += ["", "Proposed fix (needs its own approval): rewrite the reassignment without the dead "
-                      "broker(s): " + "; ".join(f"{tp} → {t}" for tp, t in doc["rewrite"].items()) +
-                      ", then delete /controller so that the next controller reads it."]
+            reverts = sum(f["chosen"] == REVERT for f in doc["fixes"])
+            lines += ["", "Proposed fix (needs its own approval): rewrite the reassignment, per partition the way "
+                      f"out that copies least ({reverts} back to the original replicas, "
+                      f"{len(doc['fixes']) - reverts} onto a registered broker in place of the dead one): "
+                      + "; ".join(f"{tp} → {t}" for tp, t in doc["rewrite"].items()) +
+                      ", then delete /controller so that the next controller reads it.", "", *fix_lines(doc)]
         if doc["election"]:
             lines += ["", "Proposed fix (needs its own approval): delete /controller so that a new controller "
                       "re-reads /admin/reassign_partitions."]
         if not doc["partitions"]:
             lines += ["Nothing is stuck: no unfinished reassignment."]
+        lines += ["", *throttle_lines(doc)]
         folder.write_text(folder.root / "diagnosis.md", "\n".join(lines) + "\n")
         for p in doc["partitions"]:
             self.log.warning("stuck: %s — %s", p["partition"], p["why"])

@@ -1,9 +1,13 @@
 """stuck_reassignment end to end (Airflow dag.test, the emulator as a 2.4.1 controller on a real
 ZooKeeper), on the two ways a wave gets stuck in production:
 
-(a) a target broker killed for good mid-wave: diagnosed "target broker not registered", and after
-    the approved rewrite (delete the node, create it without the dead broker, delete /controller)
-    the partition ends on live brokers with a full ISR;
+(a) a target broker killed for good mid-wave: diagnosed "target broker not registered"; its
+    original replicas are all live and in the ISR, so the fix that copies least is chosen: back to
+    them (issue 27 item 5: the approval shows both options' bytes, read from the emulator's log
+    sizes, and the throttles Kafka's own tool left are listed); after the approved rewrite (delete
+    the node, create it with the original replicas, delete /controller) the move is cancelled at
+    once. With an original replica out of the ISR the rewrite puts a registered broker in place of
+    the dead one instead, and the partition ends on live brokers with a full ISR;
 (b) the reassignment node deleted by hand mid-wave and the next wave submitted while the first
     still copies: the running move finishes, but a 2.4.1 controller never saw the new node and
     ignores it until the controller changes (docs/zookeeper.md §2.7.1) — diagnosed "controller not
@@ -21,6 +25,8 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+
+import os
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
@@ -67,17 +73,70 @@ def kill_a_target_mid_wave(cluster, zk) -> None:
     assert cluster.wait_until(lambda: zk.exists("/brokers/ids/3") is None and zk.exists("/controller"), 30)
 
 
+def with_log_sizes(conn_id: str, cluster) -> None:
+    """The connection reads replica sizes from the emulator (published now, as a running one does)."""
+    var = f"AIRFLOW_CONN_{conn_id.upper()}"
+    conn = json.loads(os.environ[var])
+    conn["extra"]["log_dirs_source"] = "emulator"
+    os.environ[var] = json.dumps(conn)
+    assert cluster.publish_log_dirs(force=True)
+
+
+def kafka_tool_throttles(zk) -> None:
+    """What ``kafka-reassign-partitions --execute --throttle`` leaves: rates on the brokers of the
+    move, throttled-replica lists on the topic (removed only by ``--verify``)."""
+    from tests.zk_helpers import set_config_by_hand
+
+    for b in (1, 2, 3):
+        set_config_by_hand(zk, f"brokers/{b}", {"leader.replication.throttled.rate": "10485760",
+                                                "follower.replication.throttled.rate": "10485760"})
+    set_config_by_hand(zk, "topics/t", {"leader.replication.throttled.replicas": "0:1,0:2",
+                                        "follower.replication.throttled.replicas": "0:3"})
+
+
 @pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
-def test_a_target_broker_killed_for_good_is_diagnosed_and_rewritten_away(env) -> None:
+def test_a_target_broker_killed_for_good_is_reverted_to_its_original_replicas_copying_nothing(env) -> None:
     cluster, zk, conn_id, run_root = env
+    kafka_tool_throttles(zk)
     kill_a_target_mid_wave(cluster, zk)
+    with_log_sizes(conn_id, cluster)
     result = run(conn_id, run_root, "approve_rewrite")
     assert result.state == "success", result.task_states
     assert result.task_states["approve_election"] == "skipped" and result.task_states["force_election"] == "skipped"
     diagnosis = json.loads((result.run_folder / "diagnosis.json").read_text())
     [stuck] = diagnosis["partitions"]
     assert stuck["partition"] == "t-0" and stuck["cause"] == "target_not_registered"
-    assert "target broker(s) 3 not live" in stuck["why"]
+    [fix] = diagnosis["fixes"]
+    assert fix["chosen"] == "revert" and diagnosis["rewrite"]["t-0"] == [1, 2] == fix["revert"]
+    assert fix["revert_bytes"] == 0 and fix["rewrite_bytes"] == 50 * MIB and fix["rewrite"][1] not in (2, 3)
+    approval = (result.run_folder / "diagnosis.md").read_text()       # the approval's body shows it
+    assert "**revert** → [1, 2] — revert: [1, 2] copies 0 B; rewrite: " in approval
+    assert f"{fix['rewrite']} copies 50.0 MiB" in approval
+    assert zk.exists("/admin/reassign_partitions") is None
+    assert assignment(zk)[("t", 0)] == [1, 2] and isr_full(zk, 0)
+    assert not (read(zk, "/brokers/topics/t") or {}).get("adding_replicas")
+    writes = [(r["op"], r["path"]) for r in zk_writes(audit(result.run_folder))]
+    assert writes == [("delete", "/admin/reassign_partitions"), ("create", "/admin/reassign_partitions"),
+                      ("delete", "/controller")]
+    report = (result.run_folder / "final_report.md").read_text()
+    assert "rewrite: approved by sre-on-call" in report
+    assert "Throttles no runbook run of ours set" in report
+    assert "- topic t: follower.replication.throttled.replicas=0:3, leader.replication.throttled.replicas=0:1,0:2" in report
+    assert "- broker 2: follower.replication.throttled.rate=10485760, leader.replication.throttled.rate=10485760" in report
+    assert (read(zk, "/config/topics/t") or {})["config"]["follower.replication.throttled.replicas"] == "0:3"
+
+
+def test_a_target_broker_killed_for_good_with_an_original_out_of_sync_is_rewritten_away(env) -> None:
+    cluster, zk, conn_id, run_root = env
+    kill_a_target_mid_wave(cluster, zk)
+    cluster.stall_replica("t", 0, 2)           # the original follower falls out of the ISR: no revert
+    assert cluster.wait_until(lambda: read(zk, "/brokers/topics/t/partitions/0/state")["isr"] == [1], 60)
+    result = run(conn_id, run_root, "approve_rewrite")
+    cluster.stall_replica("t", 0, 2, stalled=False)
+    assert result.state == "success", result.task_states
+    diagnosis = json.loads((result.run_folder / "diagnosis.json").read_text())
+    [fix] = diagnosis["fixes"]
+    assert fix["chosen"] == "rewrite" and fix["revert"] is None and "not in the ISR" in fix["why"]
     new_target = diagnosis["rewrite"]["t-0"]
     assert new_target[0] == 1 and new_target[1] in (2, 4, 5) and BROKERS[new_target[1]] != BROKERS[1]
     assert zk.exists("/admin/reassign_partitions") is None
