@@ -6,7 +6,9 @@ broker to remove gets its replica list re-ordered so the removed brokers come la
 reassignment, which the controller completes at once (docs/zookeeper.md §2.7.3: empty adding/removing);
 (2) a batched preferred-replica election then moves leadership to the new first replicas.
 **ElectPreferredLeadersOperator** runs after the data moved and the throttles are gone: a
-batched election of every partition whose leader is not its preferred replica.
+batched election of every partition whose leader is not its preferred replica. What to re-order,
+elect and in which batches is planned in :mod:`spark_jobs.kernels.election` (the one planner of
+elections, linear in partitions); this module only writes and waits.
 
 Batches keep each znode ≤ 512 KiB; each batch is waited on (the controller deletes the node after
 one pass) with a bounded wait. Both steps recompute what to do from the live cluster, so a retry
@@ -24,47 +26,16 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kafka_zk import paths
-from kafka_zk.admin.election import election_batches, preferred_election_candidates, submit_preferred_election
-from kafka_zk.admin.reassignment import classify_live_reassignment, reassignment_request, submit_reassignment
+from kafka_zk.admin.election import submit_preferred_election
+from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import ReassignmentInProgress
-from kafka_zk.limits import ADMIN_BATCH_BYTES
-from kafka_zk.model import ClusterSnapshot
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.waits import wait_node_gone
 from operators.base import DecommissionStep, RunbookOperator
+from spark_jobs.kernels.election import demoted_order, demotion_targets, election_steps, reorder_batches
 
-
-def demoted_order(replicas: Sequence[int], removed: frozenset[int]) -> tuple[int, ...]:
-    """``replicas`` with the removed brokers moved to the end (relative order kept)."""
-    return tuple([b for b in replicas if b not in removed] + [b for b in replicas if b in removed])
-
-
-def demotion_targets(snap: ClusterSnapshot, removed: frozenset[int]) -> dict[TopicPartition, tuple[int, ...]]:
-    """Partitions preferred-led by a removed broker that have another replica to lead."""
-    out = {}
-    for p in snap.partitions():
-        if p.replicas and p.replicas[0] in removed and not p.is_reassigning:
-            order = demoted_order(p.replicas, removed)
-            if order[0] not in removed:
-                out[p.tp] = order
-    return out
-
-
-def reorder_batches(targets: dict[TopicPartition, tuple[int, ...]],
-                    max_bytes: int = ADMIN_BATCH_BYTES) -> list[dict[TopicPartition, tuple[int, ...]]]:
-    """Consecutive batches whose reassignment payload stays ≤ ``max_bytes``."""
-    batches: list[dict[TopicPartition, tuple[int, ...]]] = []
-    current: dict[TopicPartition, tuple[int, ...]] = {}
-    for tp in sorted(targets):
-        current[tp] = targets[tp]
-        if len(current) > 1 and len(reassignment_request(current).encode()) > max_bytes:
-            del current[tp]
-            batches.append(current)
-            current = {tp: targets[tp]}
-    if current:
-        batches.append(current)
-    return batches
+__all__ = ["DemoteOperator", "ElectPreferredLeadersOperator", "demoted_order", "demotion_targets", "reorder_batches"]
 
 
 class _ElectionSteps(RunbookOperator):
@@ -80,8 +51,7 @@ class _ElectionSteps(RunbookOperator):
             self.log.info("an election node exists (earlier attempt or another tool): waiting for the controller")
             wait_node_gone(client, paths.PREFERRED_REPLICA_ELECTION, float(self.wait_timeout))
         snap = read_snapshot(client, with_configs=False)
-        eligible, not_eligible = preferred_election_candidates(snap, partitions)
-        batches = election_batches(list(eligible))
+        eligible, not_eligible, batches = election_steps(snap, partitions)
         for i, batch in enumerate(batches):
             if i:
                 snap = read_snapshot(client, with_configs=False)

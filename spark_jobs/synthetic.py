@@ -45,3 +45,35 @@ def synthetic_sizes(snapshot: ClusterSnapshot, seed: int = 0, mean: int = 1 << 3
     rng = random.Random(seed)
     scale = mean * (alpha - 1) / alpha
     return {p.tp: int(scale * rng.paretovariate(alpha)) for p in snapshot.partitions()}
+
+
+def skewed_cluster(snapshot: ClusterSnapshot, hot_per_rack: int = 2, shift: float = 0.10,
+                   lead: float = 0.5, seed: int = 0) -> ClusterSnapshot:
+    """``snapshot`` made lopsided the way clusters drift: ``hot_per_rack`` brokers of every rack
+    take over a ``shift`` share of the other brokers' replicas in their rack (so racks stay
+    spread: a replica only moves within its rack) and lead a ``lead`` share of the partitions
+    they hold. With the defaults, on 16 brokers per rack, the hot brokers hold ~2× the replicas
+    of the others. Deterministic for a seed."""
+    rng = random.Random(seed)
+    by_rack: dict[str | None, list[int]] = {}
+    for b in sorted(snapshot.brokers):
+        by_rack.setdefault(snapshot.brokers[b].rack, []).append(b)
+    hot = {r: ids[:hot_per_rack] for r, ids in by_rack.items()}
+    topic_map = {}
+    for name, topic in snapshot.topics.items():
+        parts = {}
+        for p, part in topic.partitions.items():
+            reps = list(part.replicas)
+            for i, b in enumerate(reps):
+                candidates = [h for h in hot[snapshot.brokers[b].rack] if h not in reps]
+                if b not in hot[snapshot.brokers[b].rack] and candidates and rng.random() < shift:
+                    reps[i] = rng.choice(candidates)
+            leaders = [i for i, b in enumerate(reps) if b in hot[snapshot.brokers[b].rack]]
+            if leaders and rng.random() < lead:
+                j = rng.choice(leaders)
+                reps[0], reps[j] = reps[j], reps[0]
+            parts[p] = Partition(name, p, tuple(reps), leader=reps[0], leader_epoch=0, isr=tuple(reps),
+                                 controller_epoch=1)
+        topic_map[name] = Topic(name, parts)
+    return ClusterSnapshot(dict(snapshot.brokers), topic_map, controller_id=snapshot.controller_id,
+                           controller_epoch=snapshot.controller_epoch)

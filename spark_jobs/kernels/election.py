@@ -11,6 +11,14 @@
   (:func:`kafka_zk.admin.election.election_batches`), with the leader balance per broker before
   and predicted after (:func:`kafka_zk.health.leader_balance`).
 * :func:`election_plan` is that as a :class:`Plan` (operation ``election``).
+* :func:`election_steps` is what the runbook's election step does on the live cluster: the
+  candidates among some partitions, cut into batches (the same rule as the plan).
+* Demotion (leadership off brokers to remove before data moves): :func:`demotion_targets` lists
+  the partitions whose preferred replica is removed, re-ordered with the removed brokers last
+  (:func:`demoted_order`); :func:`reorder_batches` cuts them into reassignment payloads each ≤
+  ``max_bytes``, linear in the partitions: each entry's encoded size is counted once (the
+  payload is ``{"version":1,"partitions":[e1,e2,…]}``: a fixed frame, the entries and one comma
+  between two), not the whole batch re-encoded per added entry.
 
 The plan job, the command line and the ``preferred_leader_election`` runbook all plan with these.
 
@@ -23,11 +31,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
-from kafka_zk.admin.election import election_batches, preferred_election_candidates
-from kafka_zk.codecs import PreferredElectionRequest, TopicPartition, decode_election_file, tp_key
+from kafka_zk.admin.election import NotEligible, election_batches, preferred_election_candidates
+from kafka_zk.admin.reassignment import reassignment_request
+from kafka_zk.codecs import (PreferredElectionRequest, ReassignmentEntry, ReassignmentRequest, TopicPartition,
+                             decode_election_file, tp_key)
 from kafka_zk.errors import InvalidInput, InvalidPayload
 from kafka_zk.health import leader_balance
-from kafka_zk.limits import MAX_ADMIN_BATCH_BYTES
+from kafka_zk.limits import ADMIN_BATCH_BYTES, MAX_ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.topic_selection import choose_topics
 from spark_jobs.kernels.model import Plan
@@ -100,3 +110,59 @@ def election_plan(plan: ElectionPlan) -> Plan:
     """The batches as a plan (operation ``election``); the first 50 reasons as notes."""
     notes = tuple(f"{tp}: {why}" for tp, why in sorted(plan.not_eligible.items()))
     return Plan("election", (), {}, 0, election=plan.batches, notes=notes[:50])
+
+
+def election_steps(snapshot: ClusterSnapshot, partitions: Sequence[TopicPartition] | None,
+                   max_batch_bytes: int = ADMIN_BATCH_BYTES
+                   ) -> tuple[list[TopicPartition], list[NotEligible], list[tuple[TopicPartition, ...]]]:
+    """(candidates, the others with their reason, batches) for electing ``partitions`` (None: all)."""
+    eligible, not_eligible = preferred_election_candidates(snapshot, partitions)
+    return list(eligible), list(not_eligible), election_batches(list(eligible), max_batch_bytes)
+
+
+def demoted_order(replicas: Sequence[int], removed: frozenset[int]) -> tuple[int, ...]:
+    """``replicas`` with the removed brokers moved to the end (relative order kept)."""
+    return tuple([b for b in replicas if b not in removed] + [b for b in replicas if b in removed])
+
+
+def demotion_targets(snap: ClusterSnapshot, removed: frozenset[int]) -> dict[TopicPartition, tuple[int, ...]]:
+    """Partitions preferred-led by a removed broker that have another replica to lead."""
+    out = {}
+    for p in snap.partitions():
+        if p.replicas and p.replicas[0] in removed and not p.is_reassigning:
+            order = demoted_order(p.replicas, removed)
+            if order[0] not in removed:
+                out[p.tp] = order
+    return out
+
+
+_FRAME = len(ReassignmentRequest(()).encode())
+
+
+def _entry_bytes(tp: TopicPartition, replicas: Sequence[int]) -> int:
+    """Bytes one entry adds to a reassignment payload (without the comma before it)."""
+    return len(ReassignmentRequest((ReassignmentEntry(tp.topic, tp.partition, tuple(replicas)),)).encode()) - _FRAME
+
+
+def reorder_batches(targets: Mapping[TopicPartition, Sequence[int]],
+                    max_bytes: int = ADMIN_BATCH_BYTES) -> list[dict[TopicPartition, tuple[int, ...]]]:
+    """Consecutive batches (by topic, partition) whose reassignment payload stays ≤ ``max_bytes``
+    (an entry too large alone still gets a batch of its own: the write gate then refuses it)."""
+    batches: list[dict[TopicPartition, tuple[int, ...]]] = []
+    current: dict[TopicPartition, tuple[int, ...]] = {}
+    size = _FRAME
+    for tp in sorted(targets):
+        extra = _entry_bytes(tp, targets[tp]) + (1 if current else 0)
+        if current and size + extra > max_bytes:
+            batches.append(current)
+            current, size, extra = {}, _FRAME, extra - 1
+        current[tp] = tuple(targets[tp])
+        size += extra
+    if current:
+        batches.append(current)
+    return batches
+
+
+def payload_bytes(batch: Mapping[TopicPartition, Sequence[int]]) -> int:
+    """The encoded size of one re-order batch (what ZooKeeper stores)."""
+    return len(reassignment_request(batch).encode())
