@@ -1,140 +1,130 @@
-"""add_brokers and rebalance plans on the 48-broker / 20,000-partition cluster of bench_plan.py.
+"""Rebalance and add-brokers plans on the shapes of issue 25, against the count minimum.
 
-The cluster: 48 brokers in 3 racks, 200 topics × 100 partitions, RF 3, placed by Kafka's own
-algorithm, Pareto(1.5) sizes (seeded: the same cluster as bench_plan's quality run).
+Shapes (sizes Pareto, seeded; racks r0..r{k-1}; Kafka's own placement, spark_jobs.synthetic):
 
-1. add_brokers: 3 new registered, empty brokers join (one per rack, 51 in all). Replica moves vs
-   the minimum (fewest moves that bring every broker within one replica of the others), replica /
-   preferred-leader / bytes spread before and after, kernel time.
-2. rebalance, on the 48-broker cluster as it is and on the 51-broker cluster with the 3 empty
-   brokers: budgets none / 100 replicas / 1 TiB; replica moves (and the minimum for a replica
-   spread of 1), bytes moved, spreads before → after, why it stopped, kernel time.
-3. Plan-step wall time of each operation as the DAG runs it (``python -m spark_jobs.plan_job``, a
-   fresh process, Spark local[2] start included).
+(a) 48 brokers / 3 racks / 200 topics × 100 partitions / RF 3, plus 3 new empty brokers (one per
+    rack): ``add_brokers`` for the three, and ``rebalance`` of the 51;
+(b) the 48-broker cluster skewed (:func:`spark_jobs.synthetic.skewed_cluster`: two brokers per rack
+    hold ~2× the replicas of the others and most preferred leaderships): ``rebalance``;
+(c) 96 brokers / 6 racks / 1,000 topics × 100 partitions / RF 3 (+ 6 new brokers for add-brokers;
+    the 96 skewed for rebalance).
 
-Run: ``.venv/bin/python bench/bench_rebalance.py [--no-spark]``. Prints figures only.
+Each line: replica moves against the count minimum (fewest moves that bring every broker within one
+replica of the others), bytes moved, replica / preferred-leader / bytes spread before → after over the
+brokers that hold data after the plan, rack violations (partitions spanning fewer racks than
+before), invariant violations, why it stopped, the floor under the bytes spread (the largest
+partition on one broker), kernel wall time. Sizes: Pareto α 1.5 (a few partitions near a broker's
+whole share: the bytes target is out of reach, the floor says by how much) and α 2.5 (lighter tail).
+
+Run: ``.venv/bin/python bench/bench_rebalance.py [--no-large]``. Prints figures only.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kafka_zk.model import Broker, ClusterSnapshot  # noqa: E402
-from kafka_zk.sizes_file import write_sizes_file  # noqa: E402
-from kafka_zk.snapshot_file import write_snapshot  # noqa: E402
 from spark_jobs.kernels.budget_rebalance import RebalanceBudget, plan_budget_rebalance  # noqa: E402
-from spark_jobs.kernels.loads import cluster_loads  # noqa: E402
+from spark_jobs.kernels.loads import cluster_loads, rack_map  # noqa: E402
+from spark_jobs.kernels.model import Plan  # noqa: E402
 from spark_jobs.kernels.rebalance import plan_add_brokers  # noqa: E402
 from spark_jobs.kernels.validate import plan_violations  # noqa: E402
-from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes  # noqa: E402
+from spark_jobs.synthetic import skewed_cluster, synthetic_cluster, synthetic_sizes  # noqa: E402
 
 TiB = 1 << 40
-NEW = {48: "r0", 49: "r1", 50: "r2"}
 
 
-def clusters():
-    snap = synthetic_cluster(48, 3, 200, 100, 3, seed=1)
-    sizes = synthetic_sizes(snap, seed=2, alpha=1.5)
-    grown = ClusterSnapshot({**snap.brokers, **{b: Broker(b, r, f"b{b}", 9092) for b, r in NEW.items()}},
-                            snap.topics, controller_id=snap.controller_id, controller_epoch=snap.controller_epoch)
-    return snap, grown, sizes
+def grown(snap: ClusterSnapshot, racks: int) -> tuple[ClusterSnapshot, list[int]]:
+    first = max(snap.brokers) + 1
+    new = {first + i: f"r{i}" for i in range(racks)}
+    return ClusterSnapshot({**snap.brokers, **{b: Broker(b, r, f"b{b}", 9092) for b, r in new.items()}},
+                           snap.topics, controller_id=snap.controller_id,
+                           controller_epoch=snap.controller_epoch), sorted(new)
 
 
-def spreads(snap: ClusterSnapshot, sizes, target=None) -> tuple[int, int, float]:
-    live = sorted(snap.brokers)
-    loads = cluster_loads(snap.partitions(), live, sizes, None, target)
-    b = [loads.bytes[x] for x in live]
-    return (max(loads.replicas[x] for x in live) - min(loads.replicas[x] for x in live),
-            max(loads.leaders[x] for x in live) - min(loads.leaders[x] for x in live),
-            round((max(b) - min(b)) / (sum(b) / len(b)), 3))
+def spreads(snap: ClusterSnapshot, sizes, members, target=None) -> tuple[int, int, float]:
+    loads = cluster_loads(snap.partitions(), sorted(members), sizes, None, target)
+    b = [loads.bytes[x] for x in members]
+    return (max(loads.replicas[x] for x in members) - min(loads.replicas[x] for x in members),
+            max(loads.leaders[x] for x in members) - min(loads.leaders[x] for x in members),
+            (max(b) - min(b)) / (sum(b) / len(b)))
 
 
-def minimum_moves(snap: ClusterSnapshot) -> int:
-    """Fewest replica moves for a replica spread of 1 (the most loaded keep the larger share)."""
-    live = sorted(snap.brokers)
-    loads = cluster_loads(snap.partitions(), live, None)
-    total, n = sum(loads.replicas[b] for b in live), len(live)
+def count_minimum(snap: ClusterSnapshot, members) -> int:
+    loads = cluster_loads(snap.partitions(), sorted(members), None)
+    counts = sorted((loads.replicas[b] for b in members), reverse=True)
+    total, n = sum(counts), len(counts)
     shares = [total // n + (1 if i < total % n else 0) for i in range(n)]
-    return sum(max(0, c - s) for c, s in zip(sorted((loads.replicas[b] for b in live), reverse=True), shares))
+    return sum(max(0, c - s) for c, s in zip(counts, shares))
+
+
+def bytes_floor(snap: ClusterSnapshot, sizes, members) -> float:
+    """The broker holding the largest partition holds at least its share of replicas."""
+    share = sum(len(p.replicas) for p in snap.partitions()) // len(members)
+    mean = sum(sizes[p.tp] * len(p.replicas) for p in snap.partitions()) / len(members)
+    return max(0.0, (max(sizes.values()) + (share - 1) * min(sizes.values()) - mean) / mean)
+
+
+def rack_violations(snap: ClusterSnapshot, plan: Plan) -> int:
+    racks = rack_map(snap.brokers)
+    return sum(1 for m in plan.moves if len({racks[b] for b in m.target}) < len({racks[b] for b in m.current}))
 
 
 def fmt(s: tuple[int, int, float]) -> str:
     return f"replicas {s[0]}, leaders {s[1]}, bytes {s[2]:.1%}"
 
 
-def add_brokers(grown: ClusterSnapshot, sizes) -> None:
+def report(label: str, snap: ClusterSnapshot, sizes, members, plan: Plan, took: float, extra: str = "") -> None:
+    minimum = count_minimum(snap, members)
+    print(f"{label}: {plan.replica_moves} replica moves (count minimum {minimum}, "
+          f"×{plan.replica_moves / max(1, minimum):.3f}), {plan.bytes_moved / TiB:.2f} TiB; "
+          f"{fmt(spreads(snap, sizes, members))} → {fmt(spreads(snap, sizes, members, plan.target))}; "
+          f"rack violations {rack_violations(snap, plan)}; invariant violations "
+          f"{len(plan_violations(snap, plan, (), sizes))}; bytes floor {bytes_floor(snap, sizes, members):.1%}"
+          f"{extra}; kernel {took:.2f} s")
+
+
+def add_brokers(label: str, snap: ClusterSnapshot, new: list[int], sizes) -> None:
     t = time.perf_counter()
-    plan = plan_add_brokers(grown, sorted(NEW), sizes, seed=0)
-    took = time.perf_counter() - t
-    bad = plan_violations(grown, plan, (), sizes)
-    after = cluster_loads(grown.partitions(), sorted(grown.brokers), sizes, None, plan.target)
-    mean = sum(after.replicas.values()) / len(grown.brokers)
-    print("== add_brokers: 48 brokers / 20,000 partitions / RF 3 / 3 racks + 3 new (one per rack), sizes Pareto α 1.5")
-    print(f"replica moves {plan.replica_moves} (minimum {minimum_moves(grown)}), {plan.bytes_moved / TiB:.2f} TiB; "
-          f"new brokers hold {[after.replicas[b] for b in NEW]} replicas (mean {mean:.1f}), "
-          f"{[round(after.bytes[b] / (1 << 30)) for b in NEW]} GiB (mean "
-          f"{sum(after.bytes.values()) / len(grown.brokers) / (1 << 30):.0f} GiB), "
-          f"leads {[after.leaders[b] for b in NEW]}")
-    print(f"spread before: {fmt(spreads(grown, sizes))}; after: {fmt(spreads(grown, sizes, plan.target))}; "
-          f"invariant violations {len(bad)}; kernel {took:.2f} s")
+    plan = plan_add_brokers(snap, new, sizes, seed=0)
+    report(f"add_brokers {label}", snap, sizes, sorted(snap.brokers), plan, time.perf_counter() - t)
 
 
-def rebalance(name: str, snap: ClusterSnapshot, sizes) -> None:
-    print(f"== rebalance on {name}: minimum replica moves for a replica spread of 1: {minimum_moves(snap)}")
-    for label, budget in (("no cap", RebalanceBudget()), ("100 replicas", RebalanceBudget(max_replicas=100)),
-                          ("1 TiB", RebalanceBudget(max_bytes=TiB))):
-        t = time.perf_counter()
-        out = plan_budget_rebalance(snap, sizes, budget, seed=0)
-        took = time.perf_counter() - t
-        bad = plan_violations(snap, out.plan, (), sizes)
-        print(f"budget {label}: {out.replicas_moved} replica moves, {out.bytes_moved / TiB:.2f} TiB, "
-              f"{out.leader_changes} preferred-leader re-orders; spread {fmt(spreads(snap, sizes))} → "
-              f"{fmt(spreads(snap, sizes, out.plan.target))}; {out.stopped_by}; violations {len(bad)}; "
-              f"kernel {took:.2f} s")
-
-
-def plan_step(op: str, snap: ClusterSnapshot, sizes, workdir: str, extra: list[str]) -> None:
-    path = os.path.join(workdir, f"snap-{op}-{len(snap.brokers)}.jsonl")
-    write_snapshot(snap, path)
-    sizes_path = os.path.join(workdir, "sizes.jsonl")
-    write_sizes_file(sizes, sizes_path)
-    out = os.path.join(workdir, f"out-{op}-{len(snap.brokers)}")
-    cmd = [sys.executable, "-m", "spark_jobs.plan_job", "--snapshot", path, "--op", op, "--sizes", sizes_path,
-           "--throttle", "50000000", "--max-moves-per-broker", "5", "--out", out, "--master", "local[2]", *extra]
+def rebalance(label: str, snap: ClusterSnapshot, sizes, budget: RebalanceBudget = RebalanceBudget()) -> None:
     t = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = plan_budget_rebalance(snap, sizes, budget, seed=0)
     took = time.perf_counter() - t
-    if proc.returncode != 0:
-        print(proc.stderr[-2000:])
-        raise SystemExit(1)
-    with open(os.path.join(out, "summary.json")) as f:
-        s = json.load(f)
-    print(f"== plan step --op {op} {' '.join(extra)} ({len(snap.brokers)} brokers, 20,000 partitions): wall {took:.1f} s "
-          f"(fresh process, Spark start included); replica moves {s['replica_moves']}, waves {s['waves']}; "
-          f"inside: {s['timings_s']}")
+    report(f"rebalance {label}", snap, sizes, sorted(snap.brokers), out.plan, took,
+           f"; {out.count_moves} count + {out.extra_moves} byte moves, {out.leader_changes} leader re-orders; "
+           f"{out.stopped_by}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--no-spark", action="store_true", help="kernels only, no plan-step wall time")
+    ap.add_argument("--no-large", action="store_true", help="skip the 96-broker / 100k-partition shape")
     args = ap.parse_args()
-    snap, grown, sizes = clusters()
-    add_brokers(grown, sizes)
-    rebalance("the 48-broker cluster", snap, sizes)
-    rebalance("the 51-broker cluster (3 empty brokers)", grown, sizes)
-    if not args.no_spark:
-        with tempfile.TemporaryDirectory() as d:
-            plan_step("add-brokers", grown, sizes, d, ["--brokers", ",".join(map(str, NEW))])
-            plan_step("rebalance", snap, sizes, d, ["--max-replicas-moved", "100"])
+    base = synthetic_cluster(48, 3, 200, 100, 3, seed=1)
+    plus, new = grown(base, 3)
+    skewed = skewed_cluster(base)
+    for alpha in (1.5, 2.5):
+        sizes = synthetic_sizes(plus, seed=2, alpha=alpha)
+        print(f"== 48 brokers / 3 racks / 20,000 partitions / RF 3, sizes Pareto α {alpha}")
+        add_brokers("(a) 48 + 3 empty", plus, new, sizes)
+        rebalance("(a) 48 + 3 empty", plus, sizes)
+        rebalance("(b) skewed", skewed, sizes)
+        rebalance("(b) skewed, budget 1,000 replicas", skewed, sizes, RebalanceBudget(max_replicas=1000))
+    if not args.no_large:
+        big = synthetic_cluster(96, 6, 1000, 100, 3, seed=1)
+        big_plus, big_new = grown(big, 6)
+        sizes = synthetic_sizes(big_plus, seed=2, alpha=1.5)
+        print("== (c) 96 brokers / 6 racks / 100,000 partitions / RF 3, sizes Pareto α 1.5")
+        add_brokers("(c) 96 + 6 empty", big_plus, big_new, sizes)
+        rebalance("(c) 96 skewed", skewed_cluster(big), sizes)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """``kafka-runbook plan <operation>``: snapshot the cluster, run the Spark plan job, print the summary.
 
-Operations: decommission, add-brokers, change-rf, move-topics, reassign-json, election,
-delete-topics. Each takes ``--zookeeper`` (a snapshot is read with
+Operations: decommission, add-brokers, rebalance, change-rf, move-topics, reassign-json (alias
+reassign), rollback, election (alias elect), delete-topics (alias delete), each with the options of
+its DAG's Params. Each takes ``--zookeeper`` (a snapshot is read with
 :func:`kafka_zk.snapshot.read_snapshot` and saved as ``<out>/snapshot.jsonl``) or
 ``--snapshot FILE`` (plan offline from a saved snapshot), runs
 :mod:`spark_jobs.plan_job` in this process, and prints the summary. The job reads the snapshot in
@@ -25,8 +26,8 @@ from kafka_zk.errors import InvalidInput
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 
 SNAPSHOT_FILE = "snapshot.jsonl"   # where --zookeeper saves the snapshot in --out
-OPS = ("decommission", "add-brokers", "change-rf", "move-topics", "reassign-json", "election",
-       "delete-topics")
+OPS = ("decommission", "add-brokers", "rebalance", "change-rf", "move-topics", "reassign-json", "rollback",
+       "election", "delete-topics")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -75,8 +76,21 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--topics", required=True)
     p.add_argument("--brokers", required=True, help="the broker set the topics must live on")
     _common(p)
-    p = ops.add_parser("reassign-json", help="validate and schedule a user reassignment JSON")
+    p = ops.add_parser("rebalance", help="even out replicas, preferred leaders and bytes within a move budget")
+    p.add_argument("--max-replicas-moved", type=int, default=None,
+                   help="move budget: new replicas at most (default: no cap)")
+    p.add_argument("--max-bytes-moved", type=int, default=None, help="move budget: bytes copied at most "
+                   "(default: no cap)")
+    p.add_argument("--target-replica-spread", type=int, default=1,
+                   help="stop once replica counts differ by at most this much (default 1)")
+    p.add_argument("--target-bytes-spread", type=float, default=0.10,
+                   help="stop once (max - min) / mean of bytes per broker is at most this (default 0.10)")
+    p.add_argument("--target-leader-spread", type=int, default=1,
+                   help="preferred-leader counts differ by at most this much (default 1)")
+    _common(p)
+    p = ops.add_parser("reassign-json", aliases=["reassign"], help="validate and schedule a user reassignment JSON")
     p.add_argument("--reassignment-json-file", required=True)
+    p.set_defaults(operation="reassign-json")
     _common(p)
     p = ops.add_parser("rollback", help="restore what an earlier run recorded (its plan/rollback.json), where "
                                         "that run's change is still in place")
@@ -84,11 +98,13 @@ def add_parser(subparsers: Any) -> None:
     grp.add_argument("--rollback-from", default=None, help="the plan/ folder of the run to undo")
     grp.add_argument("--reassignment-json-file", default=None, help="an assignment to restore, Kafka's format")
     _common(p)
-    p = ops.add_parser("election", help="preferred leader election batches")
+    p = ops.add_parser("election", aliases=["elect"], help="preferred leader election batches")
+    p.set_defaults(operation="election")
     p.add_argument("--topics", default="", help="limit to these topics (default: all)")
     p.add_argument("--batch-size", type=int, default=None)
     _common(p)
-    p = ops.add_parser("delete-topics", help="topic deletion batches (dry-run preview)")
+    p = ops.add_parser("delete-topics", aliases=["delete"], help="topic deletion batches (dry-run preview)")
+    p.set_defaults(operation="delete-topics")
     grp = p.add_mutually_exclusive_group(required=True)
     grp.add_argument("--topics", default="")
     grp.add_argument("--topic-regex", default=None)
@@ -109,7 +125,11 @@ def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
                        ("--max-wave-bytes", "max_wave_bytes"), ("--batch-size", "batch_size"),
                        ("--capacity", "capacity"), ("--disk-threshold-pct", "disk_threshold_pct"),
                        ("--master", "master"), ("--remote", "remote"), ("--engine", "engine"),
-                       ("--driver-max-snapshot-bytes", "driver_max_snapshot_bytes")):
+                       ("--driver-max-snapshot-bytes", "driver_max_snapshot_bytes"),
+                       ("--max-replicas-moved", "max_replicas_moved"), ("--max-bytes-moved", "max_bytes_moved"),
+                       ("--target-replica-spread", "target_replica_spread"),
+                       ("--target-bytes-spread", "target_bytes_spread"),
+                       ("--target-leader-spread", "target_leader_spread")):
         value = getattr(args, attr, None)
         if value not in (None, ""):
             argv += [flag, str(value)]
@@ -214,6 +234,16 @@ def check_args(args: argparse.Namespace) -> None:
     check_count(args.max_znode_bytes, "--max-znode-bytes", minimum=1024, maximum=1_048_576 - 4096)
     if getattr(args, "batch_size", None) is not None:
         check_count(args.batch_size, "--batch-size")
+    for flag, attr in (("--max-replicas-moved", "max_replicas_moved"), ("--max-bytes-moved", "max_bytes_moved"),
+                       ("--target-replica-spread", "target_replica_spread"),
+                       ("--target-leader-spread", "target_leader_spread")):
+        value = getattr(args, attr, None)
+        if value is not None and value < 0:
+            raise InvalidInput(f"{flag} {value}: must be 0 or more (a budget of 0 moves nothing; leave it out "
+                               "for no cap)")
+    spread = getattr(args, "target_bytes_spread", None)
+    if spread is not None and not 0 <= spread < 100:
+        raise InvalidInput(f"--target-bytes-spread {spread}: a fraction of the mean bytes, e.g. 0.10 for 10 %")
 
 
 def run(args: argparse.Namespace) -> int:
