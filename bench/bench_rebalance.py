@@ -13,7 +13,8 @@ Each line: replica moves against the count minimum (fewest moves that bring ever
 replica of the others), bytes moved, replica / preferred-leader / bytes spread before → after over the
 brokers that hold data after the plan, rack violations (partitions spanning fewer racks than
 before), invariant violations, why it stopped, the floor under the bytes spread (the largest
-partition on one broker), kernel wall time. Sizes: Pareto α 1.5 (a few partitions near a broker's
+partition on one broker), kernel CPU and wall time (CPU: what the kernel costs; wall: that plus
+whatever else the shared machine runs). Sizes: Pareto α 1.5 (a few partitions near a broker's
 whole share: the bytes target is out of reach, the floor says by how much) and α 2.5 (lighter tail).
 
 Run: ``.venv/bin/python bench/bench_rebalance.py [--no-large]``. Prints figures only.
@@ -79,26 +80,28 @@ def fmt(s: tuple[int, int, float]) -> str:
     return f"replicas {s[0]}, leaders {s[1]}, bytes {s[2]:.1%}"
 
 
-def report(label: str, snap: ClusterSnapshot, sizes, members, plan: Plan, took: float, extra: str = "") -> None:
+def report(label: str, snap: ClusterSnapshot, sizes, members, plan: Plan, took: tuple[float, float],
+           extra: str = "") -> None:
     minimum = count_minimum(snap, members)
     print(f"{label}: {plan.replica_moves} replica moves (count minimum {minimum}, "
           f"×{plan.replica_moves / max(1, minimum):.3f}), {plan.bytes_moved / TiB:.2f} TiB; "
           f"{fmt(spreads(snap, sizes, members))} → {fmt(spreads(snap, sizes, members, plan.target))}; "
           f"rack violations {rack_violations(snap, plan)}; invariant violations "
           f"{len(plan_violations(snap, plan, (), sizes))}; bytes floor {bytes_floor(snap, sizes, members):.1%}"
-          f"{extra}; kernel {took:.2f} s")
+          f"{extra}; kernel {took[0]:.2f} s CPU, {took[1]:.2f} s wall")
 
 
 def add_brokers(label: str, snap: ClusterSnapshot, new: list[int], sizes) -> None:
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     plan = plan_add_brokers(snap, new, sizes, seed=0)
-    report(f"add_brokers {label}", snap, sizes, sorted(snap.brokers), plan, time.perf_counter() - t)
+    took = (time.process_time() - c, time.perf_counter() - t)
+    report(f"add_brokers {label}", snap, sizes, sorted(snap.brokers), plan, took)
 
 
 def rebalance(label: str, snap: ClusterSnapshot, sizes, budget: RebalanceBudget = RebalanceBudget()) -> None:
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     out = plan_budget_rebalance(snap, sizes, budget, seed=0)
-    took = time.perf_counter() - t
+    took = (time.process_time() - c, time.perf_counter() - t)
     report(f"rebalance {label}", snap, sizes, sorted(snap.brokers), out.plan, took,
            f"; {out.count_moves} count + {out.extra_moves} byte moves, {out.leader_changes} leader re-orders; "
            f"{out.stopped_by}")
