@@ -28,6 +28,7 @@ from kafka_zk.audit import AuditLog
 from kafka_zk.connect import close, connect
 from kafka_zk.errors import InvalidConfig, InvalidInput
 from kafka_zk.zk_auth import NO_AUTH, ZkCredentials, parse_jaas_section
+from kafka_zk.authority import PersonAtKeyboard
 from kafka_zk.writer import ZkWriter
 
 
@@ -73,7 +74,7 @@ def check_output_file(path: str, flag: str) -> None:
 def planner(writer: ZkWriter) -> ZkWriter:
     """A dry-run twin of ``writer`` (same client and limits, no audit): run a command's writes
     through it first, so every check and payload is passed before the first real write."""
-    return ZkWriter(writer.client, audit=None, actor=writer.actor, dry_run=True, max_bytes=writer.max_bytes)
+    return writer.dry_twin()
 
 
 def add_zk_arguments(p: argparse.ArgumentParser, writes: bool = True) -> None:
@@ -128,7 +129,9 @@ def open_cluster(args: argparse.Namespace, task: str) -> Iterator[ZkWriter]:
                      credentials=credentials_from_args(args))
     try:
         audit = AuditLog(getattr(args, "audit_log", None), run_id=getattr(args, "run_id", ""), task=task)
-        yield ZkWriter(client, audit, dry_run=getattr(args, "dry_run", False))
+        # the command line has no approval step: the person who typed the command approves its writes
+        yield ZkWriter(client, audit, dry_run=getattr(args, "dry_run", False),
+                       authority=PersonAtKeyboard(f"the person running kafka-runbook {task}"))
     finally:
         close(client)
 

@@ -87,6 +87,11 @@ class NodeMissing(KafkaZkError):
     """A znode that must exist does not."""
 
 
+class WriteNotApproved(KafkaZkError):
+    """The write gate's authority refused a write (no approval of what the step acts on); nothing
+    was written. See :mod:`kafka_zk.authority`."""
+
+
 def translate(exc: Exception, path: str) -> KafkaZkError:
     """Map a kazoo exception raised while touching ``path`` to this module's types."""
     from kazoo import exceptions as kz

@@ -4,7 +4,9 @@ For each write it (1) validates the payload with the codec matching the path kin
 znode must decode as a topic assignment, ``/admin/reassign_partitions`` strictly and without
 ``log_dirs``, a config as a config, ...), (2) refuses payloads over ``max_bytes`` (ZooKeeper's
 1 MB ``jute.maxbuffer`` minus headroom), (3) reads the node's current payload (``before``),
-(4) appends an audit record, (5) writes — unless ``dry_run``, in which case nothing is written
+(4) asks the writer's :class:`~kafka_zk.authority.WriteAuthority` whether this write may happen
+(:mod:`kafka_zk.authority`: a run's approval of the plan it acts on, a teardown's own throttles,
+or the person at the keyboard; a writer cannot be built without one), (5) appends an audit record, (6) writes — unless ``dry_run``, in which case nothing is written
 and the audit record says ``dry_run: true``. :attr:`ZkWriter.planned` lists every write made or
 planned, in order. In a dry run a create of a node the same writer planned to delete is planned
 as if the delete had happened (delete-then-create sequences dry-run as they would run).
@@ -37,6 +39,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from kafka_zk import acls, codecs, paths
+from kafka_zk.authority import WriteAuthority
 from kafka_zk.audit import AuditLog, AuditRecord, decode_for_audit
 from kafka_zk.errors import (ElectionInProgress, InvalidInput, InvalidPayload, KafkaZkError,
                              ReassignmentInProgress, TopicExists, ZnodeTooLarge, translate)
@@ -125,8 +128,11 @@ class ZkWriter:
     """Validate, size-check, audit, then write (or only plan, when ``dry_run``)."""
 
     def __init__(self, client: KazooClient, audit: AuditLog | None = None, actor: str = "kafka-runbook",
-                 dry_run: bool = False, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+                 dry_run: bool = False, max_bytes: int = DEFAULT_MAX_BYTES, *, authority: WriteAuthority) -> None:
+        if authority is None or not callable(getattr(authority, "authorise", None)):
+            raise TypeError("ZkWriter needs an authority (kafka_zk.authority): the approval it writes under")
         self.client = client
+        self.authority = authority
         self.audit = audit
         self.actor = actor
         self.dry_run = dry_run
@@ -165,7 +171,15 @@ class ZkWriter:
         except Exception as exc:  # noqa: BLE001 - translated
             raise translate(exc, path) from exc
 
+    def dry_twin(self) -> "ZkWriter":
+        """A dry-run twin (same client, authority and limits; no audit): run a command's writes through
+        it first, so every check and payload is passed before the first real write."""
+        return ZkWriter(self.client, audit=None, actor=self.actor, dry_run=True, max_bytes=self.max_bytes,
+                        authority=self.authority)
+
     def _record(self, op: str, path: str, data: bytes | None, before: bytes | None) -> None:
+        if not self.dry_run:     # a dry run writes nothing, so it needs no authority
+            self.authority.authorise(op, path, data, before)
         self.planned.append(PlannedWrite(op, path, data, before))
         if self.audit is not None:
             self.audit.append(AuditRecord(path=path, op=op, before=decode_for_audit(before),

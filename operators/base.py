@@ -4,9 +4,17 @@ Every step names its cluster (``zk_conn_id``), its run folder root (``run_root``
 this is a dry run; all three are template fields, rendered as native values from the DAG's
 Params. :class:`DecommissionStep` adds ``brokers_to_remove`` for the decommission steps that read
 it; every other field is declared by the operator that uses it. :meth:`RunbookOperator.session`
-yields a started client and an audited writer (dry-run writers plan and audit, never write).
+yields a started client and an audited writer (dry-run writers plan and audit, never write): the
+only way an operator gets a writer. That writer asks :meth:`RunbookOperator.write_authority` before
+every write — by default the run's approval of the plan on disk (:func:`operators.runtime.plan_approval`),
+so a step that writes is guarded whether or not it checks the approval itself, and whatever
+happened to the task states ("Mark success" on the approval, a clear, a retry). A step that
+applies a change document overrides it with that document's approval; only the throttle teardown
+writes without one (:class:`kafka_zk.authority.OwnThrottlesOnly`).
 
-Failure: none of its own; the steps' failures are documented in their modules.
+Failure: a write the authority refuses raises :class:`~operators.errors.ApprovalMissing` (not
+retried) naming the record and what it holds; nothing was written. The steps' other failures are
+documented in their modules.
 """
 
 from __future__ import annotations
@@ -17,11 +25,14 @@ from typing import Any, Iterator, Sequence
 from airflow.sdk import BaseOperator
 from kazoo.client import KazooClient
 
+from kafka_zk.authority import WriteAuthority
+from kafka_zk.errors import WriteNotApproved
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.validation import check_brokers_to_remove
 from kafka_zk.writer import ZkWriter
+from operators.errors import ApprovalMissing
 from operators.hooks.zookeeper import ZooKeeperHook
-from operators.runtime import audited_writer, run_folder
+from operators.runtime import audited_writer, plan_approval, run_folder
 
 
 def as_bool(value: Any) -> bool:
@@ -49,11 +60,20 @@ class RunbookOperator(BaseOperator):
     def folder(self, context: Any) -> RunFolder:
         return run_folder(context, self.run_root)
 
+    def write_authority(self, folder: RunFolder) -> WriteAuthority:
+        """What this step's writes need: the run's approval of the plan on disk (override to narrow it)."""
+        return plan_approval(folder)
+
     @contextmanager
     def session(self, context: Any) -> Iterator[tuple[KazooClient, ZkWriter]]:
+        folder = self.folder(context)
         with ZooKeeperHook(self.zk_conn_id) as hook:
             client = hook.get_conn()
-            yield client, audited_writer(client, self.folder(context), context, dry_run=self.is_dry_run)
+            writer = audited_writer(client, folder, context, self.write_authority(folder), dry_run=self.is_dry_run)
+            try:
+                yield client, writer
+            except WriteNotApproved as exc:
+                raise ApprovalMissing(str(exc)) from exc
 
 
 class DecommissionStep(RunbookOperator):

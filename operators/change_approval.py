@@ -20,7 +20,6 @@ try recorded (:mod:`operators.approval_retry`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
@@ -34,16 +33,9 @@ from operators.approval_policy import check_no_bypass_param, check_not_expired, 
 from operators.approval_retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
-from operators.runtime import run_folder
+from operators.runtime import document_hash, run_folder
 from operators.windows.config import configured_windows
 from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY
-
-
-def document_hash(folder: RunFolder, document: str) -> str:
-    path = folder.root / document
-    if not path.is_file():
-        raise ApprovalMissing(f"{path} is missing: the step that writes it must run first")
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def require_change_approval(folder: RunFolder, name: str, document: str) -> dict:

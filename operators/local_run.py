@@ -222,14 +222,15 @@ def load_dag(dag_id: str):
 
 def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, approver: str = "sre-on-call",
             approval_task: str = "approve", answer_timeout: float = 3600.0, when=None,
-            answer_delay: float = 0.0) -> RunResult:
+            answer_delay: float = 0.0, mark_success: str | None = None) -> RunResult:
     """``dag.test(run_conf=conf)``; if ``answer`` ("Approve"/"Reject"), a thread gives it when asked
     (``answer_delay`` seconds after the approval started waiting). ``dag.test`` records the run as
     triggered by ``dag_test``, so ``approver="dag_test"`` is the person who triggered it.
 
     ``when`` (a timezone-aware datetime) fixes the logical date and run-after time, hence the run id:
     running again with the same ``when`` replaces that run's task instances and re-runs it in the
-    same run folder, as clearing the whole run in the UI does.
+    same run folder, as clearing the whole run in the UI does. ``mark_success`` (a regular expression of
+    task ids) marks those tasks success without running them, as a person clicking "Mark as success".
     """
     from kafka_zk.run_folder import RunFolder
 
@@ -256,6 +257,8 @@ def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, app
     kwargs = {"run_conf": {**defaults, **dict(conf)}}
     if when is not None:
         kwargs.update(logical_date=when, run_after=when)
+    if mark_success is not None:
+        kwargs["mark_success_pattern"] = mark_success
     try:
         dr = dag.test(**kwargs)
     finally:

@@ -1,8 +1,11 @@
 """What every runbook operator needs at run time: its run folder, an audited writer, the approval.
 
 * :func:`run_folder` — the :class:`RunFolder` of the task's DAG run (``run_root``/dag/run).
-* :func:`audited_writer` — a :class:`ZkWriter` whose every write (or, in a dry run, planned
-  write) is appended to the run's ``audit.jsonl`` with the run id and task id.
+* :func:`audited_writer` — the one factory of the operators' :class:`ZkWriter`: every write (or, in
+  a dry run, planned write) is appended to the run's ``audit.jsonl`` with the run id and task id,
+  and is first authorised by the step's :mod:`kafka_zk.authority` (:func:`plan_approval`: the
+  run's ``approval.json`` must approve the plan on disk; :func:`change_approval`: the approval of
+  a change document). Only :meth:`operators.base.RunbookOperator.session` calls it.
 * :class:`ApprovalRecord` / :func:`require_approval` — the approval of a plan hash; execution
   refuses to start without one, or when the plan on disk hashes differently.
 * :func:`plan_hash` — the hash an approver approves: the planner's ``plan.sha256``, re-checked
@@ -16,6 +19,7 @@ does not match its hash :class:`InvalidPayload`.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -23,6 +27,7 @@ from typing import Any, Mapping
 from kazoo.client import KazooClient
 
 from kafka_zk.audit import AuditLog
+from kafka_zk.authority import ApprovalOnRecord, WriteAuthority
 from kafka_zk.errors import InvalidInput
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
@@ -37,12 +42,32 @@ def run_folder(context: Mapping[str, Any], run_root: str) -> RunFolder:
     return RunFolder.for_run(run_root, context["dag"].dag_id, context["run_id"]).ensure()
 
 
-def audited_writer(client: KazooClient, folder: RunFolder, context: Mapping[str, Any],
+def audited_writer(client: KazooClient, folder: RunFolder, context: Mapping[str, Any], authority: WriteAuthority,
                    dry_run: bool = False) -> ZkWriter:
-    """A writer that audits to the run folder as ``airflow:<dag>/<task>``."""
+    """A writer that audits to the run folder as ``airflow:<dag>/<task>`` and writes under ``authority``."""
     task_id = context["task"].task_id
     audit = AuditLog(folder.audit, run_id=context["run_id"], task=task_id)
-    return ZkWriter(client, audit=audit, actor=f"airflow:{context['dag'].dag_id}/{task_id}", dry_run=dry_run)
+    return ZkWriter(client, audit=audit, actor=f"airflow:{context['dag'].dag_id}/{task_id}", dry_run=dry_run,
+                    authority=authority)
+
+
+def plan_approval(folder: RunFolder) -> ApprovalOnRecord:
+    """Writes allowed only while ``approval.json`` approves the hash of the plan now in ``plan/``."""
+    return ApprovalOnRecord(folder.approval, lambda: plan_hash(folder.plan_dir), "plan_hash", "plan")
+
+
+def change_approval(folder: RunFolder, name: str, document: str) -> ApprovalOnRecord:
+    """Writes allowed only while ``approval_<name>.json`` approves the sha256 of ``document`` now on disk."""
+    return ApprovalOnRecord(folder.root / f"approval_{name}.json", lambda: document_hash(folder, document),
+                            "document_sha256", name)
+
+
+def document_hash(folder: RunFolder, document: str) -> str:
+    """The sha256 of a change document in the run folder (what a change approval approves)."""
+    path = folder.root / document
+    if not path.is_file():
+        raise ApprovalMissing(f"{path} is missing: the step that writes it must run first")
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def plan_hash(plan_dir: str | Path) -> str:
@@ -62,6 +87,8 @@ class ApprovalRecord:
     by: str | None
     at: str
     note: str = ""
+    expired: bool = False            # refused because the request had expired (no answer, or a late one)
+    expires_at: str | None = None    # when the request expired, for the outcome's wording
 
     @property
     def allows_execution(self) -> bool:

@@ -38,6 +38,7 @@ from kafka_zk.admin.reassignment import reassignment_request
 from kafka_zk.admin.stuck import DEAD_TARGET, NEEDS_ELECTION, diagnose
 from kafka_zk.admin.stuck_fixes import REVERT, ReplicaSizes, bytes_text, choose_fixes, foreign_throttles
 from kafka_zk.audit import utc_now_iso
+from kafka_zk.authority import WriteAuthority
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import KafkaZkError, StalePlan
 from kafka_zk.snapshot import read_snapshot
@@ -45,6 +46,7 @@ from operators.base import RunbookOperator
 from operators.change_approval import ChangeApprovalOperator, require_change_approval
 from operators.controller import ControllerNotMoved, read_controller, wait_new_controller
 from operators.report import upstream_failures
+from operators.runtime import change_approval
 
 DIAGNOSIS = "diagnosis.json"
 
@@ -185,7 +187,13 @@ def _approved(folder, fix: str) -> None:
 
 
 class _ControllerStep(RunbookOperator):
-    """A fix that ends by deleting /controller and waiting (``controller_wait_s``) for a new one."""
+    """A fix that ends by deleting /controller and waiting (``controller_wait_s``) for a new one; its
+    writes need the approval of that fix (``fix``) of the diagnosis now on disk."""
+
+    fix: str = ""
+
+    def write_authority(self, folder) -> WriteAuthority:
+        return change_approval(folder, self.fix, DIAGNOSIS)
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "controller_wait_s")
 
@@ -196,6 +204,8 @@ class _ControllerStep(RunbookOperator):
 
 class RewriteReassignmentOperator(_ControllerStep):
     """Rewrite the stuck reassignment without the dead brokers, then re-elect the controller."""
+
+    fix = "rewrite"
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -231,6 +241,8 @@ class RewriteReassignmentOperator(_ControllerStep):
 
 class ForceElectionOperator(_ControllerStep):
     """Delete /controller so that a new controller re-reads the pending node."""
+
+    fix = "election"
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)

@@ -33,6 +33,7 @@ from datetime import timedelta
 from typing import Any, Iterable, Sequence
 
 from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles, throttles_left
+from kafka_zk.authority import OwnThrottlesOnly, WriteAuthority
 from kafka_zk.errors import InvalidInput
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.throttle_lists import TopicThrottle
@@ -62,7 +63,7 @@ def record_then_apply(folder: RunFolder, writer: ZkWriter, throttles: Iterable[T
     """Save the extended pre-run record, then apply (see module docstring); returns the record."""
     throttles, brokers = list(throttles), list(brokers)
     previous = ThrottleRecord.load(folder.throttle_record) if folder.throttle_record.is_file() else None
-    planner = ZkWriter(writer.client, audit=None, actor=writer.actor, dry_run=True)
+    planner = writer.dry_twin()
     record = apply_throttles(planner, throttles, brokers, rate, record=previous)
     record.save(folder.throttle_record)
     apply_throttles(writer, throttles, brokers, rate, record=previous)
@@ -109,6 +110,12 @@ class RemoveThrottlesOperator(RunbookOperator):
         super().__init__(**kwargs)
         self.janitor_timeout_s = janitor_timeout_s
         self.poll_interval_s = poll_interval_s
+
+    def write_authority(self, folder: RunFolder) -> WriteAuthority:
+        """The teardown always cleans up, approved or not: only the throttles of the run's record."""
+        if not folder.throttle_record.is_file():
+            return OwnThrottlesOnly(frozenset(), str(folder.throttle_record))
+        return ThrottleRecord.load(folder.throttle_record).teardown_authority(str(folder.throttle_record))
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)

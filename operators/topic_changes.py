@@ -29,12 +29,14 @@ from typing import Any, Sequence
 from kafka_zk.admin.configs import alter_config, describe_config
 from kafka_zk.admin.topics import add_partitions, create_topic, delete_topic
 from kafka_zk.audit import utc_now_iso
+from kafka_zk.authority import WriteAuthority
 from kafka_zk.errors import InvalidInput, KafkaZkError, StalePlan
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
 from operators.change_approval import ChangeApprovalOperator, require_change_approval
 from operators.errors import RunFailed, RunRejected
 from operators.report import upstream_failures
+from operators.runtime import change_approval
 from operators.topic_diff import topic_diff
 from operators.topic_spec import TopicSpec, parse_topic_spec
 
@@ -106,6 +108,9 @@ def _spec(folder) -> tuple[TopicSpec, ...]:
 
 class ApplyTopicChangesOperator(RunbookOperator):
     """Apply the approved diff, if the cluster still gives the same diff."""
+
+    def write_authority(self, folder) -> WriteAuthority:
+        return change_approval(folder, "topic_changes", DIFF)
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)

@@ -29,6 +29,7 @@ from kazoo.client import KazooClient
 
 from kafka_zk import paths
 from kafka_zk.admin.configs import describe_config
+from kafka_zk.authority import OwnThrottlesOnly
 from kafka_zk.errors import InvalidInput, InvalidPayload, TopicNotFound
 from kafka_zk.throttle_lists import (FOLLOWER_KEY, LEADER_KEY, ReplicaPair, TopicThrottle,
                                      merge_replica_list, subtract_replica_list)
@@ -68,6 +69,11 @@ class ThrottleRecord:
 
     def broker(self, entity: str) -> BrokerThrottleRecord | None:
         return next((b for b in self.brokers if b.broker == entity), None)
+
+    def teardown_authority(self, where: str) -> OwnThrottlesOnly:
+        """The authority of a teardown of these throttles (``where``: the record's file, for messages)."""
+        return OwnThrottlesOnly(frozenset({f"topics/{t.topic}" for t in self.topics}
+                                          | {f"brokers/{b.broker}" for b in self.brokers}), where)
 
     def to_json(self) -> str:
         def pairs(s: frozenset[ReplicaPair]) -> list[list[int]]:

@@ -10,7 +10,10 @@ is the person who triggered the run approving it. The attempts:
   scheduled runs inside a window may skip the human);
 * approving one's own run (four eyes);
 * approving after the request expired;
-* approving a plan whose hash changed while the request waited.
+* approving a plan whose hash changed while the request waited;
+* marking the approval task success instead of answering it (dag.test's ``mark_success_pattern``,
+  what the UI's "Mark as success" does; tests/dags/test_real_airflow_approval_gate.py makes the same
+  REST call on a real Airflow for the three writing shapes).
 """
 
 from __future__ import annotations
@@ -182,3 +185,55 @@ def test_approving_a_plan_whose_hash_changed_is_refused(cluster_env) -> None:
     assert swapped.is_set()
     record = approval(result)
     assert record["decision"] == "rejected" and "now hashes to" in record["note"], record
+
+
+def test_marking_the_approval_success_is_no_approval(cluster_env, capfd) -> None:
+    """Nobody answers; the approve task is marked success. The election step refuses at the write
+    gate's door with nothing written, naming the missing approval."""
+    from operators.local_run import run_dag
+
+    cluster, zk, conn_id, root = cluster_env
+    assert cluster.wait_idle(30)
+    before = data_tree(zk)
+    result = run_dag(DAG_ID, {"zk_conn_id": conn_id, "run_root": str(root / "marked"), "poll_interval_s": 0.2},
+                     mark_success="approve")
+    assert result.state == "failed", result.task_states
+    assert result.task_states["approve"] == "success" and result.task_states["elect_batches"] == "failed"
+    assert not (result.run_folder / "approval.json").exists()
+    assert "no approval record" in capfd.readouterr().out
+    assert zk_writes(audit(result.run_folder)) == []
+    assert data_tree(zk) == before
+
+
+def test_marking_guards_and_approve_success_lets_no_decommission_step_write(zk_server, tmp_path, capfd) -> None:
+    """The decommission's writing steps (demote first) check no approval themselves: the write gate
+    refuses them, and the teardown has nothing of this run's to restore."""
+    from kafka_zk.codecs import TopicPartition
+    from operators.local_run import run_dag
+    from tests.dags.kernel_plan import write_kernel_plan
+
+    chroot = new_chroot(zk_server)
+    cluster = EmulatedCluster(zk_server.connect_string + chroot,
+                              ClusterSpec(brokers={1: "a", 2: "b", 3: "a", 4: "b"}, speed=100000.0, seed=0)).start()
+    zk = plain_client(zk_server, chroot)
+    try:
+        topic = {p: r for p, r in enumerate([(4, 1), (2, 4), (4, 3), (1, 4)])}
+        cluster.create_topics({"t": (topic, {p: 1024 * 1024 for p in topic}, None)})
+        write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan", [4],
+                          {TopicPartition("t", p): 1024 * 1024 for p in topic}, 100 * 1024 ** 2)
+        assert cluster.wait_idle(30)
+        before = data_tree(zk)
+        result = run_dag("decommission_brokers", {
+            "zk_conn_id": zk_connection(zk_server, chroot), "run_root": str(tmp_path / "runs"),
+            "brokers_to_remove": [4], "plan_from": str(tmp_path / "plan"), "poll_interval_s": 0.2,
+            "throttle_bytes_per_sec": 100 * 1024 ** 2}, mark_success="guards|approve")
+        assert result.state == "failed", result.task_states
+        assert result.task_states["demote"] == "failed", result.task_states
+        assert result.task_states["set_throttles"] == "upstream_failed", result.task_states
+        assert "missing approval" in capfd.readouterr().out
+        assert zk_writes(audit(result.run_folder)) == []
+        assert data_tree(zk) == before
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()

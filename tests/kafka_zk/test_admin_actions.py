@@ -18,7 +18,10 @@ from kafka_zk.errors import (BrokerNotAvailable, ElectionInProgress, InvalidInpu
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.throttle_lists import throttled_brokers, throttled_replicas
 from kafka_zk.writer import ZkWriter
+from kafka_zk.authority import PersonAtKeyboard
 from tests.zk_helpers import read_json, register_brokers, tree
+
+KEYBOARD = PersonAtKeyboard("the test")   # these tests stand for a person at the keyboard
 
 
 def state(leader, isr):
@@ -47,7 +50,7 @@ def test_throttles_apply_per_wave_and_restore_exactly(cluster, tmp_path):
     current = read_snapshot(zk).assignment()
     wave1 = {TP("t1", 0): (101, 102)}
     wave2 = {TP("t2", 0): (100, 102)}
-    w = ZkWriter(zk)
+    w = ZkWriter(zk, authority=KEYBOARD)
     rec = apply_throttles(w, throttled_replicas(current, wave1).values(), throttled_brokers(current, wave1), 1000)
     assert read_json(zk, "/config/topics/t1")["config"] == {
         "retention.ms": "5", "leader.replication.throttled.replicas": "0:100,0:101,7:100",
@@ -88,9 +91,9 @@ def test_throttle_refusals_write_nothing(cluster):
     before = tree(zk)
     from kafka_zk.throttle_lists import TopicThrottle
     with pytest.raises(TopicNotFound):
-        apply_throttles(ZkWriter(zk), [TopicThrottle("nope", frozenset({(0, 1)}), frozenset())], [1], 10)
+        apply_throttles(ZkWriter(zk, authority=KEYBOARD), [TopicThrottle("nope", frozenset({(0, 1)}), frozenset())], [1], 10)
     with pytest.raises(InvalidInput, match="bytes per second"):
-        apply_throttles(ZkWriter(zk), [], [100], -3)
+        apply_throttles(ZkWriter(zk, authority=KEYBOARD), [], [100], -3)
     assert tree(zk) == before
 
 
@@ -106,19 +109,19 @@ def test_reassignment_submit_status_and_classification(cluster):
         ({TP("t1", 0): (101, 9)}, BrokerNotAvailable, "non-existent brokerIDs: 9"),
     ]:
         with pytest.raises(err, match=msg):
-            submit_reassignment(ZkWriter(zk), snap, bad)
+            submit_reassignment(ZkWriter(zk, authority=KEYBOARD), snap, bad)
     with pytest.raises(InvalidInput, match="duplicate topic partitions: t1-0"):
         targets_from_file_entries([ReassignmentFileEntry("t1", 0, (1,)), ReassignmentFileEntry("t1", 0, (2,))])
     with pytest.raises(InvalidInput, match="log_dirs"):
         targets_from_file_entries([ReassignmentFileEntry("t1", 0, (1,), ("/data",))])
     assert "/admin" not in tree(zk) or "/admin/reassign_partitions" not in tree(zk)
 
-    req = submit_reassignment(ZkWriter(zk), snap, targets)
+    req = submit_reassignment(ZkWriter(zk, authority=KEYBOARD), snap, targets)
     assert read_json(zk, "/admin/reassign_partitions") == {"version": 1, "partitions": [
         {"topic": "t1", "partition": 0, "replicas": [101, 102]},
         {"topic": "t2", "partition": 0, "replicas": [102, 101]}]}
     with pytest.raises(ReassignmentInProgress):
-        submit_reassignment(ZkWriter(zk), snap, targets)
+        submit_reassignment(ZkWriter(zk, authority=KEYBOARD), snap, targets)
     live = read_snapshot(zk)
     assert classify_live_reassignment(live.reassignment, targets) == "ours"
     assert classify_live_reassignment(ReassignmentRequest((req.entries[1],)), targets) == "ours"
@@ -153,13 +156,13 @@ def test_preferred_election(cluster):
     _, rest = preferred_election_candidates(snap, [TP("zz", 0)])
     assert rest[0].reason == "partition does not exist"
     with pytest.raises(InvalidInput, match="duplicate partitions: t1-0"):
-        submit_preferred_election(ZkWriter(zk), snap, [TP("t1", 0), TP("t1", 0)])
-    sub = submit_preferred_election(ZkWriter(zk), snap, [TP("t1", 0), TP("zz", 3)])
+        submit_preferred_election(ZkWriter(zk, authority=KEYBOARD), snap, [TP("t1", 0), TP("t1", 0)])
+    sub = submit_preferred_election(ZkWriter(zk, authority=KEYBOARD), snap, [TP("t1", 0), TP("zz", 3)])
     assert sub.submitted == (TP("t1", 0),) and sub.skipped == (TP("zz", 3),)
     assert read_json(zk, "/admin/preferred_replica_election") == {
         "version": 1, "partitions": [{"topic": "t1", "partition": 0}]}
     with pytest.raises(ElectionInProgress, match="currently in progress for t1-0"):
-        submit_preferred_election(ZkWriter(zk), read_snapshot(zk), [TP("t1", 0)])
+        submit_preferred_election(ZkWriter(zk, authority=KEYBOARD), read_snapshot(zk), [TP("t1", 0)])
 
 
 def test_election_batches_always_fit():
@@ -176,9 +179,9 @@ def test_deletion_batch_and_status(cluster):
     snap = read_snapshot(zk)
     before = tree(zk)
     with pytest.raises(TopicNotFound, match="nope"):
-        mark_for_deletion(ZkWriter(zk), snap, ["t1", "nope"])
+        mark_for_deletion(ZkWriter(zk, authority=KEYBOARD), snap, ["t1", "nope"])
     assert tree(zk) == before
-    assert mark_for_deletion(ZkWriter(zk), snap, ["t1", "t2"]) == {"t1": "marked", "t2": "marked"}
+    assert mark_for_deletion(ZkWriter(zk, authority=KEYBOARD), snap, ["t1", "t2"]) == {"t1": "marked", "t2": "marked"}
     st = deletion_status(zk, ["t1", "t2", "gone"])
     assert st["t1"].state == "pending" and st["gone"].state == "deleted"
     # the controller finishes t1 in Kafka's order; for t2 the marker vanishes (delete.topic.enable=false)

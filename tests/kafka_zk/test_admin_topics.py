@@ -12,7 +12,10 @@ from kafka_zk.describe import DescribeFilters, describe_lines
 from kafka_zk.errors import InvalidConfig, TopicExists
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.writer import ZkWriter
+from kafka_zk.authority import PersonAtKeyboard
 from tests.zk_helpers import read_json, register_brokers, tree
+
+KEYBOARD = PersonAtKeyboard("the test")   # these tests stand for a person at the keyboard
 
 
 @pytest.fixture
@@ -29,7 +32,7 @@ def state(leader, isr, epoch=0):
 def test_create_leaves_zookeeper_as_kafkas_tool_does(cluster, tmp_path):
     zk = cluster
     before = set(tree(zk))
-    w = ZkWriter(zk, AuditLog(tmp_path / "a.jsonl"))
+    w = ZkWriter(zk, AuditLog(tmp_path / "a.jsonl"), authority=KEYBOARD)
     res = create_topic(w, zk, "my-topic", 2, 2, {"flush.messages": "1"}, fixed_start_index=0)
     assert res.created and res.assignment == {0: (0, 1), 1: (1, 2)} and res.warning is None
     assert set(tree(zk)) - before == {"/config/topics/my-topic", "/brokers/topics/my-topic"}
@@ -46,19 +49,19 @@ def test_create_leaves_zookeeper_as_kafkas_tool_does(cluster, tmp_path):
 
 def test_create_without_overrides_writes_an_empty_config_and_random_placement_is_seeded(cluster):
     zk = cluster
-    a = create_topic(ZkWriter(zk), zk, "t.1", 6, 3, rng=random.Random(5))
+    a = create_topic(ZkWriter(zk, authority=KEYBOARD), zk, "t.1", 6, 3, rng=random.Random(5))
     assert read_json(zk, "/config/topics/t.1") == {"version": 1, "config": {}}
     assert a.warning.startswith("WARNING: Due to limitations")
     assert all(len(set(r)) == 3 for r in a.assignment.values())
     with pytest.raises(TopicExists, match="Topic 't.1' already exists."):
-        create_topic(ZkWriter(zk), zk, "t.1", 1, 1)
-    again = create_topic(ZkWriter(zk), zk, "t.1", 1, 1, if_not_exists=True)
+        create_topic(ZkWriter(zk, authority=KEYBOARD), zk, "t.1", 1, 1)
+    again = create_topic(ZkWriter(zk, authority=KEYBOARD), zk, "t.1", 1, 1, if_not_exists=True)
     assert not again.created
 
 
 def test_describe_once_states_exist(cluster):
     zk = cluster
-    create_topic(ZkWriter(zk), zk, "my-topic", 2, 2, {"flush.messages": "1"}, fixed_start_index=0)
+    create_topic(ZkWriter(zk, authority=KEYBOARD), zk, "my-topic", 2, 2, {"flush.messages": "1"}, fixed_start_index=0)
     snap = read_snapshot(zk)
     assert describe_lines(snap) == [
         "Topic: my-topic\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: flush.messages=1",
@@ -87,7 +90,7 @@ def test_describe_once_states_exist(cluster):
 
 def test_list_alter_config_and_delete_exactly(cluster):
     zk = cluster
-    w = ZkWriter(zk)
+    w = ZkWriter(zk, authority=KEYBOARD)
     create_topic(w, zk, "my-topic", 2, 2, {"flush.messages": "1"}, fixed_start_index=0)
     create_topic(w, zk, "__consumer_offsets", 1, 1, fixed_start_index=0)
     assert list_topics(zk) == ["__consumer_offsets", "my-topic"]
@@ -123,7 +126,7 @@ def test_add_partitions_keeps_other_keys(cluster):
     zk = cluster
     zk.create("/brokers/topics/grow", b'{"version":3,"topic_id":"Y5ZfQ0m9S4uuVx8pCqS0Fg","partitions":'
               b'{"0":[1,2],"1":[2,0,1]},"adding_replicas":{"1":[1]},"removing_replicas":{}}')
-    res = add_partitions(ZkWriter(zk), "grow", 4, disable_rack_aware=True)
+    res = add_partitions(ZkWriter(zk, authority=KEYBOARD), "grow", 4, disable_rack_aware=True)
     assert res.added == {2: (0, 2), 3: (1, 2)}  # start index = shift = 1 (broker 1 in [0,1,2])
     doc = read_json(zk, "/brokers/topics/grow")
     assert doc == {"version": 3, "topic_id": "Y5ZfQ0m9S4uuVx8pCqS0Fg", "adding_replicas": {"1": [1]},

@@ -17,7 +17,10 @@ from kafka_zk.codecs import TopicPartition as TP
 from kafka_zk.describe import DescribeFilters, describe_lines
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.writer import ZkWriter
+from kafka_zk.authority import PersonAtKeyboard
 from tests.zk_helpers import read_json
+
+KEYBOARD = PersonAtKeyboard("the test")   # these tests stand for a person at the keyboard
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "real_kafka_2_4_1"
 
@@ -59,7 +62,7 @@ def test_topic_creation_payloads_match_kafka(zk):
     recorded = {e["path"]: e["data"] for e in doc["timeline"] if e["type"] == "action" and "ta1" in e["path"]
                 and e["action"] == "create"}
     parts = recorded["/brokers/topics/ta1"]["partitions"]
-    create_topic(ZkWriter(zk), zk, "ta1", None, None, {}, {int(p): r for p, r in parts.items()})
+    create_topic(ZkWriter(zk, authority=KEYBOARD), zk, "ta1", None, None, {}, {int(p): r for p, r in parts.items()})
     assert read_json(zk, "/config/topics/ta1") == recorded["/config/topics/ta1"]
     assert read_json(zk, "/brokers/topics/ta1") == recorded["/brokers/topics/ta1"]
 
@@ -78,7 +81,7 @@ def test_preferred_election_candidates_match_what_the_controller_did(zk):
              and after[f"/brokers/topics/{tp.topic}/partitions/{tp.partition}/state"]["data"]["leader"]
              != snap.partition(tp).leader}
     assert set(eligible) == moved == {TP("td", 0), TP("td", 3)}
-    sub = submit_preferred_election(ZkWriter(zk), snap, asked)
+    sub = submit_preferred_election(ZkWriter(zk, authority=KEYBOARD), snap, asked)
     assert sub.skipped == (TP("td", 9),)
     assert read_json(zk, "/admin/preferred_replica_election") == {
         "version": 1, "partitions": [p for p in election["data"]["partitions"] if p["partition"] != 9]}
@@ -89,5 +92,5 @@ def test_reassignment_payload_matches_kafka(zk):
     action = next(e for e in doc["timeline"] if e["type"] == "action" and e["action"] == "create")
     restore(zk, state_at(doc, action["t"]))
     targets = {TP(e["topic"], e["partition"]): tuple(e["replicas"]) for e in action["data"]["partitions"]}
-    submit_reassignment(ZkWriter(zk), read_snapshot(zk), targets)
+    submit_reassignment(ZkWriter(zk, authority=KEYBOARD), read_snapshot(zk), targets)
     assert read_json(zk, "/admin/reassign_partitions") == action["data"]

@@ -8,14 +8,17 @@ from kafka_zk.audit import AuditLog
 from kafka_zk.errors import (ElectionInProgress, InvalidInput, InvalidPayload, NodeMissing,
                              ReassignmentInProgress, TopicExists, ZnodeTooLarge)
 from kafka_zk.writer import PlannedWrite, ZkWriter
+from kafka_zk.authority import PersonAtKeyboard
 from tests.zk_helpers import read_json, tree
+
+KEYBOARD = PersonAtKeyboard("the test")   # these tests stand for a person at the keyboard
 
 REASSIGN = b'{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[1,2]}]}'
 
 
 def test_create_set_delete_are_audited_with_before_and_after(zk, tmp_path):
     log = AuditLog(tmp_path / "audit.jsonl", run_id="r1", task="t1")
-    w = ZkWriter(zk, log, actor="alice")
+    w = ZkWriter(zk, log, actor="alice", authority=KEYBOARD)
     assert w.create("/brokers/topics/foo", b'{"version":1,"partitions":{"0":[1,2]}}') == "/brokers/topics/foo"
     w.set("/brokers/topics/foo", b'{"version":1,"partitions":{"0":[1,2],"1":[2,1]}}')
     with pytest.raises(InvalidInput, match="never delete topic znodes"):
@@ -34,7 +37,7 @@ def test_create_set_delete_are_audited_with_before_and_after(zk, tmp_path):
 
 
 def test_write_config_writes_the_node_then_one_v2_notification(zk):
-    w = ZkWriter(zk)
+    w = ZkWriter(zk, authority=KEYBOARD)
     note = w.write_config("brokers", "1", {"leader.replication.throttled.rate": "1000"})
     assert note.startswith("/config/changes/config_change_")
     assert read_json(zk, "/config/brokers/1") == {"version": 1, "config": {
@@ -47,7 +50,7 @@ def test_write_config_writes_the_node_then_one_v2_notification(zk):
 
 
 def test_admin_nodes_are_create_only(zk):
-    w = ZkWriter(zk)
+    w = ZkWriter(zk, authority=KEYBOARD)
     w.create("/admin/reassign_partitions", REASSIGN)
     with pytest.raises(ReassignmentInProgress, match="already in progress"):
         w.create("/admin/reassign_partitions", REASSIGN)
@@ -80,7 +83,7 @@ def test_bad_payloads_are_refused_before_anything_is_written(zk, tmp_path, path,
     before = tree(zk)
     log = AuditLog(tmp_path / "a.jsonl")
     with pytest.raises(error, match=match):
-        ZkWriter(zk, log).create(path, data)
+        ZkWriter(zk, log, authority=KEYBOARD).create(path, data)
     assert tree(zk) == before
     assert not (tmp_path / "a.jsonl").exists()
 
@@ -90,7 +93,7 @@ def test_oversized_payload_names_path_size_and_limit(zk):
     big = json.dumps({"version": 1, "partitions": [{"topic": "t" * 50, "partition": i} for i in range(20000)]},
                      separators=(",", ":")).encode()
     with pytest.raises(ZnodeTooLarge) as exc:
-        ZkWriter(zk).create("/admin/preferred_replica_election", big)
+        ZkWriter(zk, authority=KEYBOARD).create("/admin/preferred_replica_election", big)
     msg = str(exc.value)
     assert "/admin/preferred_replica_election" in msg and str(len(big)) in msg
     assert str(1_048_576 - 4096) in msg and "split into batches" in msg
@@ -99,16 +102,16 @@ def test_oversized_payload_names_path_size_and_limit(zk):
 
 def test_missing_node_set_and_delete(zk):
     with pytest.raises(NodeMissing):
-        ZkWriter(zk).set("/config/topics/nope", b'{"version":1,"config":{}}')
+        ZkWriter(zk, authority=KEYBOARD).set("/config/topics/nope", b'{"version":1,"config":{}}')
     with pytest.raises(NodeMissing):
-        ZkWriter(zk).delete("/config/topics/nope")
+        ZkWriter(zk, authority=KEYBOARD).delete("/config/topics/nope")
 
 
 def test_dry_run_writes_nothing_and_audits_plans(zk, tmp_path):
     zk.create("/config/brokers/1", b'{"version":1,"config":{"x":"1"}}', makepath=True)
     before = tree(zk)
     log = AuditLog(tmp_path / "dry.jsonl", run_id="r")
-    w = ZkWriter(zk, log, dry_run=True)
+    w = ZkWriter(zk, log, dry_run=True, authority=KEYBOARD)
     w.write_config("brokers", "1", {"x": "2"})
     w.create("/admin/reassign_partitions", REASSIGN)
     w.delete("/config/brokers/1")
@@ -125,7 +128,7 @@ def test_dry_run_writes_nothing_and_audits_plans(zk, tmp_path):
 def test_dry_run_plans_a_delete_then_create_as_it_would_run_and_still_refuses_a_plain_create(zk):
     zk.create("/admin/reassign_partitions", REASSIGN, makepath=True)
     before = tree(zk)
-    w = ZkWriter(zk, dry_run=True)
+    w = ZkWriter(zk, dry_run=True, authority=KEYBOARD)
     with pytest.raises(ReassignmentInProgress):
         w.create("/admin/reassign_partitions", REASSIGN)      # nothing planned on it yet: it exists
     w.delete("/admin/reassign_partitions")
@@ -149,7 +152,7 @@ def test_config_writes_refuse_values_kafka_cannot_parse_whoever_calls(zk):
     zk.create("/brokers/topics/t", b'{"version":1,"partitions":{"0":[1]}}')
     set_config_by_hand(zk, "topics/t", {"min.cleanable.dirty.ratio": "0.5d"})   # Java parses it; we would not
     before = tree(zk)
-    w = ZkWriter(zk)
+    w = ZkWriter(zk, authority=KEYBOARD)
     with pytest.raises(InvalidConfig, match="LONG"):
         w.write_config("brokers", "1", {"leader.replication.throttled.rate": str(2**63)})
     with pytest.raises(InvalidConfig, match="DOUBLE"):

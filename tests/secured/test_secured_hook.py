@@ -10,8 +10,11 @@ import pytest
 
 from kafka_zk.errors import InvalidInput, ZkAuthFailed
 from kafka_zk.writer import ZkWriter
+from kafka_zk.authority import PersonAtKeyboard
 from operators.hooks.zookeeper import ZooKeeperHook
 from tests.secured.conftest import BROKER_SECRET, BROKER_USER, JAAS_CLIENT, expected_acls
+
+KEYBOARD = PersonAtKeyboard("the test")   # these tests stand for a person at the keyboard
 
 
 def _conn(monkeypatch, conn_id: str, server, chroot: str, **fields) -> str:
@@ -29,7 +32,7 @@ def test_login_password_with_sasl_mechanism_and_jaas_extra_both_log_in_and_creat
               extra={"jaas": JAAS_CLIENT, "set_acl": "true"})
     for conn_id, topic in ((a, "ta"), (b, "tb")):
         with ZooKeeperHook(conn_id) as hook:
-            ZkWriter(hook.get_conn()).write_config("topics", topic, {"retention.ms": "1"})
+            ZkWriter(hook.get_conn(), authority=KEYBOARD).write_config("topics", topic, {"retention.ms": "1"})
         assert szk.get_acls(f"/config/topics/{topic}")[0] == expected_acls(f"/config/topics/{topic}")
     ok, message = ZooKeeperHook(a).test_connection()
     assert not ok and "no broker is registered" in message

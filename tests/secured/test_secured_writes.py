@@ -17,9 +17,12 @@ from kafka_zk.audit import AuditLog
 from kafka_zk.connect import close, connect
 from kafka_zk.errors import ZkAuthFailed
 from kafka_zk.writer import ZkWriter
+from kafka_zk.authority import PersonAtKeyboard
 from kafka_zk.zk_auth import DIGEST_MD5, ZkCredentials
 from tests.secured.conftest import (BROKER, BROKER_SECRET, JAAS_CLIENT, READER, all_acls, expected_acls,
                                     sasl_client)
+
+KEYBOARD = PersonAtKeyboard("the test")   # these tests stand for a person at the keyboard
 
 RACKS = {1: "a", 2: "b", 3: "c"}
 
@@ -27,7 +30,7 @@ RACKS = {1: "a", 2: "b", 3: "c"}
 def test_every_node_the_gate_creates_carries_kafka_acls_and_sets_keep_them(secured_zk, secured_chroot, szk):
     client = connect(secured_zk.connect_string + secured_chroot, credentials=BROKER)
     try:
-        w = ZkWriter(client)
+        w = ZkWriter(client, authority=KEYBOARD)
         topic = json.dumps({"version": 2, "partitions": {"0": [1, 2]}, "adding_replicas": {},
                             "removing_replicas": {}}).encode()
         w.create("/brokers/topics/t1", topic)                       # parents /brokers, /brokers/topics too
@@ -63,8 +66,8 @@ def test_unauthenticated_session_and_wrong_password_are_refused_clearly(secured_
 def test_another_principal_reads_kafka_nodes_but_cannot_write_them(secured_zk, secured_chroot, szk):
     client = connect(secured_zk.connect_string + secured_chroot, credentials=BROKER)
     try:
-        ZkWriter(client).write_config("topics", "t", {"retention.ms": "1"})
-        ZkWriter(client).write_config("users", "u", {"producer_byte_rate": "1"})
+        ZkWriter(client, authority=KEYBOARD).write_config("topics", "t", {"retention.ms": "1"})
+        ZkWriter(client, authority=KEYBOARD).write_config("users", "u", {"producer_byte_rate": "1"})
     finally:
         close(client)
     reader = sasl_client(secured_zk.connect_string + secured_chroot, READER)

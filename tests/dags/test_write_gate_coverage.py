@@ -1,0 +1,117 @@
+"""No runbook step can write to ZooKeeper outside the guarded path.
+
+The code is read, not trusted: every module of the Airflow side is parsed for writer construction
+and direct kazoo writes, and every task of every DAG whose operator code makes a write is checked
+to get its writer from :meth:`operators.base.RunbookOperator.session` under the run's approval
+(the throttle teardown alone under :class:`kafka_zk.authority.OwnThrottlesOnly`).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kafka_zk.authority import ApprovalOnRecord, OwnThrottlesOnly
+from kafka_zk.run_folder import RunFolder
+
+pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
+REPO = Path(__file__).resolve().parents[2]
+LAYERS = ("operators", "dags", "cli", "spark_jobs", "kafka_sim", "replica_verify")
+
+# what makes a ZooKeeper write (kafka_zk.admin's writing functions, the gate's own methods, the
+# operators' throttle helpers)
+WRITING_CALLS = {"submit_reassignment", "submit_preferred_election", "apply_throttles", "remove_throttles",
+                 "record_then_apply", "pause_throttles", "resume_throttles", "mark_for_deletion", "create_topic",
+                 "add_partitions", "alter_config", "delete_topic", "write_config", "move_controller_off"}
+WRITER_METHODS = {"create", "set", "delete"}
+KAZOO_WRITES = {"create", "set", "delete", "ensure_path", "create_async", "set_async", "delete_async",
+                "transaction", "set_acls"}
+
+
+def modules() -> list[Path]:
+    return sorted(p for layer in LAYERS for p in (REPO / layer).rglob("*.py"))
+
+
+def calls(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            receiver = ast.unparse(f.value) if isinstance(f, ast.Attribute) else ""
+            yield name, receiver, node
+
+
+def test_writers_are_built_in_one_place_per_caller_kind() -> None:
+    """ZkWriter is built by the operators' factory and the CLI's (kafka_zk's own dry twin aside);
+    the operators' factory is called only by RunbookOperator.session."""
+    built, factory_callers = [], []
+    for path in modules():
+        for name, _, node in calls(ast.parse(path.read_text(encoding="utf-8"))):
+            where = f"{path.relative_to(REPO)}:{node.lineno}"
+            if name == "ZkWriter":
+                built.append(where.split(":")[0])
+            if name == "audited_writer":
+                factory_callers.append(where.split(":")[0])
+    assert sorted(built) == ["cli/common.py", "operators/runtime.py"], built
+    assert factory_callers == ["operators/base.py"], factory_callers
+
+
+def test_no_module_above_kafka_zk_writes_through_kazoo_directly() -> None:
+    direct = []
+    for path in modules():
+        if path.parts[len(REPO.parts)] == "kafka_sim":    # the emulator writes as Kafka's brokers and controller
+            continue
+        for name, receiver, node in calls(ast.parse(path.read_text(encoding="utf-8"))):
+            if name in KAZOO_WRITES and any(k in receiver.lower() for k in ("client", "zk", "conn", "hook")):
+                direct.append(f"{path.relative_to(REPO)}:{node.lineno}: {receiver}.{name}(…)")
+    assert direct == []
+
+
+def writes(cls: type) -> bool:
+    """Whether the operator's own code (its classes in operators/) makes a ZooKeeper write."""
+    for klass in cls.__mro__:
+        module = inspect.getmodule(klass)
+        if module is None or not (module.__name__.startswith("operators.") and klass.__module__ == module.__name__):
+            continue
+        for name, receiver, _ in calls(ast.parse(textwrap.dedent(inspect.getsource(klass)))):
+            if name in WRITING_CALLS or (name in WRITER_METHODS and receiver == "writer"):
+                return True
+    return False
+
+
+@pytest.fixture(scope="module")
+def dagbag():
+    from airflow.dag_processing.dagbag import DagBag
+
+    return DagBag(dag_folder=str(REPO / "dags"))
+
+
+def test_every_task_that_writes_writes_under_the_runs_approval(dagbag, tmp_path) -> None:
+    from operators.base import RunbookOperator
+    from operators.throttles import RemoveThrottlesOperator
+
+    folder = RunFolder(tmp_path)
+    writing: dict[str, set[str]] = {}
+    for dag_id in sorted(dagbag.dag_ids):
+        for task in dagbag.get_dag(dag_id).tasks:
+            cls = type(task)
+            if not writes(cls):
+                continue
+            writing.setdefault(cls.__name__, set()).add(f"{dag_id}.{task.task_id}")
+            assert isinstance(task, RunbookOperator), f"{dag_id}.{task.task_id}: writes outside RunbookOperator.session"
+            assert "session" not in vars(cls), f"{cls.__name__} overrides the guarded session"
+            authority = task.write_authority(folder)
+            if isinstance(task, RemoveThrottlesOperator):
+                assert isinstance(authority, OwnThrottlesOnly), f"{dag_id}.{task.task_id}"
+            else:
+                assert isinstance(authority, ApprovalOnRecord), f"{dag_id}.{task.task_id}: {authority!r}"
+                assert authority.record.parent == tmp_path
+    # the scan finds the writers the issue names (so it cannot pass by finding none)
+    assert {"DemoteOperator", "SetThrottlesOperator", "ExecuteWavesOperator", "RemoveThrottlesOperator",
+            "ElectPreferredLeadersOperator", "DeleteTopicBatchesOperator", "ElectBatchesOperator",
+            "ApplyTopicChangesOperator", "RewriteReassignmentOperator", "ForceElectionOperator",
+            "MoveControllerOperator"} <= set(writing), sorted(writing)
