@@ -15,8 +15,12 @@ nothing and asks nothing). The authority says why this write may happen, or rais
   approved: only config writes that change replication-throttle keys, on the entities the run's
   throttle record lists (and their change notifications), are let through.
 * :class:`PersonAtKeyboard` — the command line: the person who typed the command is the approval.
-  Said explicitly where the CLI builds its writer. (The emulator never writes through this gate:
-  its writes are Kafka's own, made by its brokers and controller through :mod:`kafka_sim.zk_io`.)
+  Said explicitly where the CLI builds its writer.
+* :class:`EmulatorSeeding` — writes that seed an emulated cluster (``kafka-runbook sim
+  --from-snapshot`` copying a snapshot's broker configs into a private chroot): no real cluster is
+  touched. Said explicitly where the emulator's seeding builds its writer. (The emulator's brokers
+  and controller never write through this gate: their writes are Kafka's own, made through
+  :mod:`kafka_sim.zk_io`.)
 
 Failure: :class:`~kafka_zk.errors.WriteNotApproved`, raised before the write, naming the record
 and what it holds.
@@ -60,6 +64,19 @@ class PersonAtKeyboard:
 
     def describe(self) -> str:
         return f"approved by {self.who} at the keyboard"
+
+
+@dataclass(frozen=True)
+class EmulatorSeeding:
+    """Seeding an emulated cluster (kafka_sim) in a private chroot: no real cluster is written."""
+
+    what: str = "kafka-runbook sim"
+
+    def authorise(self, op: str, path: str, data: bytes | None, before: bytes | None) -> None:
+        return None
+
+    def describe(self) -> str:
+        return f"seeding an emulated cluster ({self.what})"
 
 
 @dataclass

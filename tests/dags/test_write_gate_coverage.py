@@ -46,8 +46,8 @@ def calls(tree: ast.AST):
 
 
 def test_writers_are_built_in_one_place_per_caller_kind() -> None:
-    """ZkWriter is built by the operators' factory and the CLI's (kafka_zk's own dry twin aside);
-    the operators' factory is called only by RunbookOperator.session."""
+    """ZkWriter is built by the operators' factory, the CLI's and the emulator seeding's (kafka_zk's own
+    dry twin aside); the operators' factory is called only by RunbookOperator.session."""
     built, factory_callers = [], []
     for path in modules():
         for name, _, node in calls(ast.parse(path.read_text(encoding="utf-8"))):
@@ -56,7 +56,7 @@ def test_writers_are_built_in_one_place_per_caller_kind() -> None:
                 built.append(where.split(":")[0])
             if name == "audited_writer":
                 factory_callers.append(where.split(":")[0])
-    assert sorted(built) == ["cli/common.py", "operators/runtime.py"], built
+    assert sorted(built) == ["cli/common.py", "cli/sim.py", "operators/runtime.py"], built
     assert factory_callers == ["operators/base.py"], factory_callers
 
 
