@@ -440,6 +440,20 @@ def _best_exchange(led: Ledger, a: int, b: int, receivers: set[int], limits: Lim
     return None if best is None else best[1]
 
 
+def bytes_note(led: Ledger, target: float) -> str | None:
+    """Why the bytes spread is above ``target`` after the plan, for the report (None: it is not)."""
+    now = led.bytes_relative()
+    if now <= target or not led.size:
+        return None
+    floor, tp = bytes_floor(led)
+    mean = led.mean_bytes()
+    share = led.size[tp] / mean if mean else 0.0   # type: ignore[index]
+    return (f"bytes spread {now:.1%} is above the {target:.0%} target: the largest partition, {tp}, is "
+            f"{led.size[tp]} bytes, {share:.0%} of a broker's mean bytes (no plan with even counts ends below "  # type: ignore[index]
+            f"{floor:.1%}); the brokers holding the largest partitions stay heavy unless most of their other "
+            "replicas are traded for smaller ones, more moves than the count minimum and the allowance beyond it")
+
+
 def bytes_floor(led: Ledger) -> tuple[float, TopicPartition | None]:
     """A floor under the bytes spread with even counts: the broker holding the largest partition
     holds at least its share of replicas, the others no smaller than the smallest partition."""

@@ -36,7 +36,7 @@ from typing import Collection, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from spark_jobs.kernels.balance import Ledger, Limits, balance
+from spark_jobs.kernels.balance import Ledger, Limits, balance, bytes_note
 from spark_jobs.kernels.loads import rack_map
 from spark_jobs.kernels.model import Plan, PlanRefused, make_plan
 from spark_jobs.kernels.placement import seeded_ranks
@@ -127,7 +127,9 @@ def plan_budget_rebalance(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartiti
     plan = make_plan("rebalance", list(done.moves), seed, sized=sized, params=params)
     outcome = RebalanceOutcome(plan, before, after, done.replicas_moved, done.bytes_moved, done.leader_changes,
                                reached, stopped, done.count_moves, done.extra_moves)
-    return replace(outcome, plan=replace(plan, notes=tuple(outcome_notes(outcome, sized))))
+    why = bytes_note(led, target.bytes_relative_spread) if sized else None
+    notes = outcome_notes(outcome, sized) + ([why] if why else [])
+    return replace(outcome, plan=replace(plan, notes=tuple(notes)))
 
 
 def _spread(led: Ledger) -> Spread:

@@ -25,7 +25,7 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
 from spark_jobs.kernels.decommission import refuse_reassigning
 from spark_jobs.kernels.loads import cluster_loads, rack_map, size_of
-from spark_jobs.kernels.balance import Ledger, Limits, balance
+from spark_jobs.kernels.balance import Ledger, Limits, balance, bytes_note
 from spark_jobs.kernels.model import Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.placement import LeaderBalancer, Placer, seeded_ranks
 
@@ -63,6 +63,9 @@ def plan_add_brokers(snapshot: ClusterSnapshot, new_brokers: Collection[int],
              f"{before[0]} → {after[0]}{bytes_part}, preferred-leader spread {before[2]} → {after[2]}",
              f"{done.replicas_moved} replica move(s) onto {', '.join(map(str, new))}, {done.bytes_moved} bytes; "
              f"{done.leader_changes} preferred-leader change(s) (no data); {done.stopped_by}"]
+    why = bytes_note(led, Limits().bytes_relative_spread) if sizes else None
+    if why:
+        notes.append(why)
     params = {"brokers": ",".join(map(str, new))}
     if excluded:
         params["exclude"] = ",".join(map(str, sorted(excluded)))
