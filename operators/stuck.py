@@ -47,6 +47,7 @@ from operators.change_approval import ChangeApprovalOperator, require_change_app
 from operators.controller import ControllerNotMoved, read_controller, wait_new_controller
 from operators.report import upstream_failures
 from operators.runtime import change_approval
+from spark_jobs.kernels.placement import replacement_targets
 
 DIAGNOSIS = "diagnosis.json"
 
@@ -73,7 +74,7 @@ def diagnosis_doc(snap, sizes: ReplicaSizes | None = None, owners=None) -> dict:
     from kafka_zk.health.owners import ThrottleOwners
 
     stuck = diagnose(snap)
-    fixes = choose_fixes(snap, stuck, sizes) if any(s.cause.kind == DEAD_TARGET for s in stuck) else []
+    fixes = choose_fixes(snap, stuck, sizes, replacement_targets=replacement_targets) if any(s.cause.kind == DEAD_TARGET for s in stuck) else []
     rewrite = {f.tp: f.target for f in fixes}
     needs_election = bool(stuck) and not rewrite and (
         snap.controller_id is None or any(s.cause.kind in NEEDS_ELECTION for s in stuck))

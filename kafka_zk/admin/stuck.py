@@ -10,13 +10,12 @@ Pure, on a :class:`ClusterSnapshot`:
   changes, §2.7.1); or every target is in the ISR and the controller has not completed it.
 * :func:`diagnose` — every partition of ``/admin/reassign_partitions`` and every partition with
   adding/removing replicas (an API-driven move), with its cause, plus "no controller".
-* :func:`replacement_targets` — for partitions whose target names unregistered brokers, the same
-  target with each such broker replaced by a registered one (a rack the list does not use yet
-  first, then the broker holding the fewest replicas, never one already in the list) — the rewrite the stuck
-  reassignment runbook proposes for approval.
+The rewrite the stuck reassignment runbook proposes (each unregistered target broker replaced by a
+registered one) is placed by the planners' one placer,
+:func:`spark_jobs.kernels.placement.replacement_targets`, which the runbook passes to
+:func:`kafka_zk.admin.stuck_fixes.choose_fixes`.
 
-Failure: :func:`replacement_targets` raises :class:`InvalidInput` when no registered broker can
-replace a dead one (fewer live brokers than the replication factor).
+Failure: none here (pure reads of a snapshot).
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
 
 BROKER_MESSAGE_MAX_BYTES = 1000012   # Kafka 2.4's default message.max.bytes
@@ -116,29 +114,3 @@ def diagnose(snapshot: ClusterSnapshot) -> list[StuckPartition]:
     return out
 
 
-def replacement_targets(snapshot: ClusterSnapshot, stuck: Iterable[StuckPartition]) -> dict[TopicPartition, tuple[int, ...]]:
-    """New targets for partitions whose target names unregistered brokers (see module docstring)."""
-    load: dict[int, int] = {b: 0 for b in snapshot.brokers}
-    for p in snapshot.partitions():
-        for b in p.replicas:
-            if b in load:
-                load[b] += 1
-    racks = {b: broker.rack for b, broker in snapshot.brokers.items()}
-    out: dict[TopicPartition, tuple[int, ...]] = {}
-    for s in stuck:
-        if s.cause.kind != DEAD_TARGET:
-            continue
-        new = list(s.target)
-        for i, b in enumerate(new):
-            if b in snapshot.brokers:
-                continue
-            candidates = [c for c in sorted(snapshot.brokers) if c not in new]
-            if not candidates:
-                raise InvalidInput(f"{s.tp}: no registered broker can replace broker {b} (live: "
-                                   f"{sorted(snapshot.brokers)}, target {list(s.target)}); start a broker first")
-            used_racks = {racks.get(x) for x in new if x in snapshot.brokers}
-            chosen = min(candidates, key=lambda c: (racks.get(c) in used_racks, load[c], c))
-            new[i] = chosen
-            load[chosen] += 1
-        out[s.tp] = tuple(new)
-    return out

@@ -9,7 +9,8 @@ Pure, on a :class:`ClusterSnapshot` and (optionally) the bytes each replica hold
   minus the adding ones; a 2.4 controller given the original list as the target cancels the move
   at once, no copy, docs/zookeeper.md §2.7.3), possible only when every original replica is
   registered and in the ISR (it holds the data); **rewrite** the target with a registered broker
-  in place of each dead one (:func:`kafka_zk.admin.stuck.replacement_targets`). Revert is chosen
+  in place of each dead one (the planners' placer, :func:`spark_jobs.kernels.placement.replacement_targets`,
+  which the runbook passes in: this layer may not import the planners). Revert is chosen
   whenever it is possible (it copies nothing); rewrite otherwise.
 * :func:`foreign_throttles` — every throttle rate on a broker and throttled-replica list on a
   topic that no runbook run recorded as its own (left by Kafka's own
@@ -23,9 +24,9 @@ partition can neither be reverted nor given a registered broker in place of a de
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
-from kafka_zk.admin.stuck import DEAD_TARGET, StuckPartition, replacement_targets
+from kafka_zk.admin.stuck import DEAD_TARGET, StuckPartition
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.health.model import throttle_keys_of_broker, throttle_keys_of_topic
@@ -91,9 +92,13 @@ def _revert_blocker(snapshot: ClusterSnapshot, tp: TopicPartition, origin: tuple
     return ""
 
 
+Rewrite = Callable[[ClusterSnapshot, list[StuckPartition]], Mapping[TopicPartition, tuple[int, ...]]]
+
+
 def choose_fixes(snapshot: ClusterSnapshot, stuck: Iterable[StuckPartition],
-                 sizes: ReplicaSizes | None = None) -> list[FixChoice]:
-    """Per dead-target partition, revert when possible (it copies nothing), else rewrite."""
+                 sizes: ReplicaSizes | None = None, *, replacement_targets: Rewrite) -> list[FixChoice]:
+    """Per dead-target partition, revert when possible (it copies nothing), else rewrite to what
+    ``replacement_targets`` (the planners' placer, passed in by the runbook) chooses."""
     out = []
     for s in stuck:
         if s.cause.kind != DEAD_TARGET or not snapshot.has_partition(s.tp):
@@ -102,7 +107,7 @@ def choose_fixes(snapshot: ClusterSnapshot, stuck: Iterable[StuckPartition],
         blocker = _revert_blocker(snapshot, s.tp, origin)
         revert_to = None if blocker else origin
         try:
-            rewrite_to: tuple[int, ...] | None = replacement_targets(snapshot, [s])[s.tp]
+            rewrite_to: tuple[int, ...] | None = tuple(replacement_targets(snapshot, [s])[s.tp])
         except InvalidInput:
             if revert_to is None:
                 raise

@@ -14,6 +14,13 @@ limit is not a candidate. When a partition's unused racks have candidates but no
 :class:`DiskFull` is raised (the kernel turns it into a refusal that says what would fit); rack
 sharing is never used to dodge a full disk.
 
+One placer for every kernel: decommission, add-brokers' and move-topics' destinations, RF
+increases, and the stuck-reassignment rewrite (:func:`replacement_targets`, a broker in place of
+each unregistered one in a stuck target). ``kafka_zk`` may not import ``spark_jobs`` (the contract
+layer knows nothing of planning), so the rewrite's caller passes it in: the stuck runbook's
+operator hands :func:`replacement_targets` to :func:`kafka_zk.admin.stuck_fixes.choose_fixes`,
+rather than ``kafka_zk`` keeping a second placement rule of its own.
+
 Failure: :class:`PlanRefused` when a partition has no candidate broker at all (more replicas
 than eligible brokers); :class:`DiskFull` (a PlanRefused) when candidates exist but none has room.
 """
@@ -24,7 +31,11 @@ import heapq
 import random
 from typing import Iterable, Mapping, Sequence
 
-from spark_jobs.kernels.loads import Loads, rack_of
+from kafka_zk.admin.stuck import DEAD_TARGET, StuckPartition
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.errors import InvalidInput
+from kafka_zk.model import ClusterSnapshot
+from spark_jobs.kernels.loads import Loads, cluster_loads, rack_map, rack_of
 from spark_jobs.kernels.model import PlanRefused
 
 PER_RACK_HEAPS = 16
@@ -307,3 +318,29 @@ def _to_front(replicas, b: int) -> tuple[int, ...]:
     i = out.index(b)
     out[0], out[i] = out[i], out[0]
     return tuple(out)
+
+
+def replacement_targets(snapshot: ClusterSnapshot,
+                        stuck: Iterable[StuckPartition]) -> dict[TopicPartition, tuple[int, ...]]:
+    """New targets for stuck partitions whose target names unregistered brokers: each such broker
+    replaced in place by the :class:`Placer`'s choice among the registered brokers (a rack the list
+    does not use yet first, then the fewest replicas, ties to the lower id; never one already in
+    the list). Raises :class:`InvalidInput` when no registered broker is left to take it."""
+    live = sorted(snapshot.brokers)
+    loads = cluster_loads(snapshot.partitions(), live, None)
+    placer = Placer(live, loads, rack_map(snapshot.brokers), {b: b for b in live}, by_bytes=False)
+    out: dict[TopicPartition, tuple[int, ...]] = {}
+    for s in stuck:
+        if s.cause.kind != DEAD_TARGET:
+            continue
+        new = list(s.target)
+        for i, b in enumerate(new):
+            if b in snapshot.brokers:
+                continue
+            try:
+                new[i] = placer.pick([x for x in new if x in snapshot.brokers], 0)
+            except PlanRefused:
+                raise InvalidInput(f"{s.tp}: no registered broker can replace broker {b} (live: {live}, target "
+                                   f"{list(s.target)}); start a broker first") from None
+        out[s.tp] = tuple(new)
+    return out

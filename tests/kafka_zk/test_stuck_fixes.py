@@ -13,6 +13,7 @@ from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartiti
 from kafka_zk.errors import InvalidInput
 from kafka_zk.health.owners import RunThrottles, ThrottleOwners
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
+from spark_jobs.kernels.placement import replacement_targets
 
 TP = TopicPartition("t", 0)
 MIB = 1024 ** 2
@@ -32,7 +33,7 @@ def _snap(isr=(1, 2), brokers=(1, 2, 4, 5), topic_config=None, broker_configs=No
 def test_originals_all_registered_and_in_sync_are_reverted_to_copying_nothing() -> None:
     snap = _snap()
     sizes = {(TP, 1): 50 * MIB, (TP, 2): 50 * MIB}
-    [fix] = choose_fixes(snap, diagnose(snap), sizes)
+    [fix] = choose_fixes(snap, diagnose(snap), sizes, replacement_targets=replacement_targets)
     assert fix.chosen == REVERT and fix.target == (1, 2) and fix.revert_to == (1, 2)
     assert fix.revert_bytes == 0 and fix.rewrite_bytes == 50 * MIB       # a fresh full copy on the new broker
     assert fix.rewrite_to is not None and fix.rewrite_to[0] == 1 and fix.rewrite_to[1] not in (2, 3)
@@ -41,7 +42,7 @@ def test_originals_all_registered_and_in_sync_are_reverted_to_copying_nothing() 
 
 def test_an_original_replica_out_of_the_isr_makes_it_a_rewrite() -> None:
     snap = _snap(isr=(1,))
-    [fix] = choose_fixes(snap, diagnose(snap), None)
+    [fix] = choose_fixes(snap, diagnose(snap), None, replacement_targets=replacement_targets)
     assert fix.chosen == REWRITE and fix.revert_to is None and fix.target == fix.rewrite_to
     assert "broker(s) [2] not in the ISR" in fix.why
     assert fix.rewrite_bytes is None and bytes_text(None).startswith("an unknown number of bytes")
@@ -49,7 +50,7 @@ def test_an_original_replica_out_of_the_isr_makes_it_a_rewrite() -> None:
 
 def test_an_original_replica_dead_makes_it_a_rewrite() -> None:
     snap = _snap(brokers=(1, 4, 5), isr=(1,))
-    [fix] = choose_fixes(snap, diagnose(snap))
+    [fix] = choose_fixes(snap, diagnose(snap), replacement_targets=replacement_targets)
     assert fix.chosen == REWRITE and "broker(s) [2] not registered" in fix.why
     assert set(fix.target) <= {1, 4, 5}
 
@@ -57,7 +58,7 @@ def test_an_original_replica_dead_makes_it_a_rewrite() -> None:
 def test_a_partition_that_can_neither_revert_nor_be_rewritten_raises_naming_it() -> None:
     snap = _snap(brokers=(1,), isr=(1,))
     with pytest.raises(InvalidInput, match="t-0: no registered broker can replace broker"):
-        choose_fixes(snap, diagnose(snap))
+        choose_fixes(snap, diagnose(snap), replacement_targets=replacement_targets)
 
 
 def test_throttles_no_run_of_ours_recorded_are_listed_as_foreign() -> None:
