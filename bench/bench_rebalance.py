@@ -30,6 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kafka_zk.model import Broker, ClusterSnapshot  # noqa: E402
+from spark_jobs.kernels.balance import count_minimum  # noqa: E402
 from spark_jobs.kernels.budget_rebalance import RebalanceBudget, plan_budget_rebalance  # noqa: E402
 from spark_jobs.kernels.loads import cluster_loads, rack_map  # noqa: E402
 from spark_jobs.kernels.model import Plan  # noqa: E402
@@ -54,14 +55,6 @@ def spreads(snap: ClusterSnapshot, sizes, members, target=None) -> tuple[int, in
     return (max(loads.replicas[x] for x in members) - min(loads.replicas[x] for x in members),
             max(loads.leaders[x] for x in members) - min(loads.leaders[x] for x in members),
             (max(b) - min(b)) / (sum(b) / len(b)))
-
-
-def count_minimum(snap: ClusterSnapshot, members) -> int:
-    loads = cluster_loads(snap.partitions(), sorted(members), None)
-    counts = sorted((loads.replicas[b] for b in members), reverse=True)
-    total, n = sum(counts), len(counts)
-    shares = [total // n + (1 if i < total % n else 0) for i in range(n)]
-    return sum(max(0, c - s) for c, s in zip(counts, shares))
 
 
 def bytes_floor(snap: ClusterSnapshot, sizes, members) -> float:

@@ -21,9 +21,13 @@ Objectives, in order (an earlier one is never traded for a later one):
    report), and one-way hand-overs from a heavier broker holding one replica more to a lighter
    one holding one fewer (counts stay within one).
 
-Never worse: every step keeps each broker's replica count, bytes and preferred-leader count
-within the current minimum and maximum over the members, so no spread widens at any step.
-Each partition moves at most one replica (so the budget is counted exactly); partitions being
+Never worse at the end: counts only narrow (a move goes from a broker two or more above its
+destination), and no broker's bytes or preferred-leader count leaves the range the members
+started in (swaps end both brokers between their old bytes), so no spread ends wider than it began.
+A rebalance moves at most one replica a partition (``one_move_per_partition``: each move costs one
+copy of that partition, so the budget is read per partition); add-brokers may move several of one
+partition onto the new brokers. A replica never lands on a broker the partition is leaving, so
+the new copies counted are exactly the plan's. Partitions being
 reassigned, or with a replica outside the members, are left alone but their load counts.
 
 Failure: none here (the callers refuse bad input); a step that finds nothing stops its phase.
@@ -69,6 +73,7 @@ class Limits:
     bytes_relative_spread: float = 0.10
     leader_spread: int = 1
     paid_bytes_moves: bool = True      # extra copies for bytes balance (rebalance); add-brokers: free only
+    one_move_per_partition: bool = True   # rebalance: a budget counted per partition; add-brokers: any slot
     extra_moves: int | None = None     # paid allowance; None: EXTRA_SHARE_PERCENT of the count moves
 
 
@@ -106,7 +111,8 @@ class Ledger:
         self.rack_count: dict[TopicPartition, int] = {}
         self.hosted: dict[int, list[Entry]] = {b: [] for b in self.members}
         self.received: dict[int, list[Entry]] = {b: [] for b in self.members}
-        self.moved: dict[TopicPartition, int] = {}     # tp → index of its one moved slot
+        self.moved: dict[TopicPartition, set[int]] = {}     # tp → indexes of its moved slots
+        self.one_move_per_partition = True
         self.replicas_moved = 0
         self.bytes_moved = 0
         rack_key = {b: rack_of(racks, b) for b in member_set}
@@ -153,7 +159,7 @@ class Ledger:
     def can_take(self, tp: TopicPartition, i: int, dst: int) -> bool:
         """Whether slot ``i`` of ``tp`` may go to ``dst``: not a replica already, racks kept."""
         reps = self.targets[tp]
-        if dst in reps:
+        if dst in reps or (dst in self.current[tp] and dst != self.current[tp][i]):
             return False
         rack = self.rack
         if rack[dst] == rack[reps[i]]:
@@ -172,21 +178,27 @@ class Ledger:
         src = self.targets[tp][i]
         size = self.size[tp]
         home = self.current[tp][i]
+        slots = self.moved.setdefault(tp, set())
         if src == home:
-            if tp not in self.moved:            # the partition's first move: none of its slots is a source again
+            if self.one_move_per_partition and not slots:   # none of its slots is a source again
                 for j, b in enumerate(self.current[tp]):
                     _remove(self.hosted[b], (size, tp, j))
-                self.moved[tp] = i
+            else:
+                _remove(self.hosted[src], (size, tp, i))
+            slots.add(i)
         else:
             _remove(self.received[src], (size, tp, i))
         if dst != home:
             bisect.insort(self.received[dst], (size, tp, i))
-        elif self.moved.get(tp) == i:           # back home: the partition is unmoved again
-            del self.moved[tp]
-            for j, b in enumerate(self.current[tp]):
-                if j != i:
-                    bisect.insort(self.hosted[b], (size, tp, j))
+        else:                                   # back home
+            slots.discard(i)
+            if self.one_move_per_partition and not slots:
+                for j, b in enumerate(self.current[tp]):
+                    if j != i:
+                        bisect.insort(self.hosted[b], (size, tp, j))
             bisect.insort(self.hosted[dst], (size, tp, i))
+        if not slots:
+            del self.moved[tp]
         delta = (dst != home) - (src != home)
         self.replicas_moved += delta
         self.bytes_moved += delta * size
@@ -214,6 +226,7 @@ def balance(led: Ledger, receivers: Iterable[int], limits: Limits, sized: bool) 
     """Run the three phases on ``led`` (changed in place); moves land only on ``receivers``
     (or back where a replica came from)."""
     receivers = sorted(set(receivers) & set(led.members))
+    led.one_move_per_partition = limits.one_move_per_partition
     stopped = _count_phase(led, receivers, limits, sized)
     count_moves = led.replicas_moved
     if sized and stopped in ("", "target reached"):
@@ -464,3 +477,18 @@ def bytes_floor(led: Ledger) -> tuple[float, TopicPartition | None]:
     share = sum(led.replicas.values()) // len(led.members)
     high = led.size[tp] + max(0, share - 1) * min(led.size.values())
     return (max(0.0, (high - mean) / mean) if mean else 0.0), tp
+
+
+def count_minimum(snapshot: ClusterSnapshot, members: Collection[int]) -> int:
+    """The fewest replica moves that bring every member within one replica of the others (the most
+    loaded keep the larger shares; racks ignored: a lower bound)."""
+    members = sorted(members)
+    counts: dict[int, int] = {b: 0 for b in members}
+    for p in snapshot.partitions():
+        for b in p.replicas:
+            if b in counts:
+                counts[b] += 1
+    ordered = sorted(counts.values(), reverse=True)
+    total, n = sum(ordered), len(ordered)
+    shares = [total // n + (1 if i < total % n else 0) for i in range(n)]
+    return sum(max(0, c - s) for c, s in zip(ordered, shares))

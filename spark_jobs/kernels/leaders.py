@@ -93,8 +93,8 @@ def even_leaders(targets: MutableMapping[TopicPartition, list[int]], counts: dic
         lo = min(counts[b] for b in members)
         if hi - lo <= spread:
             break
-        path = (_chain(led, options, [b for b in members if counts[b] == hi], lambda b: counts[b] <= hi - 2, ranks)
-                or _chain(led, options, [b for b in members if counts[b] >= lo + 2], lambda b: counts[b] == lo,
+        path = (chain(led, options, [b for b in members if counts[b] == hi], lambda b: counts[b] <= hi - 2, ranks)
+                or chain(led, options, [b for b in members if counts[b] >= lo + 2], lambda b: counts[b] == lo,
                           ranks))
         if path is None:
             break
@@ -103,7 +103,7 @@ def even_leaders(targets: MutableMapping[TopicPartition, list[int]], counts: dic
     return {tp for tp, lead in start.items() if targets[tp][0] != lead}
 
 
-def _chain(led: Mapping[int, Mapping[TopicPartition, None]], options: Callable[[TopicPartition], list[int]],
+def chain(led: Mapping[int, Iterable[TopicPartition]], options: Callable[[TopicPartition], list[int]],
            sources: list[int], is_sink: Callable[[int], bool], ranks: Mapping[int, int]) -> list | None:
     """Breadth first: the shortest chain of (leader, partition, new leader) from a source to a
     broker ``is_sink`` accepts, or None."""

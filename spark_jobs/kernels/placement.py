@@ -35,6 +35,7 @@ from kafka_zk.admin.stuck import DEAD_TARGET, StuckPartition
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
+from spark_jobs.kernels.leaders import chain
 from spark_jobs.kernels.loads import Loads, cluster_loads, rack_map, rack_of
 from spark_jobs.kernels.model import PlanRefused
 
@@ -289,27 +290,9 @@ class LeaderBalancer:
 
     def _path(self, targets: dict, led: dict, sources: list, is_sink) -> list | None:
         """Breadth-first: the shortest chain of (leader, partition, new leader) from a source to a
-        broker ``is_sink`` accepts, or None."""
-        parent: dict[int, tuple] = {s: () for s in sources}
-        frontier = sorted(sources, key=lambda b: self.ranks.get(b, b))
-        while frontier:
-            nxt = []
-            for a in frontier:
-                for tp in led.get(a, ()):
-                    for b in targets[tp][1:]:
-                        if b in parent or b not in self.live:
-                            continue
-                        parent[b] = (a, tp)
-                        if is_sink(b):
-                            path = []
-                            while parent[b]:
-                                a2, tp2 = parent[b]
-                                path.append((a2, tp2, b))
-                                b = a2
-                            return path[::-1]
-                        nxt.append(b)
-            frontier = nxt
-        return None
+        broker ``is_sink`` accepts, or None (:func:`spark_jobs.kernels.leaders.chain`)."""
+        live = self.live
+        return chain(led, lambda tp: [b for b in targets[tp][1:] if b in live], sources, is_sink, self.ranks)
 
 
 def _to_front(replicas, b: int) -> tuple[int, ...]:
