@@ -2,8 +2,9 @@
 
 Operations: decommission, add-brokers, rebalance, change-rf, move-topics, reassign-json (alias
 reassign), rollback, election (alias elect), delete-topics (alias delete), each with the options of
-its DAG's Params. Each takes ``--zookeeper`` (a snapshot is read with
-:func:`kafka_zk.snapshot.read_snapshot` and saved as ``<out>/snapshot.jsonl``) or
+its DAG's Params. Each takes ``--zookeeper`` (the assignments and the states the plan needs are
+read, overlapped with the sizes and the plan, by :mod:`cli.plan_zookeeper`, and saved as
+``<out>/snapshot.jsonl``) or
 ``--snapshot FILE`` (plan offline from a saved snapshot), runs
 :mod:`spark_jobs.plan_job` in this process, and prints the summary. The job reads the snapshot in
 the driver (no JVM) for clusters up to a measured size, else with Spark (``--master`` picks a
@@ -138,19 +139,6 @@ def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
     return argv
 
 
-def take_snapshot(connect_string: str, path: str) -> None:
-    from kafka_zk.connect import close, connect
-    from kafka_zk.snapshot import read_snapshot
-    from kafka_zk.snapshot_file import write_snapshot
-
-    client = connect(connect_string)
-    try:
-        snapshot = read_snapshot(client)
-    finally:
-        close(client)
-    write_snapshot(snapshot, path)
-
-
 def print_summary(summary: dict[str, Any]) -> None:
     print(f"Plan {summary['operation']}: {summary['moves']} partition(s) move, "
           f"{summary['replica_moves']} new replica(s), {summary['bytes_moved']} bytes")
@@ -256,16 +244,19 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInput(f"--out {args.out} is a non-empty folder that is not a plan folder; "
                            "pick an empty or new folder")
     os.makedirs(args.out, exist_ok=True)
-    snapshot_path = args.snapshot
-    if args.zookeeper:
-        snapshot_path = os.path.join(args.out, SNAPSHOT_FILE)
-        take_snapshot(args.zookeeper, snapshot_path)
+    snapshot_path = os.path.join(args.out, SNAPSHOT_FILE) if args.zookeeper else args.snapshot
     job_args = plan_job.parse_args(job_argv(args, os.path.abspath(snapshot_path)))
     # an embedding process (a test, a notebook) keeps its session; else the job reads in the driver
     # or starts a session (while raw kafka-log-dirs output is parsed) and stops it. pyspark is not
     # imported for the question (1.2-1.5 s): a process with a session has imported it already.
     spark_sql = sys.modules.get("pyspark.sql")
-    summary = plan_job.execute(job_args, spark_sql.SparkSession.getActiveSession() if spark_sql else None)
+    session = spark_sql.SparkSession.getActiveSession() if spark_sql else None
+    if args.zookeeper:
+        from cli.plan_zookeeper import plan_from_zookeeper
+
+        summary = plan_from_zookeeper(args.zookeeper, job_args, session)
+    else:
+        summary = plan_job.execute(job_args, session)
     summary["out"] = args.out
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))

@@ -10,7 +10,8 @@ Which one is used is decided once per ensemble without touching the working sess
 (:mod:`kafka_zk.server_features`). Reads lost with the connection are sent again under the
 project's retry policy until the timeout. Order of reads: live brokers, topic names, delete
 markers, controller and admin nodes; then every broker registration, topic znode and config;
-then every partition state of those topics.
+then the partition states wanted (every one by default; :func:`read_snapshot`'s ``states``
+reads none or some, :func:`with_states` adds states read later).
 
 A znode that vanishes between listing and reading (a broker dying, a topic being deleted) is
 skipped as absent; a topic whose topic znode vanished is left out. This is a consistent-enough
@@ -25,7 +26,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from typing import Callable, Iterable, TypeVar
+from dataclasses import replace
+from typing import Callable, Iterable, Mapping, TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (ConnectionLoss, KazooException, NoNodeError, OperationTimeoutError,
@@ -223,9 +225,15 @@ def _data(raw: dict[str, object], path: str) -> bytes | None:
 
 
 def read_snapshot(client: KazooClient, topics: Iterable[str] | None = None,
-                  with_configs: bool = True, window: int = WINDOW, multi: bool | None = None
-                  ) -> ClusterSnapshot:
-    """Read brokers, topics (all, or only ``topics``), partition states, configs and admin nodes."""
+                  with_configs: bool = True, window: int = WINDOW, multi: bool | None = None,
+                  states: bool | Callable[[TopicPartition, tuple[int, ...]], bool] = True) -> ClusterSnapshot:
+    """Read brokers, topics (all, or only ``topics``), partition states, configs and admin nodes.
+
+    ``states``: every partition's state (True), none (False: assignments only, as Kafka's own
+    ``--generate`` reads; leaders unknown), or those of the partitions ``states(tp, replicas)``
+    picks. The others' leader is ``None`` and their ISR empty; :func:`with_states` adds states
+    read later (:func:`read_partition_states`).
+    """
     taken = int(time.time() * 1000)
     lists = pipelined(client, "get_children",
                       [paths.BROKER_IDS, paths.BROKER_TOPICS, paths.DELETE_TOPICS, paths.CONFIG_BROKERS])
@@ -256,8 +264,14 @@ def read_snapshot(client: KazooClient, topics: Iterable[str] | None = None,
         if data is not None:
             assignments[n] = _decode(codecs.decode_topic_assignment, data, paths.topic(n))
 
-    states = read_partition_states(
-        client, [TopicPartition(n, p) for n, a in assignments.items() for p in a.partitions], window, multi)
+    if states is True:
+        wanted = [TopicPartition(n, p) for n, a in assignments.items() for p in a.partitions]
+    elif states is False:
+        wanted = []
+    else:
+        wanted = [TopicPartition(n, p) for n, a in assignments.items() for p, r in a.partitions.items()
+                  if states(TopicPartition(n, p), r)]
+    read = read_partition_states(client, wanted, window, multi) if wanted else {}
 
     built: dict[str, Topic] = {}
     for n, a in assignments.items():
@@ -268,7 +282,7 @@ def read_snapshot(client: KazooClient, topics: Iterable[str] | None = None,
                 if cfg_data else {}
         parts = {}
         for p, replicas in a.partitions.items():
-            st = states.get(TopicPartition(n, p))
+            st = read.get(TopicPartition(n, p))
             parts[p] = Partition(n, p, replicas, a.adding.get(p, ()), a.removing.get(p, ()),
                                  st.leader if st else None, st.leader_epoch if st else None,
                                  st.isr if st else (), st.controller_epoch if st else None)
@@ -295,6 +309,30 @@ def read_snapshot(client: KazooClient, topics: Iterable[str] | None = None,
         controller_epoch=_decode(codecs.decode_controller_epoch, epoch, paths.CONTROLLER_EPOCH)
         if epoch else None,
         taken_at_ms=taken)
+
+
+def with_states(snapshot: ClusterSnapshot, states: Mapping[TopicPartition, PartitionState | None]
+                ) -> ClusterSnapshot:
+    """``snapshot`` with the leader, epochs and ISR of every partition ``states`` names (a ``None``
+    state: no state znode, so no leader); other partitions are kept as they are."""
+    by_topic: dict[str, dict[TopicPartition, PartitionState | None]] = {}
+    for tp, st in states.items():
+        by_topic.setdefault(tp.topic, {})[tp] = st
+    topics = dict(snapshot.topics)
+    for name, given in by_topic.items():
+        t = topics.get(name)
+        if t is None:
+            continue
+        parts = dict(t.partitions)
+        for tp, st in given.items():
+            p = parts.get(tp.partition)
+            if p is not None:
+                parts[tp.partition] = replace(p, leader=st.leader if st else None,
+                                              leader_epoch=st.leader_epoch if st else None,
+                                              isr=st.isr if st else (),
+                                              controller_epoch=st.controller_epoch if st else None)
+        topics[name] = replace(t, partitions=parts)
+    return replace(snapshot, topics=topics)
 
 
 def _lenient_reassignment(data: bytes) -> codecs.ReassignmentRequest:

@@ -32,17 +32,19 @@ line on stderr, nothing written); an invalid plan raises :class:`PlanInvalid` (n
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 import time
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, Callable, Mapping
 
 if __package__ in (None, ""):  # run as a file by spark-submit: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from spark_jobs import sizes_input
@@ -50,6 +52,10 @@ from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
 from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, selection
+
+
+#: returns the touched partitions' states (``None``: no state znode), waiting for them if need be
+StatesLater = Callable[[], Mapping[TopicPartition, PartitionState | None]]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -165,25 +171,28 @@ def engine_of(args: argparse.Namespace, spark=None) -> EngineChoice:
                          have_session=spark is not None)
 
 
-def execute(args: argparse.Namespace, spark=None) -> dict[str, Any]:
+def execute(args: argparse.Namespace, spark=None, sizes: sizes_input.SizesInput | None = None,
+            states: StatesLater | None = None, timings: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Plan: in the driver (no JVM) or with Spark, as :func:`engine_of` chooses.
 
     With Spark: :func:`run` in ``spark``, or in a session started here (and stopped after) while
     the sizes are prepared in a child process (:func:`spark_jobs.sizes_input.prepare`): telling,
     checking or converting the sizes file then overlaps the JVM's start on another core, and
-    the raw output's text and objects never live in the driver.
+    the raw output's text and objects never live in the driver. ``sizes``: already prepared by
+    the caller (the CLI prepares them while it reads ZooKeeper). ``states``, ``timings``: see :func:`run`.
     """
     capacity_of(args)               # a bad capacity file is refused before Spark starts
     choice = engine_of(args, spark)
     if choice.engine == "driver":
-        return run(None, args, engine=choice)
+        return run(None, args, sizes=sizes, engine=choice, states=states, timings=timings)
     if spark is not None:
-        return run(spark, args, engine=choice)
-    if not args.sizes:
+        return run(spark, args, sizes=sizes, engine=choice, states=states, timings=timings)
+    if not args.sizes or sizes is not None:
         t0 = time.monotonic()
         session = spark_session(args.master, args.remote)
         try:
-            return run(session, args, time.monotonic() - t0, sizes_input.NO_SIZES, choice)
+            return run(session, args, time.monotonic() - t0, sizes or sizes_input.NO_SIZES, choice, states,
+                       timings)
         finally:
             session.stop()      # on Spark Connect: this client's session only
     with _sizes_worker() as pool:
@@ -196,15 +205,22 @@ def execute(args: argparse.Namespace, spark=None) -> dict[str, Any]:
                 sizes_input.finish(pending.result(), succeeded=False)
             raise
         try:
-            return run(session, args, time.monotonic() - t0, pending.result(), choice)
+            return run(session, args, time.monotonic() - t0, pending.result(), choice, states, timings)
         finally:
             session.stop()      # on Spark Connect: this client's session only
 
 
 def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
-        sizes: sizes_input.SizesInput | None = None, engine: EngineChoice | None = None) -> dict[str, Any]:
+        sizes: sizes_input.SizesInput | None = None, engine: EngineChoice | None = None,
+        states: StatesLater | None = None, timings: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Plan with an existing session (``spark`` None: read in the driver); write artifacts; return
     the summary (with plan_hash).
+
+    ``states``: when the snapshot file holds assignments only (``kafka-runbook plan --zookeeper``
+    reads partition states while the input is loaded), a call that returns the states of the
+    partitions the operation touches, waited for once the input is loaded and merged into them
+    before the kernel runs; the kernel gets the same input as from a snapshot with every state.
+    ``timings``: phases the caller measured (its ZooKeeper reads), reported first in ``timings_s``.
 
     ``sizes`` is :func:`spark_jobs.sizes_input.prepare` of ``--sizes`` when the caller made it
     (else made here); a conversion it staged is kept as ``<out>/sizes.jsonl`` with the plan, or
@@ -236,6 +252,11 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
 
             data = load_input(spark, args.snapshot, sizes.path, selection(args))
         loaded = time.monotonic()
+        if states is not None:
+            from kafka_zk.snapshot import with_states
+
+            data = dataclasses.replace(data, snapshot=with_states(data.snapshot, states()))
+        states_ready = time.monotonic()
         plan = run_kernel(args, data)
         planned = time.monotonic()
         waves = pack_waves(plan.moves, limits)
@@ -248,11 +269,12 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         summary["disk"] = disk
         if engine is not None:
             summary["engine"] = {"engine": engine.engine, "reason": engine.reason}
-        summary["timings_s"] = {**({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
+        summary["timings_s"] = {**(timings or {}), **({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
                                 **({"sizes_driver": round(sizes.seconds, 3)} if sizes.path else {}),
                                 ("spark_read_aggregate" if spark is not None else "driver_read_aggregate"):
                                     round(loaded - started, 3),
-                                "kernel_and_validate": round(planned - loaded, 3),
+                                **({} if states is None else {"states_wait": round(states_ready - loaded, 3)}),
+                                "kernel_and_validate": round(planned - states_ready, 3),
                                 "waves_summary": round(time.monotonic() - planned, 3)}
         digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle)
         summary["plan_hash"] = digest

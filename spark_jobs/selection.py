@@ -4,7 +4,8 @@ A :class:`Selection` names the partitions the kernel needs as objects (the *touc
 every other partition only counts in the per-broker baseline. It is written once and read two
 ways, so the Spark path and the in-driver path cannot disagree: :meth:`Selection.sql` is the
 Spark SQL predicate (:mod:`spark_jobs.spark_io`), :meth:`Selection.mask` the same test over
-Arrow columns (:mod:`spark_jobs.driver_io`).
+Arrow columns (:mod:`spark_jobs.driver_io`), :meth:`Selection.picks` over one partition (which
+states ``kafka-runbook plan --zookeeper`` reads).
 
 * ``Selection.every()``: all partitions (add-brokers, rebalance, a decommission allowed to move
   other replicas, ...);
@@ -54,6 +55,14 @@ class Selection:
             quoted = ",".join("'" + n.replace("\\", "\\\\").replace("'", "\\'") + "'" for n in self.topics)
             return f"topic IN ({quoted})"
         return None
+
+    def picks(self, topic: str, replicas: Iterable[int]) -> bool:
+        """The same test for one partition in Python (which partition states a plan reads)."""
+        if self.brokers is not None:
+            return any(b in self.brokers for b in replicas)
+        if self.topics is not None:
+            return topic in self.topics
+        return True
 
     def mask(self, topics, replicas):
         """A numpy bool array: which rows of the Arrow columns ``topics`` (string) and ``replicas``

@@ -1,0 +1,97 @@
+"""``kafka-runbook plan … --zookeeper``: read what the plan needs from ZooKeeper, overlapped with the rest.
+
+Kafka's own ``kafka-reassign-partitions.sh --generate`` reads the broker registrations and one
+znode per topic (the assignment). A plan needs more only where it uses it: the partition
+states (leader, ISR) of the partitions the operation touches (:meth:`Selection.picks`: for a
+decommission, those with a replica on a removed broker; for an election, every partition) —
+the kernel uses a touched partition's leader (the broker a new replica copies from; an
+election's choice) and ISR (change-rf keeps in-sync replicas). Untouched partitions count only
+in the per-broker baseline, by their replica lists. So, in this order:
+
+1. the sizes (``--sizes``: raw ``kafka-log-dirs.sh --describe`` output parsed, or a
+   ``sizes.jsonl`` checked) start in a forked child process: they need nothing from ZooKeeper;
+2. the assignments: live brokers, topic znodes, configs, admin nodes, and no partition state
+   (:func:`kafka_zk.snapshot.read_snapshot` with ``states=False``);
+3. a thread reads the touched partitions' states while the assignments are written as the job's
+   input (``<out>/snapshot.jsonl``) and the job loads it; the job waits for the states only
+   when its kernel is about to run, and merges them into the touched partitions
+   (:func:`spark_jobs.plan_job.run`), so the kernel's input is the one a full snapshot gives;
+4. the same thread then writes the assignments with those states as ``snapshot.jsonl`` in
+   place of the first, so ``--snapshot <out>/snapshot.jsonl`` plans the same plan again.
+   Untouched partitions have no leader or ISR in it (``null`` / ``[]``).
+
+Failure: as :func:`spark_jobs.plan_job.execute`; ZooKeeper not answering raises
+:class:`kafka_zk.errors.ZkUnavailable`. A staged sizes conversion is removed on any failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from kafka_zk.codecs import PartitionState, TopicPartition
+from spark_jobs import plan_job, sizes_input
+from spark_jobs.operations import selection
+
+
+def _rewrite(assignments, states: Future, path: str) -> str:
+    """The assignments with the states read, written beside ``path``; returns where."""
+    from kafka_zk.snapshot import with_states
+    from kafka_zk.snapshot_file import write_snapshot
+
+    staged = f"{path}.with-states"
+    write_snapshot(with_states(assignments, states.result()), staged)
+    return staged
+
+
+def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark=None) -> dict[str, Any]:
+    """Read, overlapped as the module says, and plan; returns the job's summary (its
+    ``timings_s`` start with the reads: ``zk_assignments``, ``zk_states``)."""
+    import time
+
+    from kafka_zk.connect import close, connect
+    from kafka_zk.snapshot import read_partition_states, read_snapshot
+    from kafka_zk.snapshot_file import write_snapshot
+
+    path = job_args.snapshot
+    wanted = selection(job_args)
+    sizes_pool = plan_job._sizes_worker() if job_args.sizes else None    # forked before any thread starts
+    sizes_pending = sizes_pool.submit(sizes_input.prepare, job_args.sizes, job_args.out, True) \
+        if sizes_pool else None
+    succeeded = False
+    try:
+        t0 = time.monotonic()
+        client = connect(connect_string)
+        try:
+            assignments = read_snapshot(client, states=False)
+            t_assign = time.monotonic() - t0
+            touched = [p.tp for p in assignments.partitions() if wanted.picks(p.topic, p.replicas)]
+            timings: dict[str, float] = {"zk_assignments": round(t_assign, 3)}
+
+            def states() -> dict[TopicPartition, PartitionState | None]:
+                t = time.monotonic()
+                got = read_partition_states(client, touched)
+                timings["zk_states"] = round(time.monotonic() - t, 3)
+                return got
+
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-states") as pool:
+                read = pool.submit(states)
+                write_snapshot(assignments, path)
+                rewritten = pool.submit(_rewrite, assignments, read, path)
+                try:
+                    prepared = sizes_pending.result() if sizes_pending else None
+                    summary = plan_job.execute(job_args, spark, sizes=prepared, states=read.result, timings=timings)
+                    succeeded = True
+                finally:
+                    if read.exception() is None and rewritten.exception() is None:
+                        os.replace(rewritten.result(), path)
+        finally:
+            close(client)
+    finally:
+        if sizes_pool is not None:
+            if not succeeded and sizes_pending.exception() is None:
+                sizes_input.finish(sizes_pending.result(), succeeded=False)   # a staged conversion goes
+            sizes_pool.shutdown()
+    return summary
