@@ -14,9 +14,11 @@ in-sync follower's; the maximum is therefore the best estimate of bytes to copy 
 follower only makes the max safer). Partition names are split at the *last* ``-``.
 
 The document starts at the first line beginning with ``{`` and may span lines. It is decoded
-one broker entry at a time (the stdlib decoder on each entry of the ``brokers`` list), so a
-10⁶-partition output (~240 MB, one line) never exists as one tree of Python objects: the peak
-is the text plus one broker's entries plus the result. The splittable per-partition form the
+in one pass by msgspec into typed structs (the fields read, nothing else: no dict per entry);
+a document that is not plainly typed as the tool prints it (a size as a string, trailing text)
+is decoded instead one broker entry at a time with the stdlib decoder, which accepts what it
+can and names what it cannot. Neither builds a tree of dicts for a 10⁶-partition output
+(~240 MB, one line). The splittable per-partition form the
 plan job reads is :mod:`kafka_zk.sizes_file` (which builds on this module, never the other way),
 whose :func:`~kafka_zk.sizes_file.load_sizes` reads either form.
 
@@ -30,7 +32,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Optional
+
+import msgspec
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidPayload
@@ -170,9 +174,59 @@ def _canonical(best: dict[str, int], odd: list[str]) -> None:
             best[key] = size
 
 
+class _Partition(msgspec.Struct):
+    partition: str
+    size: int
+    isFuture: bool = False
+
+
+class _LogDir(msgspec.Struct):
+    error: Optional[str] = None
+    partitions: Optional[list[_Partition]] = None
+
+
+class _Broker(msgspec.Struct):
+    logDirs: list[_LogDir]
+
+
+class _Document(msgspec.Struct):
+    brokers: list[_Broker]
+
+
+_TYPED = msgspec.json.Decoder(_Document)
+
+
+def _typed_best(text: str) -> dict[str, int] | None:
+    """:func:`max_replica_sizes` of a document decoded in one pass into typed structs (msgspec:
+    unknown fields skipped, no dict per entry), or ``None`` when anything is not plainly typed
+    as the tool prints it (then the stdlib path decodes it and names the problem)."""
+    start = _DOC_START.search(text)
+    if start is None:
+        return None
+    try:
+        doc = _TYPED.decode(text[start.end() - 1:])
+    except msgspec.DecodeError:         # ValidationError included
+        return None
+    best: dict[str, int] = {}
+    get = best.get
+    for b in doc.brokers:
+        for d in b.logDirs:
+            if d.error or not d.partitions:
+                continue
+            for p in d.partitions:
+                if p.isFuture:
+                    continue
+                name, size = p.partition, p.size
+                if size > get(name, -1):
+                    best[name] = size
+    return best
+
+
 def log_dirs_columns(text: str) -> PartitionSizes:
     """Per partition, the largest replica size in bytes, as columns in order of first appearance."""
-    best = max_replica_sizes(_broker_entries(text))
+    best = _typed_best(text)
+    if best is None:
+        best = max_replica_sizes(_broker_entries(text))
     while True:
         topics: list[str] = []
         pids: list[int] = []

@@ -83,3 +83,32 @@ def test_encoded_output_parses_to_the_max_over_brokers(replicas: dict) -> None:
         for tp, s in parts.items():
             expected[tp] = max(s, expected.get(tp, -1))
     assert parse_log_dirs(encode_log_dirs(per_broker)) == dict(sorted(expected.items()))
+
+
+_names = st.sampled_from(["a-0", "a-1", "b.c-0", "b.c-10", "x-y-3"])
+_entries = st.builds(lambda n, s, f: entry(n, s, f), _names, st.integers(0, 2**62), st.booleans())
+_dirs = st.fixed_dictionaries({"logDir": st.just("/d"), "error": st.sampled_from([None, None, "KafkaStorageException"]),
+                               "partitions": st.lists(_entries, max_size=6)})
+_brokers = st.lists(st.fixed_dictionaries({"broker": st.integers(0, 9), "logDirs": st.lists(_dirs, max_size=3)}),
+                    max_size=4)
+
+
+@given(_brokers)
+@settings(max_examples=150)
+def test_the_typed_one_pass_decode_gives_what_the_entry_by_entry_decode_gives(brokers: list) -> None:
+    from kafka_zk.log_dirs import _broker_entries, _typed_best, max_replica_sizes
+
+    text = doc(brokers)
+    assert _typed_best(text) is not None
+    assert _typed_best(text) == max_replica_sizes(_broker_entries(text))
+
+
+def test_a_document_not_plainly_typed_goes_the_stdlib_way_with_the_same_rule() -> None:
+    from kafka_zk.log_dirs import _typed_best
+
+    text = doc([{"broker": 1, "logDirs": [{"logDir": "/d", "error": None,
+                                           "partitions": [entry("t-0", "12"), entry("t-1", 5)]}]}])
+    assert _typed_best(text) is None                    # a size as a string is not what the tool prints
+    assert dict(log_dirs_columns(text).items()) == {TP("t", 0): 12, TP("t", 1): 5}
+    assert _typed_best(doc([]) + "trailing words\n") is None
+    assert len(log_dirs_columns(doc([]) + "trailing words\n")) == 0
