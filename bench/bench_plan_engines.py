@@ -65,9 +65,20 @@ print(round(time.perf_counter() - t, 2), out["plan_hash"])
 """
 
 
+def write_log_dirs(snap, sizes, path: str) -> None:
+    """``sizes`` of every replica of ``snap`` as ``kafka-log-dirs.sh --describe`` prints them."""
+    from kafka_zk.log_dirs import encode_log_dirs
+
+    by_broker: dict = {}
+    for p in snap.partitions():
+        for b in p.replicas:
+            by_broker.setdefault(b, {})[p.tp] = sizes[p.tp]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(encode_log_dirs(by_broker))
+
+
 def inputs(shape: str, workdir: str) -> tuple[str, str]:
     """The snapshot and sizes files of ``shape`` (written once)."""
-    from kafka_zk.log_dirs import encode_log_dirs
     from kafka_zk.sizes_file import write_sizes_file
     from kafka_zk.snapshot_file import write_snapshot
     from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
@@ -84,12 +95,7 @@ def inputs(shape: str, workdir: str) -> tuple[str, str]:
     if s["sizes_form"] == "jsonl":
         write_sizes_file(sizes, sizes_path)
     else:
-        by_broker: dict = {}
-        for p in snap.partitions():
-            for b in p.replicas:
-                by_broker.setdefault(b, {})[p.tp] = sizes[p.tp]
-        with open(sizes_path, "w", encoding="utf-8") as f:
-            f.write(encode_log_dirs(by_broker))
+        write_log_dirs(snap, sizes, sizes_path)
     print(f"  inputs for {shape} written in {time.perf_counter() - t:.1f} s "
           f"(snapshot {os.path.getsize(snap_path) / 1e6:.1f} MB, sizes {os.path.getsize(sizes_path) / 1e6:.1f} MB)")
     return snap_path, sizes_path

@@ -32,10 +32,9 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from bench.bench_plan_engines import SHAPES  # noqa: E402
+from bench.bench_plan_engines import SHAPES, write_log_dirs  # noqa: E402
 from kafka_zk import paths  # noqa: E402
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper  # noqa: E402
-from kafka_zk.log_dirs import encode_log_dirs  # noqa: E402
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes  # noqa: E402
 
 TXN = 400       # creates per multi transaction
@@ -94,12 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     sizes = synthetic_sizes(snap, seed=4)
     sizes_path = os.path.join(args.workdir, f"log-dirs-{args.shape}.txt")
     if not os.path.exists(sizes_path):
-        by_broker: dict = {}
-        for p in snap.partitions():
-            for b in p.replicas:
-                by_broker.setdefault(b, {})[p.tp] = sizes[p.tp]
-        with open(sizes_path, "w", encoding="utf-8") as f:
-            f.write(encode_log_dirs(by_broker))
+        write_log_dirs(snap, sizes, sizes_path)
     removed = ",".join(str(b) for b in s["removed"])
     with EmbeddedZooKeeper() as server:
         zk = KazooClient(hosts=server.connect_string, timeout=30)
