@@ -19,11 +19,14 @@ Objectives, in order (an earlier one is never traded for a later one):
    anyway, or a source giving a different replica: no extra copy), then, for rebalance and only
    while the bytes target is not met, paid ones (one or two extra copies each, counted in the
    report), and one-way hand-overs from a heavier broker holding one replica more to a lighter
-   one holding one fewer (counts stay within one).
+   one holding one fewer (counts stay within one). And a *two-step chain* during the count
+   moves: a broker short of replicas that cannot take one without widening the bytes spread
+   first trades a large replica for a smaller one (counts kept), then takes its share.
 
 Never worse at the end: counts only narrow (a move goes from a broker two or more above its
-destination), and no broker's bytes or preferred-leader count leaves the range the members
-started in (swaps end both brokers between their old bytes), so no spread ends wider than it began.
+destination); no count move lets the bytes spread (max − min) pass the one at the start, and
+swaps end both brokers between their old bytes; no broker's preferred-leader count leaves the
+range the members started in. So no spread ends wider than it began.
 A rebalance moves at most one replica a partition (``one_move_per_partition``: each move costs one
 copy of that partition, so the budget is read per partition); add-brokers may move several of one
 partition onto the new brokers. A replica never lands on a broker the partition is leaving, so
@@ -250,17 +253,19 @@ def _count_phase(led: Ledger, receivers: list[int], limits: Limits, sized: bool)
     ranks = led.ranks
     racks_ = led.rack
     n = len(led.members)
-    # the bounds at the start: no broker's bytes or leaderships leave them, so no spread ends wider
-    lo_b, hi_b = min(led.bytes.values()), max(led.bytes.values())
+    # at the start: the bytes spread no move may pass, the leadership range no broker may leave
+    spread_b = max(led.bytes.values()) - min(led.bytes.values())
     lo_l, hi_l = min(led.leaders.values()), max(led.leaders.values())
     total = sum(led.replicas.values())
     floor_share, ceil_share = total // n, -(-total // n)
     mean_b = led.mean_bytes()
+    chains = 0
     for _step in range(total + 1):
         if led.count_spread() <= limits.replica_spread:
             return "target reached"
         if limits.max_replicas is not None and led.replicas_moved >= limits.max_replicas:
             return "replica budget spent"
+        lo_now, hi_now = min(led.bytes.values()), max(led.bytes.values())
         dsts = sorted(receivers, key=lambda b: (led.replicas[b], led.bytes[b], ranks[b]))
         if not dsts:
             return "no broker may receive"
@@ -291,8 +296,9 @@ def _count_phase(led: Ledger, receivers: list[int], limits: Limits, sized: bool)
                     take = (mean_b - led.bytes[dst]) / max(1, ceil_share - led.replicas[dst])
                     ideal = max(0.0, (give + take) / 2) if sized else 0.0
                     cap = None
-                    if sized:
-                        cap = min(hi_b - led.bytes[dst], led.bytes[src] - lo_b)
+                    if sized:      # the bytes spread (max − min) never passes the one at the start
+                        bs, bd = led.bytes[src], led.bytes[dst]
+                        cap = min(lo_now + spread_b - bd, bs - (hi_now - spread_b), (spread_b - bd + bs) // 2)
                     if limits.max_bytes is not None:
                         left = limits.max_bytes - led.bytes_moved
                         cap = left if cap is None else min(cap, left)
@@ -306,12 +312,41 @@ def _count_phase(led: Ledger, receivers: list[int], limits: Limits, sized: bool)
                     break
             if pick is not None:
                 break
+        if pick is None and sized and chains < len(led.members):
+            # two-step chain: a broker short of replicas that cannot take one without passing the
+            # starting bytes maximum first trades a large replica for a smaller one (counts kept)
+            chains += 1
+            room = _make_room(led, dsts[:CANDIDATES], receivers, limits)
+            if room is not None:
+                for tp, i, dst in room:
+                    led.relocate(tp, i, dst)
+                continue
         if pick is None:
             return ("byte budget spent" if limits.max_bytes is not None else "no move narrows the replica spread "
                     "(racks, or keeping every broker's bytes and leaderships within their starting range, allow none)")
         tp, i, dst = pick
         led.relocate(tp, i, dst)
     return "target reached"
+
+
+def _make_room(led: Ledger, short: list[int], receivers: list[int],
+               limits: Limits) -> list[tuple[TopicPartition, int, int]] | None:
+    """A swap that lowers the bytes of one of the ``short`` brokers (fewest replicas), so it can
+    take a replica next; paid (at most two copies) only where the budget allows."""
+    extra = 2 if limits.max_replicas is None else min(2, limits.max_replicas - led.replicas_moved)
+    if extra <= 0:
+        return None
+    mean = led.mean_bytes()
+    for a in sorted(short, key=lambda b: -led.bytes[b]):
+        partners = sorted((b for b in led.members if led.bytes[b] < led.bytes[a] and led.rack[b] == led.rack[a]),
+                          key=lambda b: led.bytes[b])[:PARTNERS]
+        partners += sorted((b for b in led.members if led.bytes[b] < led.bytes[a]),
+                           key=lambda b: led.bytes[b])[:1]
+        for b in dict.fromkeys(partners):
+            found = _best_exchange(led, a, b, set(receivers), limits, extra, mean, swaps_only=True)
+            if found is not None:
+                return found
+    return None
 
 
 def _nearest_slot(led: Ledger, src: int, dst: int, ideal: float, cap: float | None,
@@ -385,7 +420,7 @@ def _partners(led: Ledger, b: int, same_rack: Mapping[str, list[int]], lighter: 
 
 
 def _best_exchange(led: Ledger, a: int, b: int, receivers: set[int], limits: Limits, extra_left: int,
-                   mean: float) -> list[tuple[TopicPartition, int, int]] | None:
+                   mean: float, swaps_only: bool = False) -> list[tuple[TopicPartition, int, int]] | None:
     """Slots whose exchange between heavier ``a`` and lighter ``b`` brings both nearest the middle:
     a swap (a larger replica of ``a`` for a smaller one of ``b``) or, when ``a`` holds a replica
     more than ``b``, a hand-over of one. Free ones first; a paid one (at most ``extra_left`` new
@@ -418,7 +453,7 @@ def _best_exchange(led: Ledger, a: int, b: int, receivers: set[int], limits: Lim
         ys_all = [(ys, kind) for ys, kind in ys_all if kind == 0] + [(ys, kind) for ys, kind in ys_all if kind == 1]
     max_y = max((ys[-1][0] for ys, _ in ys_all), default=0)
     min_y = min((ys[0][0] for ys, _ in ys_all), default=0)
-    one_way = led.replicas[a] > led.replicas[b]
+    one_way = led.replicas[a] > led.replicas[b] and not swaps_only
     for xs, x_hosted in ((led.received[a], False), (led.hosted[a], True)):
         k = bisect.bisect_left(xs, (max_y + gap,)) - 1
         for _ in range(SWAP_SCAN):

@@ -174,3 +174,26 @@ def test_rebalance_never_widens_a_spread_and_keeps_racks_and_budget(cluster, max
     racks = rack_map(snap.brokers)
     for m in out.plan.moves:
         assert len({racks[b] for b in m.target}) >= len({racks[b] for b in m.current})
+
+
+def test_a_broker_short_of_replicas_but_heaviest_in_bytes_trades_first_then_takes_its_share() -> None:
+    """Two-step chain: broker 4 holds the fewest replicas and the most bytes, so no single move onto
+    it keeps the bytes maximum; it swaps a large replica for a small one, then takes replicas."""
+    parts, sizes = {}, {}
+    for b in (1, 2, 3):
+        for k in range(6):
+            parts[(f"s{b}", k)] = [b]
+            sizes[TopicPartition(f"s{b}", k)] = 10
+    for k in range(2):
+        parts[("big", k)] = [4]
+        sizes[TopicPartition("big", k)] = 1000
+    topics: dict[str, dict[int, Partition]] = {}
+    for (t, p), r in parts.items():
+        topics.setdefault(t, {})[p] = Partition(t, p, tuple(r), leader=r[0], leader_epoch=0, isr=tuple(r),
+                                                controller_epoch=1)
+    snap = ClusterSnapshot({b: Broker(b, None, f"h{b}", 9092) for b in (1, 2, 3, 4)},
+                           {t: Topic(t, p) for t, p in topics.items()}, controller_id=1, controller_epoch=1)
+    out = plan_budget_rebalance(snap, sizes)
+    validate_plan(snap, out.plan, (), sizes)
+    before, after = spreads(snap, sizes), spreads(snap, sizes, out.plan.target)
+    assert before[0] == 4 and after[0] <= 1 and after[2] < before[2]
