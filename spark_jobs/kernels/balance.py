@@ -77,6 +77,7 @@ class Limits:
     leader_spread: int = 1
     paid_bytes_moves: bool = True      # extra copies for bytes balance (rebalance); add-brokers: free only
     one_move_per_partition: bool = True   # rebalance: a budget counted per partition; add-brokers: any slot
+    dst_first: bool = False    # count moves: fill the least loaded destination first (else empty the fullest source)
     extra_moves: int | None = None     # paid allowance; None: EXTRA_SHARE_PERCENT of the count moves
 
 
@@ -286,28 +287,23 @@ def _count_phase(led: Ledger, receivers: list[int], limits: Limits, sized: bool)
 
         pick = None
         for strict in (True, False):
-            for src in sources:
-                if led.replicas[src] < floor_dst + 2:
-                    break
-                for dst in dict.fromkeys(by_rack.get(racks_[src], [])[:CANDIDATES] + dsts[:CANDIDATES]):
-                    if led.replicas[src] - led.replicas[dst] < 2 or (strict and not needed(src, dst)):
-                        continue
-                    give = (led.bytes[src] - mean_b) / max(1, led.replicas[src] - floor_share)
-                    take = (mean_b - led.bytes[dst]) / max(1, ceil_share - led.replicas[dst])
-                    ideal = max(0.0, (give + take) / 2) if sized else 0.0
-                    cap = None
-                    if sized:      # the bytes spread (max − min) never passes the one at the start
-                        bs, bd = led.bytes[src], led.bytes[dst]
-                        cap = min(lo_now + spread_b - bd, bs - (hi_now - spread_b), (spread_b - bd + bs) // 2)
-                    if limits.max_bytes is not None:
-                        left = limits.max_bytes - led.bytes_moved
-                        cap = left if cap is None else min(cap, left)
-                    if cap is not None:
-                        ideal = min(ideal, cap)
-                    lead_ok = led.leaders[src] - 1 >= lo_l and led.leaders[dst] + 1 <= hi_l
-                    pick = _nearest_slot(led, src, dst, ideal, cap, lead_ok)
-                    if pick is not None:
-                        break
+            for src, dst in _pairs(sources, dsts, by_rack, racks_, floor_dst, limits.dst_first):
+                if led.replicas[src] - led.replicas[dst] < 2 or (strict and not needed(src, dst)):
+                    continue
+                give = (led.bytes[src] - mean_b) / max(1, led.replicas[src] - floor_share)
+                take = (mean_b - led.bytes[dst]) / max(1, ceil_share - led.replicas[dst])
+                ideal = max(0.0, (give + take) / 2) if sized else 0.0
+                cap = None
+                if sized:      # the bytes spread (max − min) never passes the one at the start
+                    bs, bd = led.bytes[src], led.bytes[dst]
+                    cap = min(lo_now + spread_b - bd, bs - (hi_now - spread_b), (spread_b - bd + bs) // 2)
+                if limits.max_bytes is not None:
+                    left = limits.max_bytes - led.bytes_moved
+                    cap = left if cap is None else min(cap, left)
+                if cap is not None:
+                    ideal = min(ideal, cap)
+                lead_ok = led.leaders[src] - 1 >= lo_l and led.leaders[dst] + 1 <= hi_l
+                pick = _nearest_slot(led, src, dst, ideal, cap, lead_ok)
                 if pick is not None:
                     break
             if pick is not None:
@@ -327,6 +323,24 @@ def _count_phase(led: Ledger, receivers: list[int], limits: Limits, sized: bool)
         tp, i, dst = pick
         led.relocate(tp, i, dst)
     return "target reached"
+
+
+def _pairs(sources: list[int], dsts: list[int], by_rack: Mapping[str, list[int]], rack: Mapping[int, str],
+           floor_dst: int, dst_first: bool):
+    """(source, destination) candidates: each source from the most loaded down with the least loaded
+    destinations (its rack's first), or with ``dst_first`` each destination from the least loaded up
+    with every source from the most loaded down."""
+    if dst_first:
+        for dst in dsts:
+            for src in sources:
+                if src != dst:
+                    yield src, dst
+        return
+    for src in sources:
+        if not dsts or src not in rack:
+            continue
+        for dst in dict.fromkeys(by_rack.get(rack[src], [])[:CANDIDATES] + dsts[:CANDIDATES]):
+            yield src, dst
 
 
 def _make_room(led: Ledger, short: list[int], receivers: list[int],

@@ -56,7 +56,8 @@ def plan_add_brokers(snapshot: ClusterSnapshot, new_brokers: Collection[int],
     members = sorted(((hosting & set(snapshot.brokers)) | set(new)) - excluded)
     led = Ledger(snapshot, members, sizes, rack_map(snapshot.brokers), seeded_ranks(members, seed))
     before = (led.count_spread(), led.bytes_relative(), max(led.leaders.values()) - min(led.leaders.values()))
-    done = balance(led, new, Limits(paid_bytes_moves=False, one_move_per_partition=False), bool(sizes))
+    done = balance(led, new, Limits(paid_bytes_moves=False, one_move_per_partition=False, dst_first=True),
+                   bool(sizes))
     after = (led.count_spread(), led.bytes_relative(), max(led.leaders.values()) - min(led.leaders.values()))
     bytes_part = (f", bytes spread {before[1]:.1%} → {after[1]:.1%}" if sizes else ", bytes unknown (no sizes)")
     notes = [f"add-brokers over {len(members)} broker(s) that hold data after the plan: replica spread "

@@ -197,3 +197,22 @@ def test_a_broker_short_of_replicas_but_heaviest_in_bytes_trades_first_then_take
     validate_plan(snap, out.plan, (), sizes)
     before, after = spreads(snap, sizes), spreads(snap, sizes, out.plan.target)
     assert before[0] == 4 and after[0] <= 1 and after[2] < before[2]
+
+
+def test_add_brokers_on_the_dag_scenario_reaches_spread_one_with_the_minimum_nine_moves() -> None:
+    """tests/dags/scenario.py plus 7 (rack c) and 8 (rack a): rack b has no new broker, so its
+    excess leaves only through a partition that moves two replicas (a destination-first fill)."""
+    from tests.dags.scenario import RACKS, TOPICS
+    new = {7: "c", 8: "a"}
+    topics, sizes = {}, {}
+    for t, (parts, sz) in TOPICS.items():
+        topics[t] = Topic(t, {p: Partition(t, p, tuple(r), leader=r[0], leader_epoch=0, isr=tuple(r),
+                                           controller_epoch=1) for p, r in parts.items()})
+        sizes.update({TopicPartition(t, p): s for p, s in sz.items()})
+    snap = ClusterSnapshot({b: Broker(b, r, f"h{b}", 9092) for b, r in {**RACKS, **new}.items()}, topics,
+                           controller_id=1, controller_epoch=1)
+    for known in (sizes, None):
+        plan = plan_add_brokers(snap, sorted(new), known)
+        validate_plan(snap, plan, (), known)
+        after = spreads(snap, known, plan.target)
+        assert plan.replica_moves == count_minimum(snap, snap.brokers) == 9 and after[0] <= 1 and after[1] <= 1
