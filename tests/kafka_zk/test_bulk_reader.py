@@ -34,12 +34,17 @@ def test_reads_what_one_by_one_gets_read(via, zk, zk_server, zk_chroot, zk_proxi
         close(client)
 
 
-def test_digest_credentials_are_sent_and_a_refusal_is_left_to_kazoo(zk, zk_connect):
+def _create(zk, paths: list[str], locked) -> None:
+    """``paths`` with data, those ``locked(i)`` picks readable only with the sre:secret digest."""
     acl = [make_digest_acl("sre", "secret", all=True)]
     zk.add_auth("digest", "sre:secret")
-    for i in range(100):
-        zk.create(f"/locked/{i}", b"x", acl=acl, makepath=True)
+    for i, path in enumerate(paths):
+        zk.create(path, b"x", acl=acl if locked(i) else None, makepath=True)
+
+
+def test_digest_credentials_are_sent_and_a_refusal_is_left_to_kazoo(zk, zk_connect):
     wanted = [f"/locked/{i}" for i in range(100)]
+    _create(zk, wanted, lambda i: True)
     allowed = connect(zk_connect, auth=[("digest", "sre:secret")])
     stranger = connect(zk_connect)
     try:
@@ -69,11 +74,8 @@ def test_several_sessions_share_the_read_and_each_is_opened_once(zk, zk_chroot, 
 
 
 def test_a_session_refused_mid_read_leaves_only_its_own_run_unread(zk, zk_connect):
-    acl = [make_digest_acl("sre", "secret", all=True)]
-    zk.add_auth("digest", "sre:secret")
-    for i in range(200):
-        zk.create(f"/half/{i:03d}", b"x", acl=acl if i >= 100 else None, makepath=True)
     wanted = [f"/half/{i:03d}" for i in range(200)]
+    _create(zk, wanted, lambda i: i >= 100)
     stranger = connect(zk_connect)
     try:
         got = bulk_reader.read_many(stranger, wanted, window=8, sessions=2)
