@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "elect": "cli.elect",            # kafka-preferred-replica-election.sh
     "throttle": "cli.throttle",      # set/remove replication throttles
     "plan": "cli.plan",              # Spark plans (decommission, add-brokers, ...)
+    "retiring": "cli.retiring",      # brokers drained by a decommission, left out of later plans
     "sim": "cli.sim",                # the controller emulator
     "state-change-logs": "cli.state_change_logs",  # kafka.tools.StateChangeLogMerger
     "verify-replicas": "cli.verify_replicas",   # kafka-replica-verification.sh (Kafka protocol)

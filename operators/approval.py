@@ -155,7 +155,8 @@ class PlanApprovalOperator(RetriedApprovalOperator):
         if event.get("error_type") == "timeout" or ("error" in event and "timeout" in str(event.get("error"))):
             record_decision(folder, ApprovalRecord(REJECTED, requested or "", None, utc_now_iso(),
                                                    f"no answer before the approval expired "
-                                                   f"({request.get('expires_at')})"), run_id, self.task_id)
+                                                   f"({request.get('expires_at')})", expired=True,
+                                                   expires_at=request.get("expires_at")), run_id, self.task_id)
             raise ApprovalExpired(f"nobody answered before the approval expired at {request.get('expires_at')}; "
                                   "nothing was written: trigger the run again for a fresh plan")
         if "error" not in event and event.get("chosen_options"):
@@ -174,7 +175,10 @@ class PlanApprovalOperator(RetriedApprovalOperator):
                                                                                   or DEFAULT_APPROVAL_EXPIRY.total_seconds())))
                 except Exception as refused:
                     record_decision(folder, ApprovalRecord(REJECTED, requested or "", by, at_text,
-                                                           f"approval refused: {refused}"), run_id, self.task_id)
+                                                           f"approval refused: {refused}",
+                                                           expired=isinstance(refused, ApprovalExpired),
+                                                           expires_at=request.get("expires_at")),
+                                    run_id, self.task_id)
                     raise
                 current = plan_hash(folder.plan_dir)
                 if current != requested:

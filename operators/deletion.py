@@ -40,6 +40,7 @@ from kafka_zk.snapshot_file import load_snapshot
 from operators.base import RunbookOperator, as_bool
 from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, Seen, not_before, pause, wait_inline
 from operators.report import PreviewFinalReportOperator, upstream_failures
+from operators.run_notes import approval_outcome
 from operators.runtime import require_approval
 from operators.triggers.deletion import TopicsDeletedTrigger
 from operators.waves import human_bytes
@@ -266,8 +267,8 @@ def deletion_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool
         outcome = "FAILED before selection"
     elif selection.refused:
         outcome = "REFUSED (nothing written)"
-    elif approval is not None and approval["decision"] == "rejected":
-        outcome = "rejected"
+    elif approval_outcome(approval) is not None:
+        outcome = approval_outcome(approval)
     elif dry_run:
         outcome = "dry run (nothing written)"
     elif failures:

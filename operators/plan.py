@@ -60,7 +60,9 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.topic_configs import check_rate
 from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster
 from operators.base import as_bool
-from operators.runtime import plan_hash, run_folder
+from operators.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
+from operators.runtime import run_folder
+from spark_jobs.artifacts import load_plan_artifacts
 
 PLAN_JOB = Path(__file__).resolve().parent.parent / "spark_jobs" / "plan_job.py"
 
@@ -202,6 +204,10 @@ class SparkPlanOperator(SparkSubmitOperator):
         """This runbook's plan-job flags besides ``--snapshot/--op/--out/--seed`` and the shared ones."""
         return []
 
+    def removing(self) -> list[int]:
+        """Brokers this plan drains (they may be retiring and still hold replicas); none by default."""
+        return []
+
     def check_plan_matches(self, plan_dir: Path, origin: str) -> None:
         """Refuse (:class:`InvalidInput` naming ``origin``) a plan that is not this run's."""
         read_plan_summary(plan_dir, origin, self.operation)
@@ -233,14 +239,19 @@ class SparkPlanOperator(SparkSubmitOperator):
             self.log.info("plan copied from %s (no Spark run)", src)
         else:
             self._run_job(context, folder, throttle)
-        digest = plan_hash(folder.plan_dir)
+        plan = load_plan_artifacts(str(folder.plan_dir))
+        check_plan_avoids_retiring(folder, dict(plan.target))    # also a plan handed over with plan_from
+        digest = plan.plan_hash
         self.log.info("plan hash %s", digest)
         return {"plan_dir": str(folder.plan_dir), "plan_hash": digest, **extra}
 
     def _run_job(self, context: Any, folder: RunFolder, throttle: int | None) -> None:
         if not folder.snapshot.is_file():
             raise InvalidInput(f"{folder.snapshot} is missing: the snapshot task must run first")
-        args = ["--snapshot", str(folder.snapshot), "--op", self.operation, *self.job_args(),
+        snapshot = plan_input(folder, self.removing())     # without the retiring brokers (operators/retiring.py)
+        if snapshot != folder.snapshot:
+            self.log.info("excluded as destinations: %s", "; ".join(excluded_lines(folder, self.removing())))
+        args = ["--snapshot", str(snapshot), "--op", self.operation, *self.job_args(),
                 "--out", str(folder.plan_dir), "--seed", str(int(self.seed or 0))]
         if folder.partition_sizes.is_file():    # what the snapshot step writes
             args += ["--sizes", str(folder.partition_sizes)]
@@ -333,6 +344,9 @@ class DecommissionPlanOperator(SparkPlanOperator):
 
     def job_args(self) -> list[str]:
         return ["--brokers", ",".join(str(b) for b in check_brokers_to_remove(self.brokers_to_remove))]
+
+    def removing(self) -> list[int]:
+        return check_brokers_to_remove(self.brokers_to_remove)
 
     def check_plan_matches(self, plan_dir: Path, origin: str) -> None:
         check_plan_matches(plan_dir, check_brokers_to_remove(self.brokers_to_remove), origin)

@@ -1,10 +1,11 @@
-"""The project's Airflow plugin: the maintenance-window timetable and the reports app.
+"""The project's Airflow plugin: the maintenance-window timetable, the reports app and the run-note listener.
 
 Airflow loads it through the package's ``airflow.plugins`` entry point (pyproject.toml); a
 deployment that does not pip-install the package copies a two-line shim importing
 :class:`KafkaRunbooksPlugin` into ``$AIRFLOW_HOME/plugins``. The scheduler needs the timetable
 registered to deserialize DAGs scheduled by it; the API server mounts the reports app at
-``/kafka-runbooks`` (behind Airflow's login, see :mod:`operators.reports_app`).
+``/kafka-runbooks`` (behind Airflow's login, see :mod:`operators.reports_app`); the scheduler calls
+the listener of :mod:`operators.run_notes` when a run ends, which writes the run's outcome as its note.
 
 Failure: none at import beyond Airflow's own; a missing registration shows in the scheduler as
 "Timetable class ... is not registered" and the report links answer 404.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 
+from operators import run_notes
 from operators.reports_app import URL_PREFIX, app
 from operators.windows.timetable import MaintenanceWindowTimetable
 
@@ -21,4 +23,5 @@ from operators.windows.timetable import MaintenanceWindowTimetable
 class KafkaRunbooksPlugin(AirflowPlugin):
     name = "kafka_runbooks"
     timetables = [MaintenanceWindowTimetable]
+    listeners = [run_notes]
     fastapi_apps = [{"app": app, "url_prefix": URL_PREFIX, "name": "Kafka Runbooks reports"}]

@@ -40,6 +40,7 @@ from kafka_zk.snapshot_file import load_snapshot
 from operators.base import RunbookOperator
 from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, not_before, pause, wait_inline
 from operators.report import PreviewFinalReportOperator, upstream_failures
+from operators.run_notes import approval_outcome
 from operators.runtime import require_approval
 from operators.triggers.election import ElectionDoneTrigger, election_outcome
 from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
@@ -271,8 +272,8 @@ class ElectionReportOperator(PreviewFinalReportOperator):
             with self.session(context) as (client, _):
                 after = [b.to_json() for b in leader_balance(read_snapshot(client, with_configs=False))]
         not_elected = [ne for b in progress for ne in b["not_elected"]]
-        rejected = approval is not None and approval["decision"] == "rejected"
-        outcome = ("FAILED" if failures or doc is None else "rejected" if rejected
+        refused = approval_outcome(approval)
+        outcome = (refused if refused is not None else "FAILED" if failures or doc is None
                    else "dry run (nothing written)" if self.is_dry_run
                    else "succeeded" if progress and all(b["state"] == "done" for b in progress)
                    else "nothing to elect" if doc and not doc["batches"] else "pending")

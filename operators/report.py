@@ -36,6 +36,9 @@ from operators.runtime import plan_hash
 from operators.notifications.runbook import notify_event
 from operators.report_links import report_link
 from operators.report_titles import heading
+from operators.retiring import excluded_lines
+from operators.run_history import history_lines
+from operators.run_notes import approval_outcome, outcome_note, push_run_note
 from operators.state_change import read_excerpts
 from operators.throttles import JANITOR_FILE
 from operators.waves import WaveBook, human_bytes
@@ -97,6 +100,7 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
     rate = throttle if throttle not in (None, "") else summary.get("limits", {}).get("throttle_bytes_per_s")
     sized = bool(summary.get("sized"))
     return {
+        "excluded": excluded_lines(folder, removed),
         "sized": sized,
         "bytes_text": human_bytes(summary.get("bytes_moved", 0)) if sized else "unknown (no sizes_file given)",
         "predicted_text": seconds_text(summary.get("predicted_seconds")) if sized else
@@ -244,8 +248,8 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
         waves.append({"id": w.id, "partitions": len(w.moves), "status": w.status, "took": took})
     if dry_run:
         outcome = "dry run"
-    elif approval is not None and approval["decision"] == "rejected":
-        outcome = f"rejected by {approval.get('by') or 'unknown'}"
+    elif approval_outcome(approval) is not None:
+        outcome = approval_outcome(approval)
     elif failures:
         outcome = "FAILED"
     else:
@@ -277,6 +281,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
         "controller_text": controller_text(folder.read_json(folder.root / "controller.json")),
         "failures": failures, "charts": charts, "report_path": str(folder.final_report_html),
         "state_change_excerpts": read_excerpts(folder.root),
+        "history": history_lines(folder), "refused": approval_outcome(approval) is not None and not dry_run,
     }
 
 
@@ -333,6 +338,12 @@ class PreviewFinalReportOperator(RunbookOperator):
         folder.write_text(html, render(f"{self.template_dir}/{self.kind}.html.j2", **values))
         self.log.info("%s report (%s): %s", self.kind, values["outcome"], md)
         out = {"outcome": values["outcome"], "report": str(md)}
+        if self.kind == "final":
+            records = AuditLog.read(folder.audit) if folder.audit.is_file() else []
+            push_run_note(context, outcome_note({
+                "outcome": values["outcome"], "dry_run": self.is_dry_run, "summary_line": "",
+                "writes": sum(1 for r in records if not r.dry_run and r.op in ZK_OPS),
+                "refused": approval_outcome(values.get("approval")) is not None, "history": history_lines(folder)}))
         if self.kind == "preview":
             out["plan_hash"] = plan_hash(folder.plan_dir)
             out["approval_body"] = render(f"{self.template_dir}/approval_body.md.j2", plan_hash=out["plan_hash"],
@@ -398,14 +409,16 @@ class NotifyOperator(DecommissionStep):
                                   + (f"; drained: {values['drained_text']}" if values["removed"] else ""))
         message = render("notify.txt.j2", **values)
         folder.write_text(folder.notification, message)
-        failed = bool(values["failures"]) or values["outcome"].startswith("rejected")
+        failed = bool(values["failures"]) or values["refused"]
         link = report_link(context["dag"].dag_id, context["run_id"], "final_report.html")
         notify_event(context, folder, "failed" if failed else "finished", self.log, body=message, link=link,
                      fields={"report": str(folder.final_report_html)}, outcome=values["outcome"],
                      removed=values["removed"])
-        if values["failures"]:
+        push_run_note(context, outcome_note(values))
+        if values["failures"] and not values["refused"]:
             raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {folder.final_report_md}")
-        if values["outcome"].startswith("rejected"):
-            raise RunRejected(f"plan {str(values['plan_hash'])[:12]} {values['outcome']}: nothing was written to "
-                              f"ZooKeeper; see {folder.final_report_md}")
+        if values["refused"]:
+            raise RunRejected(f"plan {str(values['plan_hash'])[:12]} {values['outcome']}: "
+                              f"{'nothing was' if not values['writes'] else str(values['writes']) + ' znode write(s)'} "
+                              f"written to ZooKeeper; see {folder.final_report_md}")
         return {"outcome": values["outcome"]}

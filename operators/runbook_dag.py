@@ -1,7 +1,9 @@
 """What every runbook DAG shares: its DAG settings and the Params every runbook takes.
 
 ``runbook_dag`` builds the DAG the same way for each runbook (manual or scheduled, no catch-up,
-one run at a time, Params rendered as native objects, doc_md shown in the UI); the Param
+one run at a time, Params rendered as native objects, doc_md shown in the UI, and every task
+first checking that the run's conf holds only Params — :mod:`operators.conf_check` — and noting a
+retry in the run folder — :mod:`operators.run_history`); the Param
 factories give the cluster connection, the run root and the pre-approval switch one definition.
 """
 
@@ -12,6 +14,9 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from airflow.sdk import DAG, Param
+
+from operators.conf_check import check_conf_keys
+from operators.run_history import record_retry
 
 DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
 
@@ -26,6 +31,12 @@ def run_root_param(what: str = "artifacts, audit, reports") -> Param:
                  description=f"Directory under which each run's folder ({what}) is made")
 
 
+def before_each_task(context: Any) -> None:
+    """The ``pre_execute`` hook of every runbook task: refuse a conf key that is not a Param, note a retry."""
+    check_conf_keys(context)
+    record_retry(context)
+
+
 # what every ZooKeeper-writing step of a runbook takes from the trigger form
 ZK_STEP_ARGS = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.run_root }}",
                     dry_run="{{ params.dry_run }}")
@@ -37,4 +48,5 @@ def runbook_dag(dag_id: str, description: str, params: dict[str, Any], doc_md: s
     return DAG(dag_id=dag_id, description=description, schedule=schedule,
                start_date=datetime(2024, 1, 1), catchup=False, max_active_runs=1, params=params,
                render_template_as_native_obj=True, doc_md=doc_md,
+               default_args={"pre_execute": before_each_task},
                tags=["kafka", "runbook", "zookeeper", *tags])

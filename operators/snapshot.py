@@ -36,6 +36,7 @@ from kafka_zk.sizes_file import convert_sizes
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 from operators.hooks.zookeeper import ZooKeeperHook
+from operators.retiring import note_retiring
 from operators.runtime import run_folder
 
 
@@ -101,6 +102,10 @@ class SnapshotOperator(BaseOperator):
             with ZooKeeperHook(self.zk_conn_id) as hook:
                 snap = read_snapshot(hook.get_conn())
             write_snapshot(snap, str(folder.snapshot))
+        with ZooKeeperHook(self.zk_conn_id) as hook:     # what this run's plan must leave out
+            retiring = note_retiring(folder, hook.get_conn(), self.run_root)["brokers"]
+        if retiring:
+            self.log.info("retiring brokers (excluded as destinations of this run's plan): %s", sorted(retiring))
         summary = {"brokers": list(snap.live_broker_ids), "topics": len(snap.topics),
                    "partitions": snap.partition_count, "run_folder": str(folder.root),
                    "reassignment_in_progress": snap.reassignment is not None}

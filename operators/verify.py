@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.snapshot import read_snapshot
+from operators.retiring import remember_drained, retiring_file
 from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import DrainIncomplete, VerificationFailed
 from operators.waves import partition_done
@@ -186,4 +187,8 @@ class VerifyDrainedOperator(_VerifyStep, DecommissionStep):
         if problems:
             raise DrainIncomplete(f"brokers {sorted(removed)} are not drained: {_summary(problems)}")
         self.log.info("brokers %s host no replica and lead no partition: safe to shut down", sorted(removed))
-        return {"removed": sorted(removed)}
+        with self.session(context) as (client, _writer):
+            added = remember_drained(client, self.run_root, removed, f"{context['dag'].dag_id} run {context['run_id']}")
+        self.log.info("brokers %s recorded as retiring in %s: later plans leave them out until a person releases "
+                      "them (kafka-runbook retiring release)", added or sorted(removed), retiring_file(self.run_root))
+        return {"removed": sorted(removed), "retiring": sorted(removed)}

@@ -122,3 +122,10 @@ def plan_targets(run_folder: Path) -> dict[tuple[str, int], list[int]]:
 def audit(run_folder: Path) -> list[dict]:
     path = run_folder / "audit.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def always_open_windows(conn_id: str, extra: str = "") -> str:
+    """A windows file whose one window, open all week, admits every runbook on ``conn_id``; ``extra``:
+    more keys of the cluster, each line indented by four spaces."""
+    return (f"clusters:\n  {conn_id}:\n    windows:\n      - name: always\n        start: \"* * * * *\"\n"
+            f"        duration: 7d\n        timezone: UTC\n        runbooks: ['*']\n{extra}")

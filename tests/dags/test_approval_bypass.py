@@ -5,7 +5,7 @@ plan needs no Spark, so each attempt is a short run; every runbook shares the sa
 operator). ``dag.test`` records its runs as triggered by ``dag_test``: answering as ``dag_test``
 is the person who triggered the run approving it. The attempts:
 
-* the removed trigger-time ``pre_approved`` Param;
+* the removed trigger-time ``pre_approved`` Param (refused by the run's first task);
 * a policy in the windows file that pre-approves the runbook, used by a *manual* run (only
   scheduled runs inside a window may skip the human);
 * approving one's own run (four eyes);
@@ -29,7 +29,7 @@ import pytest
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 from tests.dags.moving_runbook import zk_writes
-from tests.dags.scenario import audit, data_tree
+from tests.dags.scenario import always_open_windows, audit, data_tree
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 DAG_ID = "preferred_leader_election"
@@ -88,10 +88,18 @@ def approval(result) -> dict:
     return json.loads((result.run_folder / "approval.json").read_text())
 
 
-def test_the_removed_pre_approved_param_is_refused(cluster_env, capfd) -> None:
-    result = attempt(cluster_env, answer=None, conf={"pre_approved": True})
+def test_the_removed_pre_approved_param_is_refused_by_the_first_task(cluster_env, capfd) -> None:
+    """Refused before any work (operators/conf_check.py), not only at the approve step."""
+    from operators.local_run import run_dag
+
+    cluster, zk, conn_id, root = cluster_env
+    before = data_tree(zk)
+    result = run_dag(DAG_ID, {"zk_conn_id": conn_id, "run_root": str(root / "pre"), "pre_approved": True})
+    assert result.state == "failed" and result.task_states["snapshot"] == "failed", result.task_states
+    assert result.task_states["approve"] == "upstream_failed", result.task_states
     assert not (result.run_folder / "approval.json").exists()    # refused before any decision
     assert "pre_approved was removed" in capfd.readouterr().out
+    assert data_tree(zk) == before
 
 
 def test_a_policy_does_not_pre_approve_a_manual_run(cluster_env, windows_file) -> None:
@@ -127,16 +135,7 @@ def test_approving_ones_own_run_is_refused(cluster_env) -> None:
 
 def test_approving_after_the_request_expired_is_refused(cluster_env, windows_file) -> None:
     _, _, conn_id, _ = cluster_env
-    windows_file(f"""clusters:
-  {conn_id}:
-    windows:
-      - name: always
-        start: "* * * * *"
-        duration: 7d
-        timezone: UTC
-        runbooks: ['*']
-    approval_expires_after: 10s
-""")
+    windows_file(always_open_windows(conn_id, "    approval_expires_after: 10s\n"))
     result = attempt(cluster_env, answer_delay=14)
     record = approval(result)
     assert record["decision"] == "rejected" and "expired" in record["note"], record

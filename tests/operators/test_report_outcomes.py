@@ -22,6 +22,10 @@ class _TI:
 
     def __init__(self, states: dict[str, str]) -> None:
         self.states = states
+        self.pushed: dict[str, object] = {}
+
+    def xcom_push(self, key, value):
+        self.pushed[key] = value
 
     def get_task_states(self, dag_id, run_ids):
         return {run_ids[0]: self.states}
@@ -40,7 +44,7 @@ def test_a_rejection_names_who_and_counts_no_zookeeper_write(folder: RunFolder) 
     record_decision(folder, ApprovalRecord(REJECTED, "abc123", "bob.sre", "2026-11-23T21:00:00Z"), "manual__1",
                     "approve")
     values = final_values(folder, _context(), [6], dry_run=False)
-    assert values["outcome"] == "rejected by bob.sre"
+    assert values["outcome"] == "rejected by bob.sre at 2026-11-23T21:00:00Z"
     assert values["writes"] == 0                        # the approval record is a file, not a ZooKeeper write
     md = render("final_report.md.j2", **values)
     assert "rejected by bob.sre" in md.splitlines()[0] and "ZooKeeper writes: 0 made" in md
@@ -133,6 +137,8 @@ def test_notify_ends_a_rejected_run_as_rejected_not_success(folder: RunFolder, t
                     "manual__1", "approve")
     op = NotifyOperator(task_id="notify", zk_conn_id="no_such_connection", run_root=str(tmp_path),
                         brokers_to_remove=[6])
-    with pytest.raises(RunRejected, match="rejected by bob.sre: nothing was written"):
-        op.execute({**_context(), "ti": _TI({})})
+    ti = _TI({})
+    with pytest.raises(RunRejected, match="rejected by bob.sre at 2026-11-23T21:00:00Z: nothing was written"):
+        op.execute({**_context(), "ti": ti})
     assert "rejected by bob.sre" in folder.notification.read_text().splitlines()[0]
+    assert ti.pushed["run_note"] == "rejected by bob.sre at 2026-11-23T21:00:00Z: nothing written"

@@ -1,0 +1,74 @@
+"""``kafka-runbook retiring``: the brokers being retired, which plans leave out, and releasing them.
+
+A successful decommission records the brokers it drained (kafka_zk/retiring.py); every later plan,
+in the runbooks and in ``kafka-runbook plan --zookeeper``, leaves them out as destinations until a
+person releases them here (e.g. the broker was repaired and is back in service). ``list`` prints the
+cluster's retiring brokers; ``release --broker 3[,4]`` releases them. The cluster is named by
+``--zookeeper`` (its ``/cluster/id`` keys the file); the file is ``--retiring-file``, default
+``$KAFKA_RUNBOOKS_RETIRING_FILE``, else ``<run_root>/retiring_brokers.json`` of the runbooks.
+
+Failure: no file given, a malformed file, a broker that is not retiring: one ``Error:`` line, exit 1,
+nothing changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from kafka_zk.errors import InvalidInput
+from kafka_zk.retiring import ENV, RetiringFile, cluster_id
+
+
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = subparsers.add_parser("retiring", help="brokers drained by a decommission, excluded from later plans",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("action", choices=("list", "release"))
+    p.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
+    p.add_argument("--retiring-file", metavar="FILE", default=os.environ.get(ENV),
+                   help=f"the runbooks' retiring-brokers file (default ${ENV})")
+    p.add_argument("--broker", metavar="IDS", help="release: comma-separated broker ids, e.g. 3,4")
+    p.set_defaults(func=run)
+
+
+def retiring_of(args: argparse.Namespace) -> tuple[RetiringFile, str]:
+    from kafka_zk.connect import close, connect
+
+    if not args.retiring_file:
+        raise InvalidInput(f"give --retiring-file (or set ${ENV}): the file the runbooks keep the retiring "
+                           "brokers in, <run_root>/retiring_brokers.json by default")
+    client = connect(args.zookeeper)
+    try:
+        cid = cluster_id(client)
+    finally:
+        close(client)
+    if cid is None:
+        raise InvalidInput(f"{args.zookeeper} has no /cluster/id: no Kafka broker ever registered there (check the "
+                           "chroot)")
+    return RetiringFile.load(args.retiring_file), cid
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "release":
+        try:
+            ids = sorted({int(x) for x in (args.broker or "").split(",") if x.strip()})
+        except ValueError:
+            ids = []
+        if not ids:
+            raise InvalidInput(f"--broker {args.broker!r}: give the ids to release, e.g. --broker 3,4")
+    retiring, cid = retiring_of(args)
+    current = retiring.of(cid)
+    if args.action == "list":
+        for e in current.values():
+            print(e.text())
+        if not current:
+            print(f"no retiring broker in cluster {cid}")
+        return 0
+    unknown = [b for b in ids if b not in current]
+    if unknown:
+        raise InvalidInput(f"broker(s) {unknown} are not retiring in cluster {cid} (retiring: "
+                           f"{sorted(current) or 'none'}); nothing changed")
+    retiring.release(cid, ids)
+    retiring.save()
+    print(f"released broker(s) {ids}: later plans may place replicas on them again")
+    return 0

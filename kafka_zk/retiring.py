@@ -1,0 +1,153 @@
+"""Retiring brokers: drained by a decommission, kept out of every later plan until a person releases them.
+
+A decommission drains brokers that stay registered until someone stops them; without a memory of
+that, the next plan sees empty brokers and moves replicas back onto them (issue 24, finding 7).
+:class:`RetiringFile` is that memory: a JSON file, per cluster (keyed by the cluster id Kafka keeps
+in ``/cluster/id``, so the runbooks and the command line agree whatever they call the cluster),
+of the brokers being retired, each with when, by which run, and why::
+
+    {"version": 1, "clusters": {"<cluster id>": {"3": {"since": "...", "by": "...", "why": "..."}}}}
+
+A successful decommission adds its brokers; a person releases them (``kafka-runbook retiring
+release``, or by editing the file). Plans apply the list at their input
+(:func:`exclude_from_snapshot`): the snapshot handed to the planner lists the brokers minus the
+retiring ones, so no planning kernel can choose them as a destination; a retiring broker that
+still holds replicas is refused, unless this plan is the one removing it.
+
+Failure: :class:`~kafka_zk.errors.InvalidInput` for an unreadable or malformed file (naming it and
+the fix) and for a retiring broker that still holds replicas (naming it, the count and the fix).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from kafka_zk import codecs, paths
+from kafka_zk.audit import utc_now_iso
+from kafka_zk.errors import InvalidInput, InvalidPayload
+from kafka_zk.run_folder import write_json_atomic
+
+ENV = "KAFKA_RUNBOOKS_RETIRING_FILE"
+DEFAULT_NAME = "retiring_brokers.json"
+
+
+@dataclass(frozen=True)
+class RetiringBroker:
+    """One broker being retired: since when, by which run, why."""
+
+    broker: int
+    since: str
+    by: str
+    why: str
+
+    def text(self) -> str:
+        return f"broker {self.broker}: retiring since {self.since} ({self.why}; {self.by})"
+
+
+@dataclass
+class RetiringFile:
+    """The retiring brokers of every cluster, as stored in ``path`` (see module docstring)."""
+
+    path: Path
+    clusters: dict[str, dict[int, RetiringBroker]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "RetiringFile":
+        path = Path(path)
+        if not path.is_file():
+            return cls(path)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            clusters = {str(cid): {int(b): RetiringBroker(int(b), str(e["since"]), str(e["by"]), str(e["why"]))
+                                   for b, e in entries.items()}
+                        for cid, entries in doc["clusters"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise InvalidInput(f"{path}: not a retiring-brokers file ({type(exc).__name__}: {exc}); fix it or move it "
+                               "away (it lists the brokers later plans must not use)") from None
+        return cls(path, clusters)
+
+    def save(self) -> None:
+        write_json_atomic(self.path, {"version": 1, "clusters": {
+            cid: {str(b): {k: v for k, v in asdict(e).items() if k != "broker"} for b, e in sorted(entries.items())}
+            for cid, entries in sorted(self.clusters.items()) if entries}})
+
+    def of(self, cluster_id: str) -> dict[int, RetiringBroker]:
+        return dict(self.clusters.get(cluster_id, {}))
+
+    def add(self, cluster_id: str, brokers: Iterable[int], by: str, why: str) -> list[int]:
+        """Mark ``brokers`` retiring (those already listed keep their first record); returns the new ones."""
+        entries = self.clusters.setdefault(cluster_id, {})
+        new = [b for b in sorted(set(brokers)) if b not in entries]
+        for b in new:
+            entries[b] = RetiringBroker(b, utc_now_iso(), by, why)
+        return new
+
+    def release(self, cluster_id: str, brokers: Iterable[int]) -> list[int]:
+        """Release ``brokers`` (plans may use them again); returns those that were retiring."""
+        entries = self.clusters.get(cluster_id, {})
+        return [b for b in sorted(set(brokers)) if entries.pop(b, None) is not None]
+
+
+def cluster_id(client: KazooClient) -> str | None:
+    """The cluster id Kafka stored in ``/cluster/id`` (``None``: no broker ever registered one)."""
+    try:
+        data, _ = client.retry(client.get, paths.CLUSTER_ID)
+    except NoNodeError:
+        return None
+    return codecs.decode_cluster_id(data).id
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """What :func:`exclude_from_snapshot` did: the brokers left out as destinations, and why."""
+
+    excluded: tuple[RetiringBroker, ...]
+    snapshot: Path
+
+    def lines(self) -> list[str]:
+        return [e.text() for e in self.excluded]
+
+
+def exclude_from_snapshot(snapshot: str | Path, out: str | Path, retiring: dict[int, RetiringBroker],
+                          removing: Iterable[int] = ()) -> Exclusion:
+    """Copy ``snapshot`` (JSON lines) to ``out`` without the broker lines of the ``retiring`` brokers
+    (except those this plan is ``removing``, which must stay registered to be drained).
+
+    Refuses, writing nothing, when a retiring broker not being removed still holds a replica."""
+    removing = set(removing)
+    excluded = {b: e for b, e in retiring.items() if b not in removing}
+    held: dict[int, int] = {}
+    with open(snapshot, encoding="utf-8") as src:
+        for line in src:
+            if '"kind":"partition"' in line:
+                doc = json.loads(line)
+                if doc.get("kind") == "partition":
+                    for r in set(doc.get("replicas") or []) | set(doc.get("adding") or []):
+                        if r in excluded:
+                            held[r] = held.get(r, 0) + 1
+    if held:
+        raise InvalidInput(
+            "; ".join(f"broker {b} is retiring ({excluded[b].why}, {excluded[b].by}) but still holds {n} replica(s)"
+                      for b, n in sorted(held.items()))
+            + ": decommission it (add it to brokers_to_remove), or release it (kafka-runbook retiring release "
+              f"--broker {min(held)}) if it is back in service; nothing was planned")
+    out = Path(out)
+    tmp = out.with_name(out.name + ".tmp")
+    with open(snapshot, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
+        for line in src:
+            if '"kind":"broker"' in line:
+                try:
+                    doc = json.loads(line)
+                except ValueError:
+                    raise InvalidPayload(f"{snapshot}: a broker line is not JSON") from None
+                if doc.get("kind") == "broker" and int(doc["id"]) in excluded:
+                    continue
+            dst.write(line)
+    tmp.replace(out)
+    return Exclusion(tuple(excluded[b] for b in sorted(excluded)), out)

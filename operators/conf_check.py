@@ -1,0 +1,61 @@
+"""The trigger's conf holds only the runbook's Params: an unknown key fails the run's first task.
+
+Airflow accepts any key in a run's conf and ignores those that are not Params, so a misspelt
+option (``dryrun``), or an attempt to skip a step (``skip_approval``, ``PRE_APPROVED``), would
+silently do nothing — or, worse, make the person who typed it believe it did something.
+:func:`check_conf_keys` runs before every task of every runbook (the ``pre_execute`` hook that
+:func:`operators.runbook_dag.runbook_dag` gives each task), so the run's first task fails on it,
+before any work: the message names each unknown key, the nearest Param where one is close, and the
+Params the runbook takes. The removed ``pre_approved`` switch (in any spelling) is refused with
+the same explanation as at the approval step.
+
+Failure: :class:`UnknownConfKey` (an :class:`~airflow.sdk.exceptions.AirflowFailException`: not
+retried); nothing has been read or written when it is raised.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable, Mapping
+
+from airflow.sdk.exceptions import AirflowFailException
+
+from kafka_zk.errors import InvalidInput
+from operators.approval_policy import REMOVED_PARAM
+
+BYPASS_WORDS = ("approv", "skip", "bypass", "force")
+
+
+class UnknownConfKey(InvalidInput, AirflowFailException):
+    """The run's conf names a key that is not a Param of the runbook."""
+
+
+def unknown_keys_message(conf: Mapping[str, Any], params: Iterable[str], dag_id: str) -> str | None:
+    """Why ``conf`` is refused (``None``: every key is a Param)."""
+    known = sorted(params)
+    unknown = sorted(k for k in conf if k not in known)
+    if not unknown:
+        return None
+    parts = []
+    for key in unknown:
+        folded = key.strip().lower().replace("-", "_")
+        if folded == REMOVED_PARAM or any(w in folded for w in BYPASS_WORDS):
+            parts.append(f"{key!r}: there is no trigger-time way to skip the approval ({REMOVED_PARAM} was removed); "
+                         "only the maintenance-windows policy pre-approves, for scheduled runs "
+                         "(docs/maintenance-windows.md)")
+            continue
+        near = difflib.get_close_matches(folded, known, n=1, cutoff=0.6)
+        parts.append(f"{key!r}: not a Param of {dag_id}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+    return (f"unknown conf key(s) for {dag_id}: " + "; ".join(parts) + f". The Params are: {', '.join(known)}. "
+            "Trigger again without them; nothing was done")
+
+
+def check_conf_keys(context: Mapping[str, Any]) -> None:
+    """The ``pre_execute`` hook: raise :class:`UnknownConfKey` when the run's conf has a non-Param key."""
+    dag_run, dag = context.get("dag_run"), context.get("dag")
+    conf = getattr(dag_run, "conf", None) or {}
+    if dag is None or not isinstance(conf, Mapping):
+        return
+    message = unknown_keys_message(conf, dag.params.keys(), dag.dag_id)
+    if message is not None:
+        raise UnknownConfKey(message)

@@ -1,0 +1,97 @@
+"""The runbooks' side of retiring brokers (:mod:`kafka_zk.retiring`): where the file is, what a run
+records, and the plan input without them.
+
+* The file: ``$KAFKA_RUNBOOKS_RETIRING_FILE``, else ``<run_root>/retiring_brokers.json`` (every
+  runbook of a deployment shares the ``run_root`` Param's default, so they read the same file).
+* :func:`note_retiring` (the snapshot step): the cluster's retiring brokers at snapshot time, into
+  the run folder's ``retiring.json`` — what this run's plan excludes, for the plan step and the
+  plan report.
+* :func:`plan_input` (the plan step): the snapshot to plan from — the run's snapshot minus the
+  retiring brokers (:func:`kafka_zk.retiring.exclude_from_snapshot`), refused when one still holds
+  replicas and is not being removed by this plan.
+* :func:`check_plan_avoids_retiring` (every plan, also one handed over with ``plan_from``): no
+  partition's target lists a retiring broker.
+* :func:`remember_drained` (``verify_drained``, after a decommission drained its brokers): add them
+  to the file.
+
+Failure: :class:`~kafka_zk.errors.InvalidInput` naming the brokers and the fix (release them with
+``kafka-runbook retiring release``, or remove them in this plan); nothing planned or written.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from kazoo.client import KazooClient
+
+from kafka_zk import paths
+from kafka_zk.errors import InvalidInput
+from kafka_zk.retiring import DEFAULT_NAME, ENV, RetiringBroker, RetiringFile, cluster_id, exclude_from_snapshot
+from kafka_zk.run_folder import RunFolder
+
+RUN_FILE = "retiring.json"
+PLAN_INPUT = "plan_input.jsonl"
+
+
+def retiring_file(run_root: str | Path) -> Path:
+    """Where the deployment keeps its retiring brokers (see module docstring)."""
+    return Path(os.environ.get(ENV) or Path(run_root) / DEFAULT_NAME)
+
+
+def note_retiring(folder: RunFolder, client: KazooClient, run_root: str | Path) -> dict:
+    """Write the cluster's retiring brokers into ``retiring.json`` of the run; returns that document."""
+    path = retiring_file(run_root)
+    cid = cluster_id(client)
+    entries = RetiringFile.load(path).of(cid) if cid is not None else {}
+    doc = {"file": str(path), "cluster_id": cid,
+           "brokers": {str(b): {"since": e.since, "by": e.by, "why": e.why} for b, e in sorted(entries.items())}}
+    folder.write_json(folder.root / RUN_FILE, doc)
+    return doc
+
+
+def run_retiring(folder: RunFolder) -> dict[int, RetiringBroker]:
+    """The retiring brokers the snapshot step noted for this run (none when it noted nothing)."""
+    doc = folder.read_json(folder.root / RUN_FILE) or {}
+    return {int(b): RetiringBroker(int(b), e["since"], e["by"], e["why"]) for b, e in (doc.get("brokers") or {}).items()}
+
+
+def plan_input(folder: RunFolder, removing: Iterable[int] = ()) -> Path:
+    """The snapshot the planner reads: the run's own, or (retiring brokers noted) one without them."""
+    retiring = run_retiring(folder)
+    if not retiring:
+        return folder.snapshot
+    return exclude_from_snapshot(folder.snapshot, folder.root / PLAN_INPUT, retiring, removing).snapshot
+
+
+def excluded_lines(folder: RunFolder, removing: Iterable[int] = ()) -> list[str]:
+    """For the plan report: each broker kept out of this plan as a destination, and why."""
+    removing = set(removing)
+    return [e.text() for b, e in sorted(run_retiring(folder).items()) if b not in removing]
+
+
+def check_plan_avoids_retiring(folder: RunFolder, targets: dict) -> None:
+    """Refuse a plan (its ``targets``: partition → replicas) that places a replica on a retiring broker."""
+    retiring = run_retiring(folder)
+    bad = sorted({(str(tp), b) for tp, replicas in targets.items() for b in replicas if b in retiring})
+    if bad:
+        brokers = sorted({b for _, b in bad})
+        raise InvalidInput(f"the plan places replicas on retiring broker(s) {brokers} "
+                           f"({', '.join(f'{tp} on {b}' for tp, b in bad[:5])}): "
+                           + "; ".join(retiring[b].text() for b in brokers)
+                           + ". Re-plan (the planner leaves them out), or release them if they are back in service "
+                             f"(kafka-runbook retiring release --broker {brokers[0]})")
+
+
+def remember_drained(client: KazooClient, run_root: str | Path, brokers: Iterable[int], run: str) -> list[int]:
+    """Add the brokers a decommission drained to the retiring file; returns those newly added."""
+    cid = cluster_id(client)
+    if cid is None:
+        raise InvalidInput(f"{paths.CLUSTER_ID} does not exist: the drained brokers cannot be recorded as retiring "
+                           "(no Kafka broker registered a cluster id on this ZooKeeper; check the chroot)")
+    retiring = RetiringFile.load(retiring_file(run_root))
+    added = retiring.add(cid, brokers, by=run,
+                         why="drained by a decommission; excluded from later plans until released")
+    retiring.save()
+    return added

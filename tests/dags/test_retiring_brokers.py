@@ -1,0 +1,108 @@
+"""A drained broker is not a destination again: decommission, then rebalance, through the DAGs.
+
+Issue 24, finding 7: right after a decommission of broker 3 succeeded, the next plan moved replicas
+back onto it (still registered, empty, the most attractive destination). Here (dag.test, the
+emulator, Spark local for the rebalance) broker 4 is decommissioned (plan handed over with
+``plan_from``); ``verify_drained`` records it in the run root's ``retiring_brokers.json``; a
+rebalance of the three brokers left, whose counts are uneven, then plans and runs without placing
+a replica on broker 4, and its plan report says why broker 4 was left out. Released with
+``kafka-runbook retiring release``, broker 4 is no longer excluded. The file and the plan input are
+also checked directly: a retiring broker that still holds replicas is refused, nothing planned.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_zk.codecs import TopicPartition
+from kafka_zk.errors import InvalidInput
+from kafka_zk.retiring import RetiringBroker, RetiringFile, exclude_from_snapshot
+from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.kernel_plan import write_kernel_plan
+from tests.dags.scenario import assignment
+
+pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
+RACKS = {1: "a", 2: "b", 3: "a", 4: "b"}
+# broker 4 leads the drain; afterwards brokers 1 and 2 hold far more than broker 3
+LAYOUT = {p: r for p, r in enumerate([(4, 1), (1, 2), (4, 2), (1, 2), (2, 1), (1, 4), (2, 4), (1, 2), (2, 1),
+                                      (3, 1)])}
+SIZE = 1024 * 1024
+
+
+def test_a_decommissioned_broker_receives_nothing_from_the_next_plan(zk_server, tmp_path: Path, capsys) -> None:
+    from cli.main import main
+    from operators.local_run import run_dag
+
+    chroot = new_chroot(zk_server)
+    cluster = EmulatedCluster(zk_server.connect_string + chroot,
+                              ClusterSpec(brokers=RACKS, speed=100000.0, seed=7)).start()
+    zk = plain_client(zk_server, chroot)
+    runs = tmp_path / "runs"
+    try:
+        cluster.create_topics({"t": (LAYOUT, {p: SIZE for p in LAYOUT}, None)})
+        write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan", [4],
+                          {TopicPartition("t", p): SIZE for p in LAYOUT}, 100 * 1024 ** 2)
+        conn_id = zk_connection(zk_server, chroot)
+        common = {"zk_conn_id": conn_id, "run_root": str(runs), "poll_interval_s": 0.2,
+                  "throttle_bytes_per_sec": 100 * 1024 ** 2}
+        drained = run_dag("decommission_brokers", {**common, "brokers_to_remove": [4],
+                                                   "plan_from": str(tmp_path / "plan")},
+                          answer="Approve", approver="carol.sre")
+        assert drained.state == "success", drained.task_states
+        assert all(4 not in r for r in assignment(zk).values())
+        retiring = json.loads((runs / "retiring_brokers.json").read_text())["clusters"]
+        assert [list(c) for c in retiring.values()] == [["4"]], retiring
+        counts = {b: sum(b in r for r in assignment(zk).values()) for b in (1, 2, 3)}
+        assert max(counts.values()) - min(counts.values()) >= 4, counts     # a rebalance has work to do
+
+        assert cluster.wait_idle(30)
+        balanced = run_dag("rebalance", {**common, "spark_conn_id": "spark_local", "max_replicas_moved": 8,
+                                         "max_moves_per_broker": 2},
+                           answer="Approve", approver="carol.sre")
+        assert balanced.state == "success", balanced.task_states
+        assert all(4 not in r for r in assignment(zk).values()), assignment(zk)
+        after = {b: sum(b in r for r in assignment(zk).values()) for b in (1, 2, 3)}
+        assert max(after.values()) - min(after.values()) < max(counts.values()) - min(counts.values()), after
+        report = (balanced.run_folder / "plan_report.md").read_text()
+        assert "Excluded as a destination: broker 4: retiring since" in report, report[:2000]
+        assert "drained by a decommission" in report
+
+        # a person releases broker 4: it is no longer left out
+        capsys.readouterr()
+        file = str(runs / "retiring_brokers.json")
+        connect = zk_server.connect_string + chroot
+        assert main(["retiring", "list", "--zookeeper", connect, "--retiring-file", file]) == 0
+        assert "broker 4: retiring since" in capsys.readouterr().out
+        assert main(["retiring", "release", "--zookeeper", connect, "--retiring-file", file, "--broker", "4"]) == 0
+        assert main(["retiring", "release", "--zookeeper", connect, "--retiring-file", file, "--broker", "4"]) == 1
+        assert "not retiring" in capsys.readouterr().err
+        assert RetiringFile.load(file).clusters == {}
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()
+
+
+def test_a_retiring_broker_that_still_holds_replicas_is_refused_and_nothing_is_planned(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snapshot.jsonl"
+    snapshot.write_text("\n".join(json.dumps(d, separators=(",", ":")) for d in [
+        {"kind": "cluster", "version": 1},
+        *({"kind": "broker", "id": b, "rack": r} for b, r in RACKS.items()),
+        {"kind": "topic", "topic": "t", "config": {}},
+        {"kind": "partition", "topic": "t", "partition": 0, "replicas": [1, 4], "isr": [1, 4], "leader": 1},
+    ]) + "\n")
+    four = {4: RetiringBroker(4, "2026-11-26T10:00:00Z", "decommission_brokers run r1", "drained by a decommission")}
+    with pytest.raises(InvalidInput, match=r"broker 4 is retiring .* still holds 1 replica.*brokers_to_remove"):
+        exclude_from_snapshot(snapshot, tmp_path / "out.jsonl", four)
+    assert not (tmp_path / "out.jsonl").exists()
+    kept = exclude_from_snapshot(snapshot, tmp_path / "out.jsonl", four, removing=[4])    # being decommissioned
+    assert kept.excluded == () and (tmp_path / "out.jsonl").read_text() == snapshot.read_text()
+    three = {3: RetiringBroker(3, "2026-11-26T10:00:00Z", "run r0", "drained by a decommission")}
+    left = exclude_from_snapshot(snapshot, tmp_path / "out.jsonl", three)
+    brokers = [json.loads(x)["id"] for x in (tmp_path / "out.jsonl").read_text().splitlines()
+               if json.loads(x)["kind"] == "broker"]
+    assert brokers == [1, 2, 4] and left.lines() == [three[3].text()]
