@@ -7,8 +7,13 @@ them twice: in this process (the CLI's k-way streaming merge) and with the Spark
 (``--master``, default local[2]; the session start is timed apart). Prints lines/s and MB/s of
 input for both, checks that both outputs have the same SHA-256 (byte for byte), prints the
 input size at which Spark would catch up with the in-process merge on this machine, and the
-load average before and after. The generated files are deleted at the end. Figures only.
-Usage: ``python -m bench.bench_state_change_merge [--gib 1] [--brokers 8] [--dir /tmp/x]``.
+load average before and after. With ``--kafka-merger CLASSPATH`` (from ``bench/kafka_merger/
+build.sh``) it also runs Kafka 2.4.1's own ``kafka.tools.StateChangeLogMerger`` on the same
+input (gzip files decompressed first, untimed: Kafka's tool reads plain files only) and prints
+both tools' CPU seconds per GiB side by side (the JVM's user+sys, its start included). The
+generated files are deleted at the end. Figures only.
+Usage: ``python -m bench.bench_state_change_merge [--gib 1] [--brokers 8] [--dir /tmp/x]
+[--skip-spark] [--kafka-merger CLASSPATH]``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ import gzip
 import hashlib
 import os
 import random
+import resource
 import shutil
+import subprocess
 import tempfile
 import time
 
@@ -87,6 +94,33 @@ def generate(folder: str, brokers: int, target_bytes: int, seed: int = 1) -> tup
     return total, lines
 
 
+def run_kafka_merger(classpath: str, logs: list, root: str) -> tuple[float, float, int]:
+    """Kafka's StateChangeLogMerger on ``logs``: (wall s, CPU s of the JVM, lines it printed)."""
+    inputs = []
+    for log in logs:
+        if not log.gzipped:
+            inputs.append(log.path)
+            continue
+        plain = os.path.join(root, f"kafka-input-{log.index}.log")
+        with gzip.open(log.path, "rb") as src, open(plain, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 22)
+        inputs.append(plain)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    printed = 0
+    with subprocess.Popen(["java", "-cp", classpath, "kafka.tools.StateChangeLogMerger", "--logs", ",".join(inputs)],
+                          stdout=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read(1 << 20):
+            printed += chunk.count(b"\n")
+    if proc.returncode:
+        raise SystemExit(f"Kafka's merger exited {proc.returncode}")
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, printed
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gib", type=float, default=1.0)
@@ -94,6 +128,8 @@ def main() -> None:
     ap.add_argument("--dir", default=None, help="where to generate (deleted afterwards)")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--skip-spark", action="store_true")
+    ap.add_argument("--kafka-merger", metavar="CLASSPATH", help="also run Kafka 2.4.1's StateChangeLogMerger "
+                    "(classpath printed by bench/kafka_merger/build.sh)")
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="bench-state-change-", dir=args.dir)
     try:
@@ -113,6 +149,14 @@ def main() -> None:
               f"({on_disk / 1024 ** 2:,.0f} MiB on disk) in {local_s:.1f}s wall = {n_lines / local_s:,.0f} lines/s, "
               f"{lines / local_s:,.0f} entries/s, {size / 1024 ** 2 / local_s:.1f} MiB/s; CPU {local_cpu:.1f}s = "
               f"{n_lines / local_cpu:,.0f} lines per CPU-second")
+        gib = size / 1024 ** 3
+        print(f"in-process: {local_cpu / gib:.1f} CPU-seconds per GiB of input")
+        if args.kafka_merger:
+            k_wall, k_cpu, printed = run_kafka_merger(args.kafka_merger, logs, root)
+            print(f"Kafka 2.4.1 StateChangeLogMerger (JVM): {k_wall:.1f}s wall, CPU {k_cpu:.1f}s (user+sys, "
+                  f"JVM start included) = {k_cpu / gib:.1f} CPU-seconds per GiB, {n_lines / k_cpu:,.0f} lines "
+                  f"per CPU-second; it printed {printed:,} lines (only lines with a [x,y] pair, no stack traces)")
+            print(f"CPU per GiB, ours / Kafka's: {local_cpu / k_cpu:.2f}")
         if not args.skip_spark:
             from spark_jobs.plan_job import spark_session
             from spark_jobs.state_change_job import merge_with_spark

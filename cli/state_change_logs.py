@@ -3,8 +3,8 @@
 Merges the brokers' ``state-change.log`` files (rotated and gzip ones too) by time, filtered by
 topic regex, partitions and time range, each line prefixed with the file it came from
 (``--no-prefix`` prints the bare lines, as Kafka 2.4's tool does). Inputs up to
-``--spark-threshold`` bytes are merged in this process (a k-way streaming merge, one entry per
-file in memory); larger inputs, or any with ``--spark``, go to the Spark job
+``--spark-threshold`` bytes are merged in this process (a k-way streaming merge, a block and
+up to ``--reorder-window`` entries per file in memory); larger inputs, or any with ``--spark``, go to the Spark job
 (:mod:`spark_jobs.state_change_job`), whose output is the same, byte for byte.
 
 Failure: bad options or inputs (no file found, unreadable file, malformed time, bad regex,

@@ -7,9 +7,11 @@ component is a regex searched in the names of that directory's files (sorted). A
 when it starts with gzip's magic bytes, whatever its name. Lines split on ``\\n`` (a trailing
 ``\\r`` is dropped) and decode as UTF-8 with invalid bytes replaced, on every path.
 
-:func:`read_split` is the one reader: the in-process merge reads each file as one split, the
-Spark job reads plain files in byte ranges (an entry belongs to the split its first line starts
-in), so both see the same entries at the same offsets.
+:func:`read_split` reads an entry at a time: the Spark job reads plain files in byte ranges with
+it (an entry belongs to the split its first line starts in), gzip and small files whole. The
+in-process merge reads whole files a block at a time (:func:`read_chunks`, the same entries at
+the same offsets: a whole-file split goes through the same block reader) and merges the files a
+sorted batch at a time (:func:`merged_chunks`); see docs/state-change-logs.md, "Speed".
 
 Failure: no file found, a missing, unreadable or non-regular file, a file given twice, a corrupt
 gzip stream raise :class:`kafka_zk.errors.InvalidInput` naming the file and the fix; the file
@@ -31,11 +33,15 @@ from typing import BinaryIO, Iterable, Iterator, Sequence, TextIO
 
 from kafka_zk.errors import InvalidInput
 from spark_jobs.kernels.state_change import (
-    Entry, EntryFilter, MergeStats, ParseStats, entries_from_lines, format_entry, format_time, merge,
-    parse_time, reorder, topic_partitions,
+    HEADER_RE, TIME_PATTERN, Entry, EntryFilter, MergeStats, ParseStats, entries_from_lines, format_entry,
+    format_time, header_time, merge_batches, parse_time, reorder_chunks, topic_partitions,
 )
 
 GZIP_MAGIC = b"\x1f\x8b"
+_BLOCK = 1 << 20
+#: a newline followed by a line header_time takes for an entry's first line: splitting a block there
+#: cuts it into entries in C (a literal first, so the regex engine jumps from newline to newline)
+_SPLIT_AT_HEADERS = re.compile("\n(?=\\[?" + TIME_PATTERN + ")")
 DEFAULT_REORDER_WINDOW = 10_000
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -122,13 +128,116 @@ def _lines(fh: BinaryIO, pos: int) -> Iterator[tuple[int, str]]:
         yield start, raw.decode("utf-8", "replace")
 
 
+def _whole_file_entries(fh: BinaryIO, file_index: int, stats: ParseStats) -> Iterator[Entry]:
+    """Every entry of a file read from its start (see :func:`_whole_file_chunks`)."""
+    for chunk in _whole_file_chunks(fh, file_index, stats):
+        yield from chunk
+
+
+def _whole_file_chunks(fh: BinaryIO, file_index: int, stats: ParseStats) -> Iterator[list[Entry]]:
+    """Every entry of a file read from its start, a list per block read: what
+    :func:`entries_from_lines` gives for :func:`_lines`. An ASCII block without ``\r`` (the usual case) is decoded at
+    once and cut into entries at the lines that start with a timestamp (one regex scan, byte
+    offsets = character offsets); any other block goes line by line through the same code as
+    before, so both give the same entries."""
+    time: str | None = None         # the entry in progress (it may continue in the next block)
+    offset = 0
+    parts: list[str] = []
+    base = 0                        # file offset of the block
+    tail = b""
+    split, is_header, new = _SPLIT_AT_HEADERS.split, HEADER_RE.match, tuple.__new__
+    while True:
+        chunk = fh.read(_BLOCK)
+        data = tail + chunk
+        if not data:
+            break
+        if chunk:
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                tail = data
+                continue
+            block, tail = data[:cut], data[cut:]
+        else:
+            block, tail = data, b""            # the last line, without a newline
+        got: list[Entry] = []
+        if block.isascii() and b"\r" not in block:
+            text = block.decode("ascii")
+            if text.endswith("\n"):
+                text = text[:-1]
+            pieces = split(text)               # each piece but perhaps the first starts an entry
+            at = 0
+            first = pieces[0]
+            if is_header(first) is None:       # lines continuing the entry in progress, or orphans
+                if time is None:
+                    stats.orphan_lines += first.count("\n") + 1
+                else:
+                    parts.append(first)
+                at = len(first) + 1
+                pieces[0] = ""                 # done with (skipped below)
+            for piece in pieces:
+                if not piece:
+                    continue
+                if time is not None:
+                    if len(parts) == 1:
+                        one = parts[0]
+                        lines = tuple(one.split("\n")) if "\n" in one else (one,)
+                    else:
+                        lines = tuple("\n".join(parts).split("\n"))
+                    got.append(new(Entry, (time, file_index, offset, lines)))
+                time = piece[1:24] if piece[0] == "[" else piece[:23]
+                offset = base + at
+                parts = [piece]
+                at += len(piece) + 1
+        else:
+            for start, line in _lines(io.BytesIO(block), base):
+                t = header_time(line)
+                if t is None:
+                    if time is None:
+                        stats.orphan_lines += 1
+                    else:
+                        parts.append(line)
+                    continue
+                if time is not None:
+                    got.append(new(Entry, (time, file_index, offset, tuple("\n".join(parts).split("\n")))))
+                time, offset, parts = t, start, [line]
+        base += len(block)
+        if got:
+            stats.entries += len(got)
+            yield got
+    if time is not None:
+        stats.entries += 1
+        yield [new(Entry, (time, file_index, offset, tuple("\n".join(parts).split("\n"))))]
+
+
+def read_chunks(log: LogFile, stats: ParseStats) -> Iterator[list[Entry]]:
+    """All the entries of ``log``, a list per block read (what the in-process merge reads)."""
+    try:
+        if log.gzipped:
+            with gzip.open(log.path, "rb") as fh:
+                yield from _whole_file_chunks(fh, log.index, stats)
+            return
+        with open(log.path, "rb", buffering=0) as raw:
+            yield from _whole_file_chunks(raw, log.index, stats)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _unreadable(log, exc) from None
+
+
+def _unreadable(log: LogFile, exc: BaseException) -> InvalidInput:
+    return InvalidInput(f"log file {log.path!r} cannot be read ({exc}); "
+                        "a truncated or corrupt gzip file? leave it out or re-copy it")
+
+
 def read_split(log: LogFile, start: int, end: int | None, stats: ParseStats) -> Iterator[Entry]:
     """The entries whose first line starts in ``[start, end)`` of ``log`` (``end=None``: to the
     end). A gzip file is read whole (offsets count decompressed bytes)."""
     try:
         if log.gzipped:
             with gzip.open(log.path, "rb") as fh:
-                yield from entries_from_lines(_lines(fh, 0), log.index, stats)
+                yield from _whole_file_entries(fh, log.index, stats)
+            return
+        if start == 0 and end is None:
+            with open(log.path, "rb", buffering=0) as raw:
+                yield from _whole_file_entries(raw, log.index, stats)
             return
         with open(log.path, "rb") as fh:
             pos = 0
@@ -138,31 +247,44 @@ def read_split(log: LogFile, start: int, end: int | None, stats: ParseStats) -> 
             yield from entries_from_lines(_lines(fh, pos), log.index, stats,
                                           skip_leading=start > 0, stop_at=end)
     except (OSError, EOFError, zlib.error) as exc:
-        raise InvalidInput(f"log file {log.path!r} cannot be read ({exc}); "
-                           "a truncated or corrupt gzip file? leave it out or re-copy it") from None
+        raise _unreadable(log, exc) from None
 
 
 def merged_entries(logs: Sequence[LogFile], flt: EntryFilter, stats: MergeStats,
                    reorder_window: int = DEFAULT_REORDER_WINDOW) -> Iterator[Entry]:
     """Every entry of ``logs`` that ``flt`` accepts, in ``(time, file index, offset)`` order."""
+    for chunk in merged_chunks(logs, flt, stats, reorder_window):
+        yield from chunk
+
+
+def merged_chunks(logs: Sequence[LogFile], flt: EntryFilter, stats: MergeStats,
+                  reorder_window: int = DEFAULT_REORDER_WINDOW) -> Iterator[list[Entry]]:
+    """:func:`merged_entries`, a sorted list at a time (what :func:`write_merged` writes)."""
     streams = []
     for log in logs:
         per = stats.per_file.setdefault(log.path, ParseStats())
         stats.files.append(log.path)
-        kept = (e for e in read_split(log, 0, None, per) if flt.accepts(e))
-        streams.append(reorder(kept, reorder_window, log.path))
-    return merge(streams)
+        chunks = read_chunks(log, per)
+        if not flt.keeps_all:
+            chunks = ([e for e in chunk if flt.accepts(e)] for chunk in chunks)
+        streams.append(reorder_chunks(chunks, reorder_window, log.path))
+    return merge_batches(streams)
 
 
 def write_merged(logs: Sequence[LogFile], flt: EntryFilter, out: TextIO | io.TextIOBase,
                  prefix: bool = True, reorder_window: int = DEFAULT_REORDER_WINDOW) -> MergeStats:
     """The in-process merge: formatted entries, one per line group, to ``out``."""
     stats = MergeStats()
-    labels = {log.index: log.path for log in logs}
-    for entry in merged_entries(logs, flt, stats, reorder_window):
-        out.write(format_entry(entry, labels[entry.file_index] if prefix else None))
-        out.write("\n")
-        stats.written += 1
+    starts = {log.index: (log.path + ": " if prefix else "") for log in logs}
+    joins = {i: "\n" + p for i, p in starts.items()}
+    written = 0
+    for entries in merged_chunks(logs, flt, stats, reorder_window):
+        batch = [starts[index] + (lines[0] if len(lines) == 1 else joins[index].join(lines))
+                 for _time, index, _offset, lines in entries]
+        batch.append("")
+        out.write("\n".join(batch))
+        written += len(entries)
+    stats.written = written
     return stats
 
 

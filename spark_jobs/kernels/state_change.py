@@ -23,16 +23,19 @@ first entry of a file are counted (:class:`ParseStats`), never guessed at.
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
-import heapq
+import operator
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from itertools import islice
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 from kafka_zk.errors import InvalidInput
 
 TIME_FORMAT = "yyyy-MM-dd HH:mm:ss,SSS"
 _TIME = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}"
+TIME_PATTERN = _TIME             # a log4j time, as a regex (no group)
 HEADER_RE = re.compile(r"\[?(" + _TIME + r")")
 TIME_RE = re.compile(_TIME + r"\Z")
 _LEGAL = r"[a-zA-Z0-9._-]"   # org.apache.kafka.common.internals.Topic.LEGAL_CHARS
@@ -46,10 +49,11 @@ REPLICAS_RE = re.compile(r"replicas ((?:" + _LEGAL + r"+-[0-9]+,)*" + _LEGAL + r
 _TP_ONE = re.compile(r"\A" + _TP + r"\Z")
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One log entry: its time text, the file it came from (index and label), its byte offset
-    in that file, and its lines (the first holds the timestamp)."""
+    in that file, and its lines (the first holds the timestamp). A tuple, so entries compare by
+    ``(time, file index, offset)`` natively (the lines never decide: offsets are unique within
+    a file), which keeps the sorts and heap merges in C."""
 
     time: str
     file_index: int
@@ -82,6 +86,11 @@ class EntryFilter:
     @property
     def by_partition(self) -> bool:
         return self.topic is not None or bool(self.partitions)
+
+    @property
+    def keeps_all(self) -> bool:
+        """No option given: every entry is kept (the merge then skips the check)."""
+        return self.start is None and self.end is None and not self.by_partition
 
     def accepts(self, entry: Entry) -> bool:
         if self.start is not None and entry.time < self.start:
@@ -219,26 +228,62 @@ class OutOfOrder(InvalidInput):
 
 def reorder(entries: Iterable[Entry], window: int, label: str) -> Iterator[Entry]:
     """``entries`` in key order, given that none is more than ``window`` entries away from its
-    place (log4j appends from several threads, so a file's times can go back a little).
+    place (log4j appends from several threads, so a file's times can go back a little); see
+    :func:`reorder_chunks`."""
+    for chunk in reorder_chunks(([e] for e in entries), window, label):
+        yield from chunk
 
-    Raises :class:`OutOfOrder` naming the file and both times when that does not hold, so the
-    in-process merge never prints an order that differs from a full sort.
+
+def reorder_chunks(chunks: Iterable[list[Entry]], window: int, label: str) -> Iterator[list[Entry]]:
+    """:func:`reorder` for entries that come in lists (a file's blocks), giving lists.
+
+    The last ``window`` entries are held in a sorted list, and the smallest leaves when one more
+    arrives — the same entries, in the same order, as a heap of ``window`` entries. An entry in
+    order is appended, one out of order is inserted where it belongs; a whole chunk that is in
+    order and starts after everything held is appended at once (the same result, in C). Raises
+    :class:`OutOfOrder` naming the file and both times when an entry belongs before one already
+    given out, so the in-process merge never prints an order that differs from a full sort.
     """
-    heap: list[tuple[tuple[str, int, int], Entry]] = []
-    last: tuple[str, int, int] | None = None
-    for entry in entries:
-        heapq.heappush(heap, (entry.key, entry))
-        if len(heap) > window:
-            key, out = heapq.heappop(heap)
-            if last is not None and key < last:
-                raise _out_of_order(label, out, last, window)
-            last = key
-            yield out
-    while heap:
-        key, out = heapq.heappop(heap)
-        if last is not None and key < last:
-            raise _out_of_order(label, out, last, window)
-        last = key
+    held: list[Entry] = []
+    head = 0                        # held[head:] are waiting; held[:head] are given out
+    last: Entry | None = None
+    for chunk in chunks:
+        if not chunk:
+            continue
+        if (head == len(held) or not chunk[0] < held[-1]) and all(map(operator.le, chunk, chunk[1:])):
+            held += chunk
+            cut = len(held) - window
+            if cut > head:
+                out = held[head:cut]
+                if last is not None and out[0] < last:
+                    raise _out_of_order(label, out[0], last.key, window)
+                last, head = out[-1], cut
+                yield out
+        else:
+            out = []
+            for entry in chunk:
+                if head == len(held) or not entry < held[-1]:
+                    held.append(entry)
+                else:
+                    bisect.insort(held, entry, lo=head)
+                if len(held) - head > window:
+                    first = held[head]
+                    head += 1
+                    if last is not None and first < last:
+                        if out:
+                            yield out
+                        raise _out_of_order(label, first, last.key, window)
+                    last = first
+                    out.append(first)
+            if out:
+                yield out
+        if head >= 4096 and head * 2 >= len(held):
+            del held[:head]
+            head = 0
+    out = held[head:]
+    if out:
+        if last is not None and out[0] < last:
+            raise _out_of_order(label, out[0], last.key, window)
         yield out
 
 
@@ -248,9 +293,53 @@ def _out_of_order(label: str, entry: Entry, last: tuple[str, int, int], window: 
                       "--reorder-window or use --spark (which sorts the whole input)")
 
 
-def merge(streams: Iterable[Iterable[Entry]]) -> Iterator[Entry]:
-    """k-way merge of per-file streams already in key order (one entry per file in memory)."""
-    return heapq.merge(*streams, key=lambda e: e.key)
+def merge(streams: Iterable[Iterable[Entry]], batch: int = 4096) -> Iterator[Entry]:
+    """k-way merge of per-file streams already in key order, each read ``batch`` entries at a
+    time (see :func:`merge_batches`)."""
+    def chunks(stream: Iterable[Entry]) -> Iterator[list[Entry]]:
+        it = iter(stream)
+        return iter(lambda: list(islice(it, batch)), [])
+    for sorted_batch in merge_batches([chunks(s) for s in streams]):
+        yield from sorted_batch
+
+
+def merge_batches(streams: Iterable[Iterable[list[Entry]]]) -> Iterator[list[Entry]]:
+    """The k-way merge of per-file streams already in key order, each given as lists of entries
+    (its chunks), a sorted list at a time.
+
+    Each stream is read a chunk at a time. Every buffered entry up to the smallest of
+    the streams' last buffered keys (the frontier) is given out, sorted together: no entry still
+    unread can come before the frontier (each stream's unread entries come after its last
+    buffered one), and keys are unique, so the result is the full merge. The sort is timsort
+    over k sorted runs, in C. Memory: one chunk per stream.
+    """
+    live = [iter(s) for s in streams]
+    bufs: list[list[Entry]] = [[] for _ in live]
+    starts = [0 for _ in live]
+    while True:
+        i = 0
+        while i < len(live):                 # refill empty buffers; drop streams at their end
+            if starts[i] == len(bufs[i]):
+                chunk = next(live[i], None)
+                while chunk is not None and not chunk:
+                    chunk = next(live[i], None)
+                if chunk is None:
+                    del live[i], bufs[i], starts[i]
+                    continue
+                bufs[i], starts[i] = chunk, 0
+            i += 1
+        if not live:
+            return
+        frontier = min(b[-1] for b in bufs)
+        out: list[Entry] = []
+        for j, b in enumerate(bufs):
+            k = bisect.bisect_right(b, frontier, starts[j])
+            if k > starts[j]:
+                out += b[starts[j]:k]
+                starts[j] = k
+        if len(live) > 1:
+            out.sort()
+        yield out
 
 
 def format_entry(entry: Entry, label: str | None) -> str:
