@@ -161,21 +161,21 @@ def read_sizes_file(path: str) -> dict[TopicPartition, int]:
     return dict(read_sizes_columns(path).items())
 
 
-def _log_dirs_text(path: str) -> str:
+def _log_dirs_bytes(path: str) -> bytes:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, "rb") as f:
             return f.read()
     except OSError as exc:
         raise _cannot_open(path, exc) from None
-    except UnicodeDecodeError as exc:
-        raise InvalidPayload(f"sizes file {path}: not UTF-8 text ({exc.reason}); {HOW}") from None
 
 
 def log_dirs_file_columns(path: str) -> PartitionSizes:
-    """:func:`kafka_zk.log_dirs.log_dirs_columns` of a file, its errors naming the file."""
-    text = _log_dirs_text(path)
+    """:func:`kafka_zk.log_dirs.log_dirs_columns` of a file's bytes, its errors naming the file."""
+    data = _log_dirs_bytes(path)
     try:
-        return log_dirs_columns(text)
+        return log_dirs_columns(data)
+    except UnicodeDecodeError as exc:
+        raise InvalidPayload(f"sizes file {path}: not UTF-8 text ({exc.reason}); {HOW}") from None
     except InvalidPayload as exc:
         raise InvalidPayload(f"sizes file {path}: neither a partition sizes file (first line {HEADER_LINE}) nor "
                              f"valid kafka-log-dirs output: {exc}") from None

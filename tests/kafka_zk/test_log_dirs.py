@@ -101,6 +101,7 @@ def test_the_typed_one_pass_decode_gives_what_the_entry_by_entry_decode_gives(br
     text = doc(brokers)
     assert _typed_best(text) is not None
     assert _typed_best(text) == max_replica_sizes(_broker_entries(text))
+    assert _typed_best(text.encode()) == _typed_best(text)          # the file's bytes, decoded in place
 
 
 def test_a_document_not_plainly_typed_goes_the_stdlib_way_with_the_same_rule() -> None:

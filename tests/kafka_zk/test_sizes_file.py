@@ -87,3 +87,14 @@ def test_a_file_in_neither_form_is_refused_naming_it_and_nothing_is_written(tmp_
 def test_a_missing_file_is_refused_naming_it(tmp_path: Path) -> None:
     with pytest.raises(InvalidPayload, match=r"sizes file .*nope: cannot open"):
         load_sizes(str(tmp_path / "nope"))
+
+
+def test_log_dirs_output_that_is_not_utf8_is_refused_naming_the_file(tmp_path) -> None:
+    from kafka_zk.errors import InvalidPayload
+    from kafka_zk.sizes_file import log_dirs_file_columns
+
+    bad = tmp_path / "log-dirs.txt"
+    bad.write_bytes(b'{"version":1,"brokers":[{"broker":1,"logDirs":[{"logDir":"/d","error":null,'
+                    b'"partitions":[{"partition":"t\xff-0","size":1,"offsetLag":0,"isFuture":false}]}]}]}\n')
+    with pytest.raises(InvalidPayload, match=f"sizes file {bad}: not UTF-8 text"):
+        log_dirs_file_columns(str(bad))
