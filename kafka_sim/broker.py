@@ -174,14 +174,14 @@ class SimBroker:
         fires those whose nodes changed meanwhile: set ours again, read the notifications missed,
         see whether ``/controller`` is still there, and let our controller catch up."""
         self.engine.history("broker_reconnected", None, self.id)
-        self.arm_watches()
-        self.on_config_changes(inc)
-        self.engine.check_controller()
         ctrl = self.engine.controller
-        if ctrl is not None and ctrl.id == self.id:
+        if ctrl is not None and ctrl.id == self.id:    # first: nothing else may keep it from catching up
             found = ctrl.resync()
             self.engine.history("controller_resync", None, self.id,
                                 detail="admin nodes found: " + (", ".join(found) or "none"))
+        self.arm_watches()
+        self.on_config_changes(inc)
+        self.engine.check_controller()
 
     # ------------------------------------------------------------------ config (§2.10)
     def load_own_config(self) -> None:

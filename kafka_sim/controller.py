@@ -18,7 +18,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import (BadVersionError, ConnectionClosedError, ConnectionLoss, NodeExistsError,
+                              NoNodeError, OperationTimeoutError)
 
 from kafka_sim import elections
 from kafka_sim.deletion import DeletionMixin
@@ -111,25 +112,33 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         if the children changed, a data watch if the data changed). Handlers re-read with a
         watch, so each is set again; a consumed watch (e.g. a hand-deleted reassignment node)
         stays consumed. Returns what it found in the admin nodes, for the history."""
-        found = []
+        found: list[str] = []
         armed = sorted(self._armed, key=repr)
         self._armed.clear()
-        for kind, key in armed:
-            if kind == "reassign":
-                stat = self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self.reassign_watcher())
-                cache = self._node_cache
-                if stat is not None and (cache is None or cache[0] != stat.mzxid):
-                    found.append("reassign_partitions")
-                    self.process_reassign_node()
-            elif kind == "preferred":
-                if self.zk.exists(paths.PREFERRED_REPLICA_ELECTION) is not None:
-                    found.append("preferred_replica_election")
-                self.process_preferred_node()
-            else:
-                if kind == "delete_topics" and self.zk.get_children(paths.DELETE_TOPICS):
-                    found.append("delete_topics")
-                self.handle(kind, key)
+        try:
+            for i, (kind, key) in enumerate(armed):
+                self._resync_one(kind, key, found)
+        except Exception:
+            self._armed.update(armed[i:])     # the connection dropped again: the next resync does the rest
+            raise
         return found
+
+    def _resync_one(self, kind: str, key: object, found: list[str]) -> None:
+        """Set one armed watch again and act as its firing would (see :meth:`resync`)."""
+        if kind == "reassign":
+            stat = self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self.reassign_watcher())
+            cache = self._node_cache
+            if stat is not None and (cache is None or cache[0] != stat.mzxid):
+                found.append("reassign_partitions")
+                self.process_reassign_node()
+        elif kind == "preferred":
+            if self.zk.exists(paths.PREFERRED_REPLICA_ELECTION) is not None:
+                found.append("preferred_replica_election")
+            self.process_preferred_node()
+        else:
+            if kind == "delete_topics" and self.zk.get_children(paths.DELETE_TOPICS):
+                found.append("delete_topics")
+            self.handle(kind, key)
 
     # ------------------------------------------------------------------ helpers
     def tps(self, topic: str) -> list[TopicPartition]:
@@ -424,5 +433,12 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
             "preferred": lambda: self.on_preferred_created(),
             "state": lambda: self.on_reassigning_state_change(key),
         }.get(kind)
-        if handler is not None:
+        if handler is None:
+            return
+        try:
             handler()
+        except (ConnectionLoss, OperationTimeoutError, ConnectionClosedError):
+            # Kafka's ZooKeeperClient retries a request until the session answers, so the event is
+            # handled in the end: armed again, the resync on reconnection handles it
+            self._armed.add((kind, key))
+            raise

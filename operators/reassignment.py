@@ -11,7 +11,9 @@ calls :meth:`_advance`, which walks the waves in order and, for the first one no
   (else :class:`StalePlan`), merges the wave's throttled replicas, submits the unfinished
   partitions and records ``submitted`` in ``waves.json``;
 * then, for a wave submitted or found running, polls it here for up to ``inline_wait_s``: a wave
-  finished by then is marked done without deferring; otherwise it defers on
+  finished by then is marked done without deferring; one with a destination broker not registered
+  is handed to the trigger at once, which tells people;
+  otherwise it defers on
   :class:`WaveDoneTrigger`, which never resumes the task sooner than ``min_defer_s`` after the
   deferral. Both keep clear of a scheduler race seen on Airflow 3.3.2: a trigger firing before
   the executor reported the deferring attempt's exit gets the resumed task failed ("409 TI was
@@ -48,6 +50,7 @@ from operators.notifications.runbook import conn_ids_of, notify_event
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import require_approval
 from operators.sensors.reassignment import raise_for_event
+from operators.stall_causes import blocking_causes
 from operators.state_change import remember_broker_logs, write_stall_excerpt
 from operators.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
@@ -125,6 +128,7 @@ class ExecuteWavesOperator(RunbookOperator):
                                                     "message": str(event.get("message", event.get("status")))})
             write_stall_excerpt(folder.root, event.get("wave_id", -1), event.get("pending", ()),
                                 str(event.get("message", event.get("status"))))
+            self._notify_failed(context, folder, event)
             raise_for_event({**event, "message": (
                 f"{event.get('message', event.get('status'))}. The wave keeps running in the cluster; the teardown "
                 "keeps its throttles until it finishes. Clear execute_waves to resume waiting, or see the runbook's "
@@ -135,6 +139,20 @@ class ExecuteWavesOperator(RunbookOperator):
             book = self._advance_wave(folder, book, wave.id, DONE)
         self.log.info("wave %d done in %.1fs", wave.id, event.get("elapsed_s", 0.0))
         return self._advance(context, folder, book)
+
+    def _notify_failed(self, context: Any, folder: RunFolder, event: dict[str, Any]) -> None:
+        """The "failed" notification as the failure is seen, not when the teardown (which may wait
+        days for the wave with its throttles kept) and the run end; the notify step tells again."""
+        try:
+            notify_event(context, folder, "failed", self.log, outcome=f"FAILED at {self.task_id}",
+                         body=f"Wave {event.get('wave_id')} failed ({event.get('status')}): "
+                              f"{event.get('message', event.get('status'))}. The wave keeps running in the cluster "
+                              "and keeps its throttles until it finishes; the teardown waits for it and tells "
+                              "when it removes them.",
+                         fields={"wave": event.get("wave_id"), "status": event.get("status"),
+                                 "still moving": ", ".join(event.get("pending") or ())})
+        except Exception as exc:  # noqa: BLE001 - a channel down must not hide the failure itself
+            self.log.error("failure notification not sent: %s", exc)
 
     def resume_after_window(self, context: Any, event: dict[str, Any] | None = None) -> dict:
         """The window the run waited for has opened: re-set throttles if they were removed, go on."""
@@ -267,8 +285,14 @@ class ExecuteWavesOperator(RunbookOperator):
         topics = {m.tp.topic for m in wave.moves}
 
         def seen() -> str:
-            progress, listed = wave_state(wave, read_snapshot(client, topics=topics, with_configs=False))
-            return "done" if progress.complete and not listed else "waiting"
+            snap = read_snapshot(client, topics=topics, with_configs=False)
+            progress, listed = wave_state(wave, snap)
+            if progress.complete and not listed:
+                return "done"
+            # a destination broker gone: the trigger judges it and tells people now, not after the
+            # inline wait (a controller that has not started the node yet is normal right after a submit)
+            gone = any("not registered" in c.cause for c in blocking_causes(snap, wave))
+            return "hand_over" if gone else "waiting"
 
         deadline = (wave.submitted_at or time.time()) + float(self.wave_timeout_s)
         return wait_inline(seen, float(self.inline_wait_s), float(self.poll_interval_s), deadline)

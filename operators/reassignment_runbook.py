@@ -183,7 +183,8 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
                                   throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}"))
         chain: list[BaseOperator] = [snapshot, plan, report, approve, guards]
         if spec.demote:
-            chain.append(DemoteOperator(task_id="demote", **removing))
+            # retried like execute_waves: a foreign reassignment that stops it is waited out
+            chain.append(DemoteOperator(task_id="demote", **DEFERRING_RETRIES, **removing))
         set_throttles = SetThrottlesOperator(task_id="set_throttles",
                                              throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **zk)
         execute_waves = ExecuteWavesOperator(

@@ -16,7 +16,8 @@ partition of this run (a wave left copying by a failed or stopped ``execute_wave
 be stopped in ZooKeeper mode), the teardown keeps every throttle, records why in the run
 folder's ``throttle_janitor.json`` and defers on
 :class:`operators.triggers.janitor.ReassignmentGoneTrigger`; it removes them the moment the last
-such partition is no longer listed (the report and notification say so);
+such partition is no longer listed (the report and notification say so; a ``throttles_kept``
+notification goes out when it starts keeping them, ``throttles_removed`` when it removes them);
 once they are removed it writes ``throttles_removed.json`` (until then cluster_health reports the
 run's throttles as owned by it, not leaked: :mod:`kafka_zk.health.owners`).
 
@@ -40,6 +41,7 @@ from kafka_zk.throttle_lists import TopicThrottle
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
 from operators.errors import VerificationFailed
+from operators.notifications.runbook import notify_event
 from operators.deferral import not_before
 from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
 from spark_jobs.artifacts import load_plan_artifacts
@@ -134,6 +136,12 @@ class RemoveThrottlesOperator(RunbookOperator):
                 self.log.warning("%d partition(s) of this run are still being reassigned (%s): the throttles "
                                  "stay until they finish; waiting (deferred) to remove them then", len(listed),
                                  ", ".join(listed[:10]))
+                notify_event(context, folder, "throttles_kept", self.log,
+                             body=f"{len(listed)} partition(s) of this run are still being reassigned "
+                                  f"({', '.join(listed[:10])}{' ...' if len(listed) > 10 else ''}): the throttles stay "
+                                  "on until they finish, then this step removes them and tells you. It gives up "
+                                  f"after {float(self.janitor_timeout_s):.0f}s.",
+                             fields={"still copying": len(listed)})
                 self.defer(trigger=ReassignmentGoneTrigger(self.zk_conn_id, str(folder.root), deadline,
                                                            float(self.poll_interval_s), not_before()),
                            method_name="execute_complete",
@@ -153,6 +161,9 @@ class RemoveThrottlesOperator(RunbookOperator):
         result = self._remove(context, folder)
         folder.write_json(folder.root / JANITOR_FILE, {**doc, "removed_at": time.time()})
         self.log.info("the run's last wave finished: throttles removed")
+        notify_event(context, folder, "throttles_removed", self.log,
+                     body=f"The partitions that were still being reassigned ({len(doc.get('in_flight') or [])}) "
+                          f"finished: the run's throttles are removed ({len(result['restored'])} config(s) restored).")
         return result
 
     def _remove(self, context: Any, folder: RunFolder) -> dict:

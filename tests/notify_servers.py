@@ -39,7 +39,7 @@ class _Receiver(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802 (http.server's naming)
         length = int(self.headers.get("Content-Length", 0))
         self.server.received.append({"path": self.path, "headers": dict(self.headers),
-                                     "json": json.loads(self.rfile.read(length))})
+                                     "json": json.loads(self.rfile.read(length)), "at": time.time()})
         self.send_response(self.server.status)
         self.end_headers()
 
@@ -113,3 +113,7 @@ class WebhookSink:
         """At least ``n`` posted JSON bodies (bounded wait)."""
         _wait(lambda: len(self.server.received), n, timeout, "webhook")
         return [r["json"] for r in self.server.received]
+
+    def arrivals(self) -> list[tuple[float, dict]]:
+        """Every posted JSON body with the epoch time it arrived, in arrival order."""
+        return [(r["at"], r["json"]) for r in list(self.server.received)]

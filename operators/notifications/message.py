@@ -1,8 +1,10 @@
 """What a runbook tells people: one :class:`Notification` per event, whatever the channel.
 
 Events: ``approval_requested`` (plan summary, hash, link to the report), ``window_paused`` (the
-run waits for the next maintenance window), ``stall`` (a wave stopped making progress),
-``finished`` and ``failed`` (outcome, summary, report path). Channels (e-mail, webhook) format
+run waits for the next maintenance window), ``stall`` (a wave stopped making progress, or is
+blocked), ``failed`` (sent by the failing step as it fails, and again by the notify step),
+``throttles_kept`` / ``throttles_removed`` (the teardown keeps the throttles on a wave still
+copying, and later removes them), ``finished`` (outcome, summary, report path). Channels (e-mail, webhook) format
 the same fields; nothing channel-specific lives here.
 """
 
@@ -11,7 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-EVENTS = ("approval_requested", "window_paused", "stall", "finished", "failed")
+EVENTS = ("approval_requested", "window_paused", "stall", "failed", "throttles_kept", "throttles_removed",
+          "finished")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ reading the folder know who was told what. With no channel the message is only l
 
 Events sent from here: ``approval_requested`` (the approval step, when a human is asked),
 ``window_paused`` (the executor, when a wave waits for the next maintenance window), ``stall``
-(the executor, when a wave stopped making progress), ``finished`` / ``failed`` (the notify step).
+(the wave trigger, when a wave stopped making progress or is blocked), ``failed`` (the executor as
+a wave fails, and the notify step), ``throttles_kept`` / ``throttles_removed`` (the teardown, when
+it keeps the throttles on a wave still copying, and when it removes them), ``finished`` (the
+notify step).
 
 Failure: none raised — a channel that is down is logged and recorded (a mail server must not
 fail a step that already changed the cluster).
@@ -43,6 +46,8 @@ def _title(event: str, folder: RunFolder, dag_id: str, extra: Mapping[str, Any])
     return {"approval_requested": f"approval requested: {what}",
             "window_paused": f"paused until the next maintenance window: {what}",
             "stall": f"a wave stopped making progress: {what}",
+            "throttles_kept": f"throttles kept on a wave still copying: {what}",
+            "throttles_removed": f"throttles removed, the last wave finished: {what}",
             "finished": f"{what}: {extra.get('outcome', 'finished')}",
             "failed": f"{what}: {extra.get('outcome', 'FAILED')}"}[event]
 

@@ -32,11 +32,18 @@ It yields exactly one :class:`TriggerEvent`, ``status`` being:
   ``dead_end_s``: a destination broker not registered, no controller, or a controller that
   never started the node (the message gives the fix: restart the broker or re-plan; force a
   controller election by deleting ``/controller``);
-* ``timeout`` — the absolute ``deadline`` (epoch seconds) passed;
+* ``timeout`` — the absolute ``deadline`` (epoch seconds) passed (the message names the likely
+  cause of each stopped partition, as a stall's does);
 * ``error`` — ZooKeeper unreachable for longer than ``zk_outage_s`` (a session expiry or a
   short outage is retried at every poll with a fresh client, logged with its real cause, and
   the message names that cause), the progress file unreadable, or the connection's
   ``log_dirs_source`` malformed (the message says which).
+
+**The stall notification** (one per wait, to the run's ``notify_conn_ids``) goes out when the
+problem is first seen: when a cause waiting cannot clear (a destination broker not registered,
+no controller...) has lasted ``BLOCKED_NOTICE_S`` (10 s, at least three polls), at the first
+stall warning, and in any case before a ``stalled`` or
+``timeout`` event, naming the causes.
 
 ``not_before`` (epoch seconds, set by the executor to a few seconds after it defers) holds a
 ``done`` back until then (:mod:`operators.triggers.base`, :mod:`operators.deferral`).
@@ -68,6 +75,7 @@ from operators.waves import WaveBook, WaveProgress, overall_done, progress_line,
 
 ZK_OUTAGE_S = 120.0
 DEAD_END_S = 300.0
+BLOCKED_NOTICE_S = 10.0
 MIN_STALL_WARNING_S = 60.0
 
 
@@ -112,6 +120,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         self.stall_warning_s = None if stall_warning_s is None else float(stall_warning_s)
         self.stall_timeout_s = None if stall_timeout_s is None else float(stall_timeout_s)
         self.dead_end_s = float(dead_end_s)
+        self.blocked_notice_s = max(BLOCKED_NOTICE_S, 3 * self.poll_interval)
         self._source: LogDirsSource | None = None
         self._source_read = False
 
@@ -124,17 +133,17 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
             "throttle_bytes_per_s": self.throttle_bytes_per_s, "dead_end_s": self.dead_end_s,
             "dag_id": self.dag_id, "notify_conn_ids": self.notify_conn_ids})
 
-    def _notify_stall(self, quiet: float, progress: WaveProgress, causes: str) -> None:
+    def _notify_stall(self, what: str, progress: WaveProgress, causes: str, then: str) -> None:
         """The stall notification (once per wait), to the run's channels; never raises."""
         from operators.notifications.runbook import build, deliver
 
         folder = RunFolder(Path(self.run_dir))
         try:
             note = build("stall", folder, self.dag_id or "runbook", self.run_id,
-                         f"Wave {self.wave_id} made no progress for {quiet:.0f}s ({progress.done}/{progress.total} "
-                         f"partitions done; judged from {progress.source}). Stopped: {causes or 'see the task log'}. "
-                         "The run keeps waiting; the wave keeps its throttles.",
-                         fields={"wave": self.wave_id, "still moving": ", ".join(progress.pending[:10])})
+                         f"Wave {self.wave_id} {what} ({progress.done}/{progress.total} partitions done; judged "
+                         f"from {progress.source}). Stopped: {causes or 'see the task log'}. {then}",
+                         fields={"wave": self.wave_id, "still moving": ", ".join(progress.pending[:10]),
+                                 "cause": causes or "unknown"})
             deliver(note, folder, self.notify_conn_ids, {}, self.log)
         except Exception as e:  # a notification must never end the wait
             self.log.error("stall notification not sent: %s", e)
@@ -226,7 +235,17 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         base: tuple[str, int, float] | None = None       # (source, bytes remaining, time) the rate is taken from
         note_logged: str | None = None
         excerpt_written = False
+        stall_notified = False       # one stall notification per wait, sent when the problem is first seen
         progress: WaveProgress | None = None
+
+        async def notify_stall(what: str, causes: str, then: str = "The run keeps waiting; the wave keeps "
+                                                                     "its throttles.") -> None:
+            nonlocal stall_notified
+            if not stall_notified and progress is not None and not progress.complete:
+                stall_notified = True
+                await asyncio.to_thread(self._notify_stall, what, progress, causes, then)
+
+        ending = "The wait ends now: the step fails; the wave keeps its throttles until it finishes."
         try:
             while True:
                 try:
@@ -267,8 +286,10 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                 self.log.info("%s", progress_line(progress, overall_done(seen.book, progress),
                                                   seen.book.total_partitions, now - base[2], copied, stalled=warn))
                 if seen.gone and not progress.complete:
-                    yield self._event("stalled", progress, f"wave {self.wave_id} cannot finish: "
-                                      + await self._causes_text(), dead_end=True)
+                    causes = await self._causes_text()
+                    await notify_stall("cannot finish", causes, ending)
+                    yield self._event("stalled", progress, f"wave {self.wave_id} cannot finish: " + causes,
+                                      dead_end=True)
                     return
                 if progress.complete and not seen.still_listed:
                     if await self._too_early(now):   # see not_before in the docstring
@@ -277,14 +298,22 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                                       elapsed_s=round(now - started, 3))
                     return
                 if now >= self.deadline:
+                    causes = await self._causes_text()
+                    await notify_stall("was not finished by its deadline", causes, ending)
                     yield self._event("timeout", progress,
                                       f"wave {self.wave_id} not finished by its deadline "
                                       f"({progress.done}/{progress.total} partitions done; still moving: "
-                                      f"{', '.join(progress.pending)})")
+                                      f"{', '.join(progress.pending)}; stopped: {causes})")
                     return
                 blocked_since = (blocked_since or now) if seen.blocked else None
                 if seen.blocked:
                     text = "; ".join(str(c) for c in seen.blocked[:10])
+                    # a cause waiting cannot clear (a destination broker gone, no controller): said once
+                    # it has lasted BLOCKED_NOTICE_S (a broker mid-restart, or a controller that has not
+                    # yet started a node just written, is no news)
+                    if now - blocked_since >= min(self.blocked_notice_s, self.dead_end_s):
+                        await notify_stall("is blocked", text, f"The run waits up to {self.dead_end_s:.0f}s for it "
+                                           "to clear, then fails; the wave keeps its throttles.")
                     if now - blocked_since >= self.dead_end_s:
                         yield self._event("stalled", progress, f"wave {self.wave_id} cannot finish as the cluster "
                                           f"stands (for {now - blocked_since:.0f}s): {text}", dead_end=True)
@@ -302,13 +331,15 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                         excerpt_written = True
                         await asyncio.to_thread(write_stall_excerpt, self.run_dir, self.wave_id, progress.pending,
                                                 f"no progress for {quiet:.0f}s")
-                        await asyncio.to_thread(self._notify_stall, quiet, progress, causes)
+                    await notify_stall(f"made no progress for {quiet:.0f}s", causes)
                 timeout_after = self.timeout_after_s(seen.book, progress)
                 if timeout_after is not None and quiet >= timeout_after and not progress.complete:
+                    causes = causes or await self._causes_text()
+                    await notify_stall(f"made no progress for {quiet:.0f}s", causes, ending)
                     yield self._event("stalled", progress,
                                       f"wave {self.wave_id} made no progress for {quiet:.0f}s "
                                       f"({progress.done}/{progress.total} done; judged from {progress.source}; "
-                                      f"ETA unknown; stopped: {causes or await self._causes_text()})")
+                                      f"ETA unknown; stopped: {causes})")
                     return
                 await self._pause(now)
         finally:

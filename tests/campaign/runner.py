@@ -14,7 +14,12 @@ worker process killed mid-wave (``test_task_killed_mid_wave_resumes_without_resu
 are not in the campaign.
 
 **Faults** (drawn by :mod:`tests.campaign.scenario`) land while wave ``fault_wave`` is listed in
-``/admin/reassign_partitions``, on the replica that wave adds to its largest partition. For the
+``/admin/reassign_partitions``, on the replica that wave adds to its largest partition. A
+ZooKeeper outage stops the run's own ZooKeeper server (a private one, on its own data dir, so no
+other run shares it) for 6 or 30 s and starts it again on the same port and data: every session,
+the emulator's and the runbook's, resumes. ``verify_restart`` waits until every wave is done (the
+run's ``waves.json``), then kills a broker holding a moved replica and restarts it after
+``fault_length`` s, while ``final_verify`` checks. For the
 dead ends (``kill_for_good``, ``fail_append``, ``topic_deleted``) the runner then plays the
 operator: once the run's teardown has said it keeps the throttles (``throttle_janitor.json``) or
 the run has ended, it applies the fix (restart the broker; raise ``max.message.bytes`` back; move
@@ -40,6 +45,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from tests.campaign import invariants as inv
 from tests.campaign.blip_proxy import BlipProxy
 from tests.campaign.scenario import EXPECTED, Scenario, draw
@@ -88,7 +94,11 @@ class RunOutcome:
 
 
 def _plain(hosts: str) -> KazooClient:
-    client = KazooClient(hosts=hosts, timeout=10)
+    from kazoo.retry import KazooRetry
+
+    # reconnect at least every second: a server back from an outage finds the session still there
+    client = KazooClient(hosts=hosts, timeout=10,
+                         connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0))
     client.start(timeout=10)
     return client
 
@@ -98,9 +108,9 @@ class FaultInjector(threading.Thread):
     ends it (transient faults) or applies the operator's fix (dead ends) when the time comes."""
 
     def __init__(self, sc: Scenario, cluster: EmulatedCluster, zk: KazooClient, proxy: BlipProxy | None,
-                 before: dict, run_root: Path, waves: int) -> None:
+                 before: dict, run_root: Path, waves: int, server: EmbeddedZooKeeper | None = None) -> None:
         super().__init__(daemon=True, name="fault-injector")
-        self.sc, self.cluster, self.zk, self.proxy = sc, cluster, zk, proxy
+        self.sc, self.cluster, self.zk, self.proxy, self.server = sc, cluster, zk, proxy, server
         self.before, self.run_root = before, run_root
         self.target_wave = min(sc.fault_wave, max(waves - 1, 0))
         self.run_ended = threading.Event()
@@ -155,9 +165,37 @@ class FaultInjector(threading.Thread):
                 return
             time.sleep(0.1)
 
+    def _all_waves_done(self) -> bool:
+        """Until the run's ``waves.json`` has every wave done (True), or the run ended (False)."""
+        while not self.run_ended.is_set():
+            for path in self.run_root.glob(f"{DAG_ID}/*/waves.json"):
+                try:
+                    waves = json.loads(path.read_text())["waves"]
+                except (OSError, ValueError, KeyError):
+                    continue
+                if waves and all(w.get("status") == "done" for w in waves):
+                    return True
+            time.sleep(0.05)
+        return False
+
+    def _restart_at_final_verify(self) -> None:
+        if not self._all_waves_done():
+            self.note = "the run ended before its waves were done"
+            return
+        moved = sorted({b for (t, p), replicas in self.before.items() for b in _target_of(self.zk, t, p)
+                        if b not in replicas})
+        broker = moved[0] if moved else sorted(self.sc.brokers)[0]
+        self.cluster.kill_broker(broker)
+        self.injected, self.note = True, f"restarted broker {broker} at final_verify ({self.sc.fault_length:.1f}s down)"
+        time.sleep(self.sc.fault_length)
+        self.cluster.restart_broker(broker)
+
     def _run(self) -> None:
         sc = self.sc
         if sc.fault == "none":
+            return
+        if sc.fault == "verify_restart":
+            self._restart_at_final_verify()
             return
         adds = self._wave_moves()
         if adds is None:
@@ -190,6 +228,11 @@ class FaultInjector(threading.Thread):
         elif sc.fault == "zk_blip":
             self.proxy.blip(sc.fault_length)
             self.injected, self.note = True, f"ZooKeeper cut for {sc.fault_length:.1f}s"
+        elif sc.fault in ("zk_outage_6", "zk_outage_30"):
+            self.server.stop()
+            self.injected, self.note = True, f"ZooKeeper server down for {sc.fault_length:.0f}s"
+            time.sleep(sc.fault_length)
+            self.server.start()
         elif sc.fault == "kill_for_good":
             c.kill_broker(broker)
             self.injected, self.note = True, f"killed broker {broker} for good"
@@ -215,6 +258,21 @@ class FaultInjector(threading.Thread):
             self.note += "; controller moved by the operator"
         else:  # pragma: no cover - draw() refuses unknown faults
             raise ValueError(sc.fault)
+
+
+def _target_of(zk: KazooClient, topic: str, p: int) -> list[int]:
+    """The partition's replicas now (plain kazoo); [] if it cannot be read."""
+    try:
+        return list(json.loads(zk.get(f"/brokers/topics/{topic}")[0])["partitions"][str(p)])
+    except Exception:  # noqa: BLE001 - a topic deleted or a read cut: nothing to choose from
+        return []
+
+
+def _wait_connected(zk: KazooClient, timeout: float = 60.0) -> None:
+    """Until ``zk`` is connected (a session that expired in an outage is replaced by kazoo), bounded."""
+    deadline = time.monotonic() + timeout
+    while not zk.connected and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def _alter_topic_config(zk: KazooClient, topic: str, changes: dict[str, str | None]) -> None:
@@ -268,6 +326,10 @@ def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutco
 
     started = time.monotonic()
     outcome = RunOutcome(sc.seed, sc.fault, EXPECTED[sc.fault], "error", repro=repro(sc.seed))
+    server = None
+    if sc.fault.startswith("zk_outage"):      # its own server, so the outage touches no other run
+        server = EmbeddedZooKeeper(data_dir=str(workdir / "zookeeper")).start()
+        zk_host, zk_port = server.host, server.port
     base = f"{zk_host}:{zk_port}"
     chroot = f"/campaign{sc.seed}-{int(time.time() * 1000) % 10**9}"
     root = _plain(base)
@@ -293,7 +355,7 @@ def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutco
             "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}})
         run_root = workdir / "runs"
         sampler = inv.ThrottleSampler(zk, before)
-        injector = FaultInjector(sc, cluster, zk, proxy, before, run_root, outcome.waves)
+        injector = FaultInjector(sc, cluster, zk, proxy, before, run_root, outcome.waves, server)
         sampler.start()
         injector.start()
         result = run_dag(DAG_ID, {
@@ -315,6 +377,7 @@ def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutco
         if injector.error:
             outcome.fault_note += f" [injector error: {injector.error}]"
         outcome.samples = sampler.samples
+        _wait_connected(zk)          # after a ZooKeeper outage the harness's own session may be new
         outcome.invariant_problems += [f"unthrottled: {v}" for v in sorted(set(sampler.violations))[:10]]
         _judge(outcome, sc, zk, result, before, users, injector.deleted)
     except Exception as exc:  # noqa: BLE001 - an error of the harness is an outcome too
@@ -330,6 +393,8 @@ def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutco
         cluster.stop()
         if proxy is not None:
             proxy.close()
+        if server is not None:
+            server.stop()
         outcome.wall_s = time.monotonic() - started
     return outcome
 

@@ -4,7 +4,7 @@ throttle, sizes, user throttles that exist before the run, and one fault with it
 ``draw(seed)`` is pure: the same seed gives the same :class:`Scenario` on any machine (one
 ``random.Random(seed)``, drawn in a fixed order), so a failing run's scenario and fault timing
 (relative to its wave) are reproduced by its seed; the threads' interleaving on a loaded machine is not. The
-fault kind cycles with the seed (``FAULTS[seed % 9]``), so consecutive seeds cover every kind
+fault kind cycles with the seed (``FAULTS[seed % len(FAULTS)]``, 12 kinds), so consecutive seeds cover every kind
 equally; everything else is random.
 The expected end state of each fault is :data:`EXPECTED` (see :mod:`tests.campaign.runner`).
 
@@ -33,6 +33,9 @@ EXPECTED: dict[str, str] = {
     "stall_resume": "success",          # a new replica stops fetching for a while, then resumes
     "zk_blip": "success",               # the runbook's ZooKeeper connections cut for 1.5-14 s (its
                                         # session expires past 10 s: a new session after the cut)
+    "zk_outage_6": "success",           # the ZooKeeper server itself stopped for 6 s mid-wave, then
+    "zk_outage_30": "success",          # restarted (30 s): every client, the emulator's too, reconnects
+    "verify_restart": "success",        # a broker of the plan restarted as final_verify checks
     "kill_for_good": "failed_then_janitor",   # a destination broker killed and not restarted
     "fail_append": "failed_then_janitor",     # a new replica fails every append (max.message.bytes)
     "topic_deleted": "failed_then_janitor",   # a topic of the wave deleted while it moves
@@ -119,4 +122,5 @@ def draw(seed: int, fault: str | None = None) -> Scenario:
         max_moves_per_broker=rng.choice([1, 2]),
         user_broker_throttle=rng.choice(kept + [None]),
         user_topic_throttle=rng.choice(sorted(topics) + [None]),
-        fault=chosen, fault_wave=wave, fault_delay=delay, fault_length=blip if chosen == "zk_blip" else length)
+        fault=chosen, fault_wave=wave, fault_delay=delay,
+        fault_length={"zk_blip": blip, "zk_outage_6": 6.0, "zk_outage_30": 30.0}.get(chosen, length))

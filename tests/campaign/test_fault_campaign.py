@@ -19,7 +19,7 @@ from tests.campaign.scenario import FAULTS, draw
 #: smallest draws (one topic, two partitions, 2–4 moves) of seeds 1–400, so the profile stays cheap
 SHORT_PROFILE = {"none": 269, "kill_restart": 183, "controller_move": 32, "session_expiry": 200,
                  "stall_resume": 213, "zk_blip": 232, "kill_for_good": 188, "fail_append": 36,
-                 "topic_deleted": 2}
+                 "topic_deleted": 2, "zk_outage_6": 269, "zk_outage_30": 269, "verify_restart": 269}
 
 
 def test_the_short_profile_covers_every_fault() -> None:

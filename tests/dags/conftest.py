@@ -40,12 +40,16 @@ def zk_via(request, zk_proxies):
 OLD_SERVERS = ["3.8", "3.5", "3.4"]
 
 
-def zk_connection(zk_server, chroot: str, via=None) -> str:
-    """Define an Airflow connection on ``chroot`` (through the proxy ``via`` if given); return its id."""
+def zk_connection(zk_server, chroot: str, via=None, log_dirs_source: str | None = None) -> str:
+    """Define an Airflow connection on ``chroot`` (through the proxy ``via`` if given; reading replica
+    sizes from ``log_dirs_source`` if given); return its id."""
     conn_id = f"zk_{chroot.strip('/')}"
+    extra = {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}
+    if log_dirs_source is not None:
+        extra["log_dirs_source"] = log_dirs_source
     os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps({
         "conn_type": "kafka_zookeeper", "host": via.hosts if via is not None else zk_server.connect_string,
-        "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}})
+        "extra": extra})
     return conn_id
 
 

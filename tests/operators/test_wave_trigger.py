@@ -36,8 +36,8 @@ def test_serialize_pins_the_dotted_path_and_primitive_kwargs() -> None:
 
 
 def _cluster(zk: KazooClient, replicas: list[int], isr: list[int], adding: list[int] = (),
-             removing: list[int] = ()) -> None:
-    register_brokers(zk, {1: None, 2: None, 3: None})
+             removing: list[int] = (), brokers: tuple[int, ...] = (1, 2, 3)) -> None:
+    register_brokers(zk, {b: None for b in brokers})
     doc = {"version": 2, "partitions": {"0": replicas}, "adding_replicas": {"0": list(adding)} if adding else {},
            "removing_replicas": {"0": list(removing)} if removing else {}}
     zk.create("/brokers/topics/orders", json.dumps(doc).encode())
@@ -74,6 +74,26 @@ def test_timeout_at_the_absolute_deadline_with_progress(zk: KazooClient, zk_conn
     event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 0.5, _book(tmp_path), poll_interval=0.1))
     assert event["status"] == "timeout"
     assert event["done"] == 0 and event["bytes_remaining"] == 1000 and event["pending"] == ["orders-0"]
+
+
+def test_a_timeout_names_the_dead_destination_and_the_stall_was_told_first(
+        zk: KazooClient, zk_conn_id: str, tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+    """Issue 27 item 3: the timeout's message (what the report says) names the blocking cause, and
+    the stall notification naming it went out (no channel here: logged, and recorded in
+    notifications.jsonl) before the wait ended."""
+    from operators.notifications.runbook import delivered
+
+    _cluster(zk, [3, 2, 1], [1, 2], adding=[3], removing=[1], brokers=(1, 2))    # destination 3 is gone
+    zk.create("/admin/reassign_partitions", b'{"version":1,"partitions":[{"topic":"orders","partition":0,'
+                                            b'"replicas":[3,2]}]}', makepath=True)
+    run_dir = _book(tmp_path)
+    event = _first_event(WaveDoneTrigger(zk_conn_id, "r", 0, time.time() + 2.0, run_dir, poll_interval=0.1))
+    assert event["status"] == "timeout"
+    assert "orders-0: destination broker(s) [3] not registered" in event["message"], event["message"]
+    assert [n["event"] for n in delivered(RunFolder(Path(run_dir)))] == ["stall"]
+    out = capfd.readouterr()
+    told = (out.out + out.err).split("notification stall", 1)[1]
+    assert "destination broker(s) [3] not registered" in told, told[:2000]
 
 
 def test_stalled_after_the_stall_timeout(zk: KazooClient, zk_conn_id: str, tmp_path: Path,
