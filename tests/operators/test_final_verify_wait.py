@@ -54,7 +54,8 @@ def test_final_verify_waits_for_a_broker_restarting_at_that_moment_and_names_it(
         target = {TopicPartition("events", 0): (1, 2, 3), TopicPartition("events", 1): (2, 3, 1)}
         assert cluster.wait_until(lambda: zk.exists("/brokers/ids/2") is not None, 30)
         cluster.kill_broker(2)
-        assert cluster.wait_until(lambda: zk.exists("/brokers/ids/2") is None, 30)
+        assert cluster.wait_until(lambda: zk.exists("/brokers/ids/2") is None and all(
+            2 not in json.loads(zk.get(f"/brokers/topics/events/partitions/{p}/state")[0])["isr"] for p in (0, 1)), 30)
         restarting, restarted = threading.Event(), threading.Event()
 
         def restart() -> None:       # the operator is already polling when the broker comes back
