@@ -110,10 +110,18 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         every armed watch again, and act on what changed meanwhile — what SetWatches makes
         Kafka's controller do (an existence watch fires if its node was created, a child watch
         if the children changed, a data watch if the data changed). Handlers re-read with a
-        watch, so each is set again; a consumed watch (e.g. a hand-deleted reassignment node)
-        stays consumed. Returns what it found in the admin nodes, for the history."""
+        watch, so each is set again. The standing ones (admin nodes, brokers, topics, ISR
+        notifications) are always set again — so a reassignment watch consumed by a hand deletion
+        is set again too, where a 2.4 controller would stay blind until it changes (a known
+        simplification, kafka_sim/README.md). Returns what it found in the admin nodes."""
         found: list[str] = []
-        armed = sorted(self._armed, key=repr)
+        # the controller's standing registrations (Kafka keeps these handlers for its whole term),
+        # admin nodes first, then what else was armed (topic data, reassigning partitions' states).
+        # Not trusted to the armed set alone: a firing seen late on kazoo's thread can discard a
+        # watch the engine has just set again.
+        standing = [("preferred", None), ("reassign", None), ("delete_topics", None), ("brokers", None),
+                    ("topics", None), ("isr", None)]
+        armed = standing + [a for a in sorted(self._armed, key=repr) if a not in standing]
         self._armed.clear()
         try:
             for i, (kind, key) in enumerate(armed):
