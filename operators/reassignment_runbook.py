@@ -194,8 +194,9 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
             broker_logs="{{ params.broker_logs }}", outside_window="{{ params.outside_window }}",
             between_windows="{{ params.between_windows }}",
             **DEFERRING_RETRIES, **zk)   # a retry resumes the same wave (operators.deferral)
+        # read-only and idempotent: retried like execute_waves (a ZooKeeper blip as it starts, seed 1025)
         final_verify = FinalVerifyOperator(task_id="final_verify", poll_interval_s="{{ params.poll_interval_s }}",
-                                           **zk)
+                                           **DEFERRING_RETRIES, **zk)
         chain += [set_throttles, execute_waves, final_verify]
         for upstream, downstream in zip(chain, chain[1:]):
             upstream >> downstream
