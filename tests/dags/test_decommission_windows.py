@@ -25,6 +25,7 @@ from operators.windows.spec import load_windows_file
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 from tests.dags.kernel_plan import write_kernel_plan
 from tests.dags.moving_runbook import zk_writes
+from tests.dags.test_run_outcomes import run_note
 from tests.dags.scenario import REMOVED, TOPICS, assignment, audit, start_cluster, throttle_configs
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
@@ -126,6 +127,12 @@ def test_waves_that_do_not_fit_wait_for_the_next_window_and_none_is_written_outs
         assert any("paused until the next maintenance window" in s for s in subjects), subjects
         events = [m["event"] for m in webhook_sink.wait_for(3)]
         assert "window_paused" in events and events[-1] == "finished", events
+        # the outcome names the pauses: in the finished notification, the final report and the run's note
+        finished = webhook_sink.wait_for(3)[-1]
+        assert "window pause before wave" in finished["text"], finished["text"]
+        assert "window pause before wave" in (result.run_folder / "final_report.md").read_text()
+        note = run_note(result)
+        assert note is not None and note.startswith("succeeded:") and "window pause before wave" in note, note
     finally:
         sampler.stop.set()
         zk.stop()
