@@ -7,8 +7,8 @@ them twice: in this process (the CLI's k-way streaming merge) and with the Spark
 (``--master``, default local[2]; the session start is timed apart). Prints lines/s and MB/s of
 input for both, checks that both outputs have the same SHA-256 (byte for byte), prints the
 input size at which Spark would catch up with the in-process merge on this machine, and the
-load average before and after. With ``--kafka-merger CLASSPATH`` (from ``bench/kafka_merger/
-build.sh``) it also runs Kafka 2.4.1's own ``kafka.tools.StateChangeLogMerger`` on the same
+load average before and after. With ``--kafka-merger CLASSPATH`` (a classpath holding Kafka
+2.4.1's tools, e.g. ``kafka_2.12-2.4.1/libs/*``) it also runs Kafka 2.4.1's own ``kafka.tools.StateChangeLogMerger`` on the same
 input (gzip files decompressed first, untimed: Kafka's tool reads plain files only) and prints
 both tools' CPU seconds per GiB side by side (the JVM's user+sys, its start included). The
 generated files are deleted at the end. Figures only.
@@ -129,7 +129,7 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--skip-spark", action="store_true")
     ap.add_argument("--kafka-merger", metavar="CLASSPATH", help="also run Kafka 2.4.1's StateChangeLogMerger "
-                    "(classpath printed by bench/kafka_merger/build.sh)")
+                    "(a classpath holding it, e.g. a Kafka 2.4.1 distribution's libs/*)")
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="bench-state-change-", dir=args.dir)
     try:
