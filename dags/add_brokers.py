@@ -17,7 +17,7 @@ from airflow.sdk import Param
 
 from operators.plan_ops import AddBrokersPlanOperator
 from operators.reassignment_runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
-from operators.runbook_dag import zk_conn_param
+from operators.runbook_dag import broker_ids_param, ids_text, zk_conn_param
 
 DAG_ID = "add_brokers"
 
@@ -65,8 +65,7 @@ guards.json, throttles.json, waves.json, verify.json, reports.
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
-    "new_brokers": Param([], type="array", items={"type": "integer", "minimum": 0}, minItems=1, uniqueItems=True,
-                         description="Ids of the new, registered brokers that should take their share, e.g. [7, 8]"),
+    "new_brokers": broker_ids_param("Ids of the new, registered brokers that should take their share", "7, 8"),
     **reassignment_params(),
 }
 
@@ -75,5 +74,5 @@ dag = reassignment_runbook(ReassignmentRunbook(
     description="Move a balanced share of replicas and leadership onto new brokers, in throttled, approved waves",
     params=PARAMS, doc_md=DOC_MD,
     plan=lambda args: AddBrokersPlanOperator(new_brokers="{{ params.new_brokers }}", **args),
-    approval_title="Add brokers {{ params.new_brokers | join(', ') }}",
+    approval_title="Add brokers " + ids_text("params.new_brokers"),
 ))

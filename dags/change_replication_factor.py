@@ -58,7 +58,7 @@ Run folder: `<run_root>/change_replication_factor/<run id>/`. Guide: docs/runboo
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
     "topics": Param([], type="array", items={"type": "string"}, minItems=1,
-                    description="Topics whose replication factor changes, e.g. [\"orders\", \"events\"]"),
+                    description="Topics whose replication factor changes, one per line (a JSON list through the REST API)"),
     "replication_factor": Param(3, type="integer", minimum=1, maximum=32767,
                                 description="The new replication factor of every partition of those topics "
                                             "(at most the number of registered brokers)"),

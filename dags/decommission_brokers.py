@@ -20,7 +20,7 @@ from airflow.sdk import Param
 from operators.controller import MoveControllerOperator
 from operators.plan import DecommissionPlanOperator
 from operators.reassignment_runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
-from operators.runbook_dag import zk_conn_param
+from operators.runbook_dag import broker_ids_param, ids_text, zk_conn_param
 from operators.verify import VerifyDrainedOperator
 
 DAG_ID = "decommission_brokers"
@@ -82,8 +82,7 @@ audit.jsonl (every ZooKeeper write), guards.json, throttles.json, waves.json, ve
 SHARED = reassignment_params()
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
-    "brokers_to_remove": Param([], type="array", items={"type": "integer", "minimum": 0}, minItems=1,
-                               uniqueItems=True, description="Broker ids to decommission, e.g. [4, 5]"),
+    "brokers_to_remove": broker_ids_param("Broker ids to decommission"),
     **{k: SHARED[k] for k in ("throttle_bytes_per_sec", "max_moves_per_broker", "sizes_file", "capacity_file",
                               "disk_threshold_pct")},
     "allow_extra_moves": Param(False, type="boolean",
@@ -114,7 +113,7 @@ dag = reassignment_runbook(ReassignmentRunbook(
     plan=lambda args: DecommissionPlanOperator(
         brokers_to_remove="{{ params.brokers_to_remove }}", allow_extra_moves="{{ params.allow_extra_moves }}",
         allow_rack_removal="{{ params.allow_rack_removal }}", **args),
-    approval_title="Decommission brokers {{ params.brokers_to_remove | join(', ') }}",
+    approval_title="Decommission brokers " + ids_text("params.brokers_to_remove"),
     brokers_to_remove="{{ params.brokers_to_remove }}",
     demote=True, verify_data=True,
     checks=(lambda args: VerifyDrainedOperator(task_id="verify_drained", **args),

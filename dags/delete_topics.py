@@ -58,9 +58,9 @@ assignment and configs, so a topic can be re-created empty with the same layout.
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
-    "topics": Param([], type="array", items={"type": "string", "minLength": 1}, uniqueItems=True,
-                    description="Topic names to delete, e.g. [\"old-orders\", \"tmp-test\"] (and/or topic_regex)"),
-    "topic_regex": Param("", type=["null", "string"],
+    "topics": Param([], type=["null", "array"], items={"type": "string", "minLength": 1}, uniqueItems=True,
+                    description="Topic names to delete, one per line (and/or topic_regex)"),
+    "topic_regex": Param(None, type=["null", "string"],
                          description="Regular expression matched against the whole topic name, e.g. 'tmp-.*'; "
                                      "every live topic that matches is selected (shown in the preview)"),
     "batch_size": Param(10, type="integer", minimum=1,

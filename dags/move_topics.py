@@ -16,7 +16,7 @@ from airflow.sdk import Param
 
 from operators.plan_topic_ops import MoveTopicsPlanOperator
 from operators.reassignment_runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
-from operators.runbook_dag import zk_conn_param
+from operators.runbook_dag import broker_ids_param, ids_text, zk_conn_param
 
 DAG_ID = "move_topics"
 
@@ -52,9 +52,8 @@ Run folder: `<run_root>/move_topics/<run id>/`. Guide: docs/runbooks/move_topics
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
     "topics": Param([], type="array", items={"type": "string"}, minItems=1,
-                    description="Topics to move, e.g. [\"orders\"]"),
-    "brokers": Param([], type="array", items={"type": "integer"}, minItems=1,
-                     description="The brokers these topics must end on, e.g. [4, 5, 6] (registered ones)"),
+                    description="Topics to move, one per line (a JSON list through the REST API)"),
+    "brokers": broker_ids_param("The registered brokers these topics must end on", "4, 5, 6"),
     **reassignment_params(),
 }
 
@@ -63,5 +62,5 @@ dag = reassignment_runbook(ReassignmentRunbook(
     description="Move topics onto a set of brokers with the fewest moves, in throttled approved waves",
     params=PARAMS, doc_md=DOC_MD,
     plan=lambda args: MoveTopicsPlanOperator(topics="{{ params.topics }}", brokers="{{ params.brokers }}", **args),
-    approval_title="Move {{ params.topics | join(', ') }} onto brokers {{ params.brokers | join(', ') }}",
+    approval_title="Move {{ params.topics | join(', ') }} onto brokers " + ids_text("params.brokers"),
 ))

@@ -54,9 +54,9 @@ preferred replica are skipped. **Rolling back**: nothing to restore (no data mov
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
-    "topics": Param([], type="array", items={"type": "string", "minLength": 1}, uniqueItems=True,
+    "topics": Param([], type=["null", "array"], items={"type": "string", "minLength": 1}, uniqueItems=True,
                     description="Only these topics' partitions (empty with no regex and no file: every partition)"),
-    "topic_regex": Param("", type=["null", "string"],
+    "topic_regex": Param(None, type=["null", "string"],
                          description="Only topics whose whole name matches this regular expression, e.g. 'orders-.*'"),
     "path_to_json_file": Param(None, type=["null", "string"],
                                description="Optional path to a JSON file in kafka-preferred-replica-election.sh "

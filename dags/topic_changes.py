@@ -54,7 +54,7 @@ write into the audit log and writes nothing.
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
-    "spec": Param("", type="string",
+    "spec": Param(None, type=["null", "string"],
                   description="The topic spec, YAML (topics: {name: {partitions, replication_factor, configs, "
                               "delete}}); or leave empty and give spec_file"),
     "spec_file": Param(None, type=["null", "string"],

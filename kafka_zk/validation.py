@@ -90,10 +90,12 @@ def check_collision(name: str, existing: Iterable[str]) -> None:
 
 def check_brokers_to_remove(brokers: Any) -> list[int]:
     """The brokers a decommission removes, sorted and distinct: a list of broker ids, or the same as
-    comma-separated text (what a rendered Param or a command line gives); each id as
+    comma-separated text (what a rendered Param or a command line gives), or one id; each id as
     :func:`parse_broker_id` reads it. :class:`InvalidInput` names the value and the expected form."""
     if isinstance(brokers, str):
-        items: list[object] = [b.strip() for b in brokers.split(",") if b.strip()]
+        items: list[object] = [b.strip() for b in brokers.strip().strip("[]").split(",") if b.strip()]
+    elif isinstance(brokers, int) and not isinstance(brokers, bool):   # "4" typed in the form, rendered natively
+        items = [brokers]
     elif isinstance(brokers, (list, tuple, set, frozenset)):
         items = list(brokers)
     else:
@@ -169,9 +171,11 @@ def parse_broker_id(text: object, what: str = "broker id") -> int:
 
 
 def parse_broker_ids(items: object, what: str = "broker ids") -> list[int]:
-    """A list of distinct broker ids: ``"1,2"`` or ``[1, 2]`` (order kept); empty is refused."""
+    """A list of distinct broker ids: ``"1,2"``, ``"[1, 2]"``, ``[1, 2]`` or one id (order kept); empty is refused."""
     if isinstance(items, str):
-        parts: list[object] = [x for x in items.split(",")]
+        parts: list[object] = [x for x in items.strip().strip("[]").split(",")]
+    elif isinstance(items, int) and not isinstance(items, bool):   # "4" typed in the form, rendered natively
+        parts = [items]
     elif isinstance(items, (list, tuple)):
         parts = list(items)
     else:

@@ -24,9 +24,11 @@ from operators.plan import SparkPlanOperator, read_plan_summary, snapshot_racks
 
 
 def check_new_brokers(value: Any) -> list[int]:
-    """``new_brokers`` as sorted distinct broker ids (a list, or comma-separated text)."""
+    """``new_brokers`` as sorted distinct broker ids (a list, comma-separated text, or one id)."""
     if isinstance(value, str):
-        items: list[object] = [b.strip() for b in value.split(",") if b.strip()]
+        items: list[object] = [b.strip() for b in value.strip().strip("[]").split(",") if b.strip()]
+    elif isinstance(value, int) and not isinstance(value, bool):   # "7" typed in the form, rendered natively
+        items = [value]
     elif isinstance(value, (list, tuple, set, frozenset)):
         items = list(value)
     else:

@@ -105,7 +105,7 @@ def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
                                  description="While the run waits for the next window: keep the throttles (default; "
                                              "data may still be catching up) or remove them (pre-run values "
                                              "restored) and set them again when the window opens"),
-        "notify_conn_ids": Param([], type="array", items={"type": "string"},
+        "notify_conn_ids": Param([], type=["null", "array"], items={"type": "string"},
                                  description="Airflow Connection ids to notify (smtp: e-mail to the connection's "
                                              "extra 'to'; http: JSON webhook) on approval requested, paused at a "
                                              "window's end, stall, finished and failed. Empty: logged only"),
@@ -126,11 +126,11 @@ def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
                                              "throttle, at least 60 s)"),
         "stall_timeout_s": Param(None, type=["null", "integer"], minimum=1,
                                  description="Fail a wave that made no progress for this many seconds (null: never)"),
-        "broker_logs": Param("", type="string",
+        "broker_logs": Param(None, type=["null", "string"],
                              description="Where the brokers' state-change logs are, as seen from the worker and the "
                                          "triggerer: a folder, file or glob (e.g. /mnt/kafka-logs/*/state-change.log*)"
                                          ". When a wave stalls, the report shows the merged entries about its stuck "
-                                         "partitions. Empty: no excerpt"),
+                                         "partitions. Left empty: no excerpt"),
     }
 
 

@@ -4,6 +4,8 @@ An approver must see the plan, not a path on a worker's disk. This FastAPI app i
 the API server by the project's plugin (:mod:`operators.plugin`) at ``/kafka-runbooks``:
 
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/`` lists the run's reports and records;
+- ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/progress`` is the live progress page
+  (:mod:`operators.live_progress`), refreshing itself while the run is queued or running;
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/{name}`` serves one of them (``plan_report.html``
   with its chart, ``final_report.html``, the Markdown forms, ``approval.json``, ``audit.jsonl``…).
 
@@ -48,7 +50,8 @@ def report_url(base_url: str, dag_id: str, run_id: str, name: str = "") -> str:
     return f"{base_url.rstrip('/')}{URL_PREFIX}/runs/{quote(dag_id, safe='')}/{quote(run_id, safe='')}/{name}"
 
 
-def _run_root(dag_id: str, run_id: str) -> str:
+def _run(dag_id: str, run_id: str) -> tuple[str, str]:
+    """(run root, state) of the run."""
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
 
@@ -56,15 +59,30 @@ def _run_root(dag_id: str, run_id: str) -> str:
         run = session.query(DagRun).filter(DagRun.dag_id == dag_id, DagRun.run_id == run_id).one_or_none()
         if run is None:
             raise HTTPException(404, f"no run {run_id!r} of DAG {dag_id!r}")
-        conf = run.conf or {}
-    return str(conf.get("run_root") or DEFAULT_RUN_ROOT)
+        conf, state = run.conf or {}, str(getattr(run.state, "value", run.state))
+    return str(conf.get("run_root") or DEFAULT_RUN_ROOT), state
 
 
 def _folder(dag_id: str, run_id: str) -> RunFolder:
-    folder = RunFolder.for_run(_run_root(dag_id, run_id), dag_id, run_id)
+    folder = RunFolder.for_run(_run(dag_id, run_id)[0], dag_id, run_id)
     if not folder.root.is_dir():
         raise HTTPException(404, f"run {run_id!r} of {dag_id!r} has no run folder at {folder.root} (yet)")
     return folder
+
+
+@app.get("/runs/{dag_id}/{run_id}/progress", response_class=HTMLResponse, dependencies=[can_read_runs])
+def run_progress_page(dag_id: str, run_id: str) -> HTMLResponse:
+    """The live progress page (:mod:`operators.live_progress`), refreshing itself while the run is active."""
+    from operators.live_progress import render_progress_page
+
+    run_root, state = _run(dag_id, run_id)
+    folder = RunFolder.for_run(run_root, dag_id, run_id)
+    links = {"all reports of this run": "./"}
+    for name in ("plan_report.html", "final_report.html"):
+        if (folder.root / name).is_file():
+            links[name.replace("_", " ").replace(".html", "")] = name
+    page = render_progress_page(folder, dag_id, run_id, active=state in ("queued", "running"), links=links)
+    return HTMLResponse(page, headers={"Content-Security-Policy": CSP, "Cache-Control": "no-store"})
 
 
 def _listing(folder: RunFolder) -> list[Path]:
@@ -79,7 +97,8 @@ def run_index(dag_id: str, run_id: str) -> HTMLResponse:
     items = "".join(f'<li><a href="{html.escape(p.relative_to(folder.root).as_posix())}">'
                     f"{html.escape(p.relative_to(folder.root).as_posix())}</a></li>" for p in _listing(folder))
     page = (f"<!doctype html><title>{html.escape(dag_id)} {html.escape(run_id)}</title>"
-            f"<h1>{html.escape(dag_id)} — {html.escape(run_id)}</h1><ul>{items}</ul>")
+            f"<h1>{html.escape(dag_id)} — {html.escape(run_id)}</h1>"
+            f'<p><a href="progress">live progress</a></p><ul>{items}</ul>')
     return HTMLResponse(page, headers={"Content-Security-Policy": CSP})
 
 

@@ -26,6 +26,28 @@ def zk_conn_param() -> Param:
                  description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot")
 
 
+#: The pattern a list of broker ids typed as text must match: ``4`` or ``4, 5``.
+BROKER_IDS_TEXT = r"^\s*\[?\s*\d+(\s*,\s*\d+)*\s*\]?\s*$"
+
+
+def broker_ids_param(description: str, example: str = "4, 5") -> Param:
+    """A required list of broker ids that the trigger form shows as a one-line text field.
+
+    Airflow 3.3's form edits an integer array in a JSON editor that re-formats the text each time
+    it parses and moves the cursor (typing ``[5]`` over the selected ``[]`` gives ``[\\n  []\\n]5]``);
+    a Param that may be an array *or* a string is shown as a plain text field instead, where a
+    person types ``4, 5`` (or ``[4, 5]``). The REST API and the CLI still pass ``[4, 5]``; the
+    steps accept both forms (:func:`kafka_zk.validation.parse_broker_ids`)."""
+    return Param([], type=["array", "string"], items={"type": "integer", "minimum": 0}, minItems=1,
+                 uniqueItems=True, pattern=BROKER_IDS_TEXT,
+                 description=f"{description}: type the ids separated by commas, e.g. {example}")
+
+
+def ids_text(expr: str) -> str:
+    """Jinja for a broker-id Param as ``4, 5`` whether it was given as a list or as text."""
+    return f"{{{{ {expr} if {expr} is string else {expr} | join(', ') }}}}"
+
+
 def run_root_param(what: str = "artifacts, audit, reports") -> Param:
     return Param(DEFAULT_RUN_ROOT, type="string", minLength=1,
                  description=f"Directory under which each run's folder ({what}) is made")

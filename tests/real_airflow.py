@@ -167,14 +167,14 @@ class RealAirflow:
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             return None
 
-    def wait_dag(self, dag_id: str, timeout: float = 240) -> None:
-        """Until the API serves ``dag_id`` (parsed by the DAG processor) and it is unpaused."""
+    def wait_dag(self, dag_id: str, timeout: float = 240, unpause: bool = True) -> None:
+        """Until the API serves ``dag_id`` (parsed by the DAG processor); then unpause it (unless not asked)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._check_alive()
             try:
                 dag = self.api("GET", f"/dags/{dag_id}")
-                if dag.get("is_paused"):
+                if unpause and dag.get("is_paused"):
                     self.api("PATCH", f"/dags/{dag_id}", {"is_paused": False})
                 return
             except (urllib.error.URLError, ConnectionError, TimeoutError):
@@ -243,12 +243,15 @@ class RealAirflow:
         raise AssertionError(f"{dag_id} {run_id} not finished within {timeout:g}s: {self.state(dag_id, run_id)}\n"
                              f"{self.logs()}")
 
-    def wait_task_state(self, dag_id: str, run_id: str, task_id: str, state: str, timeout: float) -> None:
+    def wait_task_state(self, dag_id: str, run_id: str, task_id: str, state: str | tuple[str, ...],
+                        timeout: float) -> None:
+        """Until the task is in ``state`` (or one of them); AssertionError at ``timeout`` seconds."""
+        states = (state,) if isinstance(state, str) else tuple(state)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._check_alive()
             st = self._state_or_none(dag_id, run_id)
-            if st is not None and st.tasks.get(task_id, {}).get("state") == state:
+            if st is not None and st.tasks.get(task_id, {}).get("state") in states:
                 return
             time.sleep(1)
         raise AssertionError(f"{dag_id}.{task_id} of {run_id} never {state} within {timeout:g}s: "

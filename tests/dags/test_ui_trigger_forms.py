@@ -1,0 +1,179 @@
+"""The Airflow UI as the place an SRE works (issue 24): every runbook's trigger form submits with its
+defaults plus the required fields, and a decommission is followed from its form to its final report
+by clicks — in Chromium, on a real Airflow 3.3 (API server, scheduler, DAG processor, triggerer; two
+users with passwords), one stack for the module.
+
+*Forms.* Alice signs in through the login page, opens each DAG's Trigger dialog, types only what the
+form marks as required, and presses Trigger. The form must accept it (an empty non-nullable text
+Param kept the button disabled before), the API server must create the run (it validates the conf
+against the Params), and the run's conf must be every Param's default plus what was typed. These
+DAGs stay paused ("Unpause on trigger" cleared): their runs wait queued and touch no cluster.
+
+*A decommission, followed by clicks.* Alice triggers ``decommission_brokers`` from its form the same
+way (only ``brokers_to_remove``), unpaused, on an emulated cluster (the deployment's default
+connections point at it; Spark plans in local mode). Bob signs in, opens the approval, and a click on
+its link reaches the plan report; he approves. From the run's tasks a click on "Live progress"
+reaches the progress page, which refreshes itself while the waves copy: two screenshots, progress
+advanced between them. At the end, "Final report" on the final_report task reaches the report. Every
+page of the reports app answers 401 without a login. Screenshots: test-artifacts/ui-*.png.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from kazoo.client import KazooClient
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from tests.airflow_ui import AirflowBrowser
+from tests.conftest import new_chroot
+from tests.dags.conftest import plain_client
+from tests.dags.scenario import RACKS, TOPICS, assignment
+from tests.real_airflow import RealAirflow
+
+pytestmark = [pytest.mark.airflow, pytest.mark.real_airflow]
+
+REPO = Path(__file__).resolve().parents[2]
+DAG_IDS = tuple(sorted(p.stem for p in (REPO / "dags").glob("*.py") if p.stem != "__init__"))
+FOLLOWED = "decommission_brokers"
+REASSIGNMENT = '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2,3]}]}'
+
+#: What a person types into the fields the form marks required: param -> (typed text, value in the conf).
+REQUIRED: dict[str, dict[str, tuple[str, object]]] = {
+    "decommission_brokers": {"brokers_to_remove": ("6", "6")},
+    "add_brokers": {"new_brokers": ("7, 8", "7, 8")},
+    "move_topics": {"topics": ("orders\nevents", ["orders", "events"]), "brokers": ("1, 2, 3", "1, 2, 3")},
+    "change_replication_factor": {"topics": ("orders", ["orders"])},
+    "reassign_partitions": {"reassignment_json": (REASSIGNMENT, REASSIGNMENT)},
+}
+
+
+def defaults(dag_id: str) -> dict[str, object]:
+    dag = importlib.import_module(f"dags.{dag_id}").dag
+    return {name: dag.params.get_param(name).value for name in dag.params}
+
+
+@pytest.fixture(scope="module")
+def stack(zk_server, tmp_path_factory) -> Iterator[tuple[RealAirflow, KazooClient, Path]]:
+    """A real Airflow whose default connections point at an emulated cluster (the scenario's six
+    brokers and 11 partitions on broker 6, copying at a pace a person can watch)."""
+    home = tmp_path_factory.mktemp("ui")
+    chroot = new_chroot(zk_server, prefix="/ui")
+    cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(brokers=RACKS, speed=150.0, seed=0)).start()
+    cluster.create_topics({name: (a, sizes, None) for name, (a, sizes) in TOPICS.items()})
+    connections = {
+        "kafka_zookeeper_default": {"conn_type": "kafka_zookeeper", "host": zk_server.connect_string,
+                                    "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}},
+        "spark_default": {"conn_type": "spark", "host": "local[*]"}}
+    extra_env = {"AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True", "KAFKA_RUNBOOKS_RUN_ROOT": str(home / "runs")}
+    zk = plain_client(zk_server, chroot)
+    try:
+        with RealAirflow(home / "airflow", DAG_IDS, connections, extra_env=extra_env,
+                         users=("alice", "bob")) as airflow:
+            for dag_id in DAG_IDS:
+                airflow.wait_dag(dag_id, unpause=False)
+            yield airflow, zk, home / "runs"
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()
+
+
+def _check_run(airflow: RealAirflow, dag_id: str, run_id: str, run_root: Path, state: str | None) -> None:
+    run = airflow.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}", as_user="alice")
+    fields = REQUIRED.get(dag_id, {})
+    expected = defaults(dag_id) | {k: v[1] for k, v in fields.items()}
+    if "run_root" in expected:                       # the deployment default, from the servers' environment
+        expected["run_root"] = str(run_root)
+    assert run["triggering_user_name"] == "alice", run
+    assert state is None or run["state"] == state, run
+    assert json.loads(json.dumps(run["conf"])) == json.loads(json.dumps(expected)), (dag_id, run["conf"])
+
+
+def test_every_trigger_form_submits_with_its_defaults_plus_the_required_fields(stack) -> None:
+    airflow, _zk, run_root = stack
+    assert len(DAG_IDS) >= 12 and set(REQUIRED) <= set(DAG_IDS)
+    with AirflowBrowser(airflow, "alice", "ui-forms") as ui:
+        for dag_id in DAG_IDS:
+            if dag_id == FOLLOWED:
+                continue                              # triggered from its form by the next test, unpaused
+            fields = REQUIRED.get(dag_id, {})
+            enabled_before, run_id = ui.trigger_from_form(dag_id, {k: v[0] for k, v in fields.items()}, unpause=False)
+            assert enabled_before is not bool(fields), (
+                f"{dag_id}: with nothing typed the Trigger button was {'enabled' if enabled_before else 'disabled'}; "
+                f"required fields: {sorted(fields)}")
+            _check_run(airflow, dag_id, run_id, run_root, "queued")
+            ui.page.goto(f"{ui.base}/dags/{dag_id}/runs/{run_id}")
+            ui.page.get_by_text(run_id).first.wait_for()
+            ui.shot(f"run-{dag_id}")
+
+
+def _unauthenticated(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            return resp.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def _summary(page) -> str:
+    return page.locator("#summary").inner_text() if page.locator("#summary").count() else ""
+
+
+def test_a_decommission_is_followed_from_its_form_to_the_final_report_by_clicks(stack) -> None:
+    airflow, zk, run_root = stack
+    with AirflowBrowser(airflow, "alice", "ui-run") as alice:
+        enabled_before, run_id = alice.trigger_from_form(FOLLOWED, {"brokers_to_remove": "6"}, unpause=True)
+    assert not enabled_before
+    _check_run(airflow, FOLLOWED, run_id, run_root, None)
+    airflow.wait_task_state(FOLLOWED, run_id, "approve", "awaiting_input", 900)
+    base = f"http://127.0.0.1:{airflow.port}/kafka-runbooks/runs/{FOLLOWED}/{run_id}/"
+    with AirflowBrowser(airflow, "bob", "ui-run") as bob:
+        # the approval, as Bob sees it: its link reaches the plan report (Airflow's login applies)
+        page = bob.page
+        page.goto(f"{bob.base}/dags/{FOLLOWED}/runs/{run_id}/tasks/approve/required_actions")
+        link = page.get_by_role("link", name="Open the plan report")
+        link.wait_for()
+        bob.shot("approval")
+        report = bob.follow(link)
+        report.get_by_text("plan hash", exact=False).first.wait_for()
+        assert report.url == base + "plan_report.html"
+        bob.shot("plan-report", report)
+        airflow.answer(FOLLOWED, run_id, "approve", "Approve", as_user="bob")
+
+        # from the run, a click reaches the live progress page, which moves while the waves copy
+        airflow.wait_task_state(FOLLOWED, run_id, "execute_waves", ("running", "deferred"), 600)
+        page.goto(f"{bob.base}/dags/{FOLLOWED}/runs/{run_id}/tasks/approve")
+        progress = bob.follow(bob.extra_link("Live progress"))
+        assert progress.url == base + "progress"
+        progress.wait_for_function("() => /partitions moved/.test(document.body.innerText)", timeout=300_000)
+        first = _summary(progress)
+        bob.shot("progress-1", progress)
+        progress.wait_for_function(f"() => document.querySelector('#summary') && "
+                                   f"document.querySelector('#summary').innerText !== {json.dumps(first)}",
+                                   timeout=600_000)          # the page's own refresh brings the change
+        second = _summary(progress)
+        bob.shot("progress-2", progress)
+        moved = [int(re.match(r"(\d+)/", s).group(1)) for s in (first, second)]
+        assert moved[1] > moved[0] or "waves done" in second, (first, second)
+
+        st = airflow.wait_run(FOLLOWED, run_id, timeout=1200)
+        assert st.state == "success", st.tasks
+        assert not any(6 in r for r in assignment(zk).values())
+        page.goto(f"{bob.base}/dags/{FOLLOWED}/runs/{run_id}/tasks/final_report")
+        final = bob.follow(bob.extra_link("Final report"))
+        assert final.url == base + "final_report.html"
+        final.get_by_text("brokers 6", exact=False).first.wait_for()
+        bob.shot("final-report", final)
+        progress.reload()
+        assert "no longer active" in progress.inner_text("body") and "11/11" in _summary(progress)
+        bob.shot("progress-end", progress)
+    for name in ("", "progress", "plan_report.html", "final_report.html"):
+        assert _unauthenticated(base + name) == 401, name
