@@ -286,6 +286,17 @@ def progress_line(p: WaveProgress, overall_done: int, overall_total: int, elapse
             f"{human_bytes(rate)}/s, ETA {eta} (from {p.source})")
 
 
+def moved(last: tuple[int, int, str] | None, progress: WaveProgress) -> bool:
+    """Whether ``progress`` is progress since the poll that saw ``last`` = (done, bytes remaining,
+    source): a partition finished, or bytes copied as measured by the *same* source. A switch of
+    source (follower log sizes → ISR joins, when the log-dirs output loses a replica) changes the
+    bytes figure without a byte copied, so it must not restart a stall clock."""
+    if last is None:
+        return True
+    done, remaining, source = last
+    return progress.done != done or (progress.source == source and progress.bytes_remaining != remaining)
+
+
 def overall_done(book: WaveBook, current: WaveProgress) -> int:
     """Partitions done across the plan: finished waves plus the current wave's done ones."""
     return sum(len(w.moves) for w in book.waves if w.status == DONE and w.id != current.wave_id) + current.done

@@ -66,11 +66,12 @@ from kazoo.exceptions import KazooException
 from kafka_zk.errors import KafkaZkError, ZkUnavailable
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
+from operators.live_progress import record_poll
 from operators.log_dirs_source import LogDirsSource, read_log_dirs
 from operators.stall_causes import StallCause, blocking_causes, stall_causes
 from operators.state_change import write_stall_excerpt
 from operators.triggers.base import ZooKeeperPollTrigger
-from operators.waves import WaveBook, WaveProgress, overall_done, progress_line, wave_state
+from operators.waves import WaveBook, WaveProgress, moved, overall_done, progress_line, wave_state
 
 
 ZK_OUTAGE_S = 120.0
@@ -229,7 +230,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         started = self.clock.time()
         last_change = started
-        last_key: tuple | None = None
+        last_key: tuple[int, int, str] | None = None     # (done, bytes remaining, source) at the last poll
         failing_since: float | None = None
         blocked_since: float | None = None
         base: tuple[str, int, float] | None = None       # (source, bytes remaining, time) the rate is taken from
@@ -276,9 +277,9 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                         self.log.info("wave %d: progress judged from ISR joins only (%s)", self.wave_id, note_logged)
                 if base is None or base[0] != progress.source:
                     base = (progress.source, progress.bytes_remaining, now)
-                key = (progress.done, progress.bytes_remaining, progress.source)
-                if key != last_key:
-                    last_key, last_change = key, now
+                if moved(last_key, progress):   # a source switch alone does not restart the stall clock
+                    last_change = now
+                last_key = (progress.done, progress.bytes_remaining, progress.source)
                 copied = max(0, base[1] - progress.bytes_remaining)
                 quiet = now - last_change
                 warn_after = self.warning_after_s(seen.book, progress, seen.max_age_s)
@@ -321,6 +322,8 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                     self.log.warning("wave %d: %s (ending the wait if it lasts %.0fs more)", self.wave_id, text,
                                      self.dead_end_s - (now - blocked_since))
                 causes = await self._causes_text() if warn else ""
+                await asyncio.to_thread(record_poll, self.run_dir, progress, copied / max(now - base[2], 1e-9), quiet,
+                                        self.throttle_bytes_per_s, now, warn, causes)   # the live progress page
                 if warn:
                     floor = self.stall_floor_s(seen.book)
                     self.log.warning("wave %d: no progress for %.0fs (judged from %s%s); ETA unknown; stopped: %s",

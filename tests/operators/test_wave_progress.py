@@ -273,3 +273,22 @@ def test_copied_bytes_only_lower_what_remains_and_never_below_zero(planned: int,
     assert 0 <= later <= now <= max(planned, leader, held)
     if in_isr:
         assert now == 0
+
+
+def test_a_switch_of_progress_source_alone_does_not_restart_the_stall_clock() -> None:
+    """Issue 24: the copy stopped while the log-dirs output still listed the new replica; when it
+    lost it, progress was judged from ISR joins, whose bytes figure differs, and the stall clock
+    restarted (the notice came 2 min 50 s after the copy stopped). Only a finished partition or
+    bytes copied as measured by the same source count as progress."""
+    from operators.waves import moved
+
+    def p(done: int, remaining: int, source: str) -> "WaveProgress":
+        from operators.waves import WaveProgress
+        return WaveProgress(0, done, 4, remaining, 400, (), source)
+
+    assert moved(None, p(0, 400, FROM_ISR))
+    assert not moved((0, 250, FROM_LOG_SIZES), p(0, 400, FROM_ISR))       # switch: more "remaining", nothing copied
+    assert not moved((0, 400, FROM_ISR), p(0, 250, FROM_LOG_SIZES))       # switch back: not a copy either
+    assert not moved((0, 250, FROM_LOG_SIZES), p(0, 250, FROM_LOG_SIZES))
+    assert moved((0, 250, FROM_LOG_SIZES), p(0, 200, FROM_LOG_SIZES))     # bytes copied, same source
+    assert moved((0, 250, FROM_LOG_SIZES), p(1, 300, FROM_ISR))           # a partition finished
