@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from kafka_sim.cluster import ClusterSpec, EmulatedCluster
     from kafka_sim.seed import broker_racks, partition_sizes, topic_layout
+    from cli.demo_progress import ProgressPrinter
     from operators.local_run import configure_local_airflow, run_dag, set_connection
 
     zk_server = cluster = zk = None
@@ -130,11 +131,14 @@ def main(argv: list[str] | None = None) -> int:
         _say("approval: answered 'Approve' as demo-approver by the demo itself, through Airflow's "
              "human-in-the-loop API (recorded in approval.json). A real run waits for another person.")
         zk.start(timeout=10)
+        printer = ProgressPrinter(run_root, "decommission_brokers", _say)   # a line per wave, not silence
+        printer.start()
         result = run_dag("decommission_brokers", {
             "zk_conn_id": "demo_kafka_zk", "spark_conn_id": "demo_spark", "brokers_to_remove": removed,
             "throttle_bytes_per_sec": args.throttle, "max_moves_per_broker": args.max_moves_per_broker,
             "sizes_file": str(sizes_file), "dry_run": False,
             "run_root": str(run_root), "poll_interval_s": 0.5}, answer="Approve", approver="demo-approver")
+        printer.stop()
         final = _final_state(zk, set(removed))
         folder = result.run_folder
         summary_file = folder / "plan" / "summary.json" if folder else None

@@ -48,7 +48,7 @@ from operators.approval_retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
-from operators.report_links import report_link
+from operators.report_links import PlanReportLink, ProgressLink, report_link
 from operators.runtime import APPROVED, DRY_RUN, PRE_APPROVED, REJECTED, ApprovalRecord, plan_hash, run_folder
 from operators.windows.config import configured_windows
 from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY, WindowsFile
@@ -91,6 +91,8 @@ def plan_size(folder: RunFolder) -> tuple[int, int | None]:
 
 class PlanApprovalOperator(RetriedApprovalOperator):
     """Approve or reject exactly one plan hash, by someone else, in time (see module docstring)."""
+
+    operator_extra_links = (PlanReportLink(), ProgressLink())
 
     template_fields: Sequence[str] = (*RetriedApprovalOperator.template_fields, "run_root", "dry_run", "zk_conn_id")
 
@@ -142,9 +144,9 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             "not_pre_approved": list(decision.reasons)})
         link = report_link(dag_id, run_id, "plan_report.html")
         self.body = self._body(digest, decision.reasons, expiry, triggered_by, link)
-        notify_event(context, folder, "approval_requested", self.log, body=self.body, link=link,
-                     fields={"plan hash": digest, "expires at": (now + expiry).isoformat(timespec="minutes"),
-                             "report": str(folder.plan_report_html)})
+        notify_event(context, folder, "approval_requested", self.log, body=self.body, link=link, what=self.subject,
+                     fields={"plan hash": digest, "expiry": expiry_text(now, expiry),
+                             "report": link or str(folder.plan_report_html)})
         return super().ask(context)
 
     def answered(self, context: Any, event: dict[str, Any]) -> Any:
@@ -228,11 +230,21 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             lines.append(f"plan hash: `{digest}`")
         if link:
             lines.append(f"**[Open the plan report]({link})** (served by Airflow; your login applies)")
-        lines.append(f"This request expires after {expiry}; "
+        lines.append(f"This request {expiry_text(datetime.now(timezone.utc), expiry)}; "
                      + (f"{triggered_by} triggered the run and cannot approve it (four eyes)." if triggered_by
                         else "the person who triggered the run cannot approve it (four eyes)."))
         lines.append("Not pre-approved: " + "; ".join(reasons) + ".")
         return "\n\n".join(lines)
+
+
+def expiry_text(now: datetime, expiry: timedelta) -> str:
+    """``expires at 21:15 UTC, in 12 h`` (the date is added when it is not today's, in UTC)."""
+    at = (now + expiry).astimezone(timezone.utc)
+    day = "" if at.date() == now.astimezone(timezone.utc).date() else f" on {at:%a %d %b}"
+    s = expiry.total_seconds()
+    left = (f"{s / 3600:.0f} h" if s >= 3600 and s % 3600 == 0 else f"{s / 3600:.1f} h" if s >= 3600
+            else f"{s / 60:.0f} min")
+    return f"expires at {at:%H:%M} UTC{day}, in {left}"
 
 
 def _parse_time(value: Any) -> datetime | None:

@@ -60,6 +60,7 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.topic_configs import check_rate
 from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster
 from operators.base import as_bool
+from operators.report_links import PlanReportLink, RunReportsLink
 from operators.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
 from operators.runtime import run_folder
 from spark_jobs.artifacts import load_plan_artifacts
@@ -172,6 +173,8 @@ class SparkPlanOperator(SparkSubmitOperator):
     must be a plan of this run's Params). The shared Params (throttle, moves per broker, sizes,
     capacity, ``plan_from``) are handled here.
     """
+
+    operator_extra_links = (PlanReportLink(), RunReportsLink())
 
     operation: str = ""
     template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "spark_conn_id", "run_root",

@@ -50,6 +50,8 @@ from operators.notifications.runbook import conn_ids_of, notify_event
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import require_approval
 from operators.sensors.reassignment import raise_for_event
+from operators.live_progress import record_poll
+from operators.report_links import PlanReportLink, ProgressLink, RunReportsLink
 from operators.stall_causes import blocking_causes
 from operators.state_change import remember_broker_logs, write_stall_excerpt
 from operators.throttles import record_then_apply, resolve_rate
@@ -78,6 +80,8 @@ def build_wave_book(plan_dir: str) -> WaveBook:
 
 class ExecuteWavesOperator(RunbookOperator):
     """Run every wave of the plan to completion, resumably (see module docstring)."""
+
+    operator_extra_links = (ProgressLink(), PlanReportLink(), RunReportsLink())
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "throttle_bytes_per_sec",
                                       "wave_timeout_s", "poll_interval_s", "stall_warning_s", "stall_timeout_s",
@@ -207,7 +211,7 @@ class ExecuteWavesOperator(RunbookOperator):
                     wave = book.wave(wave.id)
                     self.log.info("wave %d submitted: %d partition(s), %d bytes to copy", wave.id, len(todo),
                                   wave.bytes_total)
-                if self._finished_inline(client, wave):
+                if self._finished_inline(client, folder, wave):
                     book = self._advance_wave(folder, book, wave.id, DONE)
                     self.log.info("wave %d done (before deferring)", wave.id)
                     continue
@@ -279,7 +283,7 @@ class ExecuteWavesOperator(RunbookOperator):
                              "resumes at": decision.resume.opens.isoformat(timespec="minutes")})
         self.defer(trigger=DateTimeTrigger(moment=decision.resume.opens), method_name="resume_after_window")
 
-    def _finished_inline(self, client, wave: WaveSpec) -> bool:
+    def _finished_inline(self, client, folder: RunFolder, wave: WaveSpec) -> bool:
         """Poll the wave here for up to ``inline_wait_s`` (never past its deadline) before deferring: a
         wave that finishes that fast never defers (:mod:`operators.deferral`)."""
         topics = {m.tp.topic for m in wave.moves}
@@ -287,6 +291,7 @@ class ExecuteWavesOperator(RunbookOperator):
         def seen() -> str:
             snap = read_snapshot(client, topics=topics, with_configs=False)
             progress, listed = wave_state(wave, snap)
+            record_poll(folder.root, progress, 0.0, 0.0, self._rate_or_none(), time.time())   # the live page sees it
             if progress.complete and not listed:
                 return "done"
             # a destination broker gone: the trigger judges it and tells people now, not after the

@@ -34,7 +34,7 @@ from operators.errors import RunFailed, RunRejected
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import plan_hash
 from operators.notifications.runbook import notify_event
-from operators.report_links import report_link
+from operators.report_links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, report_link
 from operators.report_titles import heading
 from operators.retiring import excluded_lines
 from operators.run_history import history_lines
@@ -148,6 +148,8 @@ def disk_values(summary: Mapping[str, Any], brokers: Sequence[Mapping[str, Any]]
 class RenderPlanReportOperator(RunbookOperator):
     """Write the plan report (Markdown + HTML); return the approval body."""
 
+    operator_extra_links = (PlanReportLink(), RunReportsLink())
+
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "throttle_bytes_per_sec")
     ui_color = "#f3e5f5"
 
@@ -161,7 +163,9 @@ class RenderPlanReportOperator(RunbookOperator):
         folder.write_text(folder.plan_report_md, render("plan_report.md.j2", **values))
         folder.write_text(folder.plan_report_html, render("plan_report.html.j2", **values))
         move_controller = bool((context.get("params") or {}).get("move_controller", False))
-        body = render("approval_body.md.j2", zk=self.zk_conn_id, report_path=str(folder.plan_report_html),
+        linked = report_link(context["dag"].dag_id, context["run_id"], "plan_report.html") is not None
+        body = render("approval_body.md.j2", zk=self.zk_conn_id,   # the approval adds the link; no worker path then
+                      report_path=None if linked else str(folder.plan_report_html),
                       move_controller=move_controller, **values)
         self.log.info("plan report: %s (hash %s)", folder.plan_report_html, values["plan_hash"])
         return {"plan_hash": values["plan_hash"], "approval_body": body, "report": str(folder.plan_report_html)}
@@ -346,8 +350,9 @@ class PreviewFinalReportOperator(RunbookOperator):
                 "refused": approval_outcome(values.get("approval")) is not None, "history": history_lines(folder)}))
         if self.kind == "preview":
             out["plan_hash"] = plan_hash(folder.plan_dir)
+            linked = report_link(context["dag"].dag_id, context["run_id"], html.name) is not None
             out["approval_body"] = render(f"{self.template_dir}/approval_body.md.j2", plan_hash=out["plan_hash"],
-                                          report_path=str(html), **values)
+                                          report_path=None if linked else str(html), **values)
         elif values["failures"]:
             raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {md}")
         return out
@@ -355,6 +360,8 @@ class PreviewFinalReportOperator(RunbookOperator):
 
 class FinalReportOperator(DecommissionStep):
     """Write the final report, whatever happened upstream."""
+
+    operator_extra_links = (FinalReportLink(), ProgressLink(), RunReportsLink())
 
     ui_color = "#f3e5f5"
 

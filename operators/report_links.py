@@ -1,20 +1,69 @@
-"""Links to a run's reports as Airflow's API server serves them (:mod:`operators.reports_app`).
+"""Links to a run's reports and live progress as Airflow's API server serves them (:mod:`operators.reports_app`).
 
-The address is ``[api] base_url`` (the UI's address, as people reach it) followed by the reports
-app's path; without a configured ``base_url`` there is no link, and messages give the report's
-path on the worker instead.
+:func:`report_link` is the absolute address for messages (``[api] base_url``, the UI's address as
+people reach it, followed by the reports app's path); without a configured ``base_url`` there is no
+absolute link, and messages give the report's path on the worker instead.
 
-Failure: none.
+The operator extra links (:class:`PlanReportLink`, :class:`ProgressLink`, :class:`FinalReportLink`,
+:class:`RunReportsLink`) put a button on a task's page in the Airflow UI. In Airflow 3 the worker
+computes them when the task finishes an attempt (or defers) and stores each in the task's XCom
+(``_link_<class>``); the serialized DAG keeps only name → XCom key, so the API server needs no
+registration. They are absolute with ``base_url`` and root-relative (``/kafka-runbooks/…``, the API
+server's own path) without it.
+
+Failure: none; a link to a report not written yet answers 404 naming what is missing.
 """
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
+from airflow.sdk import BaseOperatorLink
+
+
+def _base() -> str:
+    from airflow.configuration import conf
+
+    return (conf.get("api", "base_url", fallback="") or "").strip()
+
 
 def report_link(dag_id: str, run_id: str, name: str = "") -> str | None:
     """The link to report ``name`` of a run, or ``None`` when ``[api] base_url`` is not set."""
-    from airflow.configuration import conf
-
     from operators.reports_app import report_url
 
-    base = (conf.get("api", "base_url", fallback="") or "").strip()
+    base = _base()
     return report_url(base, dag_id, run_id, name) if base else None
+
+
+def run_page(dag_id: str, run_id: str, name: str = "") -> str:
+    """The link to page ``name`` of a run: absolute with ``[api] base_url``, else root-relative."""
+    from operators.reports_app import report_url
+
+    return report_url(_base(), dag_id, run_id, name)
+
+
+class _RunPageLink(BaseOperatorLink):
+    page: ClassVar[str] = ""
+
+    def get_link(self, operator: Any, *, ti_key: Any) -> str:
+        return run_page(ti_key.dag_id, ti_key.run_id, self.page)
+
+
+class PlanReportLink(_RunPageLink):
+    name = "Plan report"
+    page = "plan_report.html"
+
+
+class ProgressLink(_RunPageLink):
+    name = "Live progress"
+    page = "progress"
+
+
+class FinalReportLink(_RunPageLink):
+    name = "Final report"
+    page = "final_report.html"
+
+
+class RunReportsLink(_RunPageLink):
+    name = "All reports of this run"
+    page = ""

@@ -1,0 +1,241 @@
+"""The live progress of a run's waves: what the wait writes at every poll, and the page built from it.
+
+While a wave copies, :class:`~operators.triggers.reassignment.WaveDoneTrigger` records its last poll
+with :func:`record_poll` in the run folder's ``live_progress.json`` (one entry per wave: partitions
+done, bytes remaining of the planned bytes, what the bytes were judged from, the measured rate, the
+throttle in force, how long nothing moved and, when it stalls, the cause). :func:`run_progress`
+reads that file with ``waves.json`` (statuses and times), the plan's ``plan/waves.json`` (predicted
+seconds per wave), ``windows.json`` (window pauses, ``outside_window``) and ``wave_failure.json`` (the
+cause a wait ended on) into a :class:`RunProgress`, which :func:`render_progress_page` shows as
+HTML: a bar per wave, predicted against measured rate, the ETA of the wave and of the run. The
+reports app serves it at ``/kafka-runbooks/runs/<dag>/<run>/progress`` (:mod:`operators.reports_app`).
+
+The ETA of the running wave is what remains at the measured rate (else the plan's prediction less
+the time spent); the run's ETA adds the pending waves' predictions scaled by how the finished waves
+compared with theirs. Without sizes (no ``sizes_file``) bytes are unknown: the page counts
+partitions and says so, never "remaining of 0 B".
+
+Failure: a file that is not JSON raises :class:`~kafka_zk.errors.InvalidPayload` naming it (the
+page then answers 500 with that text); missing files mean "not yet" (a run before its first wave).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from kafka_zk.errors import InvalidPayload
+from kafka_zk.run_folder import RunFolder, read_json, write_json_atomic
+from operators.waves import DONE, SUBMITTED, WaveBook, WaveProgress, human_bytes
+
+FILE = "live_progress.json"
+REFRESH_S = 5
+
+
+@dataclass(frozen=True)
+class PollRecord:
+    """One wave's last poll, as :func:`record_poll` writes it."""
+
+    done: int
+    total: int
+    bytes_remaining: int
+    bytes_total: int
+    source: str
+    rate_bps: float
+    quiet_s: float
+    throttle_bps: int | None
+    stalled: bool = False
+    causes: str = ""
+    at: float = 0.0
+
+
+def record_poll(run_dir: str | Path, progress: WaveProgress, rate_bps: float, quiet_s: float,
+                throttle_bps: float | None, now: float, stalled: bool = False, causes: str = "") -> bool:
+    """Write wave ``progress.wave_id``'s last poll into ``live_progress.json`` (atomic replace).
+
+    The page is a view: a write that fails (disk full, folder gone) is returned as False, never
+    raised into the wait."""
+    path = Path(run_dir) / FILE
+    try:
+        doc = read_json(path) or {"waves": {}}
+        doc["waves"][str(progress.wave_id)] = asdict(PollRecord(
+            progress.done, progress.total, progress.bytes_remaining, progress.bytes_total, progress.source,
+            round(rate_bps, 1), round(quiet_s, 1), None if throttle_bps is None else int(throttle_bps), stalled,
+            causes, round(now, 3)))
+        write_json_atomic(path, doc)
+    except (OSError, InvalidPayload):
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class WaveRow:
+    """One wave on the page."""
+
+    id: int
+    status: str
+    done: int
+    total: int
+    bytes_total: int
+    bytes_remaining: int | None          # None: unknown (no sizes, or not measured yet)
+    predicted_s: float | None
+    measured_rate: float | None          # bytes/s over the wave so far (or over all of it when done)
+    predicted_rate: float | None
+    eta_s: float | None
+    throttle_bps: int | None
+    source: str = ""
+    stall: str = ""
+
+    @property
+    def fraction(self) -> float:
+        if self.status == DONE:
+            return 1.0
+        if self.bytes_total and self.bytes_remaining is not None:
+            return max(0.0, min(1.0, 1 - self.bytes_remaining / self.bytes_total))
+        return self.done / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """Every wave of a run and the run's figures (see module docstring)."""
+
+    waves: tuple[WaveRow, ...]
+    sized: bool
+    eta_s: float | None
+    factor: float | None                 # measured / predicted duration over the finished waves
+    pauses: tuple[dict[str, Any], ...] = ()
+    outside_window: bool = False
+    failure: str = ""
+    updated: float | None = None
+    stalls: tuple[str, ...] = field(default=())
+
+    @property
+    def started(self) -> bool:
+        return bool(self.waves)
+
+    @property
+    def partitions(self) -> tuple[int, int]:
+        return sum(w.done for w in self.waves), sum(w.total for w in self.waves)
+
+
+def _predicted(folder: RunFolder) -> dict[int, float]:
+    doc = read_json(folder.plan_dir / "waves.json") or {}
+    return {int(w.get("index", i)): float(w["predicted_seconds"]) for i, w in enumerate(doc.get("waves") or [])
+            if isinstance(w, dict) and w.get("predicted_seconds") is not None}
+
+
+_BOOKS: dict[str, tuple[tuple[int, int], WaveBook]] = {}   # path -> (mtime_ns, size) and the book read then
+
+
+def _book(path: Path) -> WaveBook | None:
+    """``waves.json``, parsed again only when it changed (a page refreshing every few seconds
+    re-reads a file that changes only when a wave starts or ends; a 100k-partition plan costs
+    seconds to parse)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    key = (st.st_mtime_ns, st.st_size)
+    hit = _BOOKS.get(str(path))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    book = WaveBook.load(path)
+    if book is not None:
+        if len(_BOOKS) >= 64:
+            _BOOKS.pop(next(iter(_BOOKS)))
+        _BOOKS[str(path)] = (key, book)
+    return book
+
+
+def run_progress(folder: RunFolder, now: float | None = None) -> RunProgress:
+    """The run's progress from its folder (see module docstring); ``now`` defaults to the clock."""
+    now = time.time() if now is None else now
+    book = _book(folder.wave_progress)
+    if book is None:
+        return RunProgress((), False, None, None)
+    predicted = _predicted(folder)
+    live = (read_json(folder.root / FILE) or {}).get("waves") or {}
+    sized = any(w.bytes_total for w in book.waves)
+    finished = [(float(w.done_at) - float(w.submitted_at), predicted.get(w.id)) for w in book.waves
+                if w.status == DONE and w.submitted_at and w.done_at]
+    factor = (sum(m for m, _ in finished) / sum(p for _, p in finished)
+              if finished and all(p for _, p in finished) and sum(p for _, p in finished) > 0 else None)
+    rows, eta_run, stalls = [], 0.0, []
+    for w in book.waves:
+        poll = live.get(str(w.id)) or {}
+        pred = predicted.get(w.id)
+        pred_rate = w.bytes_total / pred if pred and w.bytes_total else None
+        throttle = poll.get("throttle_bps")
+        if w.status == DONE:
+            took = float(w.done_at) - float(w.submitted_at) if w.submitted_at and w.done_at else None
+            rate = w.bytes_total / took if took and w.bytes_total else None
+            rows.append(WaveRow(w.id, "done", len(w.moves), len(w.moves), w.bytes_total, 0, pred, rate, pred_rate,
+                                0.0, throttle, poll.get("source", "")))
+            continue
+        if w.status == SUBMITTED:
+            elapsed = now - float(w.submitted_at) if w.submitted_at else 0.0
+            remaining = poll.get("bytes_remaining") if poll else None
+            rate = float(poll.get("rate_bps") or 0.0) or None
+            if rate and remaining:
+                eta = remaining / rate
+            elif pred is not None:
+                eta = max(0.0, pred * (factor or 1.0) - elapsed)
+            else:
+                eta = None
+            stall = ""
+            if poll.get("stalled"):
+                stall = f"no progress for {poll.get('quiet_s', 0):.0f}s: {poll.get('causes') or 'cause not read'}"
+                stalls.append(f"wave {w.id}: {stall}")
+            rows.append(WaveRow(w.id, "copying", int(poll.get("done", 0)), len(w.moves), w.bytes_total,
+                                remaining if sized else None, pred, rate, pred_rate, eta, throttle,
+                                poll.get("source", ""), stall))
+            eta_run = None if eta is None or eta_run is None else eta_run + eta
+            continue
+        eta = pred * (factor or 1.0) if pred is not None else None
+        eta_run = None if eta is None or eta_run is None else eta_run + eta
+        rows.append(WaveRow(w.id, "pending", 0, len(w.moves), w.bytes_total, w.bytes_total if sized else None,
+                            pred, None, pred_rate, eta, None))
+    windows = folder.read_json(folder.root / "windows.json") or {}
+    failure = (folder.read_json(folder.wave_failure) or {}).get("message", "")
+    updated = max((float(p.get("at") or 0) for p in live.values()), default=None) or None
+    return RunProgress(tuple(rows), sized, eta_run, factor, tuple(windows.get("pauses") or ()),
+                       bool(windows.get("outside_window")), str(failure), updated, tuple(stalls))
+
+
+def duration_text(s: float | None) -> str:
+    """``2 h 05 min``, ``4 min 10 s``, ``12 s``; ``unknown`` for None."""
+    if s is None:
+        return "unknown"
+    s = max(0.0, float(s))
+    if s >= 3600:
+        return f"{int(s // 3600)} h {int(s % 3600 // 60):02d} min"
+    if s >= 60:
+        return f"{int(s // 60)} min {int(s % 60):02d} s"
+    return f"{s:.0f} s"
+
+
+def rate_text(bps: float | None) -> str:
+    return "unknown" if not bps else f"{human_bytes(bps)}/s"
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> jinja2.Template:
+    from operators.report import TEMPLATES
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    return env.get_template("progress.html.j2")
+
+
+def render_progress_page(folder: RunFolder, dag_id: str, run_id: str, active: bool, now: float | None = None,
+                         links: dict[str, str] | None = None) -> str:
+    """The progress page's HTML; ``active`` adds a refresh every :data:`REFRESH_S` seconds."""
+    progress = run_progress(folder, now)
+    return _template().render(p=progress, dag_id=dag_id, run_id=run_id, active=active, refresh_s=REFRESH_S,
+                  links=links or {}, bytes=human_bytes, duration=duration_text, rate=rate_text,
+                  now=time.time() if now is None else now)
