@@ -32,6 +32,8 @@ def heading(folder: RunFolder, dag_id: str, removed: Sequence[int]) -> dict:
     except (OSError, ValueError):
         summary = {}
     brokers = str((summary.get("params") or {}).get("brokers") or "")
+    if summary.get("operation") == "decommission" and brokers:   # callers that do not pass ``removed``
+        return {"what": what, "subject": "brokers " + brokers.replace(",", ", "), "subject_short": "brokers " + brokers}
     if summary.get("operation") == "add-brokers" and brokers:
         return {"what": what, "subject": "new brokers " + brokers.replace(",", ", "),
                 "subject_short": "new brokers " + brokers}

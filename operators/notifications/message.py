@@ -5,12 +5,14 @@ run waits for the next maintenance window), ``stall`` (a wave stopped making pro
 blocked), ``failed`` (sent by the failing step as it fails, and again by the notify step),
 ``throttles_kept`` / ``throttles_removed`` (the teardown keeps the throttles on a wave still
 copying, and later removes them), ``finished`` (outcome, summary, report path). Channels (e-mail, webhook) format
-the same fields; nothing channel-specific lives here.
+the same fields; nothing channel-specific lives here. :meth:`Notification.text` is the plain-text
+form, :meth:`Notification.html` the HTML form (the body's Markdown rendered with markdown-it-py).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from html import escape
 from typing import Any
 
 EVENTS = ("approval_requested", "window_paused", "stall", "failed", "throttles_kept", "throttles_removed",
@@ -46,6 +48,21 @@ class Notification:
             lines += ["", f"report: {self.link}"]
         lines += ["", f"run: {self.dag_id} / {self.run_id}"]
         return "\n".join(lines) + "\n"
+
+    def html(self) -> str:
+        """The HTML form: the title, the body's Markdown rendered (tables, links, emphasis), the
+        fields as a table, the link; nothing the body says is passed through as raw HTML."""
+        from markdown_it import MarkdownIt
+
+        md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+        rows = "".join(f"<tr><th align=\"left\">{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in self.fields.items())
+        parts = [f"<h2>{escape(self.title)}</h2>", md.render(self.body.rstrip())]
+        if rows:
+            parts.append(f'<table border="1" cellpadding="4" cellspacing="0">{rows}</table>')
+        if self.link:
+            parts.append(f'<p><a href="{escape(self.link)}">Open the report</a> (Airflow login applies)</p>')
+        parts.append(f"<p style=\"color:#666\">run: {escape(self.dag_id)} / {escape(self.run_id)}</p>")
+        return "<!doctype html><html><body>" + "\n".join(parts) + "</body></html>"
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "subject": self.subject, "text": self.text()}

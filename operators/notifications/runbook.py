@@ -42,7 +42,7 @@ def _title(event: str, folder: RunFolder, dag_id: str, extra: Mapping[str, Any])
     from operators.report_titles import heading
 
     head = heading(folder, dag_id, list(extra.get("removed") or ()))
-    what = head["what"] + (f" {head['subject']}" if head["subject"] else "")
+    what = str(extra.get("what") or "") or head["what"] + (f" {head['subject']}" if head["subject"] else "")
     return {"approval_requested": f"approval requested: {what}",
             "window_paused": f"paused until the next maintenance window: {what}",
             "stall": f"a wave stopped making progress: {what}",

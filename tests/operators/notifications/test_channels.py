@@ -32,8 +32,30 @@ def test_an_email_reaches_the_smtp_server_with_subject_and_body(monkeypatch, smt
     assert sorted(msg["to"]) == ["oncall@example.com", "sre@example.com"]
     parsed = email.message_from_string(msg["data"])
     assert parsed["Subject"] == "[kafka-runbooks] decommission_brokers: failed at execute_waves"
-    text = "".join(p.get_payload(decode=True).decode() for p in parsed.walk() if p.get_content_type() == "text/html")
-    assert "wave 2 still running (throttled)" in text and "outcome: failed" in text and NOTE.link in text
+    assert parsed.get_content_type() == "multipart/alternative"
+    parts = {p.get_content_type(): p.get_payload(decode=True).decode() for p in parsed.walk()
+             if not p.is_multipart()}
+    assert list(parts) == ["text/plain", "text/html"]          # plain first: clients show the last they can
+    assert parts["text/plain"] == NOTE.text()
+    page = parts["text/html"]
+    assert "<pre>" not in page and "<h2>failed at execute_waves</h2>" in page
+    assert "<p>wave 2 still running (throttled)</p>" in page and f'href="{NOTE.link}"' in page
+    assert '<th align="left">outcome</th><td>failed</td>' in page
+
+
+def test_the_html_form_renders_the_markdown_body_and_escapes_what_it_says() -> None:
+    """Issue 24: e-mail bodies were raw Markdown inside <pre>. Tables, emphasis and links are
+    rendered; HTML written in a body (a topic named like a tag) is shown, not interpreted."""
+    body = ("**Decommission brokers 4, 5** on `kafka_prod`\n\n"
+            "| broker | replicas before → after |\n| --- | --- |\n| 4 (removed) | 120 → 0 |\n\n"
+            "[Open the plan report](http://airflow:8080/kafka-runbooks/runs/d/r/plan_report.html)\n\n"
+            "topic <script>alert(1)</script>")
+    page = Notification(event="approval_requested", dag_id="decommission_brokers", run_id="r",
+                        title="approval requested: Decommission brokers 4, 5", body=body).html()
+    assert "<strong>Decommission brokers 4, 5</strong>" in page and "<code>kafka_prod</code>" in page
+    assert "<table>" in page and "<td>4 (removed)</td>" in page and "<td>120 → 0</td>" in page
+    assert '<a href="http://airflow:8080/kafka-runbooks/runs/d/r/plan_report.html">Open the plan report</a>' in page
+    assert "<script>" not in page and "&lt;script&gt;" in page
 
 
 def test_a_webhook_receives_the_json(monkeypatch, webhook_server):
