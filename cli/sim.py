@@ -43,6 +43,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--zookeeper", metavar="HOST:PORT/CHROOT")
     p.add_argument("--embedded-zookeeper", action="store_true",
                    help="start a private ZooKeeper on 127.0.0.1 (chroot /kafka)")
+    p.add_argument("--zookeeper-port", type=int, default=None, metavar="PORT",
+                   help="with --embedded-zookeeper: its client port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--listener-base-port", type=int, default=None, metavar="PORT",
+                   help="the brokers' Kafka listeners on 127.0.0.1: the n-th broker (ids sorted) on PORT+n "
+                        "(default: free ports, printed at start)")
     p.add_argument("--brokers", type=int, default=6)
     p.add_argument("--racks", type=int, default=3, help="0 = no broker.rack")
     p.add_argument("--topics", type=int, default=10)
@@ -133,6 +138,22 @@ def run_log_dirs(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_ports_free(wanted: list[tuple[str, int]]) -> None:
+    """Every (option, port) can be listened on at 127.0.0.1, before anything starts; else
+    :class:`InvalidInput` naming the option, the port and the fix."""
+    import socket
+
+    for option, port in wanted:
+        if not 1 <= port <= 65535:
+            raise InvalidInput(f"{option}: port {port} is not a TCP port (1-65535)")
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError as exc:
+                raise InvalidInput(f"{option}: 127.0.0.1:{port} cannot be listened on ({exc.strerror}); "
+                                   "choose another port or stop what uses it") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from kafka_sim import seed
     from kafka_sim.cluster import ClusterSpec, EmulatedCluster
@@ -142,9 +163,12 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.zookeeper and not args.embedded_zookeeper:
         raise InvalidInput("give --zookeeper HOST:PORT/chroot or --embedded-zookeeper")
+    if args.zookeeper_port is not None and not args.embedded_zookeeper:
+        raise InvalidInput("--zookeeper-port is the port of --embedded-zookeeper; with --zookeeper the port is in "
+                           "its HOST:PORT")
     knobs = dict(network_rate=args.network_rate, speed=args.speed, delete_topic_enable=args.delete_topic_enable,
                  auto_leader_rebalance=args.auto_leader_rebalance, seed=args.seed,
-                 state_change_logs=args.state_change_logs)
+                 state_change_logs=args.state_change_logs, listener_base_port=args.listener_base_port)
     copy = _snapshot_copy(args, knobs)
     if copy is not None:
         spec, snapshot, copy_sizes = copy
@@ -155,10 +179,13 @@ def run(args: argparse.Namespace) -> int:
         sizes = seed.partition_sizes(layout, args.size_distribution, args.mean_size, args.seed)
         spec = ClusterSpec(brokers=racks, **knobs, disk_capacity=None if args.disk_capacity is None
                            else {b: int(args.disk_capacity) for b in racks})
+    check_ports_free(([("--zookeeper-port", args.zookeeper_port)] if args.zookeeper_port is not None else [])
+                     + ([(f"--listener-base-port (broker #{n})", args.listener_base_port + n)
+                         for n in range(len(spec.brokers))] if args.listener_base_port is not None else []))
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    server = EmbeddedZooKeeper().start() if args.embedded_zookeeper else None
+    server = EmbeddedZooKeeper(port=args.zookeeper_port).start() if args.embedded_zookeeper else None
     connect_string = f"{server.connect_string}/kafka" if server else args.zookeeper
     cluster = EmulatedCluster(connect_string, spec,
                               credentials=credentials_from_args(args) if not server else NO_AUTH)

@@ -39,6 +39,8 @@ class ClusterSpec:
     ``state_change_logs`` is a folder where each broker writes ``broker-<id>/state-change.log``
     in Kafka 2.4's format (kafka_sim/state_change_log.py), times from ``log_start`` (UTC epoch
     seconds; default: the wall clock at start) plus simulated seconds.
+    ``listener_base_port`` fixes the brokers' Kafka listeners: the n-th broker in id order listens
+    on ``base + n`` (a port in use is an error); without it each takes a free port.
     """
 
     brokers: Mapping[int, str | None]
@@ -56,6 +58,7 @@ class ClusterSpec:
     config_notification_max_age: float = CONFIG_NOTIFICATION_MAX_AGE
     disk_capacity: Mapping[int, int] | None = None   # broker -> disk bytes (None: unlimited disks)
     log_dirs_every_s: float | None = None   # wall s between log-dirs publications (None: on demand)
+    listener_base_port: int | None = None   # the n-th broker (ids sorted) listens on base + n (None: free ports)
 
     def __post_init__(self) -> None:
         if not self.brokers:
@@ -80,6 +83,11 @@ class ClusterSpec:
                                    f"give capacities for {sorted(self.brokers)}")
             if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0:
                 raise InvalidInput(f"ClusterSpec.disk_capacity: broker {bid} capacity {cap!r} must be > 0 bytes")
+        base = self.listener_base_port
+        if base is not None and (isinstance(base, bool) or not isinstance(base, int)
+                                 or not 1024 <= base <= 65535 - len(self.brokers) + 1):
+            raise InvalidInput(f"ClusterSpec.listener_base_port {base!r}: give a port from 1024 to "
+                               f"{65536 - len(self.brokers)}, so that the {len(self.brokers)} brokers' ports fit")
         if self.log_dirs_every_s is not None and not (isinstance(self.log_dirs_every_s, (int, float))
                                                       and self.log_dirs_every_s > 0):
             raise InvalidInput(f"ClusterSpec.log_dirs_every_s {self.log_dirs_every_s!r} must be > 0 wall seconds "

@@ -53,8 +53,10 @@ class WireHub:
                 state = BrokerState(broker_id, self._engine.spec.seed, self._view,
                                     lambda tps, b=broker_id: self._logs(b, tps),
                                     lambda topic, b=broker_id: self.codec(b, topic))
+                base = self._engine.spec.listener_base_port
+                port = base + sorted(self._engine.spec.brokers).index(broker_id) if base else 0
                 lst = self._listeners[broker_id] = Listener(lambda frame, s=state: handle(s, frame),
-                                                            f"broker-{broker_id}")
+                                                            f"broker-{broker_id}", port, strict=bool(base))
         return lst.start()
 
     def close(self, broker_id: int) -> None:

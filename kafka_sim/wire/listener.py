@@ -83,10 +83,11 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes | None:
 class Listener:
     """A broker's listener; ``port`` is known once started."""
 
-    def __init__(self, handle: Callable[[bytes], bytes | None], name: str, port: int = 0) -> None:
+    def __init__(self, handle: Callable[[bytes], bytes | None], name: str, port: int = 0, strict: bool = False) -> None:
         self._handle = handle
         self._name = name
         self._wanted = port
+        self._strict = strict            # a port the user chose: in use is an error, not "any free one"
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -100,7 +101,10 @@ class Listener:
             return self.port
         try:
             server = _Server(("127.0.0.1", self._wanted), self._handle)
-        except OSError:
+        except OSError as exc:
+            if self._strict:
+                raise OSError(f"{self._name}: cannot listen on 127.0.0.1:{self._wanted} ({exc}); choose another "
+                              "base port (--listener-base-port)") from None
             server = _Server(("127.0.0.1", 0), self._handle)
         self._server = server
         self.port = server.server_address[1]

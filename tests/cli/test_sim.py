@@ -155,3 +155,59 @@ def test_sim_from_snapshot_seeds_a_copy_and_refuses_a_chroot_in_use(zk_connect, 
     other = f"{zk_server.connect_string}{new_chroot(zk_server)}"
     out = _cli("sim", "--zookeeper", other, "--sizes", str(tmp_path / "log-dirs.json"))
     assert out.returncode == 1 and "go with --from-snapshot" in out.stderr
+
+
+def test_sim_embedded_zookeeper_and_listeners_on_the_ports_asked_for(capsys):
+    """Issue 24: ``--zookeeper-port`` for the embedded ZooKeeper, ``--listener-base-port`` for the
+    brokers (broker n in id order on base + n, registered with that port); a port in use is refused
+    before anything starts, naming the option."""
+    import socket
+
+    from kazoo.client import KazooClient
+
+    from tests.real_airflow import free_port
+
+    zk_port, base = free_port(), free_port()
+    while any(not _free(p) for p in range(base, base + 3)) or zk_port in range(base, base + 3):
+        base = free_port()
+    proc = subprocess.Popen([*CLI, "sim", "--embedded-zookeeper", "--zookeeper-port", str(zk_port),
+                             "--listener-base-port", str(base), "--brokers", "3", "--racks", "0", "--topics", "1",
+                             "--partitions", "1", "--replication-factor", "1", "--size-distribution", "fixed",
+                             "--mean-size", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert proc.stdout.readline().startswith("kafka-runbook sim: 3 brokers")
+        assert proc.stdout.readline().strip() == f"127.0.0.1:{zk_port}/kafka"
+        zk = KazooClient(hosts=f"127.0.0.1:{zk_port}/kafka", timeout=10)
+        zk.start(timeout=30)
+        try:
+            ports = {int(b): json.loads(zk.get(f"/brokers/ids/{b}")[0])["port"] for b in zk.get_children("/brokers/ids")}
+        finally:
+            zk.stop()
+            zk.close()
+        assert ports == {0: base, 1: base + 1, 2: base + 2}
+        for port in ports.values():
+            socket.create_connection(("127.0.0.1", port), timeout=10).close()   # listening
+        with socket.socket() as busy:                                         # a port in use: refused up front
+            busy.bind(("127.0.0.1", 0))
+            busy.listen()
+            taken = busy.getsockname()[1]
+            assert main(["sim", "--embedded-zookeeper", "--zookeeper-port", str(taken), "--brokers", "1",
+                         "--racks", "0", "--replication-factor", "1"]) == 1
+            assert f"--zookeeper-port: 127.0.0.1:{taken} cannot be listened on" in capsys.readouterr().err
+        assert main(["sim", "--zookeeper", "127.0.0.1:1/x", "--zookeeper-port", "2181"]) == 1
+        assert "--zookeeper-port is the port of --embedded-zookeeper" in capsys.readouterr().err
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    assert code == 0
+
+
+def _free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
