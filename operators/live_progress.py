@@ -31,7 +31,7 @@ import jinja2
 
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.run_folder import RunFolder, read_json, write_json_atomic
-from operators.waves import DONE, SUBMITTED, WaveBook, WaveProgress, human_bytes
+from operators.waves import DONE, SUBMITTED, WaveProgress, human_bytes
 
 FILE = "live_progress.json"
 REFRESH_S = 5
@@ -129,13 +129,26 @@ def _predicted(folder: RunFolder) -> dict[int, float]:
             if isinstance(w, dict) and w.get("predicted_seconds") is not None}
 
 
-_BOOKS: dict[str, tuple[tuple[int, int], WaveBook]] = {}   # path -> (mtime_ns, size) and the book read then
+@dataclass(frozen=True)
+class _Wave:
+    """What the page needs of one wave of ``waves.json``."""
+
+    id: int
+    status: str
+    submitted_at: float | None
+    done_at: float | None
+    moves: int
+    bytes_total: int                 # planned bytes: size x new replicas, as WaveSpec.bytes_total
 
 
-def _book(path: Path) -> WaveBook | None:
-    """``waves.json``, parsed again only when it changed (a page refreshing every few seconds
-    re-reads a file that changes only when a wave starts or ends; a 100k-partition plan costs
-    seconds to parse)."""
+_BOOKS: dict[str, tuple[tuple[int, int], tuple[_Wave, ...]]] = {}   # path -> (mtime_ns, size) and the waves
+
+
+def _waves(path: Path) -> tuple[_Wave, ...] | None:
+    """The waves of ``waves.json``, read straight from its JSON (no per-move objects) and again only
+    when the file changed: a page refreshing every few seconds re-reads a file that changes only
+    when a wave starts or ends, and a 100k-partition plan is large. Not a wave file:
+    :class:`InvalidPayload` naming it."""
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -144,29 +157,37 @@ def _book(path: Path) -> WaveBook | None:
     hit = _BOOKS.get(str(path))
     if hit is not None and hit[0] == key:
         return hit[1]
-    book = WaveBook.load(path)
-    if book is not None:
-        if len(_BOOKS) >= 64:
-            _BOOKS.pop(next(iter(_BOOKS)))
-        _BOOKS[str(path)] = (key, book)
-    return book
+    doc = read_json(path)
+    if doc is None:
+        return None
+    try:
+        waves = tuple(_Wave(int(w["id"]), str(w["status"]), w.get("submitted_at"), w.get("done_at"), len(w["moves"]),
+                            sum(int(m.get("size", 0)) * sum(1 for b in m["target"] if b not in m["current"])
+                                for m in w["moves"]))
+                      for w in doc["waves"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidPayload(f"{path}: not a wave progress file ({type(exc).__name__}: {exc})") from None
+    if len(_BOOKS) >= 64:
+        _BOOKS.pop(next(iter(_BOOKS)))
+    _BOOKS[str(path)] = (key, waves)
+    return waves
 
 
 def run_progress(folder: RunFolder, now: float | None = None) -> RunProgress:
     """The run's progress from its folder (see module docstring); ``now`` defaults to the clock."""
     now = time.time() if now is None else now
-    book = _book(folder.wave_progress)
-    if book is None:
+    waves = _waves(folder.wave_progress)
+    if waves is None:
         return RunProgress((), False, None, None)
     predicted = _predicted(folder)
     live = (read_json(folder.root / FILE) or {}).get("waves") or {}
-    sized = any(w.bytes_total for w in book.waves)
-    finished = [(float(w.done_at) - float(w.submitted_at), predicted.get(w.id)) for w in book.waves
+    sized = any(w.bytes_total for w in waves)
+    finished = [(float(w.done_at) - float(w.submitted_at), predicted.get(w.id)) for w in waves
                 if w.status == DONE and w.submitted_at and w.done_at]
     factor = (sum(m for m, _ in finished) / sum(p for _, p in finished)
               if finished and all(p for _, p in finished) and sum(p for _, p in finished) > 0 else None)
     rows, eta_run, stalls = [], 0.0, []
-    for w in book.waves:
+    for w in waves:
         poll = live.get(str(w.id)) or {}
         pred = predicted.get(w.id)
         pred_rate = w.bytes_total / pred if pred and w.bytes_total else None
@@ -174,7 +195,7 @@ def run_progress(folder: RunFolder, now: float | None = None) -> RunProgress:
         if w.status == DONE:
             took = float(w.done_at) - float(w.submitted_at) if w.submitted_at and w.done_at else None
             rate = w.bytes_total / took if took and w.bytes_total else None
-            rows.append(WaveRow(w.id, "done", len(w.moves), len(w.moves), w.bytes_total, 0, pred, rate, pred_rate,
+            rows.append(WaveRow(w.id, "done", w.moves, w.moves, w.bytes_total, 0, pred, rate, pred_rate,
                                 0.0, throttle, poll.get("source", "")))
             continue
         if w.status == SUBMITTED:
@@ -191,14 +212,14 @@ def run_progress(folder: RunFolder, now: float | None = None) -> RunProgress:
             if poll.get("stalled"):
                 stall = f"no progress for {poll.get('quiet_s', 0):.0f}s: {poll.get('causes') or 'cause not read'}"
                 stalls.append(f"wave {w.id}: {stall}")
-            rows.append(WaveRow(w.id, "copying", int(poll.get("done", 0)), len(w.moves), w.bytes_total,
+            rows.append(WaveRow(w.id, "copying", int(poll.get("done", 0)), w.moves, w.bytes_total,
                                 remaining if sized else None, pred, rate, pred_rate, eta, throttle,
                                 poll.get("source", ""), stall))
             eta_run = None if eta is None or eta_run is None else eta_run + eta
             continue
         eta = pred * (factor or 1.0) if pred is not None else None
         eta_run = None if eta is None or eta_run is None else eta_run + eta
-        rows.append(WaveRow(w.id, "pending", 0, len(w.moves), w.bytes_total, w.bytes_total if sized else None,
+        rows.append(WaveRow(w.id, "pending", 0, w.moves, w.bytes_total, w.bytes_total if sized else None,
                             pred, None, pred_rate, eta, None))
     windows = folder.read_json(folder.root / "windows.json") or {}
     failure = (folder.read_json(folder.wave_failure) or {}).get("message", "")
