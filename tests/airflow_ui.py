@@ -120,6 +120,8 @@ class AirflowBrowser:
     def trigger_from_form(self, dag_id: str, fields: Mapping[str, str], unpause: bool) -> tuple[bool, str]:
         """Open the form, note whether Trigger is enabled before typing, type ``fields``, set the
         "Unpause on trigger" box, press Trigger; returns (enabled before typing, the new run's id)."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         dialog = self.open_trigger_form(dag_id)
         button = self.submit_button(dialog)
         enabled_before = button.is_enabled()
@@ -136,6 +138,10 @@ class AirflowBrowser:
                                      f"{dialog.inner_text()[-3000:]}")
         button.click()
         run_id = self.wait_new_run(dag_id, before)
+        try:
+            dialog.wait_for(state="hidden", timeout=30_000)   # the form closes once the UI has the run
+        except PlaywrightTimeout:
+            pass                                       # the run exists (checked above); the screenshot shows the rest
         return enabled_before, run_id
 
     def runs(self, dag_id: str) -> list[dict]:
