@@ -281,9 +281,14 @@ def progress_line(p: WaveProgress, overall_done: int, overall_total: int, elapse
         eta = f"{max(1.0, p.bytes_remaining / rate):.0f}s"
     else:
         eta = "unknown"
+    if p.bytes_total:
+        left = f"{human_bytes(p.bytes_remaining)} remaining of {human_bytes(p.bytes_total)}"
+    elif p.bytes_remaining:          # sizes read from the followers' logs, none in the plan
+        left = f"{human_bytes(p.bytes_remaining)} remaining (the plan had no sizes)"
+    else:
+        left = "sizes unknown"       # never "remaining of 0 B"
     return (f"wave {p.wave_id}: {p.done}/{p.total} partitions, overall {overall_done}/{overall_total}, "
-            f"{human_bytes(p.bytes_remaining)} remaining of {human_bytes(p.bytes_total)}, "
-            f"{human_bytes(rate)}/s, ETA {eta} (from {p.source})")
+            f"{left}, {human_bytes(rate)}/s, ETA {eta} (from {p.source})")
 
 
 def moved(last: tuple[int, int, str] | None, progress: WaveProgress) -> bool:

@@ -58,6 +58,15 @@ def test_without_sizes_progress_counts_partitions_and_never_says_remaining_of_0_
     assert "Sizes unknown (no sizes_file)" in page and "of 0 B" not in page and "0 B" not in page
 
 
+def test_the_log_line_without_planned_sizes_never_says_remaining_of_0_b() -> None:
+    from operators.waves import progress_line
+
+    measured = progress_line(WaveProgress(0, 0, 2, 38 * MiB + 100 * 1024, 0, (), FROM_LOG_SIZES), 0, 2, 10.0, MiB)
+    assert "38.1 MiB remaining (the plan had no sizes)" in measured and "of 0 B" not in measured
+    unknown = progress_line(WaveProgress(0, 1, 2, 0, 0, ()), 1, 2, 10.0, 0)
+    assert "sizes unknown" in unknown and "0 B" not in unknown.split(",")[2]
+
+
 def test_a_stall_and_its_cause_are_on_the_page(tmp_path: Path) -> None:
     folder = _folder(tmp_path, 100 * MiB)
     record_poll(folder.root, WaveProgress(1, 0, 2, 200 * MiB, 200 * MiB, ()), 0.0, 95.0, 4 * MiB, now=1100.0,
