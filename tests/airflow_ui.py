@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from tests.browser import CHROMIUM_ARGS, artifacts_dir, chromium_path
 from tests.real_airflow import RealAirflow
@@ -80,28 +80,6 @@ class AirflowBrowser:
             page = self.page
         page.wait_for_load_state()
         return page
-
-    def extra_link(self, name: str) -> Any:
-        """The task page's extra-link button ``name`` (Airflow 3 shows them once the task has run an attempt)."""
-        link = self.page.get_by_role("link", name=name, exact=True)
-        link.first.wait_for()
-        return link.first
-
-    def wait_text(self, page: Any, ok: Callable[[str], bool], timeout: float, what: str) -> str:
-        """Poll ``page``'s text until ``ok(text)`` — through the page's own reloads (a refreshing page
-        destroys the JavaScript context a ``wait_for_function`` would run in); its text then."""
-        from playwright.sync_api import Error as PlaywrightError
-
-        deadline, text = time.monotonic() + timeout, ""
-        while time.monotonic() < deadline:
-            try:
-                text = page.inner_text("body", timeout=10_000)
-            except PlaywrightError:
-                text = ""                      # mid-reload: look again
-            if ok(text):
-                return text
-            page.wait_for_timeout(500)
-        raise AssertionError(f"{what} not seen within {timeout:g}s; the page said:\n{text[-2000:]}")
 
     # -- the trigger form --------------------------------------------------------------------
 
