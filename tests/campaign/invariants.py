@@ -100,7 +100,7 @@ class ThrottleSampler(threading.Thread):
         except NoNodeError:
             return
         doc = json.loads(data)
-        found = []
+        found: list[tuple[str, str]] = []              # (topic, problem)
         for entry in doc.get("partitions", []):
             topic, p, target = entry["topic"], int(entry["partition"]), list(entry["replicas"])
             if self.zk.exists(f"/brokers/topics/{topic}") is None:
@@ -112,22 +112,26 @@ class ThrottleSampler(threading.Thread):
             tconf = config(self.zk, "topics", topic)
             for b in adding:
                 if not _listed(tconf.get(LIST["follower"]), p, b):
-                    found.append(f"{topic}-{p}: follower {b} not in {LIST['follower']}")
+                    found.append((topic, f"{topic}-{p}: follower {b} not in {LIST['follower']}"))
                 elif RATE["follower"] not in config(self.zk, "brokers", str(b)):
-                    found.append(f"{topic}-{p}: broker {b} copies with no {RATE['follower']}")
+                    found.append((topic, f"{topic}-{p}: broker {b} copies with no {RATE['follower']}"))
             for b in original:
                 if not _listed(tconf.get(LIST["leader"]), p, b):
-                    found.append(f"{topic}-{p}: leader-side replica {b} not in {LIST['leader']}")
+                    found.append((topic, f"{topic}-{p}: leader-side replica {b} not in {LIST['leader']}"))
                 elif RATE["leader"] not in config(self.zk, "brokers", str(b)):
-                    found.append(f"{topic}-{p}: broker {b} serves with no {RATE['leader']}")
+                    found.append((topic, f"{topic}-{p}: broker {b} serves with no {RATE['leader']}"))
         self.samples += 1
         if found:
             try:
                 _, again = self.zk.get("/admin/reassign_partitions")
             except NoNodeError:
                 return
-            if again.mzxid == stat.mzxid:
-                self.violations.extend(found)
+            if again.mzxid != stat.mzxid:
+                return
+            # a topic deleted between its existence check and its config read (Kafka deletes the
+            # topic znode, then /config/topics/<t>) had nothing copying: only topics still there count
+            alive = {t for t in {t for t, _ in found} if self.zk.exists(f"/brokers/topics/{t}") is not None}
+            self.violations.extend(problem for t, problem in found if t in alive)
 
 
 def no_replica_lost(zk: KazooClient, before: dict[tuple[str, int], list[int]], deleted: set[str],
