@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
@@ -113,12 +114,15 @@ def test_a_cut_longer_than_the_session_timeout_ends_in_a_failover_that_reads_the
 def test_a_zookeeper_server_restart_leaves_a_controller_that_still_acts_on_admin_nodes(tmp_path: Path) -> None:
     from kazoo.client import KazooClient
 
-    server = EmbeddedZooKeeper(data_dir=str(tmp_path / "zk")).start()
-    cluster = zk = None
-    try:
+    with ExitStack() as cleanup:
+        server = EmbeddedZooKeeper(data_dir=str(tmp_path / "zk")).start()
+        cleanup.callback(server.stop)
         cluster = _cluster(server.connect_string)
+        cleanup.callback(cluster.stop)
         zk = KazooClient(hosts=server.connect_string, timeout=10)
         zk.start(timeout=10)
+        cleanup.callback(zk.close)
+        cleanup.callback(zk.stop)
         _setup_topics(cluster, zk)
         epoch = int(zk.get("/controller_epoch")[0])
         server.stop()
@@ -134,10 +138,3 @@ def test_a_zookeeper_server_restart_leaves_a_controller_that_still_acts_on_admin
         # sessions survive a server restart (restored from its snapshot and log): no failover
         assert int(zk.get("/controller_epoch")[0]) == epoch
         assert json.loads(zk.get("/controller")[0])["brokerid"] == cluster.controller_id()
-    finally:
-        if zk is not None:
-            zk.stop()
-            zk.close()
-        if cluster is not None:
-            cluster.stop()
-        server.stop()
