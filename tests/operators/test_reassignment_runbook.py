@@ -38,6 +38,7 @@ def test_the_bare_skeleton_runs_the_shared_steps_in_order_with_a_teardown() -> N
     assert "demote" not in dag.task_ids and "verify_data" not in dag.task_ids
     assert dag.get_task("remove_throttles").is_teardown and dag.get_task("set_throttles").is_setup
     assert dag.get_task("execute_waves").retries == 3
+    assert dag.get_task("final_verify").retries == 3      # read-only: a ZooKeeper cut as it starts is waited out
     assert {dag.get_task(t).trigger_rule for t in ("final_report", "notify")} == {"all_done"}
     assert dag.get_task("approve").subject.startswith("Probe: approve plan ")
     assert dag.get_task("final_report").brokers_to_remove == []
@@ -49,6 +50,7 @@ def test_demotion_and_checks_go_where_the_runbook_says() -> None:
     assert {("guards", "demote"), ("demote", "set_throttles"), ("elect_preferred_leaders", "verify_drained"),
             ("verify_drained", "final_report")} <= _edges(dag)
     assert dag.get_task("verify_drained").brokers_to_remove == "{{ params.x }}"
+    assert dag.get_task("demote").retries == 3     # like execute_waves: a foreign reassignment is waited out
 
 
 def test_a_plan_task_with_another_id_or_a_data_check_without_its_param_fails_at_parse_time() -> None:
