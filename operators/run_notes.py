@@ -45,8 +45,8 @@ def approval_outcome(record: Mapping[str, Any] | None) -> str | None:
 def outcome_note(values: Mapping[str, Any]) -> str:
     """The DAG-run note: the outcome, what was written, and what the run went through."""
     written = "nothing written" if not values["writes"] else f"{values['writes']} znode write(s)"
-    lines = [f"{values['outcome']}: {written}" if values["refused"] or values["dry_run"]
-             else f"{values['outcome']}: {values.get('summary_line', '')} ({written})"]
+    summary = "" if values["refused"] or values["dry_run"] else values.get("summary_line") or ""
+    lines = [f"{values['outcome']}: {summary} ({written})" if summary else f"{values['outcome']}: {written}"]
     if values.get("reasons"):
         lines.append("why: " + "; ".join(values["reasons"]))
     lines += values.get("history") or []

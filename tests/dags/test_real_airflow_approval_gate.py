@@ -92,6 +92,8 @@ def test_marking_guards_and_approve_success_writes_nothing_and_fails_naming_the_
                 assert not RunFolder.for_run(runs, dag_id, run_id).approval.exists()
                 assert audited_writes(runs, dag_id, run_id) == [], dag_id
                 assert znodes(zk) == before, dag_id
+                note = airflow.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}")["note"]    # the scheduler's listener
+                assert note and note.startswith("FAILED") and "nothing written" in note.splitlines()[0], note
     finally:
         zk.stop()
         zk.close()
