@@ -162,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  simulated duration: {sim_total / 3600:.2f} h of throttled copying (sum of wave makespans) vs "
                   f"physical lower bound {lower / 3600:.2f} h{ratio}; planner predicted "
                   f"{summary.get('predicted_seconds', 0) / 3600:.2f} h")
+        rehearsal = folder / "rehearsal" / "rehearsal.json" if folder else None
+        if rehearsal is not None and rehearsal.is_file():
+            print(f"  before approval:    {json.loads(rehearsal.read_text())['headline']} (rehearsal_report.md)")
         print(f"  replicas left on brokers {removed}: {final['replicas_left']}; leaders left: {final['leaders_left']}")
         print(f"  throttles left: {final['throttles_left']}; reassignment znode left: "
               f"{'yes' if final['reassignment_left'] else 'no'}")

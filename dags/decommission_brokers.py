@@ -99,7 +99,7 @@ PARAMS = {
                                          "(audited) until a kept broker is elected (at most 3 times); off: only report "
                                          "where it is"),
     **{k: SHARED[k] for k in ("plan_from", "wave_timeout_s", "poll_interval_s", "stall_warning_s", "stall_timeout_s",
-                              "broker_logs")},
+                              "rehearse", "broker_logs")},
     "verify_data": Param(False, type="boolean",
                          description="After the last wave, check over the Kafka protocol (brokers' PLAINTEXT "
                                      "listeners) that every moved replica's log end offset and last batch "

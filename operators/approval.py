@@ -14,7 +14,7 @@ Who may let a plan run (the rules are pure, in :mod:`operators.approval_policy`)
 * **Pre-approval only by policy.** The human is skipped only when the maintenance-windows file
   (:mod:`operators.windows.config`) has a ``pre_approval`` policy for the run's cluster that
   allows this runbook, the run is a *scheduled* one inside a window, the plan is within the
-  caps, and (when required) a dry run rehearsed the same plan hash. The record names the policy
+  caps, and (when required) a rehearsal of the same plan hash passed. The record names the policy
   file and its sha256.
 * **Four eyes.** The approval is assigned to the file's ``approvers`` for the cluster (Airflow's
   human-in-the-loop assignment) minus the person who triggered the run, and the responder is
@@ -66,16 +66,11 @@ def record_decision(folder: RunFolder, record: ApprovalRecord, run_id: str, task
 
 
 def rehearsed_hashes(run_root: str | Path, dag_id: str) -> frozenset[str]:
-    """Plan hashes that dry runs of ``dag_id`` under ``run_root`` produced (their approval.json)."""
-    found = set()
-    for path in Path(run_root, dag_id).glob("*/approval.json"):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(doc, dict) and doc.get("decision") == DRY_RUN and isinstance(doc.get("plan_hash"), str):
-            found.add(doc["plan_hash"])
-    return frozenset(found)
+    """Plan hashes of ``dag_id`` under ``run_root`` whose rehearsal on an emulated copy passed
+    (:func:`operators.rehearsal.report.passed_hashes`): what ``require_rehearsal`` asks for."""
+    from operators.rehearsal.report import passed_hashes
+
+    return passed_hashes(run_root, dag_id)
 
 
 def plan_size(folder: RunFolder) -> tuple[int, int | None]:

@@ -7,8 +7,8 @@ gathers the facts (:class:`ApprovalFacts`) and acts on the answers.
   run (a person who can trigger a DAG cannot pre-approve it), the windows file declares a
   ``pre_approval`` policy for the run's cluster that names the runbook, a window admitting the
   runbook is open now, the plan is within the policy's caps (replicas moved, bytes moved;
-  unknown sizes exceed any byte cap), and — when the policy requires a rehearsal — a dry run of
-  the same runbook produced a plan with the same hash. The decision names the policy file and
+  unknown sizes exceed any byte cap), and — when the policy requires a rehearsal — a rehearsal of
+  the same runbook passed for the same plan hash (:mod:`operators.rehearsal`). The decision names the policy file and
   its hash, or every reason the human is still needed.
 - :func:`check_responder` — four eyes: the person who answers is not the person who triggered
   the run.
@@ -93,8 +93,8 @@ def policy_decision(windows: WindowsFile | None, facts: ApprovalFacts) -> Policy
     elif facts.bytes_moved > policy.max_bytes_moved:
         why.append(f"{facts.bytes_moved} bytes moved exceed the cap of {policy.max_bytes_moved}")
     if policy.require_rehearsal and facts.plan_hash not in facts.rehearsal_hashes:
-        why.append(f"no dry run of {facts.runbook} produced plan {facts.plan_hash[:12]}… (the policy requires a "
-                   "rehearsal of this exact plan)")
+        why.append(f"no rehearsal of {facts.runbook} passed for plan {facts.plan_hash[:12]}… (the policy requires a "
+                   "rehearsal of this exact plan that passed: the runbook's rehearse step)")
     stamp = f"{windows.path} sha256:{windows.sha256}"
     if why:
         return PolicyDecision(False, tuple(why), stamp)

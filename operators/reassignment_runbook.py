@@ -29,7 +29,8 @@ The API (read by every runbook file):
   arguments, each returning one task run after the preferred election and before the final
   report, in order — e.g. decommission's ``verify_drained``).
 * :func:`reassignment_runbook` — builds the DAG. Task ids, always: ``snapshot`` → ``plan`` →
-  ``render_plan_report`` → ``approve`` → ``guards`` → [``demote``] → ``set_throttles`` (setup) →
+  ``render_plan_report`` → ``rehearse`` (the exact plan on an emulated copy,
+  :mod:`operators.rehearsal.step`; its headline goes into the approval body) → ``approve`` → ``guards`` → [``demote``] → ``set_throttles`` (setup) →
   ``execute_waves`` (deferrable, resumable, retried) → ``final_verify`` → [``verify_data``] →
   ``remove_throttles`` (teardown: runs whatever failed; keeps throttles while a wave of ours
   copies) → ``elect_preferred_leaders`` → *checks* → ``final_report`` → ``notify`` (both
@@ -61,6 +62,7 @@ from operators.deferral import DEFERRING_RETRIES
 from operators.election import DemoteOperator, ElectPreferredLeadersOperator
 from operators.guards import GuardsOperator
 from operators.reassignment import ExecuteWavesOperator
+from operators.rehearsal.step import RehearseOperator, rehearse_param
 from operators.report import FinalReportOperator, NotifyOperator, RenderPlanReportOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag
 from operators.snapshot import SnapshotOperator
@@ -126,6 +128,7 @@ def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
                                              "throttle, at least 60 s)"),
         "stall_timeout_s": Param(None, type=["null", "integer"], minimum=1,
                                  description="Fail a wave that made no progress for this many seconds (null: never)"),
+        "rehearse": rehearse_param(),
         "broker_logs": Param(None, type=["null", "string"],
                              description="Where the brokers' state-change logs are, as seen from the worker and the "
                                          "triggerer: a folder, file or glob (e.g. /mnt/kafka-logs/*/state-change.log*)"
@@ -159,6 +162,7 @@ class ReassignmentRunbook:
 def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
     """The DAG of ``spec``: the shared steps around its plan, guards and checks."""
     params = dict(spec.params)
+    params.setdefault("rehearse", rehearse_param())     # the rehearse step reads it in every data-moving runbook
     if spec.verify_data and "verify_data" not in params:
         raise ValueError(f"{spec.dag_id}: verify_data=True needs a 'verify_data' Param")
     zk = dict(ZK_STEP_ARGS)
@@ -178,10 +182,17 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
             task_id="approve", run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
             dry_run="{{ params.dry_run }}",
             subject=spec.approval_title + ": approve plan {{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
-            body="{{ ti.xcom_pull(task_ids='render_plan_report')['approval_body'] }}")
+            body="{{ ti.xcom_pull(task_ids='render_plan_report')['approval_body'] }}"
+                 "{% set r = ti.xcom_pull(task_ids='rehearse') %}{% if r %}\n\n{{ r['approval_line'] }}{% endif %}")
+        rehearse = RehearseOperator(
+            task_id="rehearse", rehearse="{{ params.rehearse }}",
+            throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", wave_timeout_s="{{ params.wave_timeout_s }}",
+            stall_timeout_s="{{ params.stall_timeout_s }}", between_windows="{{ params.between_windows }}",
+            outside_window="{{ params.outside_window }}", demote=spec.brokers_to_remove if spec.demote else [],
+            **zk)
         guards = spec.guards(dict(removing, outside_window="{{ params.outside_window }}",
                                   throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}"))
-        chain: list[BaseOperator] = [snapshot, plan, report, approve, guards]
+        chain: list[BaseOperator] = [snapshot, plan, report, rehearse, approve, guards]
         if spec.demote:
             # retried like execute_waves: a foreign reassignment that stops it is waited out
             chain.append(DemoteOperator(task_id="demote", **DEFERRING_RETRIES, **removing))

@@ -75,3 +75,12 @@ def webhook_sink():
 
     with WebhookSink() as sink:
         yield sink
+
+
+@pytest.fixture(autouse=True)
+def rehearsal_zookeeper(zk_server, monkeypatch):
+    """The runbooks' rehearse step takes a fresh chroot on the tests' ZooKeeper instead of starting
+    a JVM per run (operators/rehearsal/step.py)."""
+    from operators.rehearsal.step import ZOOKEEPER_ENV
+
+    monkeypatch.setenv(ZOOKEEPER_ENV, zk_server.connect_string)

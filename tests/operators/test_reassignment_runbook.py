@@ -30,8 +30,8 @@ def _edges(dag) -> set[tuple[str, str]]:
 
 def test_the_bare_skeleton_runs_the_shared_steps_in_order_with_a_teardown() -> None:
     dag = reassignment_runbook(_spec())
-    order = ["snapshot", "plan", "render_plan_report", "approve", "guards", "set_throttles", "execute_waves",
-             "final_verify"]
+    order = ["snapshot", "plan", "render_plan_report", "rehearse", "approve", "guards", "set_throttles",
+             "execute_waves", "final_verify"]
     assert set(zip(order, order[1:])) <= _edges(dag)
     assert {("final_verify", "remove_throttles"), ("remove_throttles", "elect_preferred_leaders"),
             ("elect_preferred_leaders", "final_report"), ("final_report", "notify")} <= _edges(dag)

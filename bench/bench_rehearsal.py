@@ -1,0 +1,93 @@
+"""Rehearsal benchmark: wall time and memory of ``kafka-runbook rehearse`` at a given cluster size.
+
+For ``--partitions N`` (topics of 100 partitions, RF 3, ``--brokers`` in 3 racks, Pareto-skewed
+sizes of mean ``--mean-gib``), it writes a snapshot and a sizes file, plans the decommission of
+the last two brokers in a child process (``python -m spark_jobs.plan_job``, driver engine,
+100 MiB/s, ``--max-moves-per-broker``), then rehearses the plan in another child process (the
+real path: a private embedded ZooKeeper on 127.0.0.1, the emulator seeded from the snapshot, the
+executor driven at simulated speed) and prints: partitions, moves, waves, simulated hours, the
+rehearsal's wall seconds per phase (inputs, seed, drive, total) and the child's peak RSS.
+Figures go to BENCHMARKS.md; nothing is asserted. ``python -m bench.bench_rehearsal
+--partitions 20000``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _prepare(d: Path, brokers: int, partitions: int, mean_gib: float, moves: int) -> dict:
+    from kafka_zk.sizes_file import write_sizes_file
+    from kafka_zk.snapshot_file import write_snapshot
+    from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
+
+    snap = synthetic_cluster(brokers, 3, max(1, partitions // 100), min(100, partitions), 3, seed=3)
+    write_snapshot(snap, str(d / "snapshot.jsonl"))
+    write_sizes_file(synthetic_sizes(snap, seed=4, mean=int(mean_gib * 1024 ** 3)), str(d / "sizes.jsonl"))
+    removed = ",".join(str(b) for b in sorted(snap.brokers)[-2:])
+    t = time.monotonic()
+    subprocess.run([sys.executable, "-m", "spark_jobs.plan_job", "--snapshot", str(d / "snapshot.jsonl"),
+                    "--op", "decommission", "--brokers", removed, "--sizes", str(d / "sizes.jsonl"),
+                    "--out", str(d / "plan"), "--engine", "driver", "--throttle", str(100 * 1024 ** 2),
+                    "--max-moves-per-broker", str(moves)], check=True, cwd=REPO, capture_output=True)
+    summary = json.loads((d / "plan" / "summary.json").read_text())
+    return {"partitions": snap.partition_count, "moves": summary["moves"], "waves": summary["waves"],
+            "predicted_h": summary["predicted_seconds"] / 3600, "plan_s": time.monotonic() - t}
+
+
+def _child(d: str) -> None:
+    from operators.rehearsal.run import RehearsalInput, rehearse
+
+    t = time.monotonic()
+    r = rehearse(RehearsalInput(snapshot=f"{d}/snapshot.jsonl", sizes=f"{d}/sizes.jsonl", plan_dir=f"{d}/plan",
+                                out_dir=f"{d}/rehearsal"))
+    print(json.dumps({"headline": r.headline(), "wall_s": time.monotonic() - t, "timings": r.timings_s,
+                      "speed": r.speed, "copying_h": r.copying_s / 3600, "elapsed_h": r.elapsed_s / 3600,
+                      "problems": list(r.problems),
+                      "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--partitions", type=int, default=3000)
+    p.add_argument("--brokers", type=int, default=6)
+    p.add_argument("--mean-gib", type=float, default=1.0)
+    p.add_argument("--max-moves-per-broker", type=int, default=250)
+    p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        _child(args.child)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="bench-rehearsal-") as tmp:
+        d = Path(tmp)
+        plan = _prepare(d, args.brokers, args.partitions, args.mean_gib, args.max_moves_per_broker)
+        print(f"cluster: {plan['partitions']:,} partitions on {args.brokers} brokers; plan: {plan['moves']:,} moves "
+              f"in {plan['waves']} waves, planner {plan['predicted_h']:.2f} h ({plan['plan_s']:.0f} s to plan)",
+              flush=True)
+        out = subprocess.run([sys.executable, "-m", "bench.bench_rehearsal", "--child", str(d)], cwd=REPO,
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            print(out.stderr[-3000:], file=sys.stderr)
+            return 1
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+    with open("/proc/loadavg", encoding="ascii") as f:
+        load = f.read().split()[0]
+    print(f"{r['headline']}\nrehearsal wall {r['wall_s']:.0f} s (inputs+ZooKeeper {r['timings']['inputs_and_zookeeper']:.0f} s, "
+          f"seed {r['timings']['seed']:.0f} s, drive {r['timings']['drive']:.0f} s) at x{r['speed']:g}; "
+          f"copying {r['copying_h']:.2f} h simulated; peak RSS {r['max_rss_mib']:.0f} MiB; load {load}")
+    for problem in r["problems"]:
+        print(f"  problem: {problem}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+"""One rehearsal, start to end: check the inputs, seed a private emulated copy, drive, report.
+
+:func:`rehearse` reads and checks every input before anything starts (snapshot, sizes, capacity,
+the plan folder against its hash), copies the plan into the rehearsal folder, starts a private
+ZooKeeper on 127.0.0.1 (or takes a fresh chroot on one it is given — never the real cluster's
+connection), seeds the emulator from the snapshot (:mod:`kafka_sim.from_snapshot`), drives the
+executor (:mod:`operators.rehearsal.executor`) and writes ``rehearsal.json`` / ``rehearsal.md``
+(:mod:`operators.rehearsal.report`). Everything it started is stopped, whatever happens.
+
+Speed: simulated seconds per wall second, by default chosen from the planner's predicted duration
+so the copying takes about :data:`TARGET_WALL_S` of wall time (at least ×3600, at most ×200,000);
+the trigger polls every ``max(30 s, longest predicted wave / 50)`` of simulated time. Neither
+changes the timeline: simulated time stands still while the tool works.
+
+Failure: bad inputs raise :class:`kafka_zk.errors.InvalidInput` / :class:`InvalidPayload` before
+anything starts; a private ZooKeeper that cannot start raises
+:class:`kafka_zk.embedded_zookeeper.EmbeddedZooKeeperError`; what the plan does to the copy
+(stall, timeout, refusal, full disk) is the report's problems, never an exception.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from types import SimpleNamespace
+
+from kafka_zk.errors import InvalidInput
+from kafka_zk.run_folder import RunFolder
+from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
+from operators.windows.spec import WindowsFile
+
+TARGET_WALL_S = 30.0
+SPEED_MIN, SPEED_MAX = 3600.0, 200_000.0
+PLAN_FILES = ("plan.json", "rollback.json", "waves.json", "throttles.json", "election.json", "deletion.json",
+              "summary.json", "plan.sha256")
+
+
+@dataclass(frozen=True)
+class RehearsalInput:
+    """What one rehearsal runs: the run's snapshot, sizes and plan, and the run's own settings."""
+
+    snapshot: str
+    plan_dir: str
+    out_dir: str
+    sizes: str | None = None
+    capacity: str | None = None
+    windows: WindowsFile | None = None
+    cluster: str = "rehearsal"            # the real cluster's connection id: its windows apply
+    runbook: str = "decommission_brokers"
+    throttle_bytes_per_s: int | None = None
+    start_at: datetime | None = None      # when execution would start (default: now)
+    speed: float | None = None
+    wave_timeout_s: float = 6 * 3600.0
+    stall_timeout_s: float = 3600.0
+    between_windows: str = "keep"
+    outside_window: bool = False
+    network_rate: float = 100 * 1024 ** 2
+    demote: tuple[int, ...] = ()          # decommission: the brokers whose leadership moves off first
+
+
+def choose_speed(predicted_s: float, requested: float | None) -> float:
+    if requested is not None:
+        if not requested > 0:
+            raise InvalidInput(f"speed {requested!r} must be > 0 simulated seconds per wall second")
+        return float(requested)
+    return min(SPEED_MAX, max(SPEED_MIN, predicted_s / TARGET_WALL_S))
+
+
+def _inputs(inp: RehearsalInput):
+    from kafka_zk.capacity import read_capacity_file
+    from kafka_zk.sizes_file import load_sizes
+    from kafka_zk.snapshot_file import load_snapshot
+    from spark_jobs.artifacts import load_plan_artifacts
+
+    plan = load_plan_artifacts(inp.plan_dir)            # hash-checked: an edited plan is refused here
+    snapshot = load_snapshot(inp.snapshot)
+    sizes = load_sizes(inp.sizes) if inp.sizes else None
+    capacity = read_capacity_file(inp.capacity) if inp.capacity else None
+    if inp.between_windows not in ("keep", "remove"):
+        raise InvalidInput(f"between_windows {inp.between_windows!r}: use 'keep' or 'remove'")
+    return plan, snapshot, sizes, capacity
+
+
+def _copy_plan(plan_dir: str, folder: RunFolder) -> None:
+    folder.plan_dir.mkdir(parents=True, exist_ok=True)
+    for name in PLAN_FILES:
+        src = Path(plan_dir) / name
+        if src.is_file():
+            shutil.copyfile(src, folder.plan_dir / name)
+
+
+def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalReport:
+    """Rehearse ``inp`` on a private ZooKeeper (``zookeeper``: host:port of one to take a fresh chroot
+    on; default: start one) and return (and save) the report."""
+    from kafka_sim.cluster import EmulatedCluster
+    from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot
+    from kafka_zk.connect import close, connect
+    from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+    from kafka_zk.authority import EmulatorSeeding
+    from kafka_zk.writer import ZkWriter
+    from operators.rehearsal.executor import COPY_CHROOT_PREFIX
+
+    plan, snapshot, sizes, capacity = _inputs(inp)
+    wall0 = time.monotonic()
+    folder = RunFolder(Path(inp.out_dir)).ensure()
+    for stale in (folder.wave_progress, folder.root / "windows.json", folder.audit):
+        stale.unlink(missing_ok=True)
+    _copy_plan(inp.plan_dir, folder)
+    predicted = sum(w.predicted_seconds or 0.0 for w in plan.waves)
+    speed = choose_speed(predicted, inp.speed)
+    poll = max(30.0, max((w.predicted_seconds or 0.0 for w in plan.waves), default=0.0) / 50)
+    server = None if zookeeper else EmbeddedZooKeeper().start()
+    hosts = zookeeper or server.connect_string
+    connect_string = f"{hosts}{COPY_CHROOT_PREFIX}{uuid.uuid4().hex[:12]}"
+    cluster = client = None
+    try:
+        spec = spec_from_snapshot(snapshot, capacity, speed=speed, network_rate=inp.network_rate)
+        timings = {"inputs_and_zookeeper": time.monotonic() - wall0}
+        cluster = EmulatedCluster(connect_string, spec).start()
+        seeded = seed_from_snapshot(cluster, snapshot, sizes,
+                                    ZkWriter(cluster.tool_client, actor="kafka-runbook rehearse: seeding",
+                                             authority=EmulatorSeeding("kafka-runbook rehearse")))
+        cluster.wait_idle(600)
+        client = connect(connect_string)
+        timings["seed"] = time.monotonic() - wall0 - timings["inputs_and_zookeeper"]
+        report = _drive_and_report(inp, plan, folder, cluster, client, capacity, seeded, speed, poll, wall0, timings)
+    finally:
+        if client is not None:
+            close(client)
+        if cluster is not None:
+            cluster.stop()
+        if server is not None:
+            server.stop()
+    report.save(folder.root)
+    return report
+
+
+def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, client, capacity, seeded,
+                      speed: float, poll: float, wall0: float, timings: dict[str, float]) -> RehearsalReport:
+    from kafka_sim.timeline import wave_spans
+    from operators.rehearsal.executor import DiskSampler, Rehearsal, RehearsalExecutor, SimEpochClock, drive
+    from operators.window_pause import WindowBook
+    from operators.waves import WaveBook
+
+    start_at = inp.start_at or datetime.now(timezone.utc)
+    sim0 = cluster.now()
+    rehearsal = Rehearsal(cluster, client, SimEpochClock(cluster, start_at.timestamp() - sim0), DiskSampler(cluster))
+    op = RehearsalExecutor(rehearsal=rehearsal, folder=folder, windows=inp.windows, runbook=inp.runbook,
+                           zk_conn_id=inp.cluster, run_root=str(folder.root), poll_interval_s=poll,
+                           throttle_bytes_per_sec=inp.throttle_bytes_per_s or plan.throttle_bytes_per_s,
+                           wave_timeout_s=inp.wave_timeout_s,
+                           stall_timeout_s=inp.stall_timeout_s, stall_warning_s=inp.stall_timeout_s,
+                           between_windows=inp.between_windows,
+                           outside_window=inp.outside_window)
+    context = {"dag": SimpleNamespace(dag_id=inp.runbook), "run_id": "rehearsal",
+               "task": SimpleNamespace(task_id="rehearse"), "params": {}}
+    started = time.monotonic()
+    outcome = _demote(inp, rehearsal, folder, context)
+    if outcome is None:
+        outcome = drive(op, context)
+    elections = _elect(rehearsal, folder, context, plan) if outcome.error is None else \
+        {"not_run": "the waves did not all finish", "batches_planned": len(plan.election)}
+    timings["drive"] = time.monotonic() - started
+    rehearsal.disks.sample()
+    book = WaveBook.load(folder.wave_progress)
+    spans = wave_spans(cluster.history(), [[(m.tp.topic, m.tp.partition) for m in w.moves] for w in plan_book(book)])
+    waves = tuple(WaveLine(a.index, len(a.target), int(a.bytes or 0), *_busiest(folder, a.index),
+                           a.predicted_seconds, None if s is None else s.start - sim0,
+                           None if s is None or (book and book.wave(a.index).status != "done") else s.end - sim0)
+                  for a, s in zip(plan.waves, spans))
+    ran = [w for w in waves if w.start_s is not None and w.end_s is not None]
+    windows = WindowBook.load(folder)
+    disks = tuple(DiskPeak(b, used, at - sim0, None if capacity is None else capacity.capacity(b),
+                           None if capacity is None else capacity.threshold_pct)
+                  for b, (used, at) in sorted(rehearsal.disks.peaks.items()))
+    problems = _problems(outcome, waves, disks, windows.overran, elections)
+    return RehearsalReport(
+        plan_hash=plan.plan_hash, runbook=inp.runbook, cluster=inp.cluster,
+        start_at=start_at.isoformat(timespec="seconds"), throttle_bytes_per_s=inp.throttle_bytes_per_s
+        or plan.throttle_bytes_per_s, waves=waves,
+        elapsed_s=(max(w.end_s for w in ran) - min(w.start_s for w in ran)) if ran else 0.0,
+        copying_s=sum(w.seconds for w in ran), pauses=tuple(windows.pauses), overran=tuple(windows.overran),
+        disks=disks, disk_samples=rehearsal.disks.samples, elections=elections,
+        problems=problems, seeded=seeded.line(), not_copied=seeded.not_copied, speed=speed,
+        wall_s=time.monotonic() - wall0, finished=outcome.error is None,
+        notes=tuple(rehearsal.stalls[:10]), timings_s={k: round(v, 2) for k, v in timings.items()})
+
+
+def plan_book(book):
+    return book.waves if book is not None else ()
+
+
+def _busiest(folder: RunFolder, index: int) -> tuple[int | None, int]:
+    doc = folder.read_json(folder.plan_dir / "waves.json") or {}
+    for w in doc.get("waves", []):
+        if w.get("index") == index:
+            return w.get("busiest_broker"), int(w.get("busiest_bytes") or 0)
+    return None, 0
+
+
+def _problems(outcome, waves, disks, overran, elections: dict) -> tuple[str, ...]:
+    out = []
+    if "error" in elections:
+        out.append(f"final election: {elections['error']}")
+    if outcome.error is not None:
+        out.append(f"{outcome.error_type}: {outcome.error}")
+    for d in disks:
+        if d.pct is not None and d.limit_pct is not None and d.pct > d.limit_pct:
+            wave = next((w.id for w in waves if w.start_s is not None and w.start_s <= d.at_s
+                         and (w.end_s is None or d.at_s <= w.end_s)), None)
+            out.append(f"broker {d.broker}'s disk reached {d.pct:.1f} % of its capacity"
+                       + (f" during wave {wave}" if wave is not None else "")
+                       + f" (the plan's limit is {d.limit_pct:g} %)"
+                       + ("; a full disk stops its followers fetching" if d.pct >= 99.9 else ""))
+    for o in overran:
+        out.append(f"wave {o['wave']} would still be copying when window {o['window']} closes at {o['closed']} "
+                   f"(it would finish at {o['finished']}; a reassignment cannot be paused)")
+    return tuple(out)
+
+
+def _demote(inp: RehearsalInput, rehearsal, folder: RunFolder, context: dict):
+    """Decommission's demote step on the copy (None when it ran or is not needed; else the outcome)."""
+    from kafka_zk.errors import KafkaZkError
+    from operators.rehearsal.executor import DriveOutcome, RehearsalDemote, run_step
+
+    if not inp.demote:
+        return None
+    step = RehearsalDemote(rehearsal=rehearsal, folder=folder, zk_conn_id=inp.cluster, run_root=str(folder.root),
+                           brokers_to_remove=list(inp.demote))
+    try:
+        run_step(step, context)          # the clock runs: the controller's work between batches takes its time
+    except (KafkaZkError, TimeoutError) as exc:
+        return DriveOutcome(None, f"demote: {exc}", type(exc).__name__)
+    return None
+
+
+def _elect(rehearsal, folder: RunFolder, context: dict, plan) -> dict:
+    """The final preferred election on the copy: what it elected, in how many batches, how long."""
+    from kafka_zk.errors import KafkaZkError
+    from operators.rehearsal.executor import RehearsalElection, run_step
+
+    step = RehearsalElection(rehearsal=rehearsal, folder=folder, zk_conn_id="rehearsal", run_root=str(folder.root))
+    before = rehearsal.cluster.now()
+    try:
+        done = run_step(step, context)
+    except (KafkaZkError, TimeoutError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return {"elected": done["elected"], "batches": done["batches"], "not_eligible": done["not_eligible"][:10],
+            "seconds": round(rehearsal.cluster.now() - before, 1)}
