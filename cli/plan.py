@@ -25,6 +25,7 @@ from typing import Any
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.retiring import ENV as RETIRING_ENV
 
 SNAPSHOT_FILE = "snapshot.jsonl"   # where --zookeeper saves the snapshot in --out
 OPS = ("decommission", "add-brokers", "rebalance", "change-rf", "move-topics", "reassign-json", "rollback",
@@ -57,6 +58,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--driver-max-snapshot-bytes", type=int, default=None, metavar="BYTES",
                    help="--engine auto: largest snapshot read in the driver (default: measured, see BENCHMARKS.md)")
     p.add_argument("--out", required=True, help="folder for the plan artifacts")
+    p.add_argument("--retiring-file", metavar="FILE", default=os.environ.get(RETIRING_ENV),
+                   help="with --zookeeper: the runbooks' retiring-brokers file (default "
+                        f"${RETIRING_ENV}); its brokers of this cluster are left out as destinations")
     p.add_argument("--json", action="store_true", help="print the whole summary as JSON")
 
 
@@ -167,6 +171,8 @@ def print_summary(summary: dict[str, Any]) -> None:
             print(f"Note: {note}")
     for note in summary.get("notes", ()):
         print(f"Note: {note}")
+    for line in summary.get("excluded_brokers", ()):
+        print(f"Excluded as a destination: {line}")
     engine = summary.get("engine")
     if engine:
         phases = ", ".join(f"{k} {v:.1f} s" for k, v in summary.get("timings_s", {}).items())
@@ -197,6 +203,9 @@ def check_args(args: argparse.Namespace) -> None:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InvalidInput(f"--out {args.out}: {parent} is not a writable folder; pick a writable place")
     _input_file(args.snapshot, "--snapshot")
+    if args.retiring_file and not args.zookeeper:
+        raise InvalidInput("--retiring-file applies with --zookeeper (a snapshot saved by plan --zookeeper is "
+                           "already without the retiring brokers); leave it out or plan with --zookeeper")
     _input_file(args.sizes, "--sizes")
     _input_file(getattr(args, "reassignment_json_file", None), "--reassignment-json-file")
     if getattr(args, "brokers", None) is not None:
@@ -254,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
     if args.zookeeper:
         from cli.plan_zookeeper import plan_from_zookeeper
 
-        summary = plan_from_zookeeper(args.zookeeper, job_args, session)
+        summary = plan_from_zookeeper(args.zookeeper, job_args, session, retiring_file=args.retiring_file)
     else:
         summary = plan_job.execute(job_args, session)
     summary["out"] = args.out

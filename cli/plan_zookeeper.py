@@ -46,9 +46,11 @@ def _rewrite(assignments, states: Future, path: str) -> str:
     return staged
 
 
-def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark=None) -> dict[str, Any]:
+def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark=None,
+                        retiring_file: str | None = None) -> dict[str, Any]:
     """Read, overlapped as the module says, and plan; returns the job's summary (its
-    ``timings_s`` start with the reads: ``zk_assignments``, ``zk_states``)."""
+    ``timings_s`` start with the reads: ``zk_assignments``, ``zk_states``). With ``retiring_file``,
+    this cluster's retiring brokers are left out of the assignments (:func:`_without_retiring`)."""
     import time
 
     from kafka_zk.connect import close, connect
@@ -66,6 +68,9 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
         client = connect(connect_string)
         try:
             assignments = read_snapshot(client, states=False)
+            excluded: tuple = ()
+            if retiring_file:
+                assignments, excluded = _without_retiring(client, assignments, retiring_file, job_args)
             t_assign = time.monotonic() - t0
             touched = [p.tp for p in assignments.partitions() if wanted.picks(p.topic, p.replicas)]
             timings: dict[str, float] = {"zk_assignments": round(t_assign, 3)}
@@ -94,4 +99,18 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
             if not succeeded and sizes_pending.exception() is None:
                 sizes_input.finish(sizes_pending.result(), succeeded=False)   # a staged conversion goes
             sizes_pool.shutdown()
+    if excluded:
+        summary["excluded_brokers"] = [e.text() for e in excluded]
     return summary
+
+
+def _without_retiring(client, assignments, retiring_file: str, job_args: argparse.Namespace):
+    """The assignments minus the cluster's retiring brokers (those a decommission is removing stay),
+    as the runbooks' plan step does (operators/retiring.py); refused when one still holds replicas."""
+    from kafka_zk.retiring import RetiringFile, cluster_id, exclude_from_model
+
+    cid = cluster_id(client)
+    retiring = RetiringFile.load(retiring_file).of(cid) if cid is not None else {}
+    removing = [int(b) for b in str(job_args.brokers or "").split(",") if b.strip()] \
+        if job_args.op == "decommission" else []
+    return exclude_from_model(assignments, retiring, removing)

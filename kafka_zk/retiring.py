@@ -21,7 +21,7 @@ the fix) and for a retiring broker that still holds replicas (naming it, the cou
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -31,6 +31,7 @@ from kazoo.exceptions import NoNodeError
 from kafka_zk import codecs, paths
 from kafka_zk.audit import utc_now_iso
 from kafka_zk.errors import InvalidInput, InvalidPayload
+from kafka_zk.model import ClusterSnapshot
 from kafka_zk.run_folder import write_json_atomic
 
 ENV = "KAFKA_RUNBOOKS_RETIRING_FILE"
@@ -131,12 +132,7 @@ def exclude_from_snapshot(snapshot: str | Path, out: str | Path, retiring: dict[
                     for r in set(doc.get("replicas") or []) | set(doc.get("adding") or []):
                         if r in excluded:
                             held[r] = held.get(r, 0) + 1
-    if held:
-        raise InvalidInput(
-            "; ".join(f"broker {b} is retiring ({excluded[b].why}, {excluded[b].by}) but still holds {n} replica(s)"
-                      for b, n in sorted(held.items()))
-            + ": decommission it (add it to brokers_to_remove), or release it (kafka-runbook retiring release "
-              f"--broker {min(held)}) if it is back in service; nothing was planned")
+    _refuse_held(held, excluded)
     out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
     with open(snapshot, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
@@ -151,3 +147,32 @@ def exclude_from_snapshot(snapshot: str | Path, out: str | Path, retiring: dict[
             dst.write(line)
     tmp.replace(out)
     return Exclusion(tuple(excluded[b] for b in sorted(excluded)), out)
+
+
+def _refuse_held(held: dict[int, int], excluded: dict[int, RetiringBroker]) -> None:
+    """Refuse (naming each broker, its count and the fix) when a retiring broker still holds replicas."""
+    if held:
+        raise InvalidInput(
+            "; ".join(f"broker {b} is retiring ({excluded[b].why}, {excluded[b].by}) but still holds {n} replica(s)"
+                      for b, n in sorted(held.items()))
+            + ": decommission it (add it to brokers_to_remove), or release it (kafka-runbook retiring release "
+              f"--broker {min(held)}) if it is back in service; nothing was planned")
+
+
+def exclude_from_model(snapshot: ClusterSnapshot, retiring: dict[int, RetiringBroker],
+                       removing: Iterable[int] = ()) -> tuple[ClusterSnapshot, tuple[RetiringBroker, ...]]:
+    """``snapshot`` without the ``retiring`` brokers (except those being removed), and the brokers left
+    out: :func:`exclude_from_snapshot` for a snapshot read into the model (``kafka-runbook plan
+    --zookeeper``). Refuses, as it does, when a retiring broker not being removed holds a replica."""
+    removing = set(removing)
+    excluded = {b: e for b, e in retiring.items() if b not in removing}
+    if not excluded:
+        return snapshot, ()
+    held: dict[int, int] = {}
+    for p in snapshot.partitions():
+        for r in set(p.replicas) | set(p.adding):
+            if r in excluded:
+                held[r] = held.get(r, 0) + 1
+    _refuse_held(held, excluded)
+    kept = {b: br for b, br in snapshot.brokers.items() if b not in excluded}
+    return replace(snapshot, brokers=kept), tuple(excluded[b] for b in sorted(excluded))
