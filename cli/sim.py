@@ -258,12 +258,8 @@ def _require_private(connect_string: str, credentials) -> None:
 def _seed_copy(cluster, snapshot, sizes, existing: set[str]):
     """Seed the snapshot's copy (the chroot was checked empty before the emulator started)."""
     from kafka_sim.from_snapshot import seed_from_snapshot
-    from kafka_zk.authority import EmulatorSeeding
-    from kafka_zk.writer import ZkWriter
 
-    return seed_from_snapshot(cluster, snapshot, sizes,
-                              ZkWriter(cluster.tool_client, actor="kafka-runbook sim --from-snapshot",
-                                       authority=EmulatorSeeding("kafka-runbook sim --from-snapshot")))
+    return seed_from_snapshot(cluster, snapshot, sizes, who="kafka-runbook sim --from-snapshot")
 
 
 def _partitions(cluster, layout: dict, copy) -> int:

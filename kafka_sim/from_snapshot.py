@@ -81,12 +81,14 @@ def partition_sizes(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, in
 
 
 def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int] | None,
-                       writer=None) -> SeedReport:
+                       who: str) -> SeedReport:
     """Create the snapshot's topics (with sizes and configs) on the started ``cluster``; set the
-    brokers' config overrides through ``writer`` (a :class:`kafka_zk.writer.ZkWriter` on the
-    emulator's ZooKeeper; required when the snapshot has broker overrides); stop the brokers
-    the snapshot saw unregistered."""
+    brokers' config overrides through the one writer built here for seeding an emulator (audited
+    as ``who``, authorised by :class:`kafka_zk.authority.EmulatorSeeding`: the emulator's own
+    ZooKeeper only); stop the brokers the snapshot saw unregistered."""
     from kafka_zk.admin.configs import alter_config
+    from kafka_zk.authority import EmulatorSeeding
+    from kafka_zk.writer import ZkWriter
 
     by_topic = partition_sizes(snapshot, sizes)
     todo = {name: ({p: t.partitions[p].replicas for p in sorted(t.partitions)}, by_topic[name], dict(t.config))
@@ -94,8 +96,7 @@ def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicP
     if todo:
         cluster.create_topics(todo)
     overrides = {e: c for e, c in snapshot.broker_configs.items() if c}
-    if overrides and writer is None:
-        raise InvalidInput("the snapshot has broker config overrides: give a writer on the emulator's ZooKeeper")
+    writer = ZkWriter(cluster.tool_client, actor=f"{who}: seeding", authority=EmulatorSeeding(who))
     for entity, config in sorted(overrides.items()):
         alter_config(writer, "brokers", entity, add=dict(config))
     ids = cluster_broker_ids(snapshot)

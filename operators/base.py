@@ -64,12 +64,22 @@ class RunbookOperator(BaseOperator):
         """What this step's writes need: the run's approval of the plan on disk (override to narrow it)."""
         return plan_approval(folder)
 
+    #: who the audit names as writing (None: ``airflow:<dag>/<task>``) and under which task
+    audit_actor: str | None = None
+    audit_task: str | None = None
+
+    @contextmanager
+    def zk_client(self, context: Any) -> Iterator[KazooClient]:
+        """A started client on the step's cluster (the connection ``zk_conn_id``)."""
+        with ZooKeeperHook(self.zk_conn_id) as hook:
+            yield hook.get_conn()
+
     @contextmanager
     def session(self, context: Any) -> Iterator[tuple[KazooClient, ZkWriter]]:
         folder = self.folder(context)
-        with ZooKeeperHook(self.zk_conn_id) as hook:
-            client = hook.get_conn()
-            writer = audited_writer(client, folder, context, self.write_authority(folder), dry_run=self.is_dry_run)
+        with self.zk_client(context) as client:
+            writer = audited_writer(client, folder, context, self.write_authority(folder), dry_run=self.is_dry_run,
+                                    actor=self.audit_actor, task=self.audit_task)
             try:
                 yield client, writer
             except WriteNotApproved as exc:

@@ -43,11 +43,12 @@ def run_folder(context: Mapping[str, Any], run_root: str) -> RunFolder:
 
 
 def audited_writer(client: KazooClient, folder: RunFolder, context: Mapping[str, Any], authority: WriteAuthority,
-                   dry_run: bool = False) -> ZkWriter:
-    """A writer that audits to the run folder as ``airflow:<dag>/<task>`` and writes under ``authority``."""
-    task_id = context["task"].task_id
+                   dry_run: bool = False, actor: str | None = None, task: str | None = None) -> ZkWriter:
+    """A writer that audits to the run folder as ``actor`` (default ``airflow:<dag>/<task>``) under
+    ``task`` (default the context's task) and writes under ``authority``."""
+    task_id = task or context["task"].task_id
     audit = AuditLog(folder.audit, run_id=context["run_id"], task=task_id)
-    return ZkWriter(client, audit=audit, actor=f"airflow:{context['dag'].dag_id}/{task_id}", dry_run=dry_run,
+    return ZkWriter(client, audit=audit, actor=actor or f"airflow:{context['dag'].dag_id}/{task_id}", dry_run=dry_run,
                     authority=authority)
 
 

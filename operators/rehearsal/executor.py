@@ -29,9 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from kafka_zk.audit import AuditLog
 from kafka_zk.run_folder import RunFolder
-from kafka_zk.writer import ZkWriter
 from operators.election import DemoteOperator, ElectPreferredLeadersOperator
 from operators.reassignment import ExecuteWavesOperator, build_wave_book
 from operators.triggers.reassignment import WaveDoneTrigger
@@ -146,20 +144,24 @@ class PrivateCopy:
 
 
 class _OnTheCopy:
-    """What makes a runbook step act on the rehearsal: its folder, and a session on the copy whose
-    writer audits as the rehearsal (mixed in before the step's own class)."""
+    """What makes a runbook step act on the rehearsal (mixed in before the step's own class): its
+    folder, a client on the copy, and the copy as the only write authority; the writer itself is
+    built by :meth:`operators.base.RunbookOperator.session` as for every step, auditing as the rehearsal."""
 
     rehearsal: Rehearsal
     rehearsal_folder: RunFolder
+    audit_actor = ACTOR
+    audit_task = "rehearse"
 
     def folder(self, context: Any) -> RunFolder:
         return self.rehearsal_folder
 
     @contextmanager
-    def session(self, context: Any) -> Iterator[tuple[Any, ZkWriter]]:
-        audit = AuditLog(self.rehearsal_folder.audit, run_id=context["run_id"], task="rehearse")
-        client = self.rehearsal.client
-        yield client, ZkWriter(client, audit=audit, actor=ACTOR, authority=PrivateCopy(client.chroot or ""))
+    def zk_client(self, context: Any) -> Iterator[Any]:
+        yield self.rehearsal.client
+
+    def write_authority(self, folder: RunFolder) -> PrivateCopy:
+        return PrivateCopy(self.rehearsal.client.chroot or "")
 
 
 class RehearsalDemote(_OnTheCopy, DemoteOperator):

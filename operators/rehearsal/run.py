@@ -100,8 +100,6 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
     from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot
     from kafka_zk.connect import close, connect
     from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
-    from kafka_zk.authority import EmulatorSeeding
-    from kafka_zk.writer import ZkWriter
     from operators.rehearsal.executor import COPY_CHROOT_PREFIX
 
     plan, snapshot, sizes, capacity = _inputs(inp)
@@ -121,9 +119,7 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
         spec = spec_from_snapshot(snapshot, capacity, speed=speed, network_rate=inp.network_rate)
         timings = {"inputs_and_zookeeper": time.monotonic() - wall0}
         cluster = EmulatedCluster(connect_string, spec).start()
-        seeded = seed_from_snapshot(cluster, snapshot, sizes,
-                                    ZkWriter(cluster.tool_client, actor="kafka-runbook rehearse: seeding",
-                                             authority=EmulatorSeeding("kafka-runbook rehearse")))
+        seeded = seed_from_snapshot(cluster, snapshot, sizes, who="kafka-runbook rehearse")
         cluster.wait_idle(600)
         client = connect(connect_string)
         timings["seed"] = time.monotonic() - wall0 - timings["inputs_and_zookeeper"]

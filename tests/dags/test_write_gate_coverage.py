@@ -56,7 +56,7 @@ def test_writers_are_built_in_one_place_per_caller_kind() -> None:
                 built.append(where.split(":")[0])
             if name == "audited_writer":
                 factory_callers.append(where.split(":")[0])
-    assert sorted(built) == ["cli/common.py", "cli/sim.py", "operators/runtime.py"], built
+    assert sorted(built) == ["cli/common.py", "kafka_sim/from_snapshot.py", "operators/runtime.py"], built
     assert factory_callers == ["operators/base.py"], factory_callers
 
 

@@ -8,8 +8,6 @@ from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.authority import EmulatorSeeding
-from kafka_zk.writer import ZkWriter
 from tests.kafka_sim.zk_read import get_json, wait_for
 
 GiB = 1024 ** 3
@@ -35,7 +33,7 @@ def test_the_copy_has_the_snapshots_brokers_racks_topics_configs_and_sizes(zk_co
     assert spec.brokers == {0: "a", 1: "b", 2: "a", 3: None}
     assert spec.disk_capacity == {0: 100 * GiB, 1: 50 * GiB, 2: 50 * GiB, 3: 50 * GiB}
     with EmulatedCluster(zk_connect, spec) as cluster:
-        report = seed_from_snapshot(cluster, snap, sizes, ZkWriter(cluster.tool_client, authority=EmulatorSeeding("the test")))
+        report = seed_from_snapshot(cluster, snap, sizes, who="the test")
         assert (report.brokers, report.unregistered, report.topics, report.partitions, report.sized) == \
             (4, (3,), 2, 4, 3)
         assert report.bytes == 5 * GiB + 10
