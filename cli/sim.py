@@ -10,7 +10,8 @@ connect string is printed). While it runs, partition sizes are published under
 
 ``kafka-runbook sim log-dirs --zookeeper …`` prints the sizes as ``kafka-log-dirs.sh
 --describe`` prints its JSON. ``kafka-runbook sim fault --zookeeper … kill-broker 3`` (also
-restart-broker, shutdown-broker, expire-session, move-controller [TO], stall-replica TOPIC P
+restart BROKER [STOP_S [START_S]] — a process restart with Kafka 2.4.1's controlled-shutdown and
+registration timing, the rolling_restart runbook's local action — restart-broker, shutdown-broker, expire-session, move-controller [TO], stall-replica TOPIC P
 BROKER [--resume], slow-broker BROKER RATE) asks the running emulator for a fault.
 On a secured ZooKeeper each of them takes ``--zk-jaas FILE`` (the brokers' JAAS file; after the
 subcommand for ``log-dirs``/``fault``) and ``--zk-set-acl`` (Kafka's ACLs on what they create).
@@ -81,7 +82,7 @@ def add_parser(subparsers) -> None:
     f = sub.add_parser("fault", help="ask the running emulator for a fault")
     f.add_argument("--zookeeper", required=True, metavar="HOST:PORT/CHROOT", dest="fault_zookeeper")
     f.add_argument("--timeout", type=float, default=30.0)
-    f.add_argument("fault", choices=("kill-broker", "restart-broker", "shutdown-broker", "expire-session",
+    f.add_argument("fault", choices=("restart", "kill-broker", "restart-broker", "shutdown-broker", "expire-session",
                                      "move-controller", "stall-replica", "slow-broker", "corrupt-record"))
     f.add_argument("values", nargs="*")
     f.add_argument("--resume", action="store_true", help="stall-replica: resume instead")
@@ -91,6 +92,11 @@ def add_parser(subparsers) -> None:
 
 def _fault_args(fault: str, values: list[str], resume: bool) -> dict:
     try:
+        if fault == "restart":
+            broker, *timing = values
+            if len(timing) > 2:
+                raise ValueError(values)
+            return {"broker": int(broker), **dict(zip(("stop_s", "start_s"), map(float, timing)))}
         if fault in ("kill-broker", "restart-broker", "shutdown-broker", "expire-session"):
             (broker,) = values
             return {"broker": int(broker)}
@@ -109,7 +115,7 @@ def _fault_args(fault: str, values: list[str], resume: bool) -> dict:
         broker, rate = values
         return {"broker": int(broker), "rate": float(rate)}
     except ValueError:
-        raise InvalidInput(f"sim fault {fault}: wrong arguments {values}; e.g. kill-broker 3, "
+        raise InvalidInput(f"sim fault {fault}: wrong arguments {values}; e.g. restart 3 [STOP_S [START_S]], kill-broker 3, "
                            "move-controller [TO], stall-replica TOPIC PARTITION BROKER, "
                            "slow-broker BROKER BYTES_PER_S, corrupt-record TOPIC PARTITION BROKER OFFSET [value|bytes|header]") from None
 

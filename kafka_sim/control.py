@@ -31,6 +31,7 @@ PREFIX = COMMANDS_PATH + "/command_"
 COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "kill-broker": ("kill_broker", ("broker",)),
     "restart-broker": ("restart_broker", ("broker",)),
+    "restart": ("restart_process", ("broker", "stop_s", "start_s")),
     "shutdown-broker": ("shutdown_broker", ("broker",)),
     "expire-session": ("expire_session", ("broker",)),
     "move-controller": ("move_controller", ("to",)),

@@ -1,7 +1,8 @@
 """Faults on demand for :class:`kafka_sim.cluster.EmulatedCluster` (mixed into it).
 
 Kill (session closed at once, or expiring later as after a SIGKILL), controlled shutdown,
-restart (new session, new czxid), session expiry while the broker keeps running, controller
+restart (new session, new czxid), a whole process restart with Kafka 2.4.1's timing
+(:meth:`FaultsMixin.restart_process`: what ``systemctl restart kafka`` does), session expiry while the broker keeps running, controller
 move (``/controller`` deleted as an operator would), stalled replica, a replica failing to
 append (RecordTooLargeException after max.message.bytes was lowered), slow broker, a corrupt
 record on one replica (served over the wire, see :mod:`kafka_sim.wire`). Each runs
@@ -29,6 +30,17 @@ from kafka_zk.errors import InvalidInput, KafkaZkError
 if TYPE_CHECKING:
     from kafka_sim.broker import SimBroker
     from kafka_sim.engine import Engine
+
+
+#: Kafka 2.4.1, measured in tests/vectors/real_kafka_2_4_1/ (d.json, e-3.json, f.json): simulated
+#: seconds from SIGTERM to the registration's removal (controlled shutdown: leaderships and ISRs move
+#: within ~0.4 s, the session closes when the process exits; 16.3 s for a broker that led partitions,
+#: 1.2 s for one that led none), and from the start of the process to its new registration (6.1, 6.7,
+#: 7.1 and 7.6 s: JVM start and log loading). A SIGKILLed broker's registration lingers 6.3-7.9 s
+#: (the 6 s session timeout): :meth:`FaultsMixin.kill_broker`'s ``expire_after``.
+CONTROLLED_SHUTDOWN_S = 16.0
+START_TO_REGISTRATION_S = 6.9
+KILL_SESSION_LINGER_S = 7.8
 
 
 class EmulatorError(KafkaZkError):
@@ -98,18 +110,45 @@ class FaultsMixin:
     def restart_broker(self, broker_id: int) -> None:
         """Start a killed broker again: new session, new registration (new czxid)."""
         b = self._broker(broker_id)
-        eng = self._engine
+        self._engine.call(lambda: self._start_now(b))
 
-        def restart() -> None:
-            if b.alive:
-                return
-            if b.client is not None:              # killed, session not expired yet
-                b.close()
-            b.start()
-            eng.model.broker_up(broker_id)
-            eng.history("broker_started", None, broker_id)
-            eng.check_controller()
-        eng.call(restart)
+    def _start_now(self, b: "SimBroker") -> None:
+        """On the engine thread: start a broker that is not running (no-op when it is)."""
+        if b.alive:
+            return
+        eng = self._engine
+        if b.client is not None:              # killed, session not expired yet
+            b.close()
+        b.start()
+        eng.model.broker_up(b.id)
+        eng.history("broker_started", None, b.id)
+        eng.check_controller()
+
+    def restart_process(self, broker_id: int, stop_s: float | None = None, start_s: float | None = None) -> None:
+        """Restart the broker's process as ``systemctl restart kafka`` does, with 2.4.1's timing:
+        SIGTERM (controlled shutdown at once), the session closed ``stop_s`` simulated seconds later
+        (default :data:`CONTROLLED_SHUTDOWN_S`), the new process registered ``start_s`` after that
+        (default :data:`START_TO_REGISTRATION_S`), new session and czxid. Returns at once; the
+        rest happens on the emulator's clock. A broker that is not running is refused."""
+        b = self._broker(broker_id)
+        stop = CONTROLLED_SHUTDOWN_S if stop_s is None else stop_s
+        start = START_TO_REGISTRATION_S if start_s is None else start_s
+        for name, value in (("stop_s", stop), ("start_s", start)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise InvalidInput(f"restart: {name} {value!r} must be ≥ 0 simulated seconds")
+        eng = self._engine
+        if not eng.call(lambda: b.alive):
+            raise InvalidInput(f"broker {broker_id} is not running: restart-broker {broker_id} starts it")
+        self.shutdown_broker(broker_id, close_after=float(stop))
+
+        def schedule() -> None:
+            inc = b.incarnation
+
+            def start_again() -> None:
+                if b.incarnation == inc:          # nobody started it meanwhile
+                    self._start_now(b)
+            eng.at(eng.now() + float(stop) + float(start), start_again)
+        eng.call(schedule)
 
     def expire_session(self, broker_id: int, timeout: float = 60.0) -> None:
         """Expire the broker's ZooKeeper session (as ZooKeeper does after a long pause); the
