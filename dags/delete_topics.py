@@ -12,15 +12,13 @@ fails ``delete_batches`` with the likely cause; the final report still runs and 
 
 from __future__ import annotations
 
-
 from airflow.sdk import Param
 
-from operators.approval import PlanApprovalOperator
+from operators.batches.deletion import DeleteTopicBatchesOperator, DeletionReportOperator, SelectTopicsOperator
+from operators.batches.runbook import BatchRunbook, batch_runbook
 from operators.deferral import DEFERRING_RETRIES
-from operators.deletion import DeleteTopicBatchesOperator, DeletionReportOperator, SelectTopicsOperator
+from operators.runbook_dag import run_root_param, zk_conn_param
 from operators.sensors.deletion import TopicsDeletedSensor
-from operators.snapshot import SnapshotOperator
-from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "delete_topics"
 
@@ -86,34 +84,24 @@ PARAMS = {
     "run_root": run_root_param(),
 }
 
-ZK = ZK_STEP_ARGS
-
-with runbook_dag(
-        DAG_ID, "Delete topics by list or regex: preview, approval, batches waited on until gone",
-        PARAMS, DOC_MD,
-) as dag:
-    snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
-                                run_root="{{ params.run_root }}", sizes_file="{{ params.sizes_file }}")
-    select = SelectTopicsOperator(
+dag = batch_runbook(BatchRunbook(
+    dag_id=DAG_ID, description="Delete topics by list or regex: preview, approval, batches waited on until gone",
+    params=PARAMS, doc_md=DOC_MD,
+    snapshot_args={"sizes_file": "{{ params.sizes_file }}"},
+    plan=lambda args: SelectTopicsOperator(
         task_id="select", topics="{{ params.topics }}", topic_regex="{{ params.topic_regex }}",
         allow_internal="{{ params.allow_internal }}", batch_size="{{ params.batch_size }}",
-        max_batch_bytes="{{ params.max_batch_bytes }}", **ZK)
-    preview = DeletionReportOperator(task_id="preview_report", kind="preview", **ZK)
-    approve = PlanApprovalOperator(
-        task_id="approve", run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
-        dry_run="{{ params.dry_run }}",
-        subject="Delete {{ ti.xcom_pull(task_ids='select')['topics'] }} topic(s): approve plan "
-                "{{ ti.xcom_pull(task_ids='preview_report')['plan_hash'][:12] }}",
-        body="{{ ti.xcom_pull(task_ids='preview_report')['approval_body'] }}")
-    delete = DeleteTopicBatchesOperator(
+        max_batch_bytes="{{ params.max_batch_bytes }}", **args),
+    report=lambda kind, args: DeletionReportOperator(kind=kind, **args),
+    approval_subject="Delete {{ ti.xcom_pull(task_ids='select')['topics'] }} topic(s): approve plan "
+                     "{{ ti.xcom_pull(task_ids='preview_report')['plan_hash'][:12] }}",
+    execute=lambda args: DeleteTopicBatchesOperator(
         task_id="delete_batches", allow_internal="{{ params.allow_internal }}",
         batch_timeout_s="{{ params.batch_timeout_s }}", pause_between_batches_s="{{ params.pause_between_batches_s }}",
-        poll_interval_s="{{ params.poll_interval_s }}", **DEFERRING_RETRIES, **ZK)
-    verify = TopicsDeletedSensor(
+        poll_interval_s="{{ params.poll_interval_s }}", **args),
+    checks=[lambda args: TopicsDeletedSensor(
         task_id="verify_deleted", zk_conn_id="{{ params.zk_conn_id }}",
         topics="{{ ti.xcom_pull(task_ids='delete_batches')['selected'] if not params.dry_run else [] }}",
         timeout_s="{{ params.batch_timeout_s }}", poll_interval_s="{{ params.poll_interval_s }}",
-        **DEFERRING_RETRIES)
-    final_report = DeletionReportOperator(task_id="final_report", kind="final", trigger_rule="all_done", **ZK)
-
-    snapshot >> select >> preview >> approve >> delete >> verify >> final_report
+        **DEFERRING_RETRIES)],
+))

@@ -12,15 +12,12 @@ Failure: bad inputs fail ``plan`` before any write; a node not consumed in time 
 
 from __future__ import annotations
 
-
 from airflow.sdk import Param
 
 from kafka_zk.limits import ADMIN_BATCH_BYTES, MAX_ADMIN_BATCH_BYTES
-from operators.approval import PlanApprovalOperator
-from operators.deferral import DEFERRING_RETRIES
-from operators.preferred_election import ElectBatchesOperator, ElectionPlanOperator, ElectionReportOperator
-from operators.snapshot import SnapshotOperator
-from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
+from operators.batches.election import ElectBatchesOperator, ElectionPlanOperator, ElectionReportOperator
+from operators.batches.runbook import BatchRunbook, batch_runbook
+from operators.runbook_dag import run_root_param, zk_conn_param
 
 DAG_ID = "preferred_leader_election"
 
@@ -79,29 +76,18 @@ PARAMS = {
     "run_root": run_root_param(),
 }
 
-ZK = ZK_STEP_ARGS
-
-with runbook_dag(
-        DAG_ID, "Move leadership back to preferred replicas in approved batches under the znode limit",
-        PARAMS, DOC_MD,
-) as dag:
-    snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
-                                run_root="{{ params.run_root }}")
-    plan = ElectionPlanOperator(
+dag = batch_runbook(BatchRunbook(
+    dag_id=DAG_ID, description="Move leadership back to preferred replicas in approved batches under the znode limit",
+    params=PARAMS, doc_md=DOC_MD,
+    plan=lambda args: ElectionPlanOperator(
         task_id="plan", topics="{{ params.topics }}", topic_regex="{{ params.topic_regex }}",
         path_to_json_file="{{ params.path_to_json_file }}", max_batch_bytes="{{ params.max_batch_bytes }}",
-        max_batch_partitions="{{ params.max_batch_partitions }}", **ZK)
-    preview = ElectionReportOperator(task_id="preview_report", kind="preview", **ZK)
-    approve = PlanApprovalOperator(
-        task_id="approve", run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
-        dry_run="{{ params.dry_run }}",
-        subject="Elect preferred leaders for {{ ti.xcom_pull(task_ids='plan')['candidates'] }} partition(s): "
-                "approve plan {{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
-        body="{{ ti.xcom_pull(task_ids='preview_report')['approval_body'] }}")
-    elect = ElectBatchesOperator(
+        max_batch_partitions="{{ params.max_batch_partitions }}", **args),
+    report=lambda kind, args: ElectionReportOperator(kind=kind, **args),
+    approval_subject="Elect preferred leaders for {{ ti.xcom_pull(task_ids='plan')['candidates'] }} partition(s): "
+                     "approve plan {{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
+    execute=lambda args: ElectBatchesOperator(
         task_id="elect_batches", batch_timeout_s="{{ params.batch_timeout_s }}",
         pause_between_batches_s="{{ params.pause_between_batches_s }}", poll_interval_s="{{ params.poll_interval_s }}",
-        **DEFERRING_RETRIES, **ZK)
-    final_report = ElectionReportOperator(task_id="final_report", kind="final", trigger_rule="all_done", **ZK)
-
-    snapshot >> plan >> preview >> approve >> elect >> final_report
+        **args),
+))

@@ -24,7 +24,8 @@ States::
 
     PENDING ──write──▶ SUBMITTED ──acted on──▶ DONE
        │  └──── found done already ───────────▲
-       └──dry run──▶ PLANNED        SUBMITTED ──failed──▶ FAILED ──cleared task──▶ SUBMITTED / DONE
+       └──dry run──▶ PLANNED (──found done──▶ DONE)
+    SUBMITTED ──failed──▶ FAILED ──cleared task──▶ SUBMITTED / DONE
 
 Failure: a transition :data:`ALLOWED` does not list raises :class:`IllegalBatchTransition` naming the
 batch, the states and the allowed ones; a progress file that does not parse raises
@@ -56,7 +57,7 @@ class BatchState(enum.StrEnum):
 #: finds its batch already written re-records ``submitted``; a cleared task resumes a failed batch.
 ALLOWED: dict[BatchState, frozenset[BatchState]] = {
     BatchState.PENDING: frozenset({BatchState.PLANNED, BatchState.SUBMITTED, BatchState.DONE}),
-    BatchState.PLANNED: frozenset({BatchState.PLANNED}),
+    BatchState.PLANNED: frozenset({BatchState.PLANNED, BatchState.DONE}),   # a retried dry run finds it done
     BatchState.SUBMITTED: frozenset({BatchState.SUBMITTED, BatchState.DONE, BatchState.FAILED}),
     BatchState.FAILED: frozenset({BatchState.SUBMITTED, BatchState.DONE, BatchState.FAILED}),
     BatchState.DONE: frozenset(),

@@ -4,7 +4,7 @@
 ``delete_batches``, never defer; :mod:`operators.deferral` says why), then defers to
 :class:`operators.triggers.deletion.TopicsDeletedTrigger` with an absolute deadline;
 ``execute_complete`` maps the event: ``done`` returns the deleted topics,
-``not_deleted``/``timeout`` raise :class:`operators.deletion.TopicsNotDeleted` ("marked for
+``not_deleted``/``timeout`` raise :class:`operators.batches.deletion.TopicsNotDeleted` ("marked for
 deletion but not deleted: the brokers probably run with delete.topic.enable=false"),
 ``error`` raises :class:`kafka_zk.errors.KafkaZkError`. The delete_topics runbook uses it as its
 final ``verify_deleted`` check over every selected topic (``topics`` may be an XCom list).
@@ -23,7 +23,7 @@ from airflow.sdk import BaseOperator
 from kafka_zk.admin.deletion import deletion_status
 from kafka_zk.errors import KafkaZkError
 from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, not_before, wait_inline
-from operators.deletion import NOT_DELETED_HINT, TopicsNotDeleted
+from operators.batches.deletion import NOT_DELETED_HINT, TopicsNotDeleted
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.triggers.deletion import TopicsDeletedTrigger
 

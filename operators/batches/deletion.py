@@ -10,8 +10,10 @@
   audited writer and :func:`kafka_zk.admin.deletion.mark_for_deletion`), waits until every topic
   of the batch is gone from ``/brokers/topics``, ``/config/topics`` and ``/admin/delete_topics``
   (in the task for up to ``inline_wait_s``, then deferred to :class:`TopicsDeletedTrigger`; see
-  :mod:`operators.deferral` for why), pauses, then does the next batch. Progress is
-  in ``deletion_progress.json``; a retried task recomputes from ZooKeeper: topics already gone are not
+  :mod:`operators.deferral` for why), pauses, then does the next batch — the shared batch machine
+  of :class:`operators.batches.step.BatchStepOperator` (maintenance window before each batch,
+  approval at the write). Progress is the :class:`~operators.batches.book.BatchBook` in
+  ``deletion_progress.json``; a retried task recomputes from ZooKeeper: topics already gone are not
   marked again, markers already present are waited on, batches done stay done.
 * **DeletionReportOperator** renders the preview (before approval) or final report.
 
@@ -23,12 +25,11 @@ delete.topic.enable=false" (or the dead-broker cause when that is what blocks it
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict, dataclass, field
-from datetime import timedelta
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, Sequence
 
 from airflow.sdk.exceptions import AirflowFailException
+from kazoo.client import KazooClient
 
 from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
 from kafka_zk.audit import AuditLog
@@ -37,11 +38,13 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
+from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator, as_bool
-from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, Seen, not_before, pause, wait_inline
+from operators.batches.book import Batch, BatchBook
+from operators.batches.step import BatchStepOperator, NextStep
+from operators.deferral import Seen, not_before
 from operators.report import PreviewFinalReportOperator, upstream_failures
 from operators.run_notes import approval_outcome
-from operators.runtime import require_approval
 from operators.triggers.deletion import TopicsDeletedTrigger
 from operators.waves import human_bytes
 from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
@@ -110,74 +113,66 @@ def load_selection(folder: RunFolder) -> DeletionSelection:
     return selection
 
 
-@dataclass
-class BatchProgress:
-    """One batch in ``deletion_progress.json``."""
+@dataclass(frozen=True)
+class DeletionBatch(Batch):
+    """One batch in ``deletion_progress.json``: its topics, and those this run marked."""
 
-    index: int
-    topics: list[str]
-    state: str = "pending"
-    marked: list[str] = field(default_factory=list)
-    submitted_at: float | None = None
-    done_at: float | None = None
-    message: str = ""
+    ITEMS_KEY: ClassVar[str] = "topics"
+    marked: tuple[str, ...] = ()
 
 
-def load_progress(folder: RunFolder, selection: DeletionSelection) -> list[BatchProgress]:
-    doc = folder.read_json(folder.root / PROGRESS_FILE)
-    if doc and [b["topics"] for b in doc["batches"]] == [list(b) for b in selection.batches]:
-        return [BatchProgress(**b) for b in doc["batches"]]
-    return [BatchProgress(i, list(b)) for i, b in enumerate(selection.batches)]
-
-
-def save_progress(folder: RunFolder, batches: list[BatchProgress]) -> None:
-    folder.write_json(folder.root / PROGRESS_FILE, {"batches": [asdict(b) for b in batches]})
-
-
-class DeleteTopicBatchesOperator(RunbookOperator):
+class DeleteTopicBatchesOperator(BatchStepOperator):
     """Mark one batch, wait (deferred) until it is deleted, pause, next batch (see module docstring)."""
 
-    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "allow_internal", "batch_timeout_s",
-                                      "pause_between_batches_s", "poll_interval_s")
+    template_fields: Sequence[str] = (*BatchStepOperator.template_fields, "allow_internal")
     ui_color = "#f4cccc"
+    progress_file = PROGRESS_FILE
+    batch_kind = DeletionBatch
 
-    def __init__(self, *, allow_internal: Any = False, batch_timeout_s: Any = 600, pause_between_batches_s: Any = 0,
-                 poll_interval_s: Any = 1.0, inline_wait_s: float = INLINE_WAIT_S, min_defer_s: float = MIN_DEFER_S,
-                 **kwargs: Any) -> None:
+    def __init__(self, *, allow_internal: Any = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.allow_internal = allow_internal
-        self.batch_timeout_s = batch_timeout_s
-        self.pause_between_batches_s = pause_between_batches_s
-        self.poll_interval_s = poll_interval_s
-        self.inline_wait_s = inline_wait_s
-        self.min_defer_s = min_defer_s
 
-    def execute(self, context: Any) -> dict:
-        folder = self.folder(context)
+    def approved_batches(self, folder: RunFolder) -> list[list[str]]:
         selection = load_selection(folder)
         if selection.refused:
             raise refusal_error(selection)
-        if not self.is_dry_run:
-            require_approval(folder)
-        return self._advance(context, folder, selection)
+        return [list(b) for b in selection.batches]
 
-    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict:
-        folder = self.folder(context)
-        selection = load_selection(folder)
-        batches = load_progress(folder, selection)
-        b = batches[int(event["batch"])]
-        if event.get("status") != "done":
-            error = self._failure(context, event)
-            b.state, b.message = "failed", str(error)
-            save_progress(folder, batches)
-            raise error
-        self._batch_done(folder, batches, b, float(event.get("at") or time.time()))
-        return self._advance(context, folder, selection)
+    def next_step(self, context: Any, client: KazooClient, batch: Batch, total: int) -> NextStep:
+        status = deletion_status(client, batch.items)
+        gone = [t for t in batch.items if status[t].state == "deleted"]
+        if len(gone) == len(batch.items) and not self.is_dry_run:
+            self.log.info("batch %d already deleted in ZooKeeper: nothing to do", batch.index)
+            return NextStep("done")
+        to_mark = [t for t in batch.items if status[t].state != "deleted" and not status[t].marker]
+        line = (f"batch {batch.index + 1}/{total}: {len(to_mark)} topic(s) marked now, "
+                f"{len(batch.items) - len(to_mark) - len(gone)} already marked, {len(gone)} already gone"
+                + (" (dry run: planned only)" if self.is_dry_run else ""))
+        if not to_mark and not self.is_dry_run:
+            self.log.info("%s", line)
+            return NextStep("wait")
+        marked = set(getattr(batch, "marked", ()))
 
-    def resume(self, context: Any, event: Any = None) -> dict:
-        return self._advance(context, self.folder(context), load_selection(self.folder(context)))
+        def write(writer: ZkWriter) -> dict[str, Any]:
+            if to_mark:
+                snap = read_snapshot(client, topics=to_mark, with_configs=False)
+                result = mark_for_deletion(writer, snap, [t for t in to_mark if t in snap.topics],
+                                           force=as_bool(self.allow_internal))
+                marked.update(t for t, r in result.items() if r == "marked")
+            self.log.info("%s", line)
+            return {"marked": tuple(sorted(marked))}
 
-    def _failure(self, context: Any, event: Mapping[str, Any]) -> KafkaZkError:
+        return NextStep("write", write=write)
+
+    def seen(self, client: KazooClient, batch: Batch) -> Seen:
+        return _deletion_seen(client, batch.items)
+
+    def trigger(self, batch: Batch, deadline: float) -> TopicsDeletedTrigger:
+        return TopicsDeletedTrigger(self.zk_conn_id, list(batch.items), deadline, float(self.poll_interval_s),
+                                    batch.index, not_before=not_before(self.min_defer_s))
+
+    def failure(self, context: Any, batch: Batch, event: Mapping[str, Any]) -> KafkaZkError:
         status = event.get("status")
         stuck = sorted(set(event.get("pending", [])) | set(event.get("not_deleted", [])))
         if status == "error":
@@ -195,55 +190,13 @@ class DeleteTopicBatchesOperator(RunbookOperator):
             self.log.warning("could not read the stuck topics to find the cause: %s", exc)
         return TopicsNotDeleted(f"topic(s) {', '.join(stuck)} {cause} ({event.get('message')})")
 
-    def _batch_done(self, folder: RunFolder, batches: list[BatchProgress], b: BatchProgress, at: float) -> None:
-        """Record batch ``b`` deleted, then pause before the next one (see :func:`operators.deferral.pause`)."""
-        b.state, b.done_at = "done", at
-        save_progress(folder, batches)
-        self.log.info("batch %d done: %d topic(s) deleted in %.1fs", b.index, len(b.topics),
-                      at - (b.submitted_at or at))
-        if any(x.state != "done" for x in batches):
-            pause(self, float(self.pause_between_batches_s or 0), "resume", self.min_defer_s)
+    def log_done(self, book: BatchBook, batch: Batch) -> None:
+        self.log.info("batch %d done: %d topic(s) deleted in %.1fs", batch.index, len(batch.items),
+                      batch.seconds or 0.0)
 
-    def _advance(self, context: Any, folder: RunFolder, selection: DeletionSelection) -> dict:
-        batches = load_progress(folder, selection)
-        with self.session(context) as (client, writer):
-            for b in batches:
-                if b.state == "done":
-                    continue
-                status = deletion_status(client, b.topics)
-                gone = [t for t in b.topics if status[t].state == "deleted"]
-                if len(gone) == len(b.topics) and not self.is_dry_run:
-                    b.state, b.done_at = "done", b.done_at or time.time()
-                    save_progress(folder, batches)
-                    self.log.info("batch %d already deleted in ZooKeeper: nothing to do", b.index)
-                    continue
-                to_mark = [t for t in b.topics if status[t].state != "deleted" and not status[t].marker]
-                if to_mark:
-                    snap = read_snapshot(client, topics=to_mark, with_configs=False)
-                    result = mark_for_deletion(writer, snap, [t for t in to_mark if t in snap.topics],
-                                               force=as_bool(self.allow_internal))
-                    b.marked = sorted(set(b.marked) | {t for t, r in result.items() if r == "marked"})
-                self.log.info("batch %d/%d: %d topic(s) marked now, %d already marked, %d already gone%s", b.index + 1,
-                              len(batches), len(to_mark), len(b.topics) - len(to_mark) - len(gone), len(gone),
-                              " (dry run: planned only)" if self.is_dry_run else "")
-                if self.is_dry_run:
-                    b.state = "planned"
-                    continue
-                b.state, b.submitted_at = "submitted", b.submitted_at or time.time()
-                save_progress(folder, batches)
-                deadline = b.submitted_at + float(self.batch_timeout_s)
-                if wait_inline(lambda: _deletion_seen(client, b.topics), self.inline_wait_s,
-                               float(self.poll_interval_s), deadline):
-                    self._batch_done(folder, batches, b, time.time())
-                    continue
-                self.defer(trigger=TopicsDeletedTrigger(self.zk_conn_id, b.topics, deadline,
-                                                        float(self.poll_interval_s), b.index,
-                                                        not_before=not_before(self.min_defer_s)),
-                           method_name="execute_complete",
-                           timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
-        save_progress(folder, batches)
-        return {"batches": len(batches), "topics": sum(len(b.topics) for b in batches), "dry_run": self.is_dry_run,
-                "selected": [t for b in batches for t in b.topics]}
+    def result(self, book: BatchBook) -> dict:
+        return {"batches": len(book.batches), "topics": sum(len(b.items) for b in book.batches),
+                "dry_run": self.is_dry_run, "selected": [t for b in book.batches for t in b.items]}
 
 
 def _deletion_seen(client: Any, topics: Sequence[str]) -> Seen:

@@ -8,8 +8,10 @@
 * **ElectBatchesOperator** submits one batch (create-only ``/admin/preferred_replica_election``
   through the audited writer), waits until the controller has consumed it (in the task for up to
   ``inline_wait_s``, then deferred to :class:`ElectionDoneTrigger`; see :mod:`operators.deferral`)
-  and the leaders are read back, pauses, then the next batch. Progress lives in
-  ``election_progress.json``; a retry re-reads ZooKeeper: a node holding exactly our batch is
+  and the leaders are read back, pauses, then the next batch — the shared batch machine of
+  :class:`operators.batches.step.BatchStepOperator` (maintenance window before each batch: one
+  predicted to overrun the open window is not started; approval at the write). Progress is the
+  :class:`~operators.batches.book.BatchBook` in ``election_progress.json``; a retry re-reads ZooKeeper: a node holding exactly our batch is
   waited on, not rewritten; partitions already led by their preferred replica are not sent again.
 * **ElectionReportOperator** renders the preview or the final report (balance before/after).
 
@@ -20,13 +22,12 @@ Failure: bad inputs raise :class:`InvalidInput` before any write; a foreign elec
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict, dataclass, field
-from datetime import timedelta
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from airflow.sdk.exceptions import AirflowFailException
+from kazoo.client import KazooClient
 
 from kafka_zk import paths
 from kafka_zk.admin.election import preferred_election_candidates, submit_preferred_election
@@ -37,11 +38,13 @@ from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
+from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
-from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, not_before, pause, wait_inline
+from operators.batches.book import Batch, BatchBook
+from operators.batches.step import BatchStepOperator, NextStep
+from operators.deferral import Seen, not_before
 from operators.report import PreviewFinalReportOperator, upstream_failures
 from operators.run_notes import approval_outcome
-from operators.runtime import require_approval
 from operators.triggers.election import ElectionDoneTrigger, election_outcome
 from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
 from spark_jobs.kernels.election import ElectionPlan, election_plan, election_scope, plan_election
@@ -103,147 +106,87 @@ def load_plan(folder: RunFolder) -> ElectionPlan:
                         tuple(doc["before"]), tuple(doc["predicted"]), tuple(doc["batch_bytes"]))
 
 
-@dataclass
-class ElectionBatch:
-    """One batch in ``election_progress.json``."""
+@dataclass(frozen=True)
+class ElectionBatch(Batch):
+    """One batch in ``election_progress.json``: its partitions, what was submitted and the outcome."""
 
-    index: int
-    partitions: list[str]
-    state: str = "pending"
-    submitted: list[str] = field(default_factory=list)
-    elected: list[str] = field(default_factory=list)
-    not_elected: list[dict] = field(default_factory=list)
-    submitted_at: float | None = None
-    done_at: float | None = None
+    ITEMS_KEY: ClassVar[str] = "partitions"
+    submitted: tuple[str, ...] = ()
+    elected: tuple[str, ...] = ()
+    not_elected: tuple[Mapping[str, Any], ...] = ()
 
 
-def load_progress(folder: RunFolder, plan: ElectionPlan) -> list[ElectionBatch]:
-    doc = folder.read_json(folder.root / PROGRESS_FILE)
-    keys = [[tp_key(tp) for tp in b] for b in plan.batches]
-    if doc and [b["partitions"] for b in doc["batches"]] == keys:
-        return [ElectionBatch(**b) for b in doc["batches"]]
-    return [ElectionBatch(i, k) for i, k in enumerate(keys)]
-
-
-def save_progress(folder: RunFolder, batches: list[ElectionBatch]) -> None:
-    folder.write_json(folder.root / PROGRESS_FILE, {"batches": [asdict(b) for b in batches]})
-
-
-class ElectBatchesOperator(RunbookOperator):
+class ElectBatchesOperator(BatchStepOperator):
     """Submit one batch, wait (deferred) for the controller, pause, next (see module docstring)."""
 
-    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "batch_timeout_s", "pause_between_batches_s",
-                                      "poll_interval_s")
     ui_color = "#e2f0d9"
+    progress_file = PROGRESS_FILE
+    batch_kind = ElectionBatch
 
-    def __init__(self, *, batch_timeout_s: Any = 120, pause_between_batches_s: Any = 0, poll_interval_s: Any = 0.5,
-                 inline_wait_s: float = INLINE_WAIT_S, min_defer_s: float = MIN_DEFER_S, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.batch_timeout_s = batch_timeout_s
-        self.pause_between_batches_s = pause_between_batches_s
-        self.poll_interval_s = poll_interval_s
-        self.inline_wait_s = inline_wait_s
-        self.min_defer_s = min_defer_s
+    def __init__(self, *, batch_timeout_s: Any = 120, poll_interval_s: Any = 0.5, **kwargs: Any) -> None:
+        super().__init__(batch_timeout_s=batch_timeout_s, poll_interval_s=poll_interval_s, **kwargs)
 
-    def execute(self, context: Any) -> dict:
-        folder = self.folder(context)
-        if not self.is_dry_run:
-            require_approval(folder)
-        return self._advance(context, folder, load_plan(folder))
+    def approved_batches(self, folder: RunFolder) -> list[list[str]]:
+        return [[tp_key(tp) for tp in b] for b in load_plan(folder).batches]
 
-    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict:
-        folder = self.folder(context)
-        plan = load_plan(folder)
-        batches = load_progress(folder, plan)
-        b = batches[int(event["batch"])]
+    def next_step(self, context: Any, client: KazooClient, batch: Batch, total: int) -> NextStep:
+        tps = [tp_of(k) for k in batch.items]
+        snap = read_snapshot(client, topics={tp.topic for tp in tps}, with_configs=False)
+        if snap.preferred_election is not None and not self.is_dry_run:
+            live = set(snap.preferred_election.partitions)
+            if live and live <= set(tps):  # ours: recognised by content (an earlier attempt wrote it)
+                self.log.info("batch %d is already in the election node: waiting for it", batch.index + 1)
+                return NextStep("wait", {"submitted": tuple(sorted(tp_key(tp) for tp in live))})
+            raise ElectionInProgress(
+                f"/admin/preferred_replica_election holds {len(live)} partition(s) that are not batch "
+                f"{batch.index + 1} of this run: another election is running; wait for it, then clear this task")
+        eligible, skipped = preferred_election_candidates(snap, tps)
+        for ne in skipped:
+            self.log.info("batch %d: %s skipped now: %s", batch.index + 1, ne.tp, ne.reason)
+        if not eligible:
+            return NextStep("done", {
+                "elected": tuple(tp_key(ne.tp) for ne in skipped if "already the leader" in ne.reason),
+                "not_elected": tuple({"tp": tp_key(ne.tp), "reason": ne.reason} for ne in skipped
+                                     if "already the leader" not in ne.reason)})
+
+        def write(writer: ZkWriter) -> dict[str, Any]:
+            submit_preferred_election(writer, snap, list(eligible))
+            self.log.info("batch %d/%d: %d partition(s) submitted%s", batch.index + 1, total, len(eligible),
+                          " (dry run: planned only)" if self.is_dry_run else "")
+            return {"submitted": tuple(tp_key(tp) for tp in eligible)}
+
+        return NextStep("write", write=write)
+
+    def seen(self, client: KazooClient, batch: Batch) -> Seen:
+        return "waiting" if client.retry(client.exists, paths.PREFERRED_REPLICA_ELECTION) else "done"
+
+    def done_changes(self, client: KazooClient, batch: Batch) -> Mapping[str, Any]:
+        elected, not_elected = election_outcome(client, list(getattr(batch, "submitted", ())))
+        return {"elected": tuple(elected), "not_elected": tuple(not_elected)}
+
+    def event_changes(self, event: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {"elected": tuple(event.get("elected", [])), "not_elected": tuple(event.get("not_elected", []))}
+
+    def trigger(self, batch: Batch, deadline: float) -> ElectionDoneTrigger:
+        return ElectionDoneTrigger(self.zk_conn_id, list(getattr(batch, "submitted", ())), deadline,
+                                   float(self.poll_interval_s), batch.index, not_before=not_before(self.min_defer_s))
+
+    def failure(self, context: Any, batch: Batch, event: Mapping[str, Any]) -> KafkaZkError:
         if event.get("status") == "timeout":
-            raise ElectionNotProcessed(f"election batch {b.index + 1}: {event.get('message')}")
-        if event.get("status") != "done":
-            raise KafkaZkError(f"election batch {b.index + 1}: {event.get('message')}; clear the task to resume")
-        self._batch_done(folder, batches, b, list(event.get("elected", [])), list(event.get("not_elected", [])),
-                         float(event.get("at") or time.time()))
-        return self._advance(context, folder, plan)
+            return ElectionNotProcessed(f"election batch {batch.index + 1}: {event.get('message')}")
+        return KafkaZkError(f"election batch {batch.index + 1}: {event.get('message')}; clear the task to resume")
 
-    def resume(self, context: Any, event: Any = None) -> dict:
-        folder = self.folder(context)
-        return self._advance(context, folder, load_plan(folder))
-
-    def _batch_done(self, folder: RunFolder, batches: list[ElectionBatch], b: ElectionBatch, elected: list[str],
-                    not_elected: list[dict[str, Any]], at: float) -> None:
-        """Record batch ``b`` consumed, then pause before the next one (:func:`operators.deferral.pause`)."""
-        b.state, b.done_at, b.elected, b.not_elected = "done", at, elected, not_elected
-        save_progress(folder, batches)
-        self.log.info("batch %d/%d: %d elected, %d not (%.1fs)", b.index + 1, len(batches), len(b.elected),
-                      len(b.not_elected), at - (b.submitted_at or at))
-        for ne in b.not_elected:
+    def log_done(self, book: BatchBook, batch: Batch) -> None:
+        not_elected = list(getattr(batch, "not_elected", ()))
+        self.log.info("batch %d/%d: %d elected, %d not (%.1fs)", batch.index + 1, len(book.batches),
+                      len(getattr(batch, "elected", ())), len(not_elected), batch.seconds or 0.0)
+        for ne in not_elected:
             self.log.warning("not led by its preferred replica after the election: %s", ne)
-        if any(x.state != "done" for x in batches):
-            pause(self, float(self.pause_between_batches_s or 0), "resume", self.min_defer_s)
 
-    def _advance(self, context: Any, folder: RunFolder, plan: ElectionPlan) -> dict:
-        batches = load_progress(folder, plan)
-        with self.session(context) as (client, writer):
-            for b in batches:
-                if b.state == "done":
-                    continue
-                tps = [tp_of(k) for k in b.partitions]
-                snap = read_snapshot(client, topics={tp.topic for tp in tps}, with_configs=False)
-                if snap.preferred_election is not None and not self.is_dry_run:
-                    live = set(snap.preferred_election.partitions)
-                    if live and live <= set(tps):  # ours: recognised by content (an earlier attempt wrote it)
-                        self.log.info("batch %d is already in the election node: waiting for it", b.index + 1)
-                        b.submitted = sorted(tp_key(tp) for tp in live)
-                        b.state, b.submitted_at = "submitted", b.submitted_at or time.time()
-                        save_progress(folder, batches)
-                        if self._consumed_inline(client, folder, batches, b):
-                            continue
-                        self._defer(b)
-                    raise ElectionInProgress(
-                        f"/admin/preferred_replica_election holds {len(live)} partition(s) that are not batch "
-                        f"{b.index + 1} of this run: another election is running; wait for it, then clear this task")
-                eligible, skipped = preferred_election_candidates(snap, tps)
-                for ne in skipped:
-                    self.log.info("batch %d: %s skipped now: %s", b.index + 1, ne.tp, ne.reason)
-                if not eligible:
-                    b.state, b.done_at = "done", time.time()
-                    b.elected = [tp_key(ne.tp) for ne in skipped if "already the leader" in ne.reason]
-                    b.not_elected = [{"tp": tp_key(ne.tp), "reason": ne.reason} for ne in skipped
-                                     if "already the leader" not in ne.reason]
-                    save_progress(folder, batches)
-                    continue
-                submit_preferred_election(writer, snap, list(eligible))
-                b.submitted = [tp_key(tp) for tp in eligible]
-                self.log.info("batch %d/%d: %d partition(s) submitted%s", b.index + 1, len(batches), len(eligible),
-                              " (dry run: planned only)" if self.is_dry_run else "")
-                if self.is_dry_run:
-                    b.state = "planned"
-                    continue
-                b.state, b.submitted_at = "submitted", time.time()
-                save_progress(folder, batches)
-                if self._consumed_inline(client, folder, batches, b):
-                    continue
-                self._defer(b)
-        save_progress(folder, batches)
-        return {"batches": len(batches), "elected": sum(len(b.elected) for b in batches),
-                "not_elected": sum(len(b.not_elected) for b in batches), "dry_run": self.is_dry_run}
-
-    def _consumed_inline(self, client: Any, folder: RunFolder, batches: list[ElectionBatch], b: ElectionBatch) -> bool:
-        """Wait here for the controller to consume batch ``b`` (up to ``inline_wait_s``, see
-        :mod:`operators.deferral`); record it done with its outcome when it did."""
-        deadline = (b.submitted_at or time.time()) + float(self.batch_timeout_s)
-        def seen() -> str:
-            return "waiting" if client.retry(client.exists, paths.PREFERRED_REPLICA_ELECTION) else "done"
-
-        consumed = wait_inline(seen, self.inline_wait_s, float(self.poll_interval_s), deadline)
-        if consumed:
-            self._batch_done(folder, batches, b, *election_outcome(client, b.submitted), time.time())
-        return consumed
-
-    def _defer(self, b: ElectionBatch) -> None:
-        deadline = (b.submitted_at or time.time()) + float(self.batch_timeout_s)
-        self.defer(trigger=ElectionDoneTrigger(self.zk_conn_id, b.submitted, deadline, float(self.poll_interval_s),
-                                               b.index, not_before=not_before(self.min_defer_s)),
-                   method_name="execute_complete", timeout=timedelta(seconds=max(1.0, deadline - time.time()) + 60))
+    def result(self, book: BatchBook) -> dict:
+        return {"batches": len(book.batches), "elected": sum(len(getattr(b, "elected", ())) for b in book.batches),
+                "not_elected": sum(len(getattr(b, "not_elected", ())) for b in book.batches),
+                "dry_run": self.is_dry_run}
 
 
 def _balance_rows(before: Sequence[Mapping], after: Sequence[Mapping]) -> list[dict]:
