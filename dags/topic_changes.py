@@ -1,8 +1,8 @@
 """topic_changes: approval-gated topic administration from a declarative spec.
 
 Steps (task ids): diff → approve → apply → verify → final_report. Operators:
-``operators/topic_changes.py``; the spec: ``operators/topic_spec.py``; the diff:
-``operators/topic_diff.py``.
+``operators/topic_changes.py``; the spec: ``operators/plan/topic_spec.py``; the diff:
+``operators/plan/topic_diff.py``.
 
 Failure: a malformed spec, a refused change (fewer partitions, an unsafe deletion, …) or a stale
 diff stops the run before any write; ``verify`` fails when the brokers' view does not show the

@@ -37,7 +37,7 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import as_bool
 from operators.hooks.zookeeper import ZooKeeperHook
-from operators.report import render
+from operators.reports.final import render
 from operators.runtime import run_folder
 
 HEALTH_FILE = "health.json"

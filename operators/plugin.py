@@ -4,8 +4,8 @@ Airflow loads it through the package's ``airflow.plugins`` entry point (pyprojec
 deployment that does not pip-install the package copies a two-line shim importing
 :class:`KafkaRunbooksPlugin` into ``$AIRFLOW_HOME/plugins``. The scheduler needs the timetable
 registered to deserialize DAGs scheduled by it; the API server mounts the reports app at
-``/kafka-runbooks`` (behind Airflow's login, see :mod:`operators.reports_app`); the scheduler calls
-the listener of :mod:`operators.run_notes` when a run ends, which writes the run's outcome as its note.
+``/kafka-runbooks`` (behind Airflow's login, see :mod:`operators.reports.app`); the scheduler calls
+the listener of :mod:`operators.reports.run_notes` when a run ends, which writes the run's outcome as its note.
 
 Failure: none at import beyond Airflow's own; a missing registration shows in the scheduler as
 "Timetable class ... is not registered" and the report links answer 404.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 
-from operators import run_notes
-from operators.reports_app import URL_PREFIX, app
+from operators.reports import run_notes
+from operators.reports.app import URL_PREFIX, app
 from operators.windows.timetable import MaintenanceWindowTimetable
 
 

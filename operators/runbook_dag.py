@@ -2,8 +2,8 @@
 
 ``runbook_dag`` builds the DAG the same way for each runbook (manual or scheduled, no catch-up,
 one run at a time, Params rendered as native objects, doc_md shown in the UI, and every task
-first checking that the run's conf holds only Params — :mod:`operators.conf_check` — and noting a
-retry in the run folder — :mod:`operators.run_history`); the Param
+first checking that the run's conf holds only Params — :mod:`operators.approval.conf_check` — and noting a
+retry in the run folder — :mod:`operators.reports.history`); the Param
 factories give the cluster connection, the run root and the pre-approval switch one definition.
 """
 
@@ -15,8 +15,8 @@ from typing import Any, Iterable
 
 from airflow.sdk import DAG, Param
 
-from operators.conf_check import check_conf_keys
-from operators.run_history import record_retry
+from operators.approval.conf_check import check_conf_keys
+from operators.reports.history import record_retry
 
 DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
 

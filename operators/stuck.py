@@ -9,7 +9,7 @@
   ``election`` when the controller is not acting on the node (or no controller). It also lists
   the throttles no runbook run of ours owns (e.g. left by Kafka's own tool): they are not touched.
 * **FixApprovalOperator** asks a human for one fix (the body says exactly which writes it makes),
-  or skips when the diagnosis does not call for it (:mod:`operators.change_approval`: four eyes,
+  or skips when the diagnosis does not call for it (:mod:`operators.approval.change`: four eyes,
   expiry, pinned to the diagnosis' hash; the decision in ``approval_<fix>.json`` and the audit log).
 * **RewriteReassignmentOperator** (a target broker is gone for good): the documented ZooKeeper-only
   procedure (docs/zookeeper.md §2.7.4) — delete the stuck ``/admin/reassign_partitions``, create
@@ -43,9 +43,9 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import KafkaZkError, StalePlan
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
-from operators.change_approval import ChangeApprovalOperator, require_change_approval
-from operators.controller import ControllerNotMoved, read_controller, wait_new_controller
-from operators.report import upstream_failures
+from operators.approval.change import ChangeApprovalOperator, require_change_approval
+from operators.reassignment.controller import ControllerNotMoved, read_controller, wait_new_controller
+from operators.reports.final import upstream_failures
 from operators.runtime import change_approval
 from spark_jobs.kernels.placement import replacement_targets
 
@@ -127,7 +127,7 @@ class DiagnoseStuckOperator(RunbookOperator):
     def execute(self, context: Any) -> dict:
         from kafka_zk.health.owners import find_throttle_owners
         from operators.hooks.zookeeper import ZooKeeperHook
-        from operators.log_dirs_source import read_log_dirs
+        from operators.plan.log_dirs_source import read_log_dirs
 
         folder = self.folder(context)
         source = ZooKeeperHook(self.zk_conn_id).log_dirs_source()

@@ -1,10 +1,10 @@
 """The steps of the topic_changes runbook: diff a topic spec against the cluster, approve, apply, verify.
 
-* **TopicDiffOperator** parses the spec (:mod:`operators.topic_spec`, refused with line and fix),
+* **TopicDiffOperator** parses the spec (:mod:`operators.plan.topic_spec`, refused with line and fix),
   reads the live cluster and writes ``topic_diff.json`` / ``topic_diff.md``
-  (:mod:`operators.topic_diff`); refusals stop the run before any write.
+  (:mod:`operators.plan.topic_diff`); refusals stop the run before any write.
 * **TopicChangesApprovalOperator** — the diff, approved by another person in time
-  (:mod:`operators.change_approval`); skipped when the diff writes nothing.
+  (:mod:`operators.approval.change`); skipped when the diff writes nothing.
 * **ApplyTopicChangesOperator** recomputes the diff on the live cluster (any difference from the
   approved one is refused as stale), then applies it through the write gate with the same
   functions as the command line (:mod:`kafka_zk.admin.topics`, :mod:`kafka_zk.admin.configs`):
@@ -15,7 +15,7 @@
   partition has a leader, the configs read back as the spec says, deleted topics are gone.
 * **TopicChangesReportOperator** writes ``final_report.md``.
 
-Failure: :class:`~operators.topic_spec.TopicSpecError`, :class:`~kafka_zk.errors.InvalidInput`
+Failure: :class:`~operators.plan.topic_spec.TopicSpecError`, :class:`~kafka_zk.errors.InvalidInput`
 (refusals), :class:`~kafka_zk.errors.StalePlan`, :class:`TopicChangesNotVisible`.
 """
 
@@ -33,12 +33,12 @@ from kafka_zk.authority import WriteAuthority
 from kafka_zk.errors import InvalidInput, KafkaZkError, StalePlan
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
-from operators.change_approval import ChangeApprovalOperator, require_change_approval
+from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.errors import RunFailed, RunRejected
-from operators.report import upstream_failures
+from operators.reports.final import upstream_failures
 from operators.runtime import change_approval
-from operators.topic_diff import topic_diff
-from operators.topic_spec import TopicSpec, parse_topic_spec
+from operators.plan.topic_diff import topic_diff
+from operators.plan.topic_spec import TopicSpec, parse_topic_spec
 
 DIFF = "topic_diff.json"
 SPEC = "topic_spec.yaml"

@@ -204,7 +204,7 @@ class RealAirflow:
         answering. Airflow 3.3 loses an answer given within about a second of the request (its
         scheduler fails the resumed task before the executor has reported the parked attempt's
         exit); the approve task's retries then resume from the recorded approval or ask again
-        (operators/approval_retry.py), and an answer that quick every time exhausts them. So more
+        (operators/approval/retry.py), and an answer that quick every time exhausts them. So more
         than one try can still ask, under load, and each is answered."""
         deadline = time.monotonic() + timeout
         answered: set[int] = set()

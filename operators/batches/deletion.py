@@ -43,10 +43,10 @@ from operators.base import RunbookOperator, as_bool
 from operators.batches.book import Batch, BatchBook
 from operators.batches.step import BatchStepOperator, NextStep
 from operators.deferral import Seen, not_before
-from operators.report import PreviewFinalReportOperator, upstream_failures
-from operators.run_notes import approval_outcome
+from operators.reports.final import PreviewFinalReportOperator, upstream_failures
+from operators.reports.run_notes import approval_outcome
 from operators.triggers.deletion import TopicsDeletedTrigger
-from operators.waves import human_bytes
+from operators.reassignment.waves import human_bytes
 from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
 from spark_jobs.kernels.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
 

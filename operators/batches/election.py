@@ -43,8 +43,8 @@ from operators.base import RunbookOperator
 from operators.batches.book import Batch, BatchBook
 from operators.batches.step import BatchStepOperator, NextStep
 from operators.deferral import Seen, not_before
-from operators.report import PreviewFinalReportOperator, upstream_failures
-from operators.run_notes import approval_outcome
+from operators.reports.final import PreviewFinalReportOperator, upstream_failures
+from operators.reports.run_notes import approval_outcome
 from operators.triggers.election import ElectionDoneTrigger, election_outcome
 from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
 from spark_jobs.kernels.election import ElectionPlan, election_plan, election_scope, plan_election

@@ -1,6 +1,6 @@
 """The batch-runbook factory: one call builds a runbook that writes in approved batches, behind the shared gates.
 
-Beside the reassignment skeleton (:mod:`operators.reassignment_runbook`), this is the shape of every
+Beside the reassignment skeleton (:mod:`operators.reassignment.runbook`), this is the shape of every
 runbook that is not a reassignment: ``delete_topics`` and ``preferred_leader_election`` (batches),
 ``rolling_restart`` (issue 29). A runbook describes itself in a :class:`BatchRunbook`:
 
@@ -10,7 +10,7 @@ runbook that is not a reassignment: ``delete_topics`` and ``preferred_leader_ele
 * ``plan`` — given the step arguments (``zk_conn_id``, ``run_root``, ``dry_run`` as Jinja), returns
   the task that writes the plan artifacts (the hash the approver approves); any task id;
 * ``report`` — given ``kind`` ("preview" / "final") and the step arguments, returns the report task
-  (a :class:`~operators.report.PreviewFinalReportOperator`; the preview renders the approval body);
+  (a :class:`~operators.reports.final.PreviewFinalReportOperator`; the preview renders the approval body);
 * ``execute`` — given the step arguments plus ``outside_window``, returns the writing step: a
   :class:`~operators.batches.step.BatchStepOperator` (one batch written, waited on, paused, next;
   keeps a :class:`~operators.batches.book.BatchBook`);
@@ -50,18 +50,18 @@ from typing import Any, Callable, Mapping, Sequence
 
 from airflow.sdk import DAG, BaseOperator, Param
 
-from operators.approval import PlanApprovalOperator
+from operators.approval.step import PlanApprovalOperator
 from operators.base import RunbookOperator
 from operators.batches.step import BatchStepOperator
 from operators.batches.window import hold_for_window, note_resumed
 from operators.deferral import DEFERRING_RETRIES
 from operators.errors import RunFailed
 from operators.notifications.runbook import notify_event
-from operators.report import upstream_failures
-from operators.report_links import report_link
-from operators.run_notes import approval_outcome
+from operators.reports.final import upstream_failures
+from operators.reports.links import report_link
+from operators.reports.run_notes import approval_outcome
 from operators.runbook_dag import ZK_STEP_ARGS, runbook_dag
-from operators.snapshot import SnapshotOperator
+from operators.plan.snapshot import SnapshotOperator
 
 StepFactory = Callable[[dict[str, Any]], BaseOperator]
 REQUIRED_PARAMS = ("zk_conn_id", "run_root", "dry_run")

@@ -34,7 +34,7 @@ from kafka_zk.run_folder import RunFolder
 from operators.base import RunbookOperator, as_bool
 from operators.errors import OutsideWindow
 from operators.notifications.runbook import notify_event
-from operators.window_pause import WindowBook
+from operators.windows.pause import WindowBook
 from operators.windows.config import configured_windows
 from operators.windows.guard import decide_wave, window_gate
 

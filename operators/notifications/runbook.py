@@ -39,7 +39,7 @@ def conn_ids_of(context: Mapping[str, Any]) -> list[str]:
 
 
 def _title(event: str, folder: RunFolder, dag_id: str, extra: Mapping[str, Any]) -> str:
-    from operators.report_titles import heading
+    from operators.reports.titles import heading
 
     head = heading(folder, dag_id, list(extra.get("removed") or ()))
     what = str(extra.get("what") or "") or head["what"] + (f" {head['subject']}" if head["subject"] else "")

@@ -1,6 +1,6 @@
 """The executor's own code, driven in-process against an emulated cluster on its simulated clock.
 
-:class:`RehearsalExecutor` is :class:`operators.reassignment.ExecuteWavesOperator` with four
+:class:`RehearsalExecutor` is :class:`operators.reassignment.execute.ExecuteWavesOperator` with four
 seams replaced, nothing else (:class:`RehearsalDemote` and :class:`RehearsalElection` are the
 runbooks' ``demote`` and final election steps with the first of them): its ZooKeeper session is the emulator's private one (its writer
 audits to the rehearsal folder), its clock is the emulator's simulated time as epoch seconds,
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kafka_zk.run_folder import RunFolder
-from operators.election import DemoteOperator, ElectPreferredLeadersOperator
-from operators.reassignment import ExecuteWavesOperator, build_wave_book
+from operators.reassignment.leadership import DemoteOperator, ElectPreferredLeadersOperator
+from operators.reassignment.execute import ExecuteWavesOperator, build_wave_book
 from operators.triggers.reassignment import WaveDoneTrigger
 from operators.windows.guard import window_gate
 from operators.windows.spec import WindowsFile

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from operators.waves import human_bytes
+from operators.reassignment.waves import human_bytes
 
 FILE, MARKDOWN = "rehearsal.json", "rehearsal.md"
 

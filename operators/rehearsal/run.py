@@ -139,8 +139,8 @@ def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, cli
                       speed: float, poll: float, wall0: float, timings: dict[str, float]) -> RehearsalReport:
     from kafka_sim.timeline import wave_spans
     from operators.rehearsal.executor import DiskSampler, Rehearsal, RehearsalExecutor, SimEpochClock, drive
-    from operators.window_pause import WindowBook
-    from operators.waves import WaveBook
+    from operators.windows.pause import WindowBook
+    from operators.reassignment.waves import WaveBook
 
     start_at = inp.start_at or datetime.now(timezone.utc)
     sim0 = cluster.now()

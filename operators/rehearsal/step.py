@@ -85,10 +85,10 @@ class RehearseOperator(RunbookOperator):
     def execute(self, context: Any) -> dict:
         from kafka_zk.snapshot_file import load_snapshot
         from kafka_zk.validation import check_brokers_to_remove
-        from operators.approval import plan_size
+        from operators.approval.step import plan_size
         from operators.rehearsal.run import RehearsalInput, rehearse
-        from operators.report_links import report_link
-        from operators.throttles import resolve_rate
+        from operators.reports.links import report_link
+        from operators.reassignment.throttles import resolve_rate
         from operators.windows.config import configured_windows
 
         folder = self.folder(context)

@@ -4,7 +4,7 @@ For DAGs that submit a wave themselves and only need the wait (``reassign_partit
 ``rollback``); the decommission runbook's executor defers on the same trigger in its own loop.
 :meth:`WaveDoneSensor.execute` only defers; the deadline is absolute (now + ``timeout_s`` at the
 first execution), so a restarted triggerer keeps the same clock. The wave must be described in
-the run folder's ``waves.json`` (:class:`operators.waves.WaveBook`).
+the run folder's ``waves.json`` (:class:`operators.reassignment.waves.WaveBook`).
 
 Failure: ``timeout`` → :class:`WaveTimeout`, ``stalled`` → :class:`WaveStalled`, ``error`` →
 :class:`WaveWaitFailed`, each with the trigger's message (partitions still moving).

@@ -36,7 +36,7 @@ def ours_in_flight(client, run_dir: str | Path) -> list[str]:
 
     from kafka_zk import paths
     from kafka_zk.codecs import decode_reassignment
-    from operators.waves import WaveBook
+    from operators.reassignment.waves import WaveBook
 
     book = WaveBook.load(RunFolder(Path(run_dir)).wave_progress)
     if book is None:

@@ -6,7 +6,7 @@ clock (``self.clock``, :mod:`operators.triggers.clock`). Each poll reads the wav
 and ``/admin/reassign_partitions`` through :func:`kafka_zk.snapshot.read_snapshot` in a worker
 thread (``asyncio.to_thread``: kazoo calls never block the event loop), plus the follower log
 sizes of the connection's ``log_dirs_source`` when it names one
-(:mod:`operators.log_dirs_source`), and logs one progress line: partitions done/total for the
+(:mod:`operators.plan.log_dirs_source`), and logs one progress line: partitions done/total for the
 wave and the whole plan, bytes remaining, throughput and ETA, and what the bytes were judged
 from (follower log sizes, or ISR joins only).
 
@@ -25,7 +25,7 @@ It yields exactly one :class:`TriggerEvent`, ``status`` being:
   (gone, or — if someone else wrote one since — holding none of ours);
 * ``stalled`` — no progress for ``stall_timeout_s`` (judged as above); every stall warning and
   ``stalled`` message names the stopped partitions and the likely cause
-  (:mod:`operators.stall_causes`: follower up but failing its fetches — a lowered
+  (:mod:`operators.reassignment.stall_causes`: follower up but failing its fetches — a lowered
   ``max.message.bytes`` named — …);
 * ``stalled`` with ``dead_end`` — at once when a topic of the wave was deleted while its
   partition moved (it can never finish); and when a cause that waiting cannot clear has lasted
@@ -66,12 +66,12 @@ from kazoo.exceptions import KazooException
 from kafka_zk.errors import KafkaZkError, ZkUnavailable
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
-from operators.live_progress import record_poll
-from operators.log_dirs_source import LogDirsSource, read_log_dirs
-from operators.stall_causes import StallCause, blocking_causes, stall_causes
-from operators.state_change import write_stall_excerpt
+from operators.reports.live_progress import record_poll
+from operators.plan.log_dirs_source import LogDirsSource, read_log_dirs
+from operators.reassignment.stall_causes import StallCause, blocking_causes, stall_causes
+from operators.reports.state_change import write_stall_excerpt
 from operators.triggers.base import ZooKeeperPollTrigger
-from operators.waves import WaveBook, WaveProgress, moved, overall_done, progress_line, wave_state
+from operators.reassignment.waves import WaveBook, WaveProgress, moved, overall_done, progress_line, wave_state
 
 
 ZK_OUTAGE_S = 120.0

@@ -39,7 +39,7 @@ import yaml
 from croniter import croniter
 
 from kafka_zk.errors import InvalidInput
-from operators.yaml_lines import NAME, LineReader
+from operators.reports.yaml_lines import NAME, LineReader
 
 VARIABLE = "kafka_runbooks_windows_file"
 ENV_VAR = "KAFKA_RUNBOOKS_WINDOWS_FILE"

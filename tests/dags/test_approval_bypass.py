@@ -89,7 +89,7 @@ def approval(result) -> dict:
 
 
 def test_the_removed_pre_approved_param_is_refused_by_the_first_task(cluster_env, capfd) -> None:
-    """Refused before any work (operators/conf_check.py), not only at the approve step."""
+    """Refused before any work (operators/approval/conf_check.py), not only at the approve step."""
     from operators.local_run import run_dag
 
     cluster, zk, conn_id, root = cluster_env

@@ -92,7 +92,7 @@ def dagbag():
 
 def test_every_task_that_writes_writes_under_the_runs_approval(dagbag, tmp_path) -> None:
     from operators.base import RunbookOperator
-    from operators.throttles import RemoveThrottlesOperator
+    from operators.reassignment.throttles import RemoveThrottlesOperator
 
     folder = RunFolder(tmp_path)
     writing: dict[str, set[str]] = {}

@@ -259,7 +259,7 @@ def test_spark_nodes_share_the_airflow_image_and_script(services: dict[str, dict
 
 def test_spark_connect_server_runs_on_the_master_and_the_connection_reaches_it(
         services: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
-    from operators.plan import spark_target
+    from operators.plan.step import spark_target
 
     svc = services["spark-connect"]
     assert command_words(svc) == ["connect", spark_master_url(services)]

@@ -18,7 +18,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
 from kafka_zk.run_folder import RunFolder
-from operators.approval import REQUEST_FILE, PlanApprovalOperator
+from operators.approval.step import REQUEST_FILE, PlanApprovalOperator
 from operators.errors import ApprovalRefused
 from operators.runtime import APPROVED, REJECTED, ApprovalRecord, plan_hash
 from spark_jobs.artifacts import write_plan_artifacts

@@ -12,7 +12,7 @@ import threading
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from operators.verify import FinalVerifyOperator, lag_causes, lagging_followers, only_catching_up
+from operators.reassignment.verify import FinalVerifyOperator, lag_causes, lagging_followers, only_catching_up
 
 TP = TopicPartition("t", 0)
 

@@ -12,7 +12,7 @@ from kazoo.client import KazooClient
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.run_folder import RunFolder
 from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
-from operators.waves import WaveBook, WaveMove, WaveSpec
+from operators.reassignment.waves import WaveBook, WaveMove, WaveSpec
 
 TP = TopicPartition("orders", 0)
 

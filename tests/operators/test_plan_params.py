@@ -18,7 +18,7 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot_file import write_snapshot
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 from kafka_zk.validation import check_removal_against_cluster
-from operators.plan import DecommissionPlanOperator, snapshot_racks
+from operators.plan.step import DecommissionPlanOperator, snapshot_racks
 
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
 

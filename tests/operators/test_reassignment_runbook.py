@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from operators.plan import SparkPlanOperator
-from operators.reassignment_runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+from operators.plan.step import SparkPlanOperator
+from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import zk_conn_param
-from operators.verify import VerifyDrainedOperator
+from operators.reassignment.verify import VerifyDrainedOperator
 
 pytestmark = pytest.mark.airflow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from operators.approval import rehearsed_hashes
+from operators.approval.step import rehearsed_hashes
 from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine, render_markdown
 
 GiB = 1024 ** 3

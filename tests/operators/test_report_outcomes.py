@@ -12,8 +12,8 @@ import pytest
 
 from kafka_zk.audit import AuditLog, AuditRecord
 from kafka_zk.run_folder import RunFolder
-from operators.approval import record_decision
-from operators.report import final_values, render
+from operators.approval.step import record_decision
+from operators.reports.final import final_values, render
 from operators.runtime import APPROVED, REJECTED, ApprovalRecord
 
 
@@ -113,7 +113,7 @@ def _plan(folder: RunFolder, sized: bool) -> None:
 
 @pytest.mark.parametrize("sized", [False, True])
 def test_the_approver_is_told_when_sizes_are_unknown(folder: RunFolder, sized: bool) -> None:
-    from operators.report import plan_values
+    from operators.reports.final import plan_values
 
     _plan(folder, sized)
     values = plan_values(folder, _context(), False, None)
@@ -131,7 +131,7 @@ def test_notify_ends_a_rejected_run_as_rejected_not_success(folder: RunFolder, t
     """The notify step fails with RunRejected after writing the notification, so a rejected run
     is not a green success that looks like a finished move."""
     from operators.errors import RunRejected
-    from operators.report import NotifyOperator
+    from operators.reports.final import NotifyOperator
 
     record_decision(folder, ApprovalRecord(REJECTED, "abc123def456", "bob.sre", "2026-11-23T21:00:00Z"),
                     "manual__1", "approve")

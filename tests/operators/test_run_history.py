@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from kafka_zk.run_folder import RunFolder
-from operators.conf_check import unknown_keys_message
-from operators.run_history import history_lines, record_retry
-from operators.run_notes import approval_outcome
-from operators.window_pause import WindowBook
+from operators.approval.conf_check import unknown_keys_message
+from operators.reports.history import history_lines, record_retry
+from operators.reports.run_notes import approval_outcome
+from operators.windows.pause import WindowBook
 
 PARAMS = ["brokers_to_remove", "dry_run", "outside_window", "run_root", "zk_conn_id"]
 

@@ -21,7 +21,7 @@ REPLICAS = {1: {TP("orders", 0): 300, TP("orders", 1): 20}, 2: {TP("orders", 0):
 def _run(zk_conn_id: str, run_root: Path, sizes_file: Path) -> tuple[dict, RunFolder]:
     from airflow.sdk import DAG
 
-    from operators.snapshot import SnapshotOperator
+    from operators.plan.snapshot import SnapshotOperator
 
     op = SnapshotOperator(task_id="snapshot", zk_conn_id=zk_conn_id, run_root=str(run_root),
                           sizes_file=str(sizes_file))

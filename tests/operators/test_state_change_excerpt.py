@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_sim.state_change_log import StateChangeLog
-from operators.state_change import excerpt_path, read_excerpts, remember_broker_logs, write_stall_excerpt
+from operators.reports.state_change import excerpt_path, read_excerpts, remember_broker_logs, write_stall_excerpt
 from operators.triggers.reassignment import WaveDoneTrigger
 from spark_jobs.state_change_files import state_change_excerpt
 from tests.operators.test_wave_trigger import _book, _cluster, _first_event
@@ -78,7 +78,7 @@ def test_no_broker_logs_no_excerpt_and_a_bad_location_is_the_reason(tmp_path: Pa
 
 
 def test_the_final_report_shows_the_excerpts(tmp_path: Path) -> None:
-    from operators.report import render
+    from operators.reports.final import render
 
     logs = _broker_logs(tmp_path / "logs")
     run_dir = tmp_path / "run"

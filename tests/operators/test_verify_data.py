@@ -1,7 +1,7 @@
 """The data check step reads a broker's PLAINTEXT listener from its registration (the only one
 the check speaks); a broker with only secured listeners has none."""
 
-from operators.verify_data import plaintext_endpoint
+from operators.reassignment.verify_data import plaintext_endpoint
 
 
 def test_the_plaintext_listener_is_chosen():

@@ -80,7 +80,7 @@ def _render_plan_report(plan_root, name: str) -> tuple:
     from types import SimpleNamespace
 
     from kafka_zk.run_folder import RunFolder
-    from operators.report import plan_values, render
+    from operators.reports.final import plan_values, render
 
     folder = RunFolder(plan_root)
     values = plan_values(folder, {"run_id": name, "dag": SimpleNamespace(dag_id="decommission_brokers")},

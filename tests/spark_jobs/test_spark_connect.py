@@ -68,7 +68,7 @@ def test_the_cli_plans_through_spark_connect_as_it_plans_in_the_driver(connect_s
 
 
 def test_the_dag_plan_step_uses_a_spark_connect_connection(connect_server, cluster, tmp_path, monkeypatch) -> None:
-    from operators.plan import DecommissionPlanOperator
+    from operators.plan.step import DecommissionPlanOperator
 
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_TEST", json.dumps(
         {"conn_type": "spark_connect", "host": "127.0.0.1", "port": connect_server.port}))
@@ -87,7 +87,7 @@ def test_the_dag_plan_step_uses_a_spark_connect_connection(connect_server, clust
 
 def test_a_spark_connect_connection_without_a_host_is_refused_before_planning(tmp_path, monkeypatch) -> None:
     from kafka_zk.errors import InvalidInput
-    from operators.plan import DecommissionPlanOperator
+    from operators.plan.step import DecommissionPlanOperator
 
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_EMPTY", json.dumps({"conn_type": "spark_connect"}))
     folder = RunFolder.for_run(tmp_path, "decommission_brokers", "manual__x").ensure()

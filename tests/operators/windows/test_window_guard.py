@@ -83,7 +83,7 @@ def _guards_outside_a_window(tmp_path, monkeypatch, run_type: str):
     """GuardsOperator's window check for a run of ``run_type`` at a time no window is open."""
     from types import SimpleNamespace
 
-    from operators.guards import GuardsOperator
+    from operators.reassignment.guards import GuardsOperator
 
     now = datetime.now(UTC)
     hour = (now.hour + 12) % 24                      # a window opening half a day away

@@ -35,10 +35,10 @@ from kafka_zk.model import ClusterSnapshot
 from kafka_zk.snapshot import read_snapshot
 from operators.base import DecommissionStep, as_bool
 from operators.errors import OutsideWindow
-from operators.throttles import resolve_rate
+from operators.reassignment.throttles import resolve_rate
 from operators.windows.calendar import next_opening, open_window
 from operators.windows.config import configured_windows
-from operators.window_pause import planned_overhead_s
+from operators.windows.pause import planned_overhead_s
 from operators.windows.guard import predicted_wave_seconds, too_long_for_every_window, window_gate
 from operators.runtime import plan_hash, require_approval
 from spark_jobs.artifacts import load_plan_artifacts

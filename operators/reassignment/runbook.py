@@ -3,7 +3,7 @@
 A runbook that moves replicas (decommission, add brokers, rebalance, ...) shares every step but
 its plan; its file in ``dags/`` says only what differs and calls :func:`reassignment_runbook`::
 
-    from operators.reassignment_runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+    from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
 
     PARAMS = {"zk_conn_id": zk_conn_param(), "new_brokers": Param(...), **reassignment_params()}
     dag = reassignment_runbook(ReassignmentRunbook(
@@ -18,12 +18,12 @@ The API (read by every runbook file):
   timeout, polling and stall settings, state-change logs), each with a description. A runbook
   adds ``zk_conn_id`` (:func:`operators.runbook_dag.zk_conn_param`) and its own Params.
 * :class:`ReassignmentRunbook` — what differs: ``plan`` (a callable given the shared plan-step
-  arguments, see :data:`PLAN_ARGS`, returning a :class:`operators.plan.SparkPlanOperator` subclass
+  arguments, see :data:`PLAN_ARGS`, returning a :class:`operators.plan.step.SparkPlanOperator` subclass
   instance; the skeleton sets ``task_id="plan"``), ``approval_title`` (Jinja; the skeleton adds
   ": approve plan <hash>"), ``brokers_to_remove`` (the Jinja expression or literal the guards,
   demote, reports and notice read; ``[]`` when the runbook removes none), ``guards`` (a callable
   given the step arguments returning the guards task; default :class:`GuardsOperator`, whose
-  :meth:`~operators.guards.GuardsOperator.extra_problems` a subclass overrides for its own
+  :meth:`~operators.reassignment.guards.GuardsOperator.extra_problems` a subclass overrides for its own
   guards), ``demote`` (move leadership off ``brokers_to_remove`` first), ``verify_data`` (the
   optional data check; needs the ``verify_data`` Param) and ``checks`` (callables given the step
   arguments, each returning one task run after the preferred election and before the final
@@ -36,11 +36,11 @@ The API (read by every runbook file):
   copies) → ``elect_preferred_leaders`` → *checks* → ``final_report`` → ``notify`` (both
   ``all_done``; notify fails the run if any step failed).
 
-Writing a new runbook: subclass :class:`operators.plan.SparkPlanOperator` (set ``operation`` to a
+Writing a new runbook: subclass :class:`operators.plan.step.SparkPlanOperator` (set ``operation`` to a
 key of ``spark_jobs/operations.py`` — add the kernel call there and any flag to
 ``spark_jobs/plan_job.py`` — and override ``check_inputs`` / ``job_args`` /
-``check_plan_matches``; examples: :mod:`operators.plan_ops`); reports title themselves from
-:data:`operators.report_titles.WHAT` (default: the DAG id, capitalised); the DAG file needs a
+``check_plan_matches``; examples: :mod:`operators.plan.ops`); reports title themselves from
+:data:`operators.reports.titles.WHAT` (default: the DAG id, capitalised); the DAG file needs a
 ``doc_md`` guide, ``docs/runbooks/<dag_id>.md`` and a description on every Param
 (``tests/dags/test_all_dags.py`` checks all three); ``tests/dags/moving_runbook.py`` has the
 shared end-to-end checks (dry run, rejection, stale plan, throttles after a failure mid-wave).
@@ -57,18 +57,18 @@ from typing import Any, Callable, Mapping, Sequence
 
 from airflow.sdk import DAG, BaseOperator, Param
 
-from operators.approval import PlanApprovalOperator
+from operators.approval.step import PlanApprovalOperator
 from operators.deferral import DEFERRING_RETRIES
-from operators.election import DemoteOperator, ElectPreferredLeadersOperator
-from operators.guards import GuardsOperator
-from operators.reassignment import ExecuteWavesOperator
+from operators.reassignment.leadership import DemoteOperator, ElectPreferredLeadersOperator
+from operators.reassignment.guards import GuardsOperator
+from operators.reassignment.execute import ExecuteWavesOperator
 from operators.rehearsal.step import RehearseOperator, rehearse_param
-from operators.report import FinalReportOperator, NotifyOperator, RenderPlanReportOperator
+from operators.reports.final import FinalReportOperator, NotifyOperator, RenderPlanReportOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag
-from operators.snapshot import SnapshotOperator
-from operators.throttles import RemoveThrottlesOperator, SetThrottlesOperator
-from operators.verify import FinalVerifyOperator
-from operators.verify_data import DataVerifyOperator
+from operators.plan.snapshot import SnapshotOperator
+from operators.reassignment.throttles import RemoveThrottlesOperator, SetThrottlesOperator
+from operators.reassignment.verify import FinalVerifyOperator
+from operators.reassignment.verify_data import DataVerifyOperator
 
 #: What the skeleton hands a runbook's ``plan`` callable: the shared plan-step arguments.
 PLAN_ARGS = dict(spark_conn_id="{{ params.spark_conn_id }}", run_root="{{ params.run_root }}",

@@ -3,7 +3,7 @@
 :class:`SparkPlanOperator` is the step every reassignment runbook shares (throttle and limits
 checked, ``plan_from`` copied or the plan job run, the plan hash returned); a runbook's subclass
 names its plan operation and checks its own Params (:class:`DecommissionPlanOperator` here; the
-others beside their DAGs' needs in :mod:`operators.plan_ops`).
+others beside their DAGs' needs in :mod:`operators.plan.ops`).
 
 Where the job runs follows the Airflow Spark connection (:func:`spark_target`):
 
@@ -60,12 +60,12 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.topic_configs import check_rate
 from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster
 from operators.base import as_bool
-from operators.report_links import PlanReportLink, RunReportsLink
-from operators.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
+from operators.reports.links import PlanReportLink, RunReportsLink
+from operators.plan.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
 from operators.runtime import run_folder
 from spark_jobs.artifacts import load_plan_artifacts
 
-PLAN_JOB = Path(__file__).resolve().parent.parent / "spark_jobs" / "plan_job.py"
+PLAN_JOB = Path(__file__).resolve().parents[2] / "spark_jobs" / "plan_job.py"
 
 
 def spark_submit_binary() -> str:
@@ -251,7 +251,7 @@ class SparkPlanOperator(SparkSubmitOperator):
     def _run_job(self, context: Any, folder: RunFolder, throttle: int | None) -> None:
         if not folder.snapshot.is_file():
             raise InvalidInput(f"{folder.snapshot} is missing: the snapshot task must run first")
-        snapshot = plan_input(folder, self.removing())     # without the retiring brokers (operators/retiring.py)
+        snapshot = plan_input(folder, self.removing())     # without the retiring brokers (operators/plan/retiring.py)
         if snapshot != folder.snapshot:
             self.log.info("excluded as destinations: %s", "; ".join(excluded_lines(folder, self.removing())))
         args = ["--snapshot", str(snapshot), "--op", self.operation, *self.job_args(),

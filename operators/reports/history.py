@@ -6,7 +6,7 @@ The final report and the "finished"/"failed" notification list them (README: "re
   :func:`operators.runbook_dag.runbook_dag`): a task on its second or later try appends
   ``{"task", "try", "at"}`` to the run folder's ``retries.json`` (once per try; a resume after a
   deferral is the same try).
-* :func:`history_lines` turns ``retries.json`` and ``windows.json`` (:mod:`operators.window_pause`)
+* :func:`history_lines` turns ``retries.json`` and ``windows.json`` (:mod:`operators.windows.pause`)
   into sentences: each pause (before which wave, why, until when, the throttles kept or removed),
   the waves that ran past their window's end, ``outside_window=true``, and the retried tasks.
 

@@ -50,17 +50,17 @@ from operators.notifications.runbook import conn_ids_of, notify_event
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import require_approval
 from operators.sensors.reassignment import raise_for_event
-from operators.live_progress import record_poll
-from operators.report_links import PlanReportLink, ProgressLink, RunReportsLink
-from operators.stall_causes import blocking_causes
-from operators.state_change import remember_broker_logs, write_stall_excerpt
-from operators.throttles import record_then_apply, resolve_rate
+from operators.reports.live_progress import record_poll
+from operators.reports.links import PlanReportLink, ProgressLink, RunReportsLink
+from operators.reassignment.stall_causes import blocking_causes
+from operators.reports.state_change import remember_broker_logs, write_stall_excerpt
+from operators.reassignment.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.window_pause import WindowBook, pause_throttles, planned_overhead_s, resume_throttles
+from operators.windows.pause import WindowBook, pause_throttles, planned_overhead_s, resume_throttles
 from operators.windows.config import configured_windows
 from operators.windows.guard import (WindowGate, decide_wave, measured_factor, predicted_wave_seconds,
                                      window_gate)
-from operators.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
+from operators.reassignment.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
                              partition_done, wave_state)
 from spark_jobs.artifacts import load_plan_artifacts
 
@@ -102,7 +102,7 @@ class ExecuteWavesOperator(RunbookOperator):
         self.poll_interval_s = poll_interval_s
         self.stall_warning_s = stall_warning_s
         self.stall_timeout_s = stall_timeout_s
-        self.broker_logs = broker_logs   # where the brokers' state-change logs are (operators/state_change.py)
+        self.broker_logs = broker_logs   # where the brokers' state-change logs are (operators/reports/state_change.py)
         self.outside_window = outside_window     # the recorded manual-emergency override of the windows
         self.between_windows = between_windows   # "keep" or "remove" the throttles while waiting for a window
 
@@ -220,7 +220,7 @@ class ExecuteWavesOperator(RunbookOperator):
         return {"waves": len(book.waves), "partitions": book.total_partitions}
 
     def _advance_wave(self, folder: RunFolder, book: WaveBook, wave_id: int, to: WaveStatus) -> WaveBook:
-        """Move one wave to ``to`` (checked against :data:`operators.waves.ALLOWED`, stamped with
+        """Move one wave to ``to`` (checked against :data:`operators.reassignment.waves.ALLOWED`, stamped with
         :attr:`clock`) and save ``waves.json``: the executor's only way to change a wave's status."""
         book = book.advance(wave_id, to, self.clock())
         book.save(folder.wave_progress)

@@ -9,7 +9,7 @@ the same facts from disk rather than from memory.
 :func:`measure` turns live partitions (from a snapshot) into a :class:`WaveProgress`: partitions
 done/total and bytes remaining. A new replica in the ISR has copied everything; one not yet in
 the ISR has copied what its broker's log holds when follower log sizes are given (what
-``kafka-log-dirs --describe`` reports, :mod:`operators.log_dirs_source`), else nothing known
+``kafka-log-dirs --describe`` reports, :mod:`operators.plan.log_dirs_source`), else nothing known
 (progress is then judged from ISR joins only, and says so). :func:`progress_line` formats the
 line logged at every poll: throughput, and an ETA that is never ``0s`` while bytes remain (it
 says ``unknown`` when it cannot know).

@@ -5,7 +5,7 @@ the API server by the project's plugin (:mod:`operators.plugin`) at ``/kafka-run
 
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/`` lists the run's reports and records;
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/progress`` is the live progress page
-  (:mod:`operators.live_progress`), refreshing itself while the run is queued or running;
+  (:mod:`operators.reports.live_progress`), refreshing itself while the run is queued or running;
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/{name}`` serves one of them (``plan_report.html``
   with its chart, ``final_report.html``, the Markdown forms, ``approval.json``, ``audit.jsonl``…).
 
@@ -72,8 +72,8 @@ def _folder(dag_id: str, run_id: str) -> RunFolder:
 
 @app.get("/runs/{dag_id}/{run_id}/progress", response_class=HTMLResponse, dependencies=[can_read_runs])
 def run_progress_page(dag_id: str, run_id: str) -> HTMLResponse:
-    """The live progress page (:mod:`operators.live_progress`), refreshing itself while the run is active."""
-    from operators.live_progress import render_progress_page
+    """The live progress page (:mod:`operators.reports.live_progress`), refreshing itself while the run is active."""
+    from operators.reports.live_progress import render_progress_page
 
     run_root, state = _run(dag_id, run_id)
     folder = RunFolder.for_run(run_root, dag_id, run_id)

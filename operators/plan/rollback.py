@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput, InvalidPayload
 from kafka_zk.run_folder import RunFolder
-from operators.plan import SparkPlanOperator, read_plan_summary
+from operators.plan.step import SparkPlanOperator, read_plan_summary
 
 USER_JSON = "rollback_input.json"
 

@@ -1,6 +1,6 @@
 """Who may let a plan run: the pre-approval policy, the four-eyes rule and the approval's expiry.
 
-Pure decisions, no Airflow: :class:`PlanApprovalOperator <operators.approval.PlanApprovalOperator>`
+Pure decisions, no Airflow: :class:`PlanApprovalOperator <operators.approval.step.PlanApprovalOperator>`
 gathers the facts (:class:`ApprovalFacts`) and acts on the answers.
 
 - :func:`policy_decision` — a run skips the human only when *all* hold: it is a **scheduled**

@@ -36,7 +36,7 @@ from kafka_zk.model import ClusterSnapshot
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot_file import load_snapshot
 from kafka_zk.validation import parse_broker_ids, validate_topic_name
-from operators.plan import SparkPlanOperator, read_plan_summary
+from operators.plan.step import SparkPlanOperator, read_plan_summary
 
 #: Kafka's default min.insync.replicas when neither the topic nor the cluster default sets it
 KAFKA_DEFAULT_MIN_ISR = 1

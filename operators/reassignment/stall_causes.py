@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_zk.model import ClusterSnapshot
-from operators.waves import WaveMove, WaveSpec, partition_done
+from operators.reassignment.waves import WaveMove, WaveSpec, partition_done
 
 BROKER_MESSAGE_MAX_BYTES = 1000012   # Kafka 2.4's default message.max.bytes
 FORCE_ELECTION = ("force a controller election: delete /controller (zookeeper-shell.sh <zk>/<chroot> delete "

@@ -2,13 +2,13 @@
 
 The human sees the plan summary, the before/after table and the hash (body from
 ``templates/approval_body.md.j2``, passed in by the DAG from the plan report step) and a link to
-the plan report served by Airflow itself (:mod:`operators.reports_app`). The hash shown is saved
+the plan report served by Airflow itself (:mod:`operators.reports.app`). The hash shown is saved
 in the run folder (``approval_request.json``) when the request is made; when the answer comes
 back the plan on disk must still have that hash. The decision — who, when, which hash, and the
 policy that decided when no human did — is written to ``approval.json`` and appended to the
 run's audit log. Reject skips every step downstream.
 
-Who may let a plan run (the rules are pure, in :mod:`operators.approval_policy`):
+Who may let a plan run (the rules are pure, in :mod:`operators.approval.policy`):
 
 * **No trigger-time bypass.** A run triggered with the removed ``pre_approved`` Param is refused.
 * **Pre-approval only by policy.** The human is skipped only when the maintenance-windows file
@@ -24,13 +24,13 @@ Who may let a plan run (the rules are pure, in :mod:`operators.approval_policy`)
 
 ``dry_run`` (nothing will be written) does not wait for a human; the record says so.
 
-Failure: :class:`~operators.approval_policy.BypassRefused`,
-:class:`~operators.approval_policy.FourEyesViolation`,
-:class:`~operators.approval_policy.ApprovalExpired` and :class:`PlanHashMismatch` fail the task;
+Failure: :class:`~operators.approval.policy.BypassRefused`,
+:class:`~operators.approval.policy.FourEyesViolation`,
+:class:`~operators.approval.policy.ApprovalExpired` and :class:`PlanHashMismatch` fail the task;
 nothing downstream (no ZooKeeper write) runs; the rules' refusals surface as
 :class:`~operators.errors.ApprovalRefused`, which is not retried. The task has retries for Airflow's
 human-in-the-loop race, and a retry resumes from the approval an earlier try recorded
-(:mod:`operators.approval_retry`).
+(:mod:`operators.approval.retry`).
 """
 
 from __future__ import annotations
@@ -42,13 +42,13 @@ from typing import Any, Sequence
 
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.run_folder import RunFolder
-from operators.approval_policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
+from operators.approval.policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
                                        check_responder, policy_decision)
-from operators.approval_retry import RetriedApprovalOperator, request_still_open
+from operators.approval.retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
-from operators.report_links import PlanReportLink, ProgressLink, report_link
+from operators.reports.links import PlanReportLink, ProgressLink, report_link
 from operators.runtime import APPROVED, DRY_RUN, PRE_APPROVED, REJECTED, ApprovalRecord, plan_hash, run_folder
 from operators.windows.config import configured_windows
 from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY, WindowsFile
@@ -125,7 +125,7 @@ class PlanApprovalOperator(RetriedApprovalOperator):
         earlier = self._earlier_approval(folder, digest, triggered_by)
         if earlier is not None:
             self.log.info("plan %s was approved by %s at %s, as an earlier try of this task recorded: not asking "
-                          "again (operators/approval_retry.py)", digest, earlier.by, earlier.at)
+                          "again (operators/approval/retry.py)", digest, earlier.by, earlier.at)
             return {"decision": APPROVED, "plan_hash": digest, "resumed": True}
         self.log.info("human approval needed: %s", decision.text)
         expiry = self._expiry(windows)
@@ -197,7 +197,7 @@ class PlanApprovalOperator(RetriedApprovalOperator):
     @staticmethod
     def _earlier_approval(folder: RunFolder, digest: str, triggered_by: str | None) -> ApprovalRecord | None:
         """The human approval of ``digest`` an earlier try of this task recorded, while its request is
-        still open (see :mod:`operators.approval_retry`), else ``None``."""
+        still open (see :mod:`operators.approval.retry`), else ``None``."""
         record = ApprovalRecord.load(folder)
         request = folder.read_json(folder.root / REQUEST_FILE) or {}
         if record is None or record.decision != APPROVED or record.plan_hash != digest:

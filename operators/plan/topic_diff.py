@@ -24,7 +24,7 @@ from typing import Sequence
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
-from operators.topic_spec import TopicSpec
+from operators.plan.topic_spec import TopicSpec
 from spark_jobs.kernels.topic_deletion import select_topics
 
 

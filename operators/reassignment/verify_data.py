@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from operators.base import as_bool
 from operators.errors import VerificationFailed
-from operators.verify import SHOWN, _VerifyStep
+from operators.reassignment.verify import SHOWN, _VerifyStep
 
 
 def plaintext_endpoint(host: str | None, port: int, endpoints: Sequence[str]) -> tuple[str, int] | None:

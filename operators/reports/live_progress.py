@@ -8,7 +8,7 @@ reads that file with ``waves.json`` (statuses and times), the plan's ``plan/wave
 seconds per wave), ``windows.json`` (window pauses, ``outside_window``) and ``wave_failure.json`` (the
 cause a wait ended on) into a :class:`RunProgress`, which :func:`render_progress_page` shows as
 HTML: a bar per wave, predicted against measured rate, the ETA of the wave and of the run. The
-reports app serves it at ``/kafka-runbooks/runs/<dag>/<run>/progress`` (:mod:`operators.reports_app`).
+reports app serves it at ``/kafka-runbooks/runs/<dag>/<run>/progress`` (:mod:`operators.reports.app`).
 
 The ETA of the running wave is what remains at the measured rate (else the plan's prediction less
 the time spent); the run's ETA adds the pending waves' predictions scaled by how the finished waves
@@ -31,7 +31,7 @@ import jinja2
 
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.run_folder import RunFolder, read_json, write_json_atomic
-from operators.waves import DONE, SUBMITTED, WaveProgress, human_bytes
+from operators.reassignment.waves import DONE, SUBMITTED, WaveProgress, human_bytes
 
 FILE = "live_progress.json"
 REFRESH_S = 5
@@ -246,7 +246,7 @@ def rate_text(bps: float | None) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _template() -> jinja2.Template:
-    from operators.report import TEMPLATES
+    from operators.reports.final import TEMPLATES
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined)

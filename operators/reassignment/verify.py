@@ -22,10 +22,10 @@ from typing import Any, Sequence
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.snapshot import read_snapshot
-from operators.retiring import remember_drained, retiring_file
+from operators.plan.retiring import remember_drained, retiring_file
 from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import DrainIncomplete, VerificationFailed
-from operators.waves import partition_done
+from operators.reassignment.waves import partition_done
 from spark_jobs.artifacts import load_plan_artifacts
 
 SHOWN = 10

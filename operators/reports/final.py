@@ -34,16 +34,16 @@ from operators.errors import RunFailed, RunRejected
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import plan_hash
 from operators.notifications.runbook import notify_event
-from operators.report_links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, report_link
-from operators.report_titles import heading
-from operators.retiring import excluded_lines
-from operators.run_history import history_lines
-from operators.run_notes import approval_outcome, outcome_note, push_run_note
-from operators.state_change import read_excerpts
-from operators.throttles import JANITOR_FILE
-from operators.waves import WaveBook, human_bytes
+from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, report_link
+from operators.reports.titles import heading
+from operators.plan.retiring import excluded_lines
+from operators.reports.history import history_lines
+from operators.reports.run_notes import approval_outcome, outcome_note, push_run_note
+from operators.reports.state_change import read_excerpts
+from operators.reassignment.throttles import JANITOR_FILE
+from operators.reassignment.waves import WaveBook, human_bytes
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 BAR_PX = 300
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
-from operators.throttles import record_then_apply, resolve_rate
+from operators.reassignment.throttles import record_then_apply, resolve_rate
 from operators.windows.guard import WaveDecision
 from spark_jobs.artifacts import load_plan_artifacts
 

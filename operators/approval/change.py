@@ -10,12 +10,12 @@ and before the expiry (the windows file's ``approval_expires_after`` for the clu
 12 h), and the document must still hash the same. The decision goes to ``approval_<name>.json``
 and the audit log; :func:`require_change_approval` is what the writing step checks.
 
-Failure: :class:`~operators.approval_policy.FourEyesViolation`,
-:class:`~operators.approval_policy.ApprovalExpired`, :class:`PlanHashMismatch` (document changed),
+Failure: :class:`~operators.approval.policy.FourEyesViolation`,
+:class:`~operators.approval.policy.ApprovalExpired`, :class:`PlanHashMismatch` (document changed),
 :class:`~operators.errors.ApprovalMissing` (the writing step found no approval of this document).
 The rules' refusals surface as :class:`~operators.errors.ApprovalRefused` (not retried); the task
 has retries for Airflow's human-in-the-loop race, and a retry resumes from the approval an earlier
-try recorded (:mod:`operators.approval_retry`).
+try recorded (:mod:`operators.approval.retry`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from airflow.sdk.exceptions import AirflowSkipException
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.run_folder import RunFolder
-from operators.approval_policy import check_no_bypass_param, check_not_expired, check_responder
-from operators.approval_retry import RetriedApprovalOperator, request_still_open
+from operators.approval.policy import check_no_bypass_param, check_not_expired, check_responder
+from operators.approval.retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
 from operators.runtime import document_hash, run_folder
@@ -95,7 +95,7 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
         earlier = self._earlier_approval(folder, digest, triggered_by)
         if earlier is not None:
             self.log.info("%s was approved by %s at %s, as an earlier try of this task recorded: not asking again "
-                          "(operators/approval_retry.py)", self.document, earlier.get("by"), earlier.get("at"))
+                          "(operators/approval/retry.py)", self.document, earlier.get("by"), earlier.get("at"))
             return {"decision": "approved", "document_sha256": digest, "resumed": True}
         approvers = [a for a in (cluster.approvers if cluster is not None else ())
                      if a.lower() != (triggered_by or "").lower()]
@@ -133,7 +133,7 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
 
     def _earlier_approval(self, folder: RunFolder, digest: str, triggered_by: str | None) -> dict | None:
         """The approval of this document an earlier try of this task recorded, while its request is
-        still open (see :mod:`operators.approval_retry`), else ``None``."""
+        still open (see :mod:`operators.approval.retry`), else ``None``."""
         record = folder.read_json(folder.root / f"approval_{self.name}.json") or {}
         request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
         if record.get("decision") != "approved" or record.get("document_sha256") != digest:

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from kafka_zk.errors import BrokerNotAvailable, InvalidInput
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.validation import parse_broker_id
-from operators.plan import SparkPlanOperator, read_plan_summary, snapshot_racks
+from operators.plan.step import SparkPlanOperator, read_plan_summary, snapshot_racks
 
 
 def check_new_brokers(value: Any) -> list[int]:
