@@ -1,0 +1,146 @@
+"""The batch runbooks behind the maintenance windows, like a decommission: a ``delete_topics`` run
+triggered outside its window waits (deferred) for it and says so, and a ``preferred_leader_election``
+batch predicted to overrun the open window is not started but waits for the next window.
+
+Through Airflow (``dag.test``) on the emulator with a real ZooKeeper, with test-sized windows
+computed from the wall clock (daily windows opening at a minute the test picks). People are told
+through a real webhook receiver. What was written when is read from the run's audit log (each
+write is audited before it is made) and judged against the windows file with the project's own
+calendar (:func:`operators.windows.calendar.open_window`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_zk.audit import AuditLog
+from operators.windows.calendar import open_window
+from operators.windows.spec import load_windows_file
+from tests.dags.conftest import new_chroot, plain_client, zk_connection
+
+pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
+RACKS = {1: "a", 2: "b", 3: "c"}
+
+
+def daily(name: str, opens: datetime, minutes: int, runbook: str) -> str:
+    return (f"      - name: {name}\n        start: \"{opens.minute} {opens.hour} * * *\"\n"
+            f"        duration: {minutes}m\n        timezone: UTC\n        runbooks: [{runbook}]\n")
+
+
+def windows_file(path: Path, conn_id: str, *windows: str) -> Path:
+    path.write_text(f"clusters:\n  {conn_id}:\n    windows:\n" + "".join(windows))
+    return path
+
+
+def minute_floor(t: datetime) -> datetime:
+    return t.replace(second=0, microsecond=0)
+
+
+def wait_until(moment: datetime, bound_s: float = 90) -> None:
+    """Wait (bounded) until the wall clock reaches ``moment``: the test's windows are wall-clock ones."""
+    deadline = time.monotonic() + bound_s
+    while datetime.now(timezone.utc) < moment:
+        assert time.monotonic() < deadline, f"the clock did not reach {moment} within {bound_s}s"
+        time.sleep(0.2)
+
+
+def at(record) -> datetime:
+    return datetime.fromisoformat(record.time.replace("Z", "+00:00"))
+
+
+@pytest.fixture
+def cluster(zk_server):
+    chroot = new_chroot(zk_server)
+    cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(brokers=RACKS, seed=0)).start()
+    zk = plain_client(zk_server, chroot)
+    yield cluster, zk_connection(zk_server, chroot), zk
+    zk.stop()
+    zk.close()
+    cluster.stop()
+
+
+def test_delete_topics_outside_its_window_waits_deferred_notifies_and_deletes_inside_the_next_one(
+        cluster, tmp_path, monkeypatch, webhook_sink) -> None:
+    from operators.local_run import run_dag
+
+    emulator, conn_id, zk = cluster
+    for i in range(4):
+        emulator.create_topic(f"tmp-{i}", {0: [1, 2, 3], 1: [2, 3, 1]})
+    # a daily window opening at the second minute boundary from now: the run starts outside it
+    opens = minute_floor(datetime.now(timezone.utc)) + timedelta(minutes=2)
+    path = windows_file(tmp_path / "windows.yaml", conn_id, daily("soon", opens, 2, "delete_topics"))
+    monkeypatch.setenv("KAFKA_RUNBOOKS_WINDOWS_FILE", str(path))
+    result = run_dag("delete_topics", {
+        "zk_conn_id": conn_id, "run_root": str(tmp_path / "runs"), "topic_regex": "tmp-.*", "batch_size": 2,
+        "batch_timeout_s": 60, "poll_interval_s": 0.2, "notify_conn_ids": [webhook_sink.conn_id]},
+        answer="Approve", approver="bob.sre")
+    assert result.state == "success", result.task_states
+    assert not {f"tmp-{i}" for i in range(4)} & set(zk.get_children("/brokers/topics"))
+
+    book = json.loads((result.run_folder / "windows.json").read_text())
+    [pause] = book["pauses"]
+    assert pause["before_wave"] == 0 and "no window admitting delete_topics is open" in pause["reason"], pause
+    assert pause["resumes_at"] == opens.isoformat(timespec="seconds") and pause["resumed_at"], pause
+    # nothing was written before the window opened, every marker inside it
+    window = load_windows_file(path).cluster(conn_id)
+    markers = [r for r in AuditLog.read(result.run_folder / "audit.jsonl") if r.path.startswith("/admin/delete_topics/")]
+    assert len(markers) == 4 and all(open_window(window, "delete_topics", at(r)) is not None for r in markers), \
+        [r.time for r in markers]
+    assert min(at(r) for r in markers) >= opens
+    # people were told: approval requested, waiting for the window, finished
+    events = [m["event"] for m in webhook_sink.wait_for(3)]
+    assert events[:2] == ["approval_requested", "window_paused"] and events[-1] == "finished", events
+    paused = next(m for m in webhook_sink.wait_for(3) if m["event"] == "window_paused")
+    assert opens.isoformat(timespec="seconds") in paused["text"], paused
+
+
+def test_an_election_batch_that_would_overrun_the_open_window_is_not_started_but_waits_for_the_next(
+        cluster, tmp_path, monkeypatch, webhook_sink) -> None:
+    from operators.local_run import run_dag
+
+    emulator, conn_id, zk = cluster
+    emulator.create_topic("orders", {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(6)})
+    for b in (1, 2):                                 # leadership moves away from brokers 1 and 2
+        emulator.kill_broker(b)
+        assert emulator.wait_until(lambda: zk.exists("/controller") is not None, 30)
+        emulator.restart_broker(b)
+        assert emulator.wait_idle(30)
+    # window A is open when the run starts but has less than the batch's predicted 100 s left when the
+    # batch is due (A lasts 2 minutes, the run starts in its first 15 s); window B, a minute after A
+    # closes, is long enough
+    now = datetime.now(timezone.utc)
+    a_opens = minute_floor(now) if now.second <= 15 else minute_floor(now) + timedelta(minutes=1)
+    b_opens = a_opens + timedelta(minutes=3)
+    path = windows_file(tmp_path / "windows.yaml", conn_id,
+                        daily("short", a_opens, 2, "preferred_leader_election"),
+                        daily("long", b_opens, 3, "preferred_leader_election"))
+    monkeypatch.setenv("KAFKA_RUNBOOKS_WINDOWS_FILE", str(path))
+    wait_until(a_opens)
+    result = run_dag("preferred_leader_election", {
+        "zk_conn_id": conn_id, "run_root": str(tmp_path / "runs"), "batch_timeout_s": 100, "poll_interval_s": 0.1,
+        "notify_conn_ids": [webhook_sink.conn_id]}, answer="Approve", approver="carol.sre")
+    assert result.state == "success", result.task_states
+
+    book = json.loads((result.run_folder / "windows.json").read_text())
+    first, *rest = book["decisions"]
+    assert not first["start"] and first["predicted_s"] == 100.0, first
+    assert "does not fit" in first["reason"] and "window short" in first["reason"], first
+    assert book["pauses"][0]["resume_window"] == "long" and book["pauses"][0]["resumed_at"], book["pauses"]
+    started = [d for d in rest if d["start"]]
+    assert started and all("window long" in d["reason"] for d in started), rest
+    # the one election node was written inside window B, never in what was left of A
+    window = load_windows_file(path).cluster(conn_id)
+    writes = [r for r in AuditLog.read(result.run_folder / "audit.jsonl")
+              if r.op == "create" and r.path == "/admin/preferred_replica_election"]
+    assert writes and all(at(r) >= b_opens for r in writes), [r.time for r in writes]
+    assert all(open_window(window, "preferred_leader_election", at(r)).window.name == "long" for r in writes)
+    progress = json.loads((result.run_folder / "election_progress.json").read_text())["batches"]
+    assert all(b["state"] == "done" for b in progress), progress
+    events = [m["event"] for m in webhook_sink.wait_for(3)]
+    assert "window_paused" in events and events[-1] == "finished", events
