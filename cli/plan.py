@@ -44,9 +44,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="most a broker's disk may be filled at any step (default 85)")
     p.add_argument("--allow-extra-moves", action="store_true",
                    help="with --capacity: move other replicas off a broker least movement would overfill")
-    p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S")
+    p.add_argument("--throttle", default=None, metavar="BYTES_PER_S",
+                   help="replication throttle, bytes/s: a whole number from 1 (read as the runbooks read it)")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
-    p.add_argument("--max-wave-bytes", type=int, default=None)
+    p.add_argument("--max-wave-bytes", default=None, metavar="SIZE", help="bytes or a size like 10GiB")
     p.add_argument("--max-znode-bytes", type=int, default=ADMIN_BATCH_BYTES)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--master", default=None, help="Spark master (default local[*])")
@@ -84,8 +85,8 @@ def add_parser(subparsers: Any) -> None:
     p = ops.add_parser("rebalance", help="even out replicas, preferred leaders and bytes within a move budget")
     p.add_argument("--max-replicas-moved", type=int, default=None,
                    help="move budget: new replicas at most (default: no cap)")
-    p.add_argument("--max-bytes-moved", type=int, default=None, help="move budget: bytes copied at most "
-                   "(default: no cap)")
+    p.add_argument("--max-bytes-moved", default=None, metavar="SIZE", help="move budget: bytes copied at most, "
+                   "bytes or a size like 50GiB (default: no cap)")
     p.add_argument("--target-replica-spread", type=int, default=1,
                    help="stop once replica counts differ by at most this much (default 1)")
     p.add_argument("--target-bytes-spread", type=float, default=0.10,
@@ -190,8 +191,8 @@ def _input_file(path: str | None, flag: str) -> None:
 
 def check_args(args: argparse.Namespace) -> None:
     """Every flag checked before a snapshot is read or Spark starts (one clear error each)."""
-    from kafka_zk.topic_configs import check_rate
-    from kafka_zk.validation import check_count, parse_broker_ids, validate_topic_name
+    from kafka_zk.validation import (check_count, parse_broker_ids, parse_size, parse_throttle, parse_topic_names,
+                                     parse_topic_regex)
 
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise InvalidInput(f"--out {args.out} is a file; give a folder for the plan artifacts (new or empty)")
@@ -210,24 +211,17 @@ def check_args(args: argparse.Namespace) -> None:
     _input_file(getattr(args, "reassignment_json_file", None), "--reassignment-json-file")
     if getattr(args, "brokers", None) is not None:
         parse_broker_ids(args.brokers, "--brokers")
-    for name in (getattr(args, "topics", "") or "").split(","):
-        if name.strip(" "):
-            validate_topic_name(name.strip(" "))
-    if getattr(args, "topic_regex", None) is not None:
-        import re
-        try:
-            re.compile(args.topic_regex)
-        except re.error as exc:
-            raise InvalidInput(f"--topic-regex {args.topic_regex!r} is not a valid regular expression ({exc})") \
-                from None
+    parse_topic_names(getattr(args, "topics", None), "--topics")
+    parse_topic_regex(getattr(args, "topic_regex", None), "--topic-regex")
     if getattr(args, "replication_factor", None) is not None:
         check_count(args.replication_factor, "--replication-factor", maximum=32767)
     if args.throttle is not None:
-        check_rate(args.throttle, "--throttle")
-        check_count(args.throttle, "--throttle", minimum=1, maximum=2**63 - 1)
+        args.throttle = parse_throttle(args.throttle, "--throttle")
     check_count(args.max_moves_per_broker, "--max-moves-per-broker")
     if args.max_wave_bytes is not None:
-        check_count(args.max_wave_bytes, "--max-wave-bytes", maximum=2**63 - 1)
+        args.max_wave_bytes = parse_size(args.max_wave_bytes, "--max-wave-bytes", minimum=1)
+    if getattr(args, "max_bytes_moved", None) is not None:
+        args.max_bytes_moved = parse_size(args.max_bytes_moved, "--max-bytes-moved")
     check_count(args.max_znode_bytes, "--max-znode-bytes", minimum=1024, maximum=1_048_576 - 4096)
     if getattr(args, "batch_size", None) is not None:
         check_count(args.batch_size, "--batch-size")

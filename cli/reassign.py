@@ -35,8 +35,7 @@ from kafka_zk.codecs import decode_reassignment_file, decode_topics_to_move, enc
 from kafka_zk.errors import InvalidInput, ReassignmentInProgress
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.throttle_lists import throttled_brokers, throttled_replicas
-from kafka_zk.topic_configs import check_rate
-from kafka_zk.validation import parse_broker_ids
+from kafka_zk.validation import parse_broker_ids, parse_throttle
 
 EXISTING = ("Cannot execute because there is an existing partition assignment.  Use --additional to "
             "override this and create a new partition assignment in addition to the existing one. The "
@@ -56,7 +55,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--broker-list", metavar="IDS")
     p.add_argument("--disable-rack-aware", action="store_true")
     p.add_argument("--reassignment-json-file", metavar="FILE")
-    p.add_argument("--throttle", type=int, default=-1, metavar="BYTES_PER_S")
+    p.add_argument("--throttle", default=None, metavar="BYTES_PER_S",
+                   help="replication throttle, bytes/s from 1 (-1, Kafka's default: no throttle)")
     p.add_argument("--record", metavar="FILE", help="throttle record (default: <json file>.throttles.json)")
     p.add_argument("--verify-format", choices=("2.4", "2.6"), default="2.4",
                    help="--verify lines of Kafka 2.4.1 (default) or of 2.6+")
@@ -69,9 +69,9 @@ def _read(path: str | None, flag: str) -> str:
 
 
 def _broker_list(text: str | None) -> list[int]:
-    if not text or not text.strip(","):
+    if not text or not text.strip(", "):
         raise InvalidInput("--broker-list is required with --generate, e.g. --broker-list 0,2")
-    return parse_broker_ids(",".join(x for x in text.split(",") if x.strip()), "--broker-list")
+    return parse_broker_ids(text, "--broker-list")
 
 
 def generate(args: argparse.Namespace) -> int:
@@ -107,10 +107,8 @@ def _record_path(args: argparse.Namespace) -> str:
 def execute(args: argparse.Namespace) -> int:
     targets = targets_from_file_entries(decode_reassignment_file(
         _read(args.reassignment_json_file, "--reassignment-json-file")))
-    if args.throttle < -1:
-        raise InvalidInput(f"--throttle {args.throttle}: give a rate in bytes/s ≥ 0 (or leave it out: no throttle)")
-    if args.throttle >= 0:
-        check_rate(args.throttle, "--throttle")
+    args.throttle = None if args.throttle in (None, "-1") else parse_throttle(args.throttle, "--throttle")
+    if args.throttle is not None:
         if not args.dry_run:
             check_output_file(_record_path(args), "--record")
     with open_cluster(args, "reassign-execute") as writer:
@@ -123,7 +121,7 @@ def execute(args: argparse.Namespace) -> int:
         print(current_assignment_json(snapshot, sorted(targets)))
         print()
         print("Save this to use as the --reassignment-json-file option during rollback")
-        if args.throttle >= 0:
+        if args.throttle is not None:
             current = {tp: snapshot.partition(tp).replicas for tp in targets}
             path = _record_path(args)
             previous = ThrottleRecord.from_json(_read(path, "--record")) if os.path.exists(path) else None

@@ -37,7 +37,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--runbook", default="decommission_brokers", help="the runbook the windows must admit")
     p.add_argument("--start", default=None, metavar="ISO_TIME",
                    help="when execution would start, e.g. 2026-12-01T01:00:00+00:00 (default: now)")
-    p.add_argument("--throttle", type=int, default=None, metavar="BYTES_PER_S", help="default: the plan's")
+    p.add_argument("--throttle", default=None, metavar="BYTES_PER_S", help="default: the plan's")
     p.add_argument("--wave-timeout", type=float, default=6 * 3600.0, metavar="S")
     p.add_argument("--stall-timeout", type=float, default=3600.0, metavar="S",
                    help="simulated seconds without progress before a wave counts as stalled")
@@ -62,16 +62,17 @@ def _start(text: str | None) -> datetime | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kafka_zk.validation import check_brokers_to_remove
+    from kafka_zk.validation import check_brokers_to_remove, parse_throttle
     from operators.rehearsal.run import RehearsalInput, rehearse
     from operators.windows.spec import load_windows_file
 
+    rate = None if args.throttle is None else parse_throttle(args.throttle, "--throttle")
     inp = RehearsalInput(
         snapshot=args.snapshot, sizes=args.sizes, plan_dir=args.plan_dir, out_dir=args.out, capacity=args.capacity,
         windows=load_windows_file(args.windows) if args.windows else None, cluster=args.cluster,
-        runbook=args.runbook, throttle_bytes_per_s=args.throttle, start_at=_start(args.start), speed=args.speed,
+        runbook=args.runbook, throttle_bytes_per_s=rate, start_at=_start(args.start), speed=args.speed,
         wave_timeout_s=args.wave_timeout, stall_timeout_s=args.stall_timeout, between_windows=args.between_windows,
-        demote=tuple(sorted(check_brokers_to_remove(args.demote))) if args.demote else ())
+        demote=tuple(check_brokers_to_remove(args.demote, "--demote")) if args.demote else ())
     with contextlib.redirect_stdout(sys.stderr):     # the executor's progress lines: stderr; the headline: stdout
         report = rehearse(inp, zookeeper=args.zookeeper)
     print(report.headline())

@@ -7,8 +7,8 @@ destination brokers, and writes (or extends) the record file R with what was the
 ``--remove --record R`` restores exactly those values (idempotent). ``--show`` prints the
 throttles present on the cluster. ``--dry-run`` prints the writes and leaves R untouched.
 
-Failure: a bad file, unknown partitions or a negative rate: one ``Error:`` line, exit 1,
-nothing written.
+Failure: a bad file, unknown partitions or a rate that is not 1..2^63-1
+(:func:`kafka_zk.validation.parse_throttle`): one ``Error:`` line, exit 1, nothing written.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.throttle_lists import FOLLOWER_KEY, LEADER_KEY, throttled_brokers, throttled_replicas
-from kafka_zk.topic_configs import BROKER_THROTTLE_KEYS, check_rate
+from kafka_zk.topic_configs import BROKER_THROTTLE_KEYS
+from kafka_zk.validation import parse_throttle
 
 
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -36,8 +37,8 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
     act.add_argument("--remove", action="store_true")
     act.add_argument("--show", action="store_true")
     p.add_argument("--reassignment-json-file", metavar="FILE")
-    p.add_argument("--throttle", type=int, metavar="BYTES_PER_S")
-    p.add_argument("--replica-alter-log-dirs-throttle", type=int, metavar="BYTES_PER_S")
+    p.add_argument("--throttle", metavar="BYTES_PER_S", help="bytes/s, a whole number from 1")
+    p.add_argument("--replica-alter-log-dirs-throttle", metavar="BYTES_PER_S", help="bytes/s, a whole number from 1")
     p.add_argument("--record", metavar="FILE", help="the throttle record of this run (JSON)")
     p.set_defaults(func=run)
 
@@ -50,9 +51,10 @@ def run(args: argparse.Namespace) -> int:
     if args.set:
         if not args.reassignment_json_file or args.throttle is None or not args.record:
             raise InvalidInput("--set needs --reassignment-json-file, --throttle and --record")
-        check_rate(args.throttle, "--throttle")
+        args.throttle = parse_throttle(args.throttle, "--throttle")
         if args.replica_alter_log_dirs_throttle is not None:
-            check_rate(args.replica_alter_log_dirs_throttle, "--replica-alter-log-dirs-throttle")
+            args.replica_alter_log_dirs_throttle = parse_throttle(args.replica_alter_log_dirs_throttle,
+                                                                  "--replica-alter-log-dirs-throttle")
         targets = targets_from_file_entries(decode_reassignment_file(
             _read_text(args.reassignment_json_file, "--reassignment-json-file")))
         if not args.dry_run:

@@ -15,6 +15,18 @@ class InvalidInput(KafkaZkError):
     """Bad user input; nothing was written. The message names the problem and the fix."""
 
 
+class InputRefused(InvalidInput):
+    """An input one of :mod:`kafka_zk.validation`'s parsers refuses: ``what`` names the input (a CLI
+    flag or a DAG Param), ``reason`` is the refusal text, the same wherever the input is typed."""
+
+    def __init__(self, what: str, reason: str) -> None:
+        super().__init__(f"{what}: {reason}")
+        self.what, self.reason = what, reason
+
+    def __reduce__(self):  # picklable across processes, like the other errors
+        return type(self), (self.what, self.reason)
+
+
 class InvalidPayload(KafkaZkError):
     """A znode or file payload that does not follow Kafka's format."""
 

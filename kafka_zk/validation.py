@@ -1,5 +1,14 @@
 """Input checks shared by every admin action, the CLI and the DAGs: names, ids, counts.
 
+One parser per input, used alike by the CLI's flags, the DAGs' Param checks and the plan job, so
+a value is accepted or refused the same way wherever it is typed, with one refusal text
+(:class:`InputRefused`: ``"<input>: <reason>"``, only the input's name differs):
+:func:`parse_broker_ids` (lists of broker ids), :func:`parse_throttle` (a replication rate),
+:func:`parse_size` (byte sizes and budgets), :func:`parse_topic_names` and
+:func:`parse_topic_regex` (topic selection, read as Kafka's ``--topic``). A list is a list, or
+text with entries separated by commas (optionally in one pair of brackets); no entry may be
+empty, none may repeat (Kafka's tools refuse a list with "duplicate entries").
+
 Topic names follow docs/zookeeper.md §6.2 with the messages of later Kafka versions (1..249 characters,
 ASCII letters, digits, '.', '_', '-'; '.' and '..' forbidden; the whole string is matched, so a
 trailing newline is refused). Two names collide when they are equal after replacing '.' by '_'
@@ -11,22 +20,23 @@ brokers is refused with Kafka's message. Counts are bounded twice: by Kafka's IN
 znode-size reason, instead of computing its assignment).
 
 Failure: :class:`InvalidTopicName`, :class:`TopicCollision`, :class:`BrokerNotAvailable`,
-:class:`InvalidReplicationFactor`, :class:`InvalidInput` (also for the brokers to remove),
+:class:`InvalidReplicationFactor`, :class:`InputRefused` (the parsers), :class:`InvalidInput`,
 :class:`ZnodeTooLarge` — each naming the input and the fix.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Collection, Iterable, Mapping
 
-from kafka_zk.errors import (BrokerNotAvailable, InvalidInput, InvalidReplicationFactor, InvalidTopicName,
-                             TopicCollision, ZnodeTooLarge)
+from kafka_zk.errors import (BrokerNotAvailable, InputRefused, InvalidInput, InvalidReplicationFactor,
+                             InvalidTopicName, TopicCollision, ZnodeTooLarge)
 
 MAX_NAME_LENGTH = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 _BROKER_ID = re.compile(r"0|[1-9][0-9]*")
 INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
 ZNODE_LIMIT = 1_048_576 - 4096    # what kafka_zk.writer accepts (jute.maxbuffer minus headroom)
 
 COLLISION_WARNING = ("WARNING: Due to limitations in metric names, topics with a period ('.') or "
@@ -88,21 +98,9 @@ def check_collision(name: str, existing: Iterable[str]) -> None:
         raise TopicCollision(f"Topic '{name}' collides with existing topics: {', '.join(hits)}")
 
 
-def check_brokers_to_remove(brokers: Any) -> list[int]:
-    """The brokers a decommission removes, sorted and distinct: a list of broker ids, or the same as
-    comma-separated text (what a rendered Param or a command line gives), or one id; each id as
-    :func:`parse_broker_id` reads it. :class:`InvalidInput` names the value and the expected form."""
-    if isinstance(brokers, str):
-        items: list[object] = [b.strip() for b in brokers.strip().strip("[]").split(",") if b.strip()]
-    elif isinstance(brokers, int) and not isinstance(brokers, bool):   # "4" typed in the form, rendered natively
-        items = [brokers]
-    elif isinstance(brokers, (list, tuple, set, frozenset)):
-        items = list(brokers)
-    else:
-        raise InvalidInput(f"brokers_to_remove={brokers!r}: give a list of broker ids, e.g. [3, 4]")
-    if not items:
-        raise InvalidInput(f"brokers_to_remove={brokers!r}: give at least one broker id, e.g. [3, 4]")
-    return sorted({parse_broker_id(b, f"brokers_to_remove={brokers!r}") for b in items})
+def check_brokers_to_remove(brokers: Any, what: str = "brokers_to_remove") -> list[int]:
+    """The brokers a runbook removes (or adds: ``what`` names the Param), sorted: :func:`parse_broker_ids`."""
+    return sorted(parse_broker_ids(brokers, what))
 
 
 def check_removal_against_cluster(removed: Iterable[int], racks: Mapping[int, str | None],
@@ -152,41 +150,152 @@ def check_replication_factor(rf: int, live_broker_count: int) -> None:
             f"Replication factor: {rf} larger than available brokers: {live_broker_count}.")
 
 
-def parse_broker_id(text: object, what: str = "broker id") -> int:
-    """A broker id as a broker registers it: ASCII digits, canonical, 0..2^31-1 (Kafka's INT).
+BROKER_ID_RULE = (f"broker ids are 0..{INT_MAX} in ASCII digits without sign or leading zeros "
+                  "(as a broker registers under /brokers/ids), e.g. 3")
 
-    ``what`` names the input in the message (a CLI flag or a DAG Param)."""
-    if isinstance(text, bool):
-        raise InvalidInput(f"{what}: {text!r} is not a broker id; give a whole number like 3")
-    if isinstance(text, int):
-        value = text
-    elif isinstance(text, str) and _BROKER_ID.fullmatch(text.strip()):
-        value = int(text.strip())
+
+def _as_typed(value: object) -> str:
+    """One item of an input as a refusal quotes it: the text as typed (a number as its digits)."""
+    return repr(value.strip() if isinstance(value, str) else str(value))
+
+
+def parse_broker_id(text: object, what: str = "broker id") -> int:
+    """One broker id (module docstring); ``what`` names the input (a CLI flag or a DAG Param)."""
+    if isinstance(text, int) and not isinstance(text, bool) and 0 <= text <= INT_MAX:
+        return text
+    if isinstance(text, str) and _BROKER_ID.fullmatch(text.strip()) and int(text.strip()) <= INT_MAX:
+        return int(text.strip())
+    raise InputRefused(what, f"{_as_typed(text)} is not a broker id; {BROKER_ID_RULE}")
+
+
+def _list_items(items: object, what: str, kind: str, example: str) -> list[object]:
+    """The entries of a list input: a list/tuple/set, one bare value, or text separated by commas
+    (optionally in one pair of brackets, as a rendered Param shows a list). No entry may be empty."""
+    if isinstance(items, str):   # spaces around entries go; other whitespace is left for the entry's own check
+        text = items.strip(" ")
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1].strip(" ")
+        parts: list[object] = [x.strip(" ") for x in text.split(",")] if text else []
+        if "" in parts:
+            raise InputRefused(what, f"{items.strip()!r} has an empty entry; separate {kind}s with single commas, "
+                                     f"e.g. {example}")
+    elif isinstance(items, (list, tuple)):
+        parts = list(items)
+    elif isinstance(items, (set, frozenset)):
+        parts = sorted(items, key=str)
+    elif isinstance(items, int) and not isinstance(items, bool):   # "4" typed in the form, rendered natively
+        parts = [items]
     else:
-        raise InvalidInput(f"{what}: {text!r} is not a broker id; broker ids are ASCII digits without sign "
-                           "or leading zeros, e.g. 3")
-    if not 0 <= value <= INT_MAX:
-        raise InvalidInput(f"{what}: {value} is not a broker id; broker ids are 0..{INT_MAX}")
-    return value
+        raise InputRefused(what, f"{items!r} is not a list of {kind}s; give e.g. {example}")
+    if not parts:
+        raise InputRefused(what, f"empty; give at least one {kind}, e.g. {example}")
+    return parts
+
+
+def _no_duplicates(values: list, what: str, kind: str) -> None:
+    seen: set = set()
+    dups = [v for v in values if v in seen or seen.add(v)]
+    if dups:
+        listed = ",".join(map(str, dict.fromkeys(dups)))
+        raise InputRefused(what, f"duplicate entries: {listed}; list each {kind} once")
 
 
 def parse_broker_ids(items: object, what: str = "broker ids") -> list[int]:
-    """A list of distinct broker ids: ``"1,2"``, ``"[1, 2]"``, ``[1, 2]`` or one id (order kept); empty is refused."""
-    if isinstance(items, str):
-        parts: list[object] = [x for x in items.strip().strip("[]").split(",")]
-    elif isinstance(items, int) and not isinstance(items, bool):   # "4" typed in the form, rendered natively
-        parts = [items]
-    elif isinstance(items, (list, tuple)):
-        parts = list(items)
-    else:
-        raise InvalidInput(f"{what}: {items!r} is not a list of broker ids; give e.g. 4,5")
-    if not parts or (isinstance(items, str) and not items.strip()):
-        raise InvalidInput(f"{what} is empty; give at least one broker id, e.g. 4,5")
-    ids = [parse_broker_id(x, what) for x in parts]
-    dups = sorted({b for b in ids if ids.count(b) > 1})
-    if dups:
-        raise InvalidInput(f"{what} contains duplicate entries: {','.join(map(str, dups))}; list each broker once")
+    """Broker ids, order kept: ``"4,5"``, ``"[4, 5]"``, ``[4, 5]`` or one id; each as
+    :func:`parse_broker_id` reads it; none empty, none twice (Kafka's tools refuse a broker list
+    with "duplicate entries"). :class:`InputRefused` names ``what`` with one text per problem."""
+    ids = [parse_broker_id(x, what) for x in _list_items(items, what, "broker id", "4,5")]
+    _no_duplicates(ids, what, "broker")
     return ids
+
+
+def parse_throttle(value: object, what: str = "throttle_bytes_per_sec") -> int:
+    """A replication throttle in bytes/s: a whole number 1..2^63-1 (Kafka's LONG), an int or ASCII
+    digits. 0 is refused: it would stop replication and the reassignment with it."""
+    rate = value.strip() if isinstance(value, str) else value
+    if isinstance(rate, str) and rate.isascii() and rate.isdigit():
+        rate = int(rate)
+    if isinstance(rate, int) and not isinstance(rate, bool) and 1 <= rate <= LONG_MAX:
+        return rate
+    raise InputRefused(what, f"{_as_typed(value)} is not a throttle; give a whole number of bytes per second from "
+                             f"1 to {LONG_MAX} (Kafka's LONG), e.g. 52428800 for 50 MiB/s")
+
+
+_SIZE = re.compile(r"([0-9]+)\s*(B|KiB|MiB|GiB|TiB)?")
+SIZE_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def parse_size(value: object, what: str, minimum: int = 0, maximum: int = LONG_MAX) -> int:
+    """A size in bytes: an int, ASCII digits, or digits with a binary unit (``50GiB``; B, KiB, MiB,
+    GiB, TiB), within ``[minimum, maximum]``. :class:`InputRefused` names ``what``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        size: int | None = value
+    else:
+        m = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+        size = int(m.group(1)) * SIZE_UNITS[m.group(2)] if m else None
+    if size is None:
+        raise InputRefused(what, f"{_as_typed(value)} is not a size; write bytes or a size like 50GiB "
+                                 "(B, KiB, MiB, GiB, TiB)")
+    if not minimum <= size <= maximum:
+        raise InputRefused(what, f"{_as_typed(value)} is out of range; give a size from {minimum} to {maximum} bytes")
+    return size
+
+
+def parse_topic_names(items: object, what: str = "topics", required: bool = False) -> list[str]:
+    """Topic names, order kept: a list, or names separated by commas (a command line); ``None``
+    or nothing given is ``[]`` (refused when ``required``). Each a legal topic name (Kafka's
+    message), none twice."""
+    if not required and (items is None or (isinstance(items, (str, list, tuple))
+                                           and not (items.strip() if isinstance(items, str) else items))):
+        return []
+    names = _list_items(items, what, "topic name", "orders,payments")
+    for name in names:
+        if not isinstance(name, str):
+            raise InputRefused(what, f"{name!r} is not a topic name; give names as text, e.g. orders,payments")
+        try:
+            validate_topic_name(name)
+        except InvalidTopicName as exc:
+            raise InputRefused(what, f"{exc}; fix the name") from None
+    _no_duplicates(names, what, "topic")
+    return [str(n) for n in names]
+
+
+def check_topics_exist(names: Iterable[str], existing: Collection[str], what: str = "topics") -> None:
+    """Every named topic is in ``/brokers/topics``; :class:`InputRefused` lists the missing ones."""
+    missing = [t for t in names if t not in existing]
+    if missing:
+        raise InputRefused(what, f"topic(s) {', '.join(missing)} do not exist; remove them (list the cluster's "
+                                 "topics with kafka-runbook topics --list)")
+
+
+#: Python-only regex syntax that Java's Pattern (Kafka's tools) refuses or reads otherwise.
+_PYTHON_ONLY = {"(?P<": "a named group only Python reads; use a plain group (...)",
+                "(?P=": "a named back-reference only Python reads; use a numbered one, e.g. \\1",
+                "(?#": "an inline comment only Python reads; remove it",
+                "(?(": "a conditional group only Python reads; spell out the alternatives with |"}
+
+
+def parse_topic_regex(text: object, what: str = "topic_regex") -> re.Pattern[str] | None:
+    """A topic selection expression, read as Kafka's tools read ``--topic``/``--include``
+    (``TopicFilter``): trimmed, every ',' read as '|', spaces removed, quotes at either end dropped;
+    then compiled and matched against the *whole* topic name. ``None`` or nothing left: no
+    expression. Syntax only Python reads is refused, so an expression means the same here and in
+    Kafka's tools; one Python cannot read (``\\p{Alpha}``, ``\\z``) is refused by the compiler."""
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise InputRefused(what, f"{text!r} is not a regular expression; give text, e.g. 'orders-.*'")
+    rx = re.sub(r"[\"']+$", "", re.sub(r"^[\"']+", "", text.strip().replace(",", "|").replace(" ", "")))
+    if not rx:
+        return None
+    for construct, why in _PYTHON_ONLY.items():
+        if construct in rx:
+            raise InputRefused(what, f"{text.strip()!r} uses {construct}, {why}")
+    try:
+        return re.compile(rx)
+    except re.error as exc:
+        raise InputRefused(what, f"{text.strip()!r} is not a valid regular expression ({exc}); escape special "
+                                 "characters, e.g. test\\.topic") from None
 
 
 def check_entity_name(entity_type: str, name: object) -> None:

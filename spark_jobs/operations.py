@@ -16,6 +16,7 @@ from typing import Callable
 from kafka_zk.capacity import DiskCapacity, read_capacity_file
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
+from kafka_zk.validation import parse_broker_ids, parse_topic_names
 from spark_jobs.kernels.batches import plan_user_reassignment
 from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
 from spark_jobs.kernels.election import election_plan, election_scope, plan_election
@@ -30,32 +31,12 @@ from spark_jobs.plan_input import PlanInput
 from spark_jobs.selection import Selection
 
 
-def int_list(text: str, what: str) -> list[int]:
-    out = []
-    for part in (text or "").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if not part.lstrip("-").isdigit():
-            raise InvalidInput(f"{what}: {part!r} is not a broker id; write e.g. {what} 3,4")
-        out.append(int(part))
-    if len(set(out)) != len(out):
-        raise InvalidInput(f"{what}: duplicate broker ids in {text!r}")
-    return out
-
-
 def _brokers(args: argparse.Namespace) -> list[int]:
-    ids = int_list(args.brokers, "--brokers")
-    if not ids:
-        raise InvalidInput(f"--op {args.op} needs --brokers, e.g. --brokers 3,4")
-    return ids
+    return parse_broker_ids(args.brokers, "--brokers")
 
 
 def _topics(args: argparse.Namespace, required: bool = True) -> list[str]:
-    names = [t.strip() for t in (args.topics or "").split(",") if t.strip()]
-    if required and not names:
-        raise InvalidInput(f"--op {args.op} needs --topics, e.g. --topics orders,events")
-    return names
+    return parse_topic_names(args.topics, "--topics", required)
 
 
 def _in_topics(names: list[str]) -> Selection:

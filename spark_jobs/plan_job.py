@@ -47,6 +47,7 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the repo im
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.validation import parse_throttle
 from spark_jobs import sizes_input
 from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
@@ -92,7 +93,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="rebalance: stop once (max - min) / mean of bytes per broker is at most this")
     p.add_argument("--target-leader-spread", type=int, default=1,
                    help="rebalance: preferred-leader counts differ by at most this much")
-    p.add_argument("--throttle", type=int, default=None, help="replication throttle, bytes/s")
+    p.add_argument("--throttle", default=None, help="replication throttle, bytes/s (kafka_zk.validation.parse_throttle)")
     p.add_argument("--max-moves-per-broker", type=int, default=5)
     p.add_argument("--max-wave-bytes", type=int, default=None)
     p.add_argument("--max-znode-bytes", type=int, default=ADMIN_BATCH_BYTES)
@@ -232,6 +233,8 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     from spark_jobs.kernels.loads import cluster_loads, rack_map
     from spark_jobs.summary import build_summary
 
+    if args.throttle is not None:
+        args.throttle = parse_throttle(args.throttle, "--throttle")
     limits = WaveLimits(args.max_moves_per_broker, args.max_wave_bytes, args.max_znode_bytes, args.throttle)
     try:
         limits.check()

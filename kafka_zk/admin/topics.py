@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -36,7 +35,7 @@ from kafka_zk.model import INTERNAL_TOPICS, Broker, ClusterSnapshot
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.topic_configs import validate_topic_config
 from kafka_zk.validation import (check_collision, check_partition_count, check_replication_factor,
-                                 collision_warning, validate_topic_name)
+                                 collision_warning, parse_topic_regex, validate_topic_name)
 from kafka_zk.writer import ZkWriter
 
 Source = ClusterSnapshot | KazooClient
@@ -104,16 +103,12 @@ def marked_for_deletion(source: Source) -> set[str]:
 
 
 def match_topics(names: Sequence[str], pattern: str | None) -> list[str]:
-    """Kafka's ``--topic`` semantics: a Java-style regex (',' means '|'), matched in full."""
+    """Kafka's ``--topic`` semantics (:func:`kafka_zk.validation.parse_topic_regex`: ',' means '|',
+    matched in full); no ``--topic`` selects every name, a blank one none (Kafka's empty regex)."""
     if pattern is None:
         return list(names)
-    text = pattern.strip().strip("\"'").replace(",", "|").replace(" ", "")
-    try:
-        rx = re.compile(text)
-    except re.error as exc:
-        raise InvalidInput(f"--topic {pattern!r} is not a valid regular expression ({exc}); escape "
-                           "special characters, e.g. test\\.topic") from None
-    return [n for n in names if rx.fullmatch(n)]
+    rx = parse_topic_regex(pattern, "--topic")
+    return [] if rx is None else [n for n in names if rx.fullmatch(n)]
 
 
 def _brokers_sorted(snap: ClusterSnapshot) -> list[Broker]:

@@ -40,6 +40,7 @@ from kafka_zk.health import leader_balance
 from kafka_zk.limits import ADMIN_BATCH_BYTES, MAX_ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.topic_selection import choose_topics
+from kafka_zk.validation import check_topics_exist
 from spark_jobs.kernels.model import Plan
 
 
@@ -60,8 +61,7 @@ def election_scope(snapshot: ClusterSnapshot, topics: Any = (), topic_regex: str
     if election_json:
         return election_file_scope(election_json)
     choice = choose_topics(snapshot.topics, topics, topic_regex)
-    if choice.missing:
-        raise InvalidInput(f"topic(s) {', '.join(choice.missing)} do not exist: remove them from topics")
+    check_topics_exist(choice.requested, snapshot.topics, "topics")
     if not choice.names:
         return None
     return tuple(p.tp for t in sorted(choice.names) for p in snapshot.topics[t].partitions.values())

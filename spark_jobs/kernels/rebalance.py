@@ -13,8 +13,10 @@
   others in place with the least-loaded eligible brokers of the set (counts of that topic
   first, then cluster counts): the least-movement version of ``--generate``.
 
-Failure: :class:`PlanRefused` for unknown/non-live brokers, unknown topics, a partition with
-more replicas than the broker set, or a touched partition with a reassignment in flight.
+Failure: :class:`kafka_zk.errors.InputRefused` for a broker or topic list the shared parsers
+refuse (empty, repeated, a topic that does not exist); :class:`PlanRefused` for unknown/non-live
+brokers, a partition with more replicas than the broker set, or a touched partition with a
+reassignment in flight.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Collection, Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.validation import check_topics_exist, parse_broker_ids, parse_topic_names
 from spark_jobs.kernels.decommission import refuse_reassigning
 from spark_jobs.kernels.loads import cluster_loads, rack_map, size_of
 from spark_jobs.kernels.balance import Ledger, Limits, balance, bytes_note
@@ -31,9 +34,7 @@ from spark_jobs.kernels.placement import LeaderBalancer, Placer, seeded_ranks
 
 
 def _live(snapshot: ClusterSnapshot, ids: Iterable[int], flag: str) -> list[int]:
-    ids = sorted({int(b) for b in ids})
-    if not ids:
-        raise PlanRefused(f"{flag} is empty: name at least one broker id")
+    ids = sorted(parse_broker_ids(list(ids), flag))
     unknown = [b for b in ids if b not in snapshot.brokers]
     if unknown:
         raise PlanRefused(f"{flag}: broker(s) {unknown} are not registered (live: "
@@ -74,12 +75,10 @@ def plan_add_brokers(snapshot: ClusterSnapshot, new_brokers: Collection[int],
 
 
 def topic_partitions(snapshot: ClusterSnapshot, topics: Iterable[str]):
-    names = list(dict.fromkeys(topics))
-    if not names:
-        raise PlanRefused("no topic given: pass --topics a,b")
-    missing = [t for t in names if t not in snapshot.topics]
-    if missing:
-        raise PlanRefused(f"topic(s) {missing} do not exist; check --topics (kafka-runbook topics --list)")
+    """Every partition of ``topics`` (read as :func:`kafka_zk.validation.parse_topic_names` reads
+    ``--topics``; each must exist), by topic then partition."""
+    names = parse_topic_names(list(topics), "--topics", required=True)
+    check_topics_exist(names, snapshot.topics, "--topics")
     return [p for t in sorted(names) for p in (snapshot.topics[t].partitions[i]
                                                for i in sorted(snapshot.topics[t].partitions))]
 

@@ -313,12 +313,12 @@ def cases(connect: str, f: dict[str, str]) -> list[Case]:
     add("over the znode limit", *rex, f["big"], "--throttle", "10", "--record",
         str(Path(f["good"]).with_name("r.json")))
     add("over the znode limit", *rex, f["big"])
-    for rate, msg in [("-5", "--throttle -5"), (str(2**63), "LONG"), (str(2**64), "LONG")]:
+    for rate, msg in [("-5", "'-5' is not a throttle"), ("0", "from 1 to"), (str(2**63), "LONG"), (str(2**64), "LONG")]:
         add(msg, *rex, f["good"], "--throttle", rate, "--record", str(Path(f["good"]).with_name("r.json")))
     add("the folder", *rex, f["good"], "--throttle", "5", "--record", f["no_dir_record"])
     add("is a folder", *rex, f["good"], "--throttle", "5", "--record", f["folder"])
     add("throttle record", *rex, f["good"], "--throttle", "5", "--record", f["record_junk"])
-    add("invalid int value", *rex, f["good"], "--throttle", "1.5")
+    add("'1.5' is not a throttle", *rex, f["good"], "--throttle", "1.5")
     add("--reassignment-json-file is required", "reassign", *Z, "--execute")
     gen = ("reassign", *Z, "--generate", "--topics-to-move-json-file")
     for bl, msg in [("²", "not a broker id"), ("\u0663", "not a broker id"), ("a", "not a broker id"),
@@ -333,7 +333,7 @@ def cases(connect: str, f: dict[str, str]) -> list[Case]:
     # --- throttle
     thr = ("throttle", *Z, "--set", "--reassignment-json-file", f["good"])
     rec = str(Path(f["good"]).with_name("r.json"))
-    for rate, msg in [("-1", "LONG"), (str(2**63), "LONG"), ("abc", "invalid int value")]:
+    for rate, msg in [("-1", "LONG"), (str(2**63), "LONG"), ("abc", "'abc' is not a throttle"), ("0", "from 1 to")]:
         add(msg, *thr, "--throttle", rate, "--record", rec)
         add(msg, *thr, "--throttle", "5", "--replica-alter-log-dirs-throttle", rate, "--record", rec)
     add("the folder", *thr, "--throttle", "5", "--record", f["no_dir_record"])
@@ -382,8 +382,8 @@ def cases(connect: str, f: dict[str, str]) -> list[Case]:
         add("--max-znode-bytes", *base, "--snapshot", f["good"], "--max-znode-bytes", str(2**40), "--out", out_dir)
         add("--max-wave-bytes", *base, "--snapshot", f["good"], "--max-wave-bytes", "0", "--out", out_dir)
     for op in ("decommission", "add-brokers"):
-        for b, msg in [("²", "not a broker id"), ("", "is empty"), ("1,1", "duplicate entries"),
-                       ("-1", "not a broker id"), ("1,,2", "not a broker id")]:
+        for b, msg in [("²", "not a broker id"), ("", "at least one broker id"), ("1,1", "duplicate entries"),
+                       ("-1", "not a broker id"), ("04", "not a broker id"), ("1,,2", "an empty entry")]:
             add(msg, "plan", op, "--brokers", b, "--snapshot", f["good"], "--out", out_dir)
     add("Topic name is invalid", "plan", "change-rf", "--topics", "my-topic,foo\n", "--replication-factor", "2",
         "--snapshot", f["good"], "--out", out_dir)

@@ -83,7 +83,7 @@ def test_every_operation_plans_from_a_snapshot_with_the_step_artifacts(files: Pa
 
 @pytest.mark.parametrize("argv,fragment", [
     (("rebalance", "--max-replicas-moved", "-1"), "--max-replicas-moved -1"),
-    (("rebalance", "--max-bytes-moved", "-5"), "--max-bytes-moved -5"),
+    (("rebalance", "--max-bytes-moved", "-5"), "--max-bytes-moved: '-5' is not a size"),
     (("rebalance", "--target-leader-spread", "-2"), "--target-leader-spread -2"),
     (("rebalance", "--target-bytes-spread", "-0.1"), "--target-bytes-spread"),
     (("add-brokers", "--brokers", "42"), "not registered"),

@@ -2,8 +2,8 @@
 
 import pytest
 
-from kafka_zk.errors import (BrokerNotAvailable, InvalidConfig, InvalidInput, InvalidReplicationFactor,
-                             InvalidTopicName, TopicCollision)
+from kafka_zk.errors import (BrokerNotAvailable, InputRefused, InvalidConfig, InvalidInput,
+                             InvalidReplicationFactor, InvalidTopicName, TopicCollision)
 from kafka_zk.topic_configs import TOPIC_CONFIGS, validate_broker_config, validate_topic_config
 from kafka_zk.validation import (check_brokers_live, check_brokers_to_remove, check_collision, check_replication_factor,
                                  collision_warning, validate_topic_name)
@@ -219,15 +219,18 @@ def test_throttle_rates_are_longs(rate):
     with pytest.raises(InvalidInput, match="LONG"):
         check_rate(rate)
     assert check_rate(LONG_MAX) == LONG_MAX
-@pytest.mark.parametrize("given,expected", [([4, 3, 4], [3, 4]), ("5, 3", [3, 5]), ((0,), [0]), (["7"], [7])])
-def test_brokers_to_remove_are_sorted_distinct_ids(given, expected):
+@pytest.mark.parametrize("given,expected", [([4, 3], [3, 4]), ("5, 3", [3, 5]), ((0,), [0]), (["7"], [7]),
+                                            ("[5, 3]", [3, 5]), ({4, 3}, [3, 4])])
+def test_brokers_to_remove_are_sorted_ids(given, expected):
     assert check_brokers_to_remove(given) == expected
 
 
 @pytest.mark.parametrize("given,fix", [([], "at least one broker id"), ("", "at least one broker id"),
                                        ([-1], "not a broker id"), (["x"], "not a broker id"),
-                                       (["03"], "not a broker id"), (None, "a list of broker ids")])
-def test_bad_brokers_to_remove_are_refused_naming_the_value_and_the_form(given, fix):
-    with pytest.raises(InvalidInput, match=fix) as err:
+                                       (["03"], "not a broker id"), (None, "a list of broker ids"),
+                                       ([4, 3, 4], "duplicate entries: 4"), ("4,4", "duplicate entries: 4"),
+                                       ("4,,5", "an empty entry"), ("4,", "an empty entry")])
+def test_bad_brokers_to_remove_are_refused_naming_the_param_and_the_fix(given, fix):
+    with pytest.raises(InputRefused, match=fix) as err:
         check_brokers_to_remove(given)
-    assert "brokers_to_remove=" in str(err.value)
+    assert str(err.value).startswith("brokers_to_remove: ") and err.value.what == "brokers_to_remove"

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.codecs import ReassignmentFileEntry, TopicPartition
-from kafka_zk.errors import InvalidInput
+from kafka_zk.errors import InputRefused, InvalidInput
 from kafka_zk.model import Broker
 from spark_jobs.kernels.batches import plan_user_reassignment
 from spark_jobs.kernels.election import election_plan, plan_election
@@ -81,8 +81,10 @@ def test_move_topics_least_movement() -> None:
     assert plan.moves[0].replica_moves == 1 and 1 not in plan.moves[0].target
     with pytest.raises(PlanRefused, match="more replicas than the 1 brokers"):
         plan_move_topics(snap, ["t"], [2])
-    with pytest.raises(PlanRefused, match="do not exist"):
+    with pytest.raises(InputRefused, match="--topics: topic\\(s\\) nope do not exist"):
         plan_move_topics(snap, ["nope"], [2, 3])
+    with pytest.raises(InputRefused, match="--broker-list: duplicate entries: 2"):
+        plan_move_topics(snap, ["t"], [2, 2, 3])
 
 
 def test_user_reassignment_validated_and_noop_dropped() -> None:
