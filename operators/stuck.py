@@ -33,8 +33,8 @@ from typing import Any, Sequence
 
 from airflow.sdk.exceptions import AirflowSkipException
 
-from kafka_zk import paths
-from kafka_zk.admin.reassignment import reassignment_request
+from kafka_zk.admin.controller import ControllerNotMoved, reelect_controller
+from kafka_zk.admin.reassignment import replace_reassignment
 from kafka_zk.admin.stuck import DEAD_TARGET, NEEDS_ELECTION, diagnose
 from kafka_zk.admin.stuck_fixes import REVERT, ReplicaSizes, bytes_text, choose_fixes, foreign_throttles
 from kafka_zk.audit import utc_now_iso
@@ -44,7 +44,6 @@ from kafka_zk.errors import KafkaZkError, StalePlan
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
-from operators.reassignment.controller import ControllerNotMoved, read_controller, wait_new_controller
 from operators.reports.final import upstream_failures
 from operators.runtime import change_approval
 from spark_jobs.kernels.placement import replacement_targets
@@ -222,15 +221,9 @@ class RewriteReassignmentOperator(_ControllerStep):
                 raise StalePlan(f"the cluster changed since the diagnosis: partitions needing a rewrite are now "
                                 f"{sorted(map(str, now))}, approved {sorted(map(str, approved))}; run again")
             pending = dict(snap.reassignment.targets()) if snap.reassignment is not None else {}
-            targets = {**{tp: tuple(t) for tp, t in pending.items()}, **approved}
-            request = reassignment_request(targets)
-            if snap.reassignment is not None:
-                writer.delete(paths.REASSIGN_PARTITIONS)
-            writer.create(paths.REASSIGN_PARTITIONS, request.encode(), makepath=True)
-            _, czxid = read_controller(client)
-            writer.delete(paths.CONTROLLER)
+            replace_reassignment(writer, snap, {**{tp: tuple(t) for tp, t in pending.items()}, **approved})
+            _, new = reelect_controller(client, writer, float(self.controller_wait_s))
             if not self.is_dry_run:
-                new = wait_new_controller(client, czxid, float(self.controller_wait_s))
                 if new is None:
                     raise ControllerNotMoved(f"no controller was elected within {self.controller_wait_s}s of "
                                              "deleting /controller; check the brokers")
@@ -252,12 +245,9 @@ class ForceElectionOperator(_ControllerStep):
         if not self.is_dry_run:
             _approved(folder, "election")
         with self.session(context) as (client, writer):
-            before, czxid = read_controller(client)
-            if before is not None:
-                writer.delete(paths.CONTROLLER)
-            if self.is_dry_run:
-                return {"controller": before}
-            new = wait_new_controller(client, czxid, float(self.controller_wait_s))
+            before, new = reelect_controller(client, writer, float(self.controller_wait_s))
+        if self.is_dry_run:
+            return {"controller": before}
         if new is None:
             raise ControllerNotMoved(f"no controller was elected within {self.controller_wait_s}s; check the brokers")
         self.log.info("controller re-elected: broker %s → broker %s", before, new)

@@ -6,6 +6,10 @@
 * :func:`submit_reassignment` — validate, then *create* the node (create-only: an existing
   node raises :class:`ReassignmentInProgress`). Throttles are a separate step
   (:mod:`kafka_zk.admin.throttles`) that callers run first.
+* :func:`replace_reassignment` — the documented ZooKeeper-only rewrite of a pending move
+  (§2.7.4): delete the live node (when there is one), then create it with the new targets; the
+  controller reads the new node only once ``/controller`` changes
+  (:func:`kafka_zk.admin.controller.reelect_controller`), so callers re-elect after it.
 * :func:`reassignment_status` — per partition ``in_progress`` / ``complete`` / ``failed`` with
   the 2.6+ ZK-path rule (done iff not in the live node; complete iff replicas equal the target
   exactly); a 2.4+ topic znode still carrying adding/removing replicas for the partition also
@@ -85,6 +89,22 @@ def submit_reassignment(writer: ZkWriter, snapshot: ClusterSnapshot,
     """Validate then create ``/admin/reassign_partitions`` with exactly topic/partition/replicas."""
     validate_targets(snapshot, targets)
     request = reassignment_request(targets)
+    writer.create(paths.REASSIGN_PARTITIONS, request.encode(), makepath=True)
+    return request
+
+
+def replace_reassignment(writer: ZkWriter, snapshot: ClusterSnapshot,
+                         targets: Mapping[TopicPartition, Sequence[int]]) -> ReassignmentRequest:
+    """Delete the pending ``/admin/reassign_partitions`` (when ``snapshot`` has one) and create it with ``targets``.
+
+    Unlike :func:`submit_reassignment` the targets are not held to "every broker registered": a
+    rewrite keeps the other pending entries exactly as they are. Refused before any write when
+    ``targets`` is empty or names an empty replica list."""
+    if not targets or any(not list(r) for r in targets.values()):
+        raise InvalidInput("a rewritten reassignment needs at least one partition and a replica list for each")
+    request = reassignment_request(targets)
+    if snapshot.reassignment is not None:
+        writer.delete(paths.REASSIGN_PARTITIONS)
     writer.create(paths.REASSIGN_PARTITIONS, request.encode(), makepath=True)
     return request
 

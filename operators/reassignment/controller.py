@@ -2,105 +2,23 @@
 
 **MoveControllerOperator** reads ``/controller``. When the controller sits on a removed broker,
 stopping that broker forces a controller failover at an unplanned moment; with
-``move_controller=true`` (a Param, off by default, part of the approved run) the step deletes
-``/controller`` through the write gate (audited) so the brokers elect a new one, waits (bounded)
-for a controller on a kept broker, and if the election lands on a removed broker again deletes
-it again, at most ``max_attempts`` times. Either way it writes ``controller.json`` (before,
-after, attempts) for the final report. A dry run plans the delete and waits for nothing.
+``move_controller=true`` (a Param, off by default, part of the approved run) the step moves it
+through the admin action :func:`kafka_zk.admin.controller.move_controller_off` (delete
+``/controller`` through the write gate, wait bounded for a controller on a kept broker, delete
+again at most ``max_attempts`` times). Either way it writes ``controller.json`` (before, after,
+attempts) for the final report. A dry run plans the delete and waits for nothing.
 
-Failure: :class:`ControllerNotMoved` when no controller appears within the wait, or it is still
-on a removed broker after the last attempt (the cluster keeps working: stop the removed brokers
-one at a time, each stop then moves the controller).
+Failure: :class:`kafka_zk.admin.controller.ControllerNotMoved` (see there).
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
-
-from kafka_zk import paths
-from kafka_zk.codecs import InvalidPayload, decode_controller
-from kafka_zk.errors import KafkaZkError
-from kafka_zk.writer import ZkWriter
+from kafka_zk.admin.controller import ControllerPlacement, move_controller_off, read_controller
 from operators.base import DecommissionStep, as_bool
 
 CONTROLLER_FILE = "controller.json"
-
-
-class ControllerNotMoved(KafkaZkError):
-    """The controller could not be moved off the removed brokers within the bounds."""
-
-
-@dataclass(frozen=True)
-class ControllerPlacement:
-    """Where the controller was and is, and what this run did about it."""
-
-    requested: bool
-    before: int | None
-    after: int | None
-    removed: tuple[int, ...]
-    attempts: int = 0
-    dry_run: bool = False
-
-    @property
-    def on_removed(self) -> bool:
-        return self.after is not None and self.after in self.removed
-
-    def to_json(self) -> dict:
-        return {**asdict(self), "removed": list(self.removed), "on_removed": self.on_removed}
-
-
-def read_controller(client: KazooClient) -> tuple[int | None, int | None]:
-    """(controller broker id, czxid of ``/controller``); (None, None) when there is none."""
-    try:
-        data, stat = client.retry(client.get, paths.CONTROLLER)
-    except NoNodeError:
-        return None, None
-    try:
-        return decode_controller(data).broker_id, stat.czxid
-    except InvalidPayload:
-        return None, stat.czxid
-
-
-def wait_new_controller(client: KazooClient, old_czxid: int | None, timeout: float,
-                        poll: float = 0.2) -> int | None:
-    """Bounded wait for a ``/controller`` other than the one created at ``old_czxid``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        broker, czxid = read_controller(client)
-        if broker is not None and czxid != old_czxid:
-            return broker
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(poll)
-
-
-def move_controller_off(client: KazooClient, writer: ZkWriter, removed: frozenset[int], *,
-                        max_attempts: int = 3, wait_s: float = 60.0, log: Any = None) -> ControllerPlacement:
-    """Delete ``/controller`` until a kept broker holds it (at most ``max_attempts`` deletes)."""
-    before, czxid = read_controller(client)
-    current, attempts = before, 0
-    while current is not None and current in removed:
-        if attempts >= max_attempts:
-            raise ControllerNotMoved(
-                f"the controller is still on removed broker {current} after {attempts} re-election(s): stop the "
-                "removed brokers one at a time (each stop moves the controller), or run again")
-        writer.delete(paths.CONTROLLER)
-        attempts += 1
-        if writer.dry_run:
-            return ControllerPlacement(True, before, before, tuple(sorted(removed)), attempts, dry_run=True)
-        current = wait_new_controller(client, czxid, wait_s)
-        if current is None:
-            raise ControllerNotMoved(f"no controller was elected within {wait_s:g}s of deleting {paths.CONTROLLER}: "
-                                     "check the brokers' logs; the cluster has no controller until one is")
-        _, czxid = read_controller(client)
-        if log is not None:
-            log.info("re-election %d: controller now on broker %s", attempts, current)
-    return ControllerPlacement(True, before, current, tuple(sorted(removed)), attempts)
 
 
 class MoveControllerOperator(DecommissionStep):

@@ -26,7 +26,8 @@ LAYERS = ("operators", "dags", "cli", "spark_jobs", "kafka_sim", "replica_verify
 # operators' throttle helpers)
 WRITING_CALLS = {"submit_reassignment", "submit_preferred_election", "apply_throttles", "remove_throttles",
                  "record_then_apply", "pause_throttles", "resume_throttles", "mark_for_deletion", "create_topic",
-                 "add_partitions", "alter_config", "delete_topic", "write_config", "move_controller_off"}
+                 "add_partitions", "alter_config", "delete_topic", "write_config", "move_controller_off",
+                 "reelect_controller", "replace_reassignment"}
 WRITER_METHODS = {"create", "set", "delete"}
 KAZOO_WRITES = {"create", "set", "delete", "ensure_path", "create_async", "set_async", "delete_async",
                 "transaction", "set_acls"}

@@ -7,7 +7,7 @@ import pytest
 from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
 from kafka_zk.admin.election import (election_batches, preferred_election_candidates,
                                      submit_preferred_election)
-from kafka_zk.admin.reassignment import (classify_live_reassignment, reassignment_status,
+from kafka_zk.admin.reassignment import (classify_live_reassignment, reassignment_status, replace_reassignment,
                                          submit_reassignment, targets_from_file_entries, verify_text,
                                          verify_text_2_4)
 from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles, throttles_left
@@ -143,6 +143,26 @@ def test_reassignment_submit_status_and_classification(cluster):
         "Status of partition reassignment: ",
         "Reassignment of partition t1-0 completed successfully",
         "Reassignment of partition t2-0 failed"]
+
+
+def test_replace_reassignment_rewrites_the_pending_node_and_refuses_empty_targets(cluster):
+    zk = cluster
+    submit_reassignment(ZkWriter(zk, authority=KEYBOARD), read_snapshot(zk), {TP("t1", 0): (101, 102)})
+    before = tree(zk)
+    for bad in ({}, {TP("t1", 0): ()}):
+        with pytest.raises(InvalidInput, match="needs at least one partition and a replica list"):
+            replace_reassignment(ZkWriter(zk, authority=KEYBOARD), read_snapshot(zk), bad)
+    assert tree(zk) == before
+    # a rewrite may keep a pending entry on a broker that is gone (9): the other entries stay as they are
+    replace_reassignment(ZkWriter(zk, authority=KEYBOARD), read_snapshot(zk), {TP("t1", 0): (101, 9),
+                                                                                TP("t2", 0): (100, 101)})
+    assert read_json(zk, "/admin/reassign_partitions")["partitions"] == [
+        {"topic": "t1", "partition": 0, "replicas": [101, 9]},
+        {"topic": "t2", "partition": 0, "replicas": [100, 101]}]
+    zk.delete("/admin/reassign_partitions")            # none pending: it only creates
+    replace_reassignment(ZkWriter(zk, authority=KEYBOARD), read_snapshot(zk), {TP("t2", 0): (102,)})
+    assert read_json(zk, "/admin/reassign_partitions")["partitions"] == [
+        {"topic": "t2", "partition": 0, "replicas": [102]}]
 
 
 def test_preferred_election(cluster):

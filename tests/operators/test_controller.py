@@ -1,4 +1,4 @@
-"""operators.reassignment.controller: moving the controller off removed brokers, on the emulator.
+"""kafka_zk.admin.controller (the action MoveControllerOperator calls): moving the controller off removed brokers, on the emulator.
 
 The emulator elects a controller among its live brokers as Kafka does when ``/controller`` is
 deleted; every delete here goes through ZkWriter (audited). The retry case makes the next
@@ -14,7 +14,7 @@ from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.audit import AuditLog
 from kafka_zk.writer import ZkWriter
 from kafka_zk.authority import PersonAtKeyboard
-from operators.reassignment.controller import ControllerNotMoved, move_controller_off, read_controller
+from kafka_zk.admin.controller import ControllerNotMoved, move_controller_off, read_controller
 from operators.reports.final import controller_text
 
 KEYBOARD = PersonAtKeyboard("the test")   # these tests stand for a person at the keyboard
