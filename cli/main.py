@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "retiring": "cli.retiring",      # brokers drained by a decommission, left out of later plans
     "sim": "cli.sim",                # the controller emulator
     "rehearse": "cli.rehearse",      # a plan on an emulated copy of the cluster
+    "restart": "cli.restart",        # rolling restart, gated on ISR health (kafka-rolling-restart)
     "state-change-logs": "cli.state_change_logs",  # kafka.tools.StateChangeLogMerger
     "verify-replicas": "cli.verify_replicas",   # kafka-replica-verification.sh (Kafka protocol)
 }

@@ -1,0 +1,103 @@
+"""``kafka-runbook restart``: a rolling restart without Airflow — the rolling_restart runbook's roll, from a shell.
+
+``kafka-runbook restart --zookeeper HOST:PORT/CHROOT --action 'ssh {host} sudo systemctl restart kafka'``
+restarts every live broker (or ``--brokers 1,2,3``, or ``--racks a,b``), rack by rack, one broker
+at a time (``--by rack``: one rack at a time), the controller last. Per broker: the stop gate
+(nothing offline, under-replicated or at min ISR on it), leadership moved off it, the action run
+(``{broker}``, ``{host}`` and ``{rack}`` replaced; run by ``/bin/bash -c``), then waits until it
+registered again, is back in every ISR and leads its preferred partitions again
+(docs/runbooks/rolling_restart.md). ``--progress FILE`` keeps where the roll stands: the same
+command with the same file resumes at the next broker not restarted. The person typing the
+command approves its writes (as every write command of this tool); ``--dry-run`` prints the order,
+the stop gate's verdict and the planned writes, and runs no action.
+
+Failure: bad input (unknown broker, an action without ``{broker}``/``{host}``): one ``Error:`` line,
+exit 1, nothing done. A gate not passed in its timeout or a failed action stops the roll before
+the next broker: the report is printed, then one ``Error:`` line naming the cause, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import subprocess
+import sys
+
+from cli.common import add_zk_arguments, open_cluster, print_planned, seconds
+from kafka_zk.errors import KafkaZkError
+from kafka_zk.snapshot import read_snapshot
+from operators.batches.book import BatchBook
+from operators.restart.plan import RestartPlan, plan_roll, render_action
+from operators.restart.report import report_md
+from operators.restart.roll import Roll, RestartBatch, RollSettings, roll_all
+
+log = logging.getLogger("kafka-runbook.restart")
+
+
+def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = subparsers.add_parser("restart", help="rolling restart, broker by broker, gated on ISR health",
+                              description=__doc__.splitlines()[0])
+    add_zk_arguments(p)
+    p.add_argument("--action", required=True, metavar="TEMPLATE",
+                   help="command restarting one broker; {broker}, {host}, {rack} are replaced")
+    p.add_argument("--brokers", default="all", help="broker ids (e.g. 1,2,3) or 'all' (default)")
+    p.add_argument("--racks", default="", help="only the brokers of these racks (e.g. a,b)")
+    p.add_argument("--by", choices=("broker", "rack"), default="broker",
+                   help="one broker at a time (default) or one rack at a time")
+    p.add_argument("--progress", metavar="FILE", default=None,
+                   help="progress file: the same command with the same file resumes the roll")
+    p.add_argument("--stop-gate-timeout", type=seconds, default=300.0, metavar="SECONDS")
+    p.add_argument("--register-timeout", type=seconds, default=600.0, metavar="SECONDS")
+    p.add_argument("--in-sync-timeout", type=seconds, default=900.0, metavar="SECONDS")
+    p.add_argument("--leaders-timeout", type=seconds, default=300.0, metavar="SECONDS")
+    p.add_argument("--action-timeout", type=seconds, default=900.0, metavar="SECONDS")
+    p.add_argument("--poll", type=seconds, default=1.0, metavar="SECONDS")
+    p.set_defaults(func=run)
+
+
+def shell_action(plan: RestartPlan, timeout: float):
+    """The action: the plan's template for one broker, run by bash; its last output line, or raise."""
+    def command(broker: int) -> str:
+        return render_action(plan.action, broker, plan.hosts.get(str(broker)), plan.racks.get(str(broker)))
+
+    def act(broker: int) -> str:
+        cmd = command(broker)
+        try:
+            done = subprocess.run(["/bin/bash", "-c", cmd], capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"`{cmd}` did not finish within {timeout:g}s") from None
+        last = (done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""])[-1]
+        if done.returncode != 0:
+            err = (done.stderr.strip().splitlines() or [last])[-1]
+            raise RuntimeError(f"`{cmd}` exited {done.returncode}: {err}")
+        return last
+    return act, command
+
+
+def run(args: argparse.Namespace) -> int:
+    racks = [r.strip() for r in args.racks.split(",") if r.strip()]
+    settings = RollSettings(args.stop_gate_timeout, args.register_timeout, args.in_sync_timeout,
+                            args.leaders_timeout, poll_s=args.poll)
+    with open_cluster(args, "restart") as w:
+        plan = plan_roll(read_snapshot(w.client, with_configs=False), args.brokers, racks, args.by, args.action)
+        print(plan.text(), flush=True)
+        items = [[str(b) for b in batch] for batch in plan.batches]
+        book = (BatchBook.load(args.progress, RestartBatch, items) if args.progress
+                else BatchBook.fresh(RestartBatch, items))
+        act, command = shell_action(plan, args.action_timeout)
+        state = {"book": book}
+
+        def save(b) -> None:
+            state["book"] = b
+            if args.progress:
+                b.save(args.progress)
+        roll = Roll(w.client, w, act, settings, save, log, describe=command)
+        try:
+            roll_all(roll, book)
+        except KafkaZkError:
+            print(report_md(plan, state["book"]), flush=True)
+            raise
+        print(report_md(plan, state["book"]), flush=True)
+        print_planned(w)
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,101 @@
+"""The rolling-restart scenario shared by its CLI and DAG tests: 6 brokers in 3 racks with data and traffic.
+
+:func:`start_roll_cluster` starts the emulator (brokers 1-6, racks a/b/c, a producer-like load:
+every partition with a live leader grows at ``PRODUCE_RATE``), seeds two rack-aware RF-3 topics with
+data (``orders`` with ``min.insync.replicas=2``, ``events``) and serves the fault commands that
+``kafka-runbook sim fault restart`` sends (:class:`kafka_sim.control.CommandQueue`, as the running
+``kafka-runbook sim`` does) on a thread. :class:`OfflineSampler` reads every partition state through
+its own kazoo client on a thread, as a monitoring probe would, and keeps the offline partitions of
+every sample. :func:`restart_action` is the command template the roll runs per broker.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from kazoo.client import KazooClient
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_sim.control import CommandQueue
+from kafka_zk.restart_gates import offline
+from kafka_zk.snapshot import read_snapshot
+
+REPO = Path(__file__).resolve().parents[1]
+RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
+PRODUCE_RATE = 256 * 1024
+MB = 1024 * 1024
+
+
+def rack_aware(partitions: int, shift: int = 0) -> dict[int, list[int]]:
+    """RF 3, one replica per rack, preferred leaders spread over the six brokers."""
+    by_rack = [[1, 4], [2, 5], [3, 6]]
+    out = {}
+    for p in range(partitions):
+        k = p + shift
+        racks = [by_rack[(k + i) % 3] for i in range(3)]
+        out[p] = [r[(k // 3 + i) % 2] for i, r in enumerate(racks)]
+    return out
+
+
+@contextmanager
+def start_roll_cluster(connect: str, speed: float = 20.0) -> Iterator[EmulatedCluster]:
+    cluster = EmulatedCluster(connect, ClusterSpec(brokers=RACKS, speed=speed, seed=0, produce_rate=PRODUCE_RATE))
+    cluster.start()
+    stop = threading.Event()
+    try:
+        orders = rack_aware(6)
+        events = rack_aware(12, shift=1)
+        cluster.create_topics({
+            "orders": (orders, {p: 40 * MB for p in orders}, {"min.insync.replicas": "2"}),
+            "events": (events, {p: 10 * MB for p in events}, None)})
+        queue = CommandQueue(cluster.tool_client)
+        server = threading.Thread(target=lambda: [queue.run_pending(cluster, 0.2) for _ in iter(stop.is_set, True)],
+                                  daemon=True, name="sim-commands")
+        server.start()
+        yield cluster
+    finally:
+        stop.set()
+        cluster.stop()
+
+
+def restart_action(connect: str) -> str:
+    """The roll's action on the emulator: ``kafka-runbook sim fault restart {broker}`` in a new process."""
+    return f"{sys.executable} -m cli.main sim fault --zookeeper {connect} --timeout 60 restart {{broker}}"
+
+
+class OfflineSampler:
+    """Samples every partition's state on a thread; ``offline`` holds what any sample found offline."""
+
+    def __init__(self, connect: str) -> None:
+        self.client = KazooClient(hosts=connect, timeout=10)
+        self.client.start(timeout=10)
+        self.samples = 0
+        self.offline: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="offline-sampler")
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            snap = read_snapshot(self.client, with_configs=False)
+            self.offline.update(map(str, offline(snap)))
+            self.samples += 1
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> "OfflineSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self.client.stop()
+        self.client.close()
+
+
+def preferred_leaders(zk: KazooClient) -> dict[str, tuple[int | None, int | None]]:
+    """Every partition's (preferred replica, leader)."""
+    return {str(p.tp): (p.preferred_leader, p.leader) for p in read_snapshot(zk, with_configs=False).partitions()}
