@@ -1,0 +1,104 @@
+"""rolling_restart: restart brokers one at a time (or one rack at a time), gated on ISR health from ZooKeeper.
+
+Steps (task ids): plan → approve → roll → final_report. Inputs are Params with a JSON schema;
+artifacts go to ``<run_root>/rolling_restart/<run id>/`` (restart_plan.json/.md, the approval,
+restart_progress.json, audit.jsonl, notifications.jsonl, final_report.md). The SRE guide is
+``doc_md`` below and ``docs/runbooks/rolling_restart.md``.
+
+Failure: bad inputs fail ``plan`` before any write; a gate not passed in its timeout or a failed
+action fails ``roll`` before the next broker (notified); the final report still runs, then fails
+the run.
+"""
+
+from __future__ import annotations
+
+from airflow.sdk import Param
+
+from operators.restart.steps import RestartApprovalOperator, RestartPlanOperator, RestartReportOperator, RollOperator
+from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
+
+DAG_ID = "rolling_restart"
+
+DOC_MD = """
+# Rolling restart (Kafka in ZooKeeper mode)
+
+**When to use**: a broker config change, a JVM flag, an OS patch, a Kafka upgrade — anything that
+needs every broker restarted without taking a partition offline.
+
+**Steps**
+1. `plan`: the order — rack by rack, one broker at a time (`by=rack`: one rack at a time, never two
+   racks down), the controller last; `restart_plan.md` says what the stop gate thinks of each now.
+2. `approve`: once for the whole roll (list, order, action), by another person.
+3. `roll`, per broker: maintenance window open with room for it → **stop gate** (nothing offline,
+   under-replicated or reassigning; no partition on it at its `min.insync.replicas`: named) →
+   **demote** (its preferred leaderships moved away: replica order with it last, then a batched
+   election) → **your action** (`{broker}`/`{host}`/`{rack}` replaced; run by SubprocessHook) →
+   **registered** again (new session) → **in sync** in every partition it hosts → **leaders back**
+   (orders restored, batched preferred election) → next broker.
+4. `final_report`: each broker's timeline (stopped, registered, in sync, leaders back).
+
+**When a gate does not pass in its timeout**, the roll stops before the next broker, names the
+cause (the partitions, or "not registered after 600 s", or the action's exit code), notifies, and
+touches no other broker. Fix it, then clear `roll`: it resumes at the broker it stopped on (a
+failed action is run again; a restarted broker is waited for, not restarted twice).
+
+**Dry run**: the plan, the gates evaluated once, the demotion writes planned in the audit log; no
+action runs. Without Airflow: `kafka-runbook restart --zookeeper … --action '…'`.
+"""
+
+PARAMS = {
+    "zk_conn_id": zk_conn_param(),
+    "brokers": Param("all", type=["string", "array"], items={"type": "integer", "minimum": 0},
+                     description="'all', or the broker ids to restart, e.g. 1, 2, 3"),
+    "racks": Param([], type=["null", "array"], items={"type": "string", "minLength": 1},
+                   description="Only the brokers of these racks (empty: every rack)"),
+    "by": Param("broker", type="string", enum=["broker", "rack"],
+                description="One broker at a time (default) or one rack at a time (never two racks down)"),
+    "action": Param("ssh {host} sudo systemctl restart kafka", type="string", minLength=1,
+                    description="Command restarting one broker, run on the worker by bash; {broker}, {host} and "
+                                "{rack} are replaced, e.g. 'kubectl -n kafka delete pod kafka-{broker}'"),
+    "stop_gate_timeout_s": Param(300, type="number", exclusiveMinimum=0,
+                                 description="Seconds the stop gate may take to pass (nothing offline, "
+                                             "under-replicated or at min ISR on the broker) before the roll stops"),
+    "register_timeout_s": Param(600, type="number", exclusiveMinimum=0,
+                                description="Seconds for a restarted broker to register again before the roll stops"),
+    "in_sync_timeout_s": Param(900, type="number", exclusiveMinimum=0,
+                               description="Seconds for it to be back in the ISR of every partition it hosts"),
+    "leaders_timeout_s": Param(300, type="number", exclusiveMinimum=0,
+                               description="Seconds for its preferred leaderships to come back (batched elections)"),
+    "action_timeout_s": Param(900, type="number", exclusiveMinimum=0,
+                              description="The restart action is killed (and the roll stops) after this many seconds"),
+    "min_isr_default": Param(1, type="integer", minimum=1,
+                             description="min.insync.replicas assumed where neither the topic nor the <default> "
+                                         "broker config in ZooKeeper sets it (server.properties is not in ZooKeeper)"),
+    "predicted_batch_s": Param(300, type="number", exclusiveMinimum=0,
+                               description="Expected seconds per broker, for the maintenance-window check until "
+                                           "one broker was timed"),
+    "poll_interval_s": Param(1.0, type="number", exclusiveMinimum=0,
+                             description="Seconds between ZooKeeper reads while a gate waits"),
+    "outside_window": Param(False, type="boolean",
+                            description="Manual emergency: ignore the maintenance windows (recorded)"),
+    "notify_conn_ids": Param([], type=["null", "array"], items={"type": "string"},
+                             description="Airflow Connection ids to notify (smtp, http) when the roll waits for a "
+                                         "window, stops, or finishes. Empty: logged only"),
+    "dry_run": Param(False, type="boolean",
+                     description="Plan and evaluate the gates; plan the demotion writes (audit log); restart nothing"),
+    "run_root": run_root_param(),
+}
+
+with runbook_dag(DAG_ID, "Restart brokers one at a time, gated on ISR health, leaderships given back", PARAMS,
+                 DOC_MD) as dag:
+    plan = RestartPlanOperator(task_id="plan", brokers="{{ params.brokers }}", racks="{{ params.racks }}",
+                               by="{{ params.by }}", action="{{ params.action }}",
+                               min_isr_default="{{ params.min_isr_default }}", **ZK_STEP_ARGS)
+    approve = RestartApprovalOperator(task_id="approve", run_root="{{ params.run_root }}",
+                                      zk_conn_id="{{ params.zk_conn_id }}", dry_run="{{ params.dry_run }}")
+    roll = RollOperator(
+        task_id="roll", stop_gate_timeout_s="{{ params.stop_gate_timeout_s }}",
+        register_timeout_s="{{ params.register_timeout_s }}", in_sync_timeout_s="{{ params.in_sync_timeout_s }}",
+        leaders_timeout_s="{{ params.leaders_timeout_s }}", action_timeout_s="{{ params.action_timeout_s }}",
+        poll_interval_s="{{ params.poll_interval_s }}", min_isr_default="{{ params.min_isr_default }}",
+        predicted_batch_s="{{ params.predicted_batch_s }}", outside_window="{{ params.outside_window }}",
+        trigger_rule="none_failed", **ZK_STEP_ARGS)
+    report = RestartReportOperator(task_id="final_report", trigger_rule="all_done", **ZK_STEP_ARGS)
+    plan >> approve >> roll >> report

@@ -1,0 +1,236 @@
+"""The steps of the rolling_restart runbook: plan, approve, roll, final report.
+
+* **RestartPlanOperator** (``plan``) — the brokers, their order and batches on the live cluster
+  (:func:`operators.restart.plan.plan_roll`), written to ``restart_plan.json`` (what is approved) and
+  ``restart_plan.md`` with what the stop gate says of each batch now.
+* **RestartApprovalOperator** (``approve``) — the whole roll approved once, by another person, in
+  time, exactly that plan (:mod:`operators.change_approval`): the list, the order, the action.
+* **RollOperator** (``roll``) — every batch through :func:`operators.restart.roll.roll_batch`, its
+  progress in ``restart_progress.json`` (a cleared task resumes at the next broker not restarted).
+  The action is the plan's command template, run per broker by Airflow's
+  :class:`~airflow.providers.standard.hooks.subprocess.SubprocessHook` (``bash -c``; an ``ssh`` or
+  ``kubectl`` line runs from the worker). Before a batch starts, the maintenance window must be open
+  and have room for the predicted time of one batch (the slowest batch done so far, else
+  ``predicted_batch_s``); otherwise the step waits, deferred, for the next opening and notifies.
+  Writes (demotion, elections) go through the write gate under the approval of the plan.
+* **RestartReportOperator** (``final_report``, all done) — ``final_report.md`` with each broker's
+  timeline (:mod:`operators.restart.report`), and the ``finished`` or ``failed`` notification.
+
+Failure: bad inputs fail ``plan`` (:class:`~kafka_zk.errors.InvalidInput`) before any write; a
+gate not passed in time or a failed action fails ``roll`` with a
+:class:`~operators.restart.roll.RollStopped` naming the broker and cause, after notifying
+(``failed``); the report still runs, then fails the run (:class:`~operators.errors.RunFailed`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from airflow.providers.standard.hooks.subprocess import SubprocessHook
+from airflow.providers.standard.triggers.temporal import DateTimeTrigger
+
+from kafka_zk.authority import WriteAuthority
+from kafka_zk.restart_gates import stop_problems
+from kafka_zk.run_folder import RunFolder
+from kafka_zk.snapshot import read_snapshot
+from operators.base import RunbookOperator, as_bool
+from operators.batches.book import BatchBook, BatchState
+from operators.change_approval import ChangeApprovalOperator, require_change_approval
+from operators.errors import OutsideWindow, RunFailed, RunRejected
+from operators.notifications.runbook import notify_event
+from operators.report import upstream_failures
+from operators.restart.plan import RestartPlan, plan_roll, render_action
+from operators.restart.report import outcome, report_md
+from operators.restart.roll import Roll, RestartBatch, RestartBook, RollSettings, RollStopped, roll_all
+from operators.runtime import change_approval
+from operators.windows.config import configured_windows
+from operators.windows.guard import decide_wave, window_gate
+
+PLAN = "restart_plan.json"
+PLAN_MD = "restart_plan.md"
+PROGRESS = "restart_progress.json"
+APPROVAL = "rolling_restart"
+
+
+def load_plan(folder: RunFolder) -> RestartPlan:
+    return RestartPlan.from_json(json.loads((folder.root / PLAN).read_text(encoding="utf-8")))
+
+
+def load_book(folder: RunFolder, plan: RestartPlan) -> RestartBook:
+    return BatchBook.load(folder.root / PROGRESS, RestartBatch, [[str(b) for b in batch] for batch in plan.batches])
+
+
+def _what(plan: RestartPlan) -> str:
+    return f"Rolling restart of broker(s) {', '.join(map(str, plan.brokers))}"
+
+
+class RestartPlanOperator(RunbookOperator):
+    """Which brokers, in which order, with which action: ``restart_plan.json`` / ``.md``."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "brokers", "racks", "by", "action",
+                                      "min_isr_default")
+
+    def __init__(self, *, brokers: Any = "all", racks: Any = (), by: Any = "broker", action: Any = "",
+                 min_isr_default: Any = 1, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.brokers = brokers
+        self.racks = racks
+        self.by = by
+        self.action = action
+        self.min_isr_default = min_isr_default
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        racks = [self.racks] if isinstance(self.racks, str) and self.racks else list(self.racks or [])
+        with self.zk_client(context) as client:
+            snap = read_snapshot(client, with_configs=True)
+        plan = plan_roll(snap, self.brokers, racks, str(self.by), str(self.action))
+        held = {batch: stop_problems(snap, batch, int(self.min_isr_default)) for batch in plan.batches}
+        lines = [plan.text(), "", "## The stop gate now", ""]
+        for batch, problems in held.items():
+            lines.append(f"- broker(s) {', '.join(map(str, batch))}: " + (
+                "passes" if not problems else f"would hold on {len(problems)} partition(s): "
+                + "; ".join(map(str, problems[:5])) + (" …" if len(problems) > 5 else "")))
+        folder.write_json(folder.root / PLAN, plan.to_json())
+        folder.write_text(folder.root / PLAN_MD, "# Rolling restart: plan\n\n" + "\n".join(lines) + "\n")
+        self.log.info("%s", "\n".join(lines))
+        return {"brokers": len(plan.brokers), "batches": len(plan.batches), "plan_sha256": plan.sha256()}
+
+
+class RestartApprovalOperator(ChangeApprovalOperator):
+    """The whole roll, approved once: the list, the order and the action."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("subject", "Rolling restart: approve the order and the action")
+        super().__init__(name=APPROVAL, document=PLAN, **kwargs)
+
+    def writes_text(self, doc: dict, folder: RunFolder) -> str:
+        return ((folder.root / PLAN_MD).read_text(encoding="utf-8")
+                + "\n\n**This approval allows**, per broker in this order and only after its stop gate passes: "
+                  "the replica re-orderings and preferred elections that move its leadership away and back "
+                  "(each audited), and the restart action above, run once for it.")
+
+
+class RollOperator(RunbookOperator):
+    """Every batch of the approved plan, in order (see module docstring)."""
+
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "stop_gate_timeout_s", "register_timeout_s",
+                                      "in_sync_timeout_s", "leaders_timeout_s", "action_timeout_s", "poll_interval_s",
+                                      "min_isr_default", "predicted_batch_s", "outside_window")
+
+    def __init__(self, *, stop_gate_timeout_s: Any = 300, register_timeout_s: Any = 600, in_sync_timeout_s: Any = 900,
+                 leaders_timeout_s: Any = 300, action_timeout_s: Any = 900, poll_interval_s: Any = 1.0,
+                 min_isr_default: Any = 1, predicted_batch_s: Any = 300, outside_window: Any = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.stop_gate_timeout_s = stop_gate_timeout_s
+        self.register_timeout_s = register_timeout_s
+        self.in_sync_timeout_s = in_sync_timeout_s
+        self.leaders_timeout_s = leaders_timeout_s
+        self.action_timeout_s = action_timeout_s
+        self.poll_interval_s = poll_interval_s
+        self.min_isr_default = min_isr_default
+        self.predicted_batch_s = predicted_batch_s
+        self.outside_window = outside_window
+
+    def write_authority(self, folder: RunFolder) -> WriteAuthority:
+        return change_approval(folder, APPROVAL, PLAN)
+
+    def settings(self) -> RollSettings:
+        return RollSettings(float(self.stop_gate_timeout_s), float(self.register_timeout_s),
+                            float(self.in_sync_timeout_s), float(self.leaders_timeout_s),
+                            poll_s=float(self.poll_interval_s), min_isr_default=int(self.min_isr_default))
+
+    def action(self, plan: RestartPlan):
+        """The plan's command for one broker, run by SubprocessHook; its last output line, or raise."""
+        hook = SubprocessHook()
+
+        def command(broker: int) -> str:
+            return render_action(plan.action, broker, plan.hosts.get(str(broker)), plan.racks.get(str(broker)))
+
+        def act(broker: int) -> str:
+            cmd = command(broker)
+            self.log.info("broker %d: running %s", broker, cmd)
+            result = hook.run_command(["timeout", f"{float(self.action_timeout_s):g}", "bash", "-c", cmd])
+            if result.exit_code != 0:
+                raise RuntimeError(f"`{cmd}` exited {result.exit_code}: {result.output}")
+            return result.output
+        return act, command
+
+    def execute(self, context: Any, event: Any = None) -> dict:
+        folder = self.folder(context)
+        plan = load_plan(folder)
+        if not self.is_dry_run:
+            require_change_approval(folder, APPROVAL, PLAN)
+        book = load_book(folder, plan)
+        state = {"book": book}
+
+        def save(b: RestartBook) -> None:
+            state["book"] = b
+            b.save(folder.root / PROGRESS)
+        act, command = self.action(plan)
+        with self.session(context) as (client, writer):
+            roll = Roll(client, writer, act, self.settings(), save, self.log, describe=command)
+            try:
+                book = roll_all(roll, book, lambda b, i: self._window_check(context, folder, plan, b, i))
+            except RollStopped as stopped:
+                notify_event(context, folder, "failed", self.log, what=_what(plan), outcome="STOPPED",
+                             body=f"The roll stopped before the next broker: {stopped}",
+                             fields={"brokers done": f"{sum(b.state is BatchState.DONE for b in state['book'].batches)}"
+                                                     f"/{len(plan.batches)} batch(es)"})
+                raise
+        return {"outcome": outcome(book)}
+
+    def _window_check(self, context: Any, folder: RunFolder, plan: RestartPlan, book: RestartBook, index: int) -> None:
+        """Start batch ``index`` only in an open window with room for one batch; else defer to the next opening."""
+        gate = window_gate(configured_windows(in_task=True), str(self.zk_conn_id), context["dag"].dag_id,
+                           as_bool(self.outside_window))
+        if gate is None:
+            return
+        times = [b.done_at - b.submitted_at for b in book.batches if b.done_at and b.submitted_at]
+        predicted = max(times) if times else float(self.predicted_batch_s)
+        decision = decide_wave(gate, datetime.now(timezone.utc), predicted)
+        if decision.start:
+            self.log.info("window guard: batch %d starts: %s", index + 1, decision.reason)
+            return
+        if decision.resume is None:
+            raise OutsideWindow(f"batch {index + 1}: {decision.reason}, and no window admitting "
+                                f"{context['dag'].dag_id} opens within a year: fix the windows file")
+        brokers = ", ".join(book.batch(index).items)
+        notify_event(context, folder, "window_paused", self.log, what=_what(plan),
+                     body=f"Broker(s) {brokers} not started: {decision.reason}. The roll waits (deferred) and resumes "
+                          f"when window {decision.resume.window.name} opens at "
+                          f"{decision.resume.opens.isoformat(timespec='minutes')}.",
+                     fields={"resumes at": decision.resume.opens.isoformat(timespec="minutes")})
+        self.defer(trigger=DateTimeTrigger(moment=decision.resume.opens), method_name="execute")
+
+
+class RestartReportOperator(RunbookOperator):
+    """``final_report.md``: the plan, each broker's timeline, why the roll stopped; notifies the outcome."""
+
+    def execute(self, context: Any) -> dict:
+        folder = self.folder(context)
+        if not (folder.root / PLAN).is_file():
+            folder.write_text(folder.final_report_md, "# Rolling restart\n\nNo plan was made (see the plan task's "
+                                                      "log): nothing was done.\n")
+            raise RunFailed(f"the run failed before its plan: {', '.join(upstream_failures(context)) or 'plan'}")
+        plan = load_plan(folder)
+        book = load_book(folder, plan)
+        text = report_md(plan, book)
+        approval = folder.read_json(folder.root / f"approval_{APPROVAL}.json")
+        if approval:
+            text += f"\nApproval: {approval['decision']} by {approval['by']} at {approval['at']}\n"
+        failures = upstream_failures(context)
+        if failures:
+            text += f"\nFAILED at {', '.join(failures)} (the task log holds the error).\n"
+        folder.write_text(folder.final_report_md, text)
+        if approval and approval["decision"] != "approved":
+            raise RunRejected(f"the roll was {approval['decision']} by {approval['by']}: nothing was restarted")
+        if failures:
+            raise RunFailed(f"the run failed at {', '.join(failures)}: see {folder.final_report_md}")
+        notify_event(context, folder, "finished", self.log, what=_what(plan), outcome=outcome(book),
+                     body=text, fields={"batches": len(plan.batches), "at": time.strftime("%H:%M:%S UTC", time.gmtime())})
+        return {"report": str(folder.final_report_md), "outcome": outcome(book)}
