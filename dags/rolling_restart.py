@@ -1,19 +1,20 @@
 """rolling_restart: restart brokers one at a time (or one rack at a time), gated on ISR health from ZooKeeper.
 
-Steps (task ids): plan → approve → roll → final_report. Inputs are Params with a JSON schema;
+Steps (task ids): plan → approve → roll → final_report → notify. Inputs are Params with a JSON schema;
 artifacts go to ``<run_root>/rolling_restart/<run id>/`` (restart_plan.json/.md, the approval,
 restart_progress.json, audit.jsonl, notifications.jsonl, final_report.md). The SRE guide is
 ``doc_md`` below and ``docs/runbooks/rolling_restart.md``.
 
 Failure: bad inputs fail ``plan`` before any write; a gate not passed in its timeout or a failed
-action fails ``roll`` before the next broker (notified); the final report still runs, then fails
-the run.
+action fails ``roll`` before the next broker; the final report still runs, then ``notify`` sends
+``failed`` with the cause and fails the run.
 """
 
 from __future__ import annotations
 
 from airflow.sdk import Param
 
+from operators.batches.runbook import OutcomeNotifyOperator
 from operators.restart.steps import RestartApprovalOperator, RestartPlanOperator, RestartReportOperator, RollOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 
@@ -35,7 +36,8 @@ needs every broker restarted without taking a partition offline.
    election) → **your action** (`{broker}`/`{host}`/`{rack}` replaced; run by SubprocessHook) →
    **registered** again (new session) → **in sync** in every partition it hosts → **leaders back**
    (orders restored, batched preferred election) → next broker.
-4. `final_report`: each broker's timeline (stopped, registered, in sync, leaders back).
+4. `final_report`: each broker's timeline (stopped, registered, in sync, leaders back); `notify`:
+   `finished` or `failed` (with the cause) to `notify_conn_ids`.
 
 **When a gate does not pass in its timeout**, the roll stops before the next broker, names the
 cause (the partitions, or "not registered after 600 s", or the action's exit code), notifies, and
@@ -101,4 +103,5 @@ with runbook_dag(DAG_ID, "Restart brokers one at a time, gated on ISR health, le
         predicted_batch_s="{{ params.predicted_batch_s }}", outside_window="{{ params.outside_window }}",
         trigger_rule="none_failed", **ZK_STEP_ARGS)
     report = RestartReportOperator(task_id="final_report", trigger_rule="all_done", **ZK_STEP_ARGS)
-    plan >> approve >> roll >> report
+    notify = OutcomeNotifyOperator(task_id="notify", trigger_rule="all_done", **ZK_STEP_ARGS)
+    plan >> approve >> roll >> report >> notify

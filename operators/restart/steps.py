@@ -9,45 +9,45 @@
   progress in ``restart_progress.json`` (a cleared task resumes at the next broker not restarted).
   The action is the plan's command template, run per broker by Airflow's
   :class:`~airflow.providers.standard.hooks.subprocess.SubprocessHook` (``bash -c``; an ``ssh`` or
-  ``kubectl`` line runs from the worker). Before a batch starts, the maintenance window must be open
-  and have room for the predicted time of one batch (the slowest batch done so far, else
-  ``predicted_batch_s``); otherwise the step waits, deferred, for the next opening and notifies.
-  Writes (demotion, elections) go through the write gate under the approval of the plan.
+  ``kubectl`` line runs from the worker). Before a batch starts, the shared maintenance-window gate
+  (:func:`operators.batches.window.hold_for_window`) must find a window open with room for one
+  batch (the slowest batch done so far, else ``predicted_batch_s``); otherwise the step waits,
+  deferred, for the next opening and notifies ``window_paused``. Writes (demotion, elections) go
+  through the write gate under the approval of the plan.
 * **RestartReportOperator** (``final_report``, all done) — ``final_report.md`` with each broker's
-  timeline (:mod:`operators.restart.report`), and the ``finished`` or ``failed`` notification.
+  timeline (:mod:`operators.restart.report`); its outcome (with the cause when the roll stopped)
+  is what the shared ``notify`` step (:class:`operators.batches.runbook.OutcomeNotifyOperator`)
+  sends as ``finished`` or ``failed``, failing the run when a step failed.
 
 Failure: bad inputs fail ``plan`` (:class:`~kafka_zk.errors.InvalidInput`) before any write; a
 gate not passed in time or a failed action fails ``roll`` with a
-:class:`~operators.restart.roll.RollStopped` naming the broker and cause, after notifying
-(``failed``); the report still runs, then fails the run (:class:`~operators.errors.RunFailed`).
+:class:`~operators.restart.roll.RollStopped` naming the broker and cause; the report still runs,
+and ``notify`` sends ``failed`` with that cause and fails the run; a window that can never fit
+raises :class:`~operators.errors.OutsideWindow`.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from airflow.providers.standard.hooks.subprocess import SubprocessHook
-from airflow.providers.standard.triggers.temporal import DateTimeTrigger
 
 from kafka_zk.authority import WriteAuthority
 from kafka_zk.restart_gates import stop_problems
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
-from operators.base import RunbookOperator, as_bool
+from operators.base import RunbookOperator
 from operators.batches.book import BatchBook, BatchState
-from operators.change_approval import ChangeApprovalOperator, require_change_approval
-from operators.errors import OutsideWindow, RunFailed, RunRejected
-from operators.notifications.runbook import notify_event
-from operators.report import upstream_failures
+from operators.approval.change import ChangeApprovalOperator, require_change_approval
+from operators.batches.window import hold_for_window, note_resumed
+from operators.errors import RunFailed, RunRejected
+from operators.reports.final import upstream_failures
 from operators.restart.plan import RestartPlan, plan_roll, render_action
 from operators.restart.report import outcome, report_md
-from operators.restart.roll import Roll, RestartBatch, RestartBook, RollSettings, RollStopped, roll_all
+from operators.restart.roll import Roll, RestartBatch, RestartBook, RollSettings, roll_all
 from operators.runtime import change_approval
-from operators.windows.config import configured_windows
-from operators.windows.guard import decide_wave, window_gate
 
 PLAN = "restart_plan.json"
 PLAN_MD = "restart_plan.md"
@@ -61,10 +61,6 @@ def load_plan(folder: RunFolder) -> RestartPlan:
 
 def load_book(folder: RunFolder, plan: RestartPlan) -> RestartBook:
     return BatchBook.load(folder.root / PROGRESS, RestartBatch, [[str(b) for b in batch] for batch in plan.batches])
-
-
-def _what(plan: RestartPlan) -> str:
-    return f"Rolling restart of broker(s) {', '.join(map(str, plan.brokers))}"
 
 
 class RestartPlanOperator(RunbookOperator):
@@ -166,46 +162,27 @@ class RollOperator(RunbookOperator):
         if not self.is_dry_run:
             require_change_approval(folder, APPROVAL, PLAN)
         book = load_book(folder, plan)
-        state = {"book": book}
-
-        def save(b: RestartBook) -> None:
-            state["book"] = b
-            b.save(folder.root / PROGRESS)
         act, command = self.action(plan)
+
+        def before_batch(b: RestartBook, index: int) -> None:
+            """The shared window gate: not started unless it fits; else wait (deferred) for the next opening."""
+            if self.is_dry_run:
+                return
+            times = [x.done_at - x.submitted_at for x in b.batches if x.done_at and x.submitted_at]
+            written = any(x.submitted_at is not None for x in b.batches)
+            hold_for_window(self, context, folder, index, f"broker(s) {', '.join(b.batch(index).items)}",
+                            max(times) if times else float(self.predicted_batch_s), written, self.outside_window,
+                            time.time())
         with self.session(context) as (client, writer):
-            roll = Roll(client, writer, act, self.settings(), save, self.log, describe=command)
-            try:
-                book = roll_all(roll, book, lambda b, i: self._window_check(context, folder, plan, b, i))
-            except RollStopped as stopped:
-                notify_event(context, folder, "failed", self.log, what=_what(plan), outcome="STOPPED",
-                             body=f"The roll stopped before the next broker: {stopped}",
-                             fields={"brokers done": f"{sum(b.state is BatchState.DONE for b in state['book'].batches)}"
-                                                     f"/{len(plan.batches)} batch(es)"})
-                raise
+            roll = Roll(client, writer, act, self.settings(), lambda b: b.save(folder.root / PROGRESS), self.log,
+                        describe=command)
+            book = roll_all(roll, book, before_batch)
         return {"outcome": outcome(book)}
 
-    def _window_check(self, context: Any, folder: RunFolder, plan: RestartPlan, book: RestartBook, index: int) -> None:
-        """Start batch ``index`` only in an open window with room for one batch; else defer to the next opening."""
-        gate = window_gate(configured_windows(in_task=True), str(self.zk_conn_id), context["dag"].dag_id,
-                           as_bool(self.outside_window))
-        if gate is None:
-            return
-        times = [b.done_at - b.submitted_at for b in book.batches if b.done_at and b.submitted_at]
-        predicted = max(times) if times else float(self.predicted_batch_s)
-        decision = decide_wave(gate, datetime.now(timezone.utc), predicted)
-        if decision.start:
-            self.log.info("window guard: batch %d starts: %s", index + 1, decision.reason)
-            return
-        if decision.resume is None:
-            raise OutsideWindow(f"batch {index + 1}: {decision.reason}, and no window admitting "
-                                f"{context['dag'].dag_id} opens within a year: fix the windows file")
-        brokers = ", ".join(book.batch(index).items)
-        notify_event(context, folder, "window_paused", self.log, what=_what(plan),
-                     body=f"Broker(s) {brokers} not started: {decision.reason}. The roll waits (deferred) and resumes "
-                          f"when window {decision.resume.window.name} opens at "
-                          f"{decision.resume.opens.isoformat(timespec='minutes')}.",
-                     fields={"resumes at": decision.resume.opens.isoformat(timespec="minutes")})
-        self.defer(trigger=DateTimeTrigger(moment=decision.resume.opens), method_name="execute")
+    def resume_in_window(self, context: Any, event: Any = None) -> dict:
+        """The awaited maintenance window has opened: decide again, then go on."""
+        note_resumed(self.folder(context), time.time())
+        return self.execute(context)
 
 
 class RestartReportOperator(RunbookOperator):
@@ -224,13 +201,11 @@ class RestartReportOperator(RunbookOperator):
         if approval:
             text += f"\nApproval: {approval['decision']} by {approval['by']} at {approval['at']}\n"
         failures = upstream_failures(context)
+        stopped = next((b.message for b in book.batches if b.message and b.state is not BatchState.PLANNED), "")
         if failures:
             text += f"\nFAILED at {', '.join(failures)} (the task log holds the error).\n"
         folder.write_text(folder.final_report_md, text)
         if approval and approval["decision"] != "approved":
             raise RunRejected(f"the roll was {approval['decision']} by {approval['by']}: nothing was restarted")
-        if failures:
-            raise RunFailed(f"the run failed at {', '.join(failures)}: see {folder.final_report_md}")
-        notify_event(context, folder, "finished", self.log, what=_what(plan), outcome=outcome(book),
-                     body=text, fields={"batches": len(plan.batches), "at": time.strftime("%H:%M:%S UTC", time.gmtime())})
-        return {"report": str(folder.final_report_md), "outcome": outcome(book)}
+        result = outcome(book) + (f" — {stopped}" if stopped and not book.all_done else "")
+        return {"report": str(folder.final_report_md), "outcome": result}
