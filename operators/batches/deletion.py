@@ -47,7 +47,8 @@ from operators.reports.final import PreviewFinalReportOperator, upstream_failure
 from operators.reports.run_notes import approval_outcome
 from operators.triggers.deletion import TopicsDeletedTrigger
 from operators.reassignment.waves import human_bytes
-from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
+from kafka_zk.plan_artifacts import load_plan_artifacts
+from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
 
 PROGRESS_FILE = "deletion_progress.json"

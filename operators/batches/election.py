@@ -46,7 +46,8 @@ from operators.deferral import Seen, not_before
 from operators.reports.final import PreviewFinalReportOperator, upstream_failures
 from operators.reports.run_notes import approval_outcome
 from operators.triggers.election import ElectionDoneTrigger, election_outcome
-from spark_jobs.artifacts import load_plan_artifacts, write_plan_artifacts
+from kafka_zk.plan_artifacts import load_plan_artifacts
+from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.election import ElectionPlan, election_plan, election_scope, plan_election
 
 PLAN_FILE, PROGRESS_FILE = "election_plan.json", "election_progress.json"

@@ -63,7 +63,7 @@ from operators.base import as_bool
 from operators.reports.links import PlanReportLink, RunReportsLink
 from operators.plan.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
 from operators.runtime import run_folder
-from spark_jobs.artifacts import load_plan_artifacts
+from kafka_zk.plan_artifacts import load_plan_artifacts
 
 PLAN_JOB = Path(__file__).resolve().parents[2] / "spark_jobs" / "plan_job.py"
 

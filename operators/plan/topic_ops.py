@@ -33,6 +33,7 @@ from kafka_zk.admin.reassignment import targets_from_file_entries, validate_targ
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import BrokerNotAvailable, InvalidInput, InvalidPayload
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot_file import load_snapshot
 from kafka_zk.validation import parse_broker_ids, validate_topic_name
@@ -241,7 +242,6 @@ class ReassignPartitionsPlanOperator(SparkPlanOperator):
 
     def check_plan_matches(self, plan_dir: Path, origin: str) -> None:
         summary = read_plan_summary(plan_dir, origin, self.operation)
-        from spark_jobs.artifacts import load_plan_artifacts
 
         planned = {tp: tuple(r) for tp, r in load_plan_artifacts(str(plan_dir)).target.items()}
         wanted = {tp: tuple(r) for tp, r in self._targets().items()}

@@ -62,7 +62,7 @@ from operators.windows.guard import (WindowGate, decide_wave, measured_factor, p
                                      window_gate)
 from operators.reassignment.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
                              partition_done, wave_state)
-from spark_jobs.artifacts import load_plan_artifacts
+from kafka_zk.plan_artifacts import load_plan_artifacts
 
 def build_wave_book(plan_dir: str) -> WaveBook:
     """Waves from the plan artifacts (hash-checked), with each partition's size from waves.json."""

@@ -41,7 +41,7 @@ from operators.windows.config import configured_windows
 from operators.windows.pause import planned_overhead_s
 from operators.windows.guard import predicted_wave_seconds, too_long_for_every_window, window_gate
 from operators.runtime import plan_hash, require_approval
-from spark_jobs.artifacts import load_plan_artifacts
+from kafka_zk.plan_artifacts import load_plan_artifacts
 
 SHOWN = 10
 

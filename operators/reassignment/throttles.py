@@ -44,7 +44,7 @@ from operators.errors import VerificationFailed
 from operators.notifications.runbook import notify_event
 from operators.deferral import not_before
 from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
-from spark_jobs.artifacts import load_plan_artifacts
+from kafka_zk.plan_artifacts import load_plan_artifacts
 
 
 def resolve_rate(param: Any, planned: int | None) -> int:

@@ -26,7 +26,7 @@ from operators.plan.retiring import remember_drained, retiring_file
 from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import DrainIncomplete, VerificationFailed
 from operators.reassignment.waves import partition_done
-from spark_jobs.artifacts import load_plan_artifacts
+from kafka_zk.plan_artifacts import load_plan_artifacts
 
 SHOWN = 10
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from kafka_zk.plan_artifacts import load_plan_artifacts
 from operators.base import as_bool
 from operators.errors import VerificationFailed
 from operators.reassignment.verify import SHOWN, _VerifyStep
@@ -46,7 +47,6 @@ class DataVerifyOperator(_VerifyStep):
         from replica_verify.discovery import Partition
         from replica_verify.errors import VerifyError
         from replica_verify.tails import check_tails
-        from spark_jobs.artifacts import load_plan_artifacts
 
         folder = self.folder(context)
         if not as_bool(self.verify_data):

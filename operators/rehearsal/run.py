@@ -29,6 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from kafka_zk.errors import InvalidInput
+from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.run_folder import RunFolder
 from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
 from operators.windows.spec import WindowsFile
@@ -74,7 +75,6 @@ def _inputs(inp: RehearsalInput):
     from kafka_zk.capacity import read_capacity_file
     from kafka_zk.sizes_file import load_sizes
     from kafka_zk.snapshot_file import load_snapshot
-    from spark_jobs.artifacts import load_plan_artifacts
 
     plan = load_plan_artifacts(inp.plan_dir)            # hash-checked: an edited plan is refused here
     snapshot = load_snapshot(inp.snapshot)

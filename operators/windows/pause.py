@@ -28,7 +28,7 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
 from operators.reassignment.throttles import record_then_apply, resolve_rate
 from operators.windows.guard import WaveDecision
-from spark_jobs.artifacts import load_plan_artifacts
+from kafka_zk.plan_artifacts import load_plan_artifacts
 
 FILE = "windows.json"
 

@@ -98,7 +98,7 @@ def test_wave_book_from_the_artifacts_carries_targets_currents_and_sizes(folder:
 
 
 def test_stale_plan_names_each_changed_partition_and_accepts_done_or_reordered_ones(folder: RunFolder) -> None:
-    from spark_jobs.artifacts import load_plan_artifacts
+    from kafka_zk.plan_artifacts import load_plan_artifacts
 
     plan = load_plan_artifacts(str(folder.plan_dir))
     target, current = dict(plan.target), dict(plan.rollback)

@@ -87,7 +87,8 @@ def test_per_rack_heaps_choose_what_one_heap_chooses(seed, sized) -> None:
 def test_plan_hash_is_sha256_of_the_canonical_content(targets, election, deletion, per_broker) -> None:
     import hashlib
 
-    from spark_jobs.artifacts import canonical_content, plan_hash
+    from kafka_zk.plan_artifacts import canonical_content
+    from spark_jobs.artifacts import plan_hash
     from spark_jobs.kernels.model import Plan
 
     moves = tuple(sorted((Move(tp, tuple(b + 1 for b in r), r) for tp, r in targets.items()), key=lambda m: m.tp))

@@ -20,7 +20,8 @@ from kafka_zk.sizes_file import HEADER_LINE, convert_sizes, load_sizes, read_siz
 from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 from kafka_zk.throttle_lists import throttled_replicas
 from spark_jobs import plan_job
-from spark_jobs.artifacts import load_plan_artifacts, plan_hash
+from kafka_zk.plan_artifacts import load_plan_artifacts
+from spark_jobs.artifacts import plan_hash
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.validate import plan_violations
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
