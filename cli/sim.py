@@ -134,11 +134,11 @@ def run_fault(args: argparse.Namespace) -> int:
 
 
 def run_log_dirs(args: argparse.Namespace) -> int:
-    from kafka_sim.log_dirs import read_published
     from kafka_zk.connect import close, connect
+    from kafka_zk.log_dirs import read_published_log_dirs
     client = connect(args.log_dirs_zookeeper, credentials=credentials_from_args(args))
     try:
-        print(read_published(client))
+        print(read_published_log_dirs(client)[0])
     finally:
         close(client)
     return 0

@@ -11,14 +11,14 @@ offset per byte), 0 otherwise.
 Sizes live in the emulator process. So that another process (``kafka-runbook sim log-dirs``)
 can read them, :func:`publish` writes the JSON, zlib-compressed and split into chunks under the
 emulator-only path ``/kafka-sim/log-dirs`` (``chunk-0000``…, the parent holding a small JSON
-header with the wall-clock time ``at`` of the publication), and :func:`read_published`
-reassembles it (:func:`read_published_at` with that time, so a reader can tell stale sizes). A
+header with the wall-clock time ``at`` of the publication); the format and its reader,
+:func:`kafka_zk.log_dirs.read_published_log_dirs` (with that time, so a reader can tell stale
+sizes), belong to the contract layer, where the production log-dirs source reads it. A
 cluster whose spec sets ``log_dirs_every_s`` republishes on its own at that rhythm (what a
 rehearsal's wave progress reads, as a real deployment runs ``kafka-log-dirs``). No Kafka
 component reads ``/kafka-sim``.
 
-Failure: :func:`read_published` raises :class:`kafka_zk.errors.InvalidInput` when nothing was
-published under the chroot (no emulator running there).
+Failure: :func:`publish` raises kazoo's errors when ZooKeeper refuses a write.
 """
 
 from __future__ import annotations
@@ -29,11 +29,9 @@ import zlib
 from typing import Mapping
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 
 from kafka_sim import zk_io
 from kafka_sim.replication import ReplicationModel
-from kafka_zk.errors import InvalidInput
 
 CHUNK = 900 * 1024
 
@@ -61,22 +59,3 @@ def publish(client: KazooClient, text: str, sim_time: float) -> None:
     header = json.dumps({"version": 1, "encoding": "zlib", "chunks": len(chunks),
                          "sim_time": round(sim_time, 3), "at": round(time.time(), 3)}).encode("utf-8")
     zk_io.publish_chunks(client, zk_io.SIM_LOG_DIRS, header, chunks)
-
-
-def read_published(client: KazooClient) -> str:
-    return read_published_at(client)[0]
-
-
-def read_published_at(client: KazooClient) -> tuple[str, float | None]:
-    """The published log-dirs JSON and the wall-clock epoch seconds it was published at (None
-    for a publication from before that was recorded)."""
-    try:
-        header, _ = client.get(zk_io.SIM_LOG_DIRS)
-        doc = json.loads(header)
-        n = doc["chunks"]
-        blob = b"".join(client.get(f"{zk_io.SIM_LOG_DIRS}/chunk-{i:04d}")[0] for i in range(n))
-        at = doc.get("at")
-        return zlib.decompress(blob).decode("utf-8"), float(at) if isinstance(at, (int, float)) else None
-    except (NoNodeError, ValueError, KeyError, TypeError, zlib.error):
-        raise InvalidInput(f"no emulator sizes published under {zk_io.SIM_LOG_DIRS}: start "
-                           "`kafka-runbook sim` on this --zookeeper connect string first") from None

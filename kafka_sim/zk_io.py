@@ -33,6 +33,7 @@ from kazoo.protocol.serialization import Create
 from kafka_zk import paths
 from kafka_zk.acls import acls_for
 from kafka_zk.codecs import ProducerIdBlock, decode_producer_id_block, encode_controller_epoch
+from kafka_zk.log_dirs import PUBLISHED_PATH
 
 
 class ControllerMoved(Exception):
@@ -280,7 +281,7 @@ def try_elect(client: KazooClient, controller_payload: bytes, epoch: int, epoch_
 # tool-like writes (seeding) and the emulator's own publication area
 
 SIM_ROOT = "/kafka-sim"
-SIM_LOG_DIRS = "/kafka-sim/log-dirs"
+SIM_LOG_DIRS = PUBLISHED_PATH   # the contract layer owns the publication's format (kafka_zk.log_dirs)
 
 
 def seed_topics(client: KazooClient, topics: Sequence[tuple[str, bytes, bytes]],

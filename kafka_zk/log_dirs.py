@@ -22,22 +22,34 @@ can and names what it cannot. Neither builds a tree of dicts for a 10⁶-partiti
 plan job reads is :mod:`kafka_zk.sizes_file` (which builds on this module, never the other way),
 whose :func:`~kafka_zk.sizes_file.load_sizes` reads either form.
 
+:func:`read_published_log_dirs` reads that output where the emulator publishes it (for
+rehearsals and ``kafka-runbook sim log-dirs``): zlib-compressed and split into chunks under
+:data:`PUBLISHED_PATH` (``chunk-0000``…), the parent holding a JSON header ``{"version":1,
+"encoding":"zlib","chunks":N,"sim_time":…,"at":<wall-clock epoch s>}``. The emulator
+(:mod:`kafka_sim.log_dirs`) writes it; no Kafka component reads it.
+
 Failure: text with no JSON document, JSON of the wrong shape, a bad partition name or a size
 that is not an integer raises :class:`kafka_zk.errors.InvalidPayload` naming the problem and
-the command that produces the file.
+the command that produces the file; :func:`read_published_log_dirs` raises
+:class:`kafka_zk.errors.InvalidInput` when nothing was published under the chroot.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import zlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Optional
 
 import msgspec
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.errors import InvalidPayload
+from kafka_zk.errors import InvalidInput, InvalidPayload
+
+PUBLISHED_PATH = "/kafka-sim/log-dirs"
 
 HOW = "produce it with `kafka-log-dirs.sh --bootstrap-server HOST:PORT --describe > sizes.json`"
 
@@ -292,3 +304,18 @@ def encode_log_dirs(replica_sizes: dict[int, dict[TopicPartition, int]]) -> str:
     return ("Querying brokers for log directories information\n"
             f"Received log directory information from brokers {','.join(str(b) for b in sorted(replica_sizes))}\n"
             + json.dumps({"version": 1, "brokers": brokers}, separators=(",", ":")) + "\n")
+
+
+def read_published_log_dirs(client: KazooClient) -> tuple[str, float | None]:
+    """The log-dirs output the emulator published under :data:`PUBLISHED_PATH` and the wall-clock
+    epoch seconds it was published at (None for a publication that did not record it)."""
+    try:
+        header, _ = client.get(PUBLISHED_PATH)
+        doc = json.loads(header)
+        n = doc["chunks"]
+        blob = b"".join(client.get(f"{PUBLISHED_PATH}/chunk-{i:04d}")[0] for i in range(n))
+        at = doc.get("at")
+        return zlib.decompress(blob).decode("utf-8"), float(at) if isinstance(at, (int, float)) else None
+    except (NoNodeError, ValueError, KeyError, TypeError, zlib.error):
+        raise InvalidInput(f"no emulator sizes published under {PUBLISHED_PATH}: start "
+                           "`kafka-runbook sim` on this --zookeeper connect string first") from None

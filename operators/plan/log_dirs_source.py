@@ -12,7 +12,8 @@ DescribeLogDirs request, answered by every live broker). ZooKeeper does not hold
 * ``file:<path>`` — a file something else refreshes with that output (a cron job or sidecar);
   older than ``extra.log_dirs_max_age_s`` (default 120 s, by its modification time) it is stale;
 * ``emulator`` — the sizes the emulator publishes under ``/kafka-sim/log-dirs`` in the same
-  chroot (:mod:`kafka_sim.log_dirs`; rehearsals), stale likewise past the max age.
+  chroot (read by :func:`kafka_zk.log_dirs.read_published_log_dirs`; rehearsals), stale likewise
+  past the max age.
 
 Without a source, or when a read fails or is stale, progress falls back to ISR joins (a new
 replica counts as copied once it joins the ISR) and the progress line says so.
@@ -36,7 +37,7 @@ from kazoo.exceptions import KazooException
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput, KafkaZkError
-from kafka_zk.log_dirs import replica_sizes
+from kafka_zk.log_dirs import read_published_log_dirs, replica_sizes
 
 FORMS = "'command:<kafka-log-dirs.sh ... --describe>', 'file:<path>' or 'emulator'"
 
@@ -106,9 +107,7 @@ def _text(source: LogDirsSource, client: KazooClient) -> tuple[str, float]:
     if source.kind == "file":
         with open(source.target, encoding="utf-8") as fh:
             return fh.read(), os.stat(source.target).st_mtime
-    from kafka_sim.log_dirs import read_published_at
-
-    text, at = read_published_at(client)
+    text, at = read_published_log_dirs(client)
     return text, time.time() if at is None else at
 
 
