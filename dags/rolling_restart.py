@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 
-from operators.batches.runbook import OutcomeNotifyOperator
+from operators.batches.runbook import OutcomeNotifyOperator, gate_params
 from operators.restart.steps import RestartApprovalOperator, RestartPlanOperator, RestartReportOperator, RollOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 
@@ -78,15 +78,11 @@ PARAMS = {
                                            "one broker was timed"),
     "poll_interval_s": Param(1.0, type="number", exclusiveMinimum=0,
                              description="Seconds between ZooKeeper reads while a gate waits"),
-    "outside_window": Param(False, type="boolean",
-                            description="Manual emergency: ignore the maintenance windows (recorded)"),
-    "notify_conn_ids": Param([], type=["null", "array"], items={"type": "string"},
-                             description="Airflow Connection ids to notify (smtp, http) when the roll waits for a "
-                                         "window, stops, or finishes. Empty: logged only"),
     "dry_run": Param(False, type="boolean",
                      description="Plan and evaluate the gates; plan the demotion writes (audit log); restart nothing"),
     "run_root": run_root_param(),
 }
+PARAMS = gate_params(PARAMS, DAG_ID)      # the shared gates' Params: outside_window, notify_conn_ids
 
 with runbook_dag(DAG_ID, "Restart brokers one at a time, gated on ISR health, leaderships given back", PARAMS,
                  DOC_MD) as dag:

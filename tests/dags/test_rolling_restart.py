@@ -158,3 +158,21 @@ def test_a_partition_at_min_isr_holds_the_roll_and_the_gate_names_it(env) -> Non
     assert czxids(zk) == before                                                  # nothing restarted
     assert "payments-0: at min ISR" in (result.run_folder / "final_report.md").read_text()
     assert "payments-0" in (result.run_folder / "restart_plan.md").read_text()  # the plan said so already
+
+
+def test_a_dry_run_and_a_rejected_roll_restart_nothing(env) -> None:
+    cluster, zk, connect, conn_id, run_root = env
+    before, leaders = czxids(zk), preferred_leaders(zk)
+    dry = run(conn_id, run_root, restart_action(connect), answer=None, dry_run=True)
+    assert dry.state == "success", dry.task_states
+    assert dry.task_states["approve"] == "skipped" and dry.task_states["roll"] == "success"
+    assert all(b["state"] == "planned" for b in progress(dry))
+    planned = [json.loads(line) for line in (dry.run_folder / "audit.jsonl").read_text().splitlines()]
+    assert planned and all(r["dry_run"] for r in planned)           # the demotions, planned only
+    assert "dry run: planned only, nothing restarted" in (dry.run_folder / "final_report.md").read_text()
+    rejected = run(conn_id, run_root, restart_action(connect), answer="Reject")
+    assert rejected.task_states["roll"] == "skipped", rejected.task_states
+    assert not (rejected.run_folder / "audit.jsonl").is_file() or all(
+        json.loads(line).get("op") in ("approve", "reject")
+        for line in (rejected.run_folder / "audit.jsonl").read_text().splitlines())
+    assert czxids(zk) == before and preferred_leaders(zk) == leaders
