@@ -16,7 +16,8 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from operators.reports import run_notes
-from operators.reports.app import URL_PREFIX, app
+from operators.reports.app import app
+from operators.reports.locations import URL_PREFIX
 from operators.windows.timetable import MaintenanceWindowTimetable
 
 

@@ -31,9 +31,10 @@ from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessE
 from airflow.api_fastapi.core_api.security import requires_access_dag
 
 from kafka_zk.run_folder import RunFolder
+from operators.reports.live_progress import render_progress_page
+from operators.reports.locations import URL_PREFIX
 from operators.runbook_dag import DEFAULT_RUN_ROOT
 
-URL_PREFIX = "/kafka-runbooks"
 SUFFIXES = {".html": "text/html; charset=utf-8", ".md": "text/plain; charset=utf-8",
             ".txt": "text/plain; charset=utf-8", ".json": "application/json", ".jsonl": "text/plain; charset=utf-8",
             ".svg": "image/svg+xml"}
@@ -41,13 +42,6 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; fram
 
 app = FastAPI(title="Kafka Runbooks reports", docs_url=None, redoc_url=None, openapi_url=None)
 can_read_runs = Depends(requires_access_dag("GET", DagAccessEntity.RUN))
-
-
-def report_url(base_url: str, dag_id: str, run_id: str, name: str = "") -> str:
-    """The link to a run's report as the API server serves it (``base_url`` = the UI's address)."""
-    from urllib.parse import quote
-
-    return f"{base_url.rstrip('/')}{URL_PREFIX}/runs/{quote(dag_id, safe='')}/{quote(run_id, safe='')}/{name}"
 
 
 def _run(dag_id: str, run_id: str) -> tuple[str, str]:
@@ -73,8 +67,6 @@ def _folder(dag_id: str, run_id: str) -> RunFolder:
 @app.get("/runs/{dag_id}/{run_id}/progress", response_class=HTMLResponse, dependencies=[can_read_runs])
 def run_progress_page(dag_id: str, run_id: str) -> HTMLResponse:
     """The live progress page (:mod:`operators.reports.live_progress`), refreshing itself while the run is active."""
-    from operators.reports.live_progress import render_progress_page
-
     run_root, state = _run(dag_id, run_id)
     folder = RunFolder.for_run(run_root, dag_id, run_id)
     links = {"all reports of this run": "./"}

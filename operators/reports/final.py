@@ -19,7 +19,6 @@ files are reported as "not run" rather than failing the report.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import jinja2
@@ -38,12 +37,12 @@ from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLin
 from operators.reports.titles import heading
 from operators.plan.retiring import excluded_lines
 from operators.reports.history import history_lines
+from operators.reports.locations import TEMPLATES
 from operators.reports.run_notes import approval_outcome, outcome_note, push_run_note
 from operators.reports.state_change import read_excerpts
 from operators.reassignment.throttles import JANITOR_FILE
 from operators.reassignment.waves import WaveBook, human_bytes
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 BAR_PX = 300
 
 

@@ -1,4 +1,5 @@
-"""Links to a run's reports and live progress as Airflow's API server serves them (:mod:`operators.reports.app`).
+"""Links to a run's reports and live progress as Airflow's API server serves them (:mod:`operators.reports.app`;
+the address itself: :func:`operators.reports.locations.report_url`).
 
 :func:`report_link` is the absolute address for messages (``[api] base_url``, the UI's address as
 people reach it, followed by the reports app's path); without a configured ``base_url`` there is no
@@ -20,6 +21,8 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperatorLink
 
+from operators.reports.locations import report_url
+
 
 def _base() -> str:
     from airflow.configuration import conf
@@ -29,16 +32,12 @@ def _base() -> str:
 
 def report_link(dag_id: str, run_id: str, name: str = "") -> str | None:
     """The link to report ``name`` of a run, or ``None`` when ``[api] base_url`` is not set."""
-    from operators.reports.app import report_url
-
     base = _base()
     return report_url(base, dag_id, run_id, name) if base else None
 
 
 def run_page(dag_id: str, run_id: str, name: str = "") -> str:
     """The link to page ``name`` of a run: absolute with ``[api] base_url``, else root-relative."""
-    from operators.reports.app import report_url
-
     return report_url(_base(), dag_id, run_id, name)
 
 

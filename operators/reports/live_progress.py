@@ -32,6 +32,7 @@ import jinja2
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.run_folder import RunFolder, read_json, write_json_atomic
 from operators.reassignment.waves import DONE, SUBMITTED, WaveProgress, human_bytes
+from operators.reports.locations import TEMPLATES
 
 FILE = "live_progress.json"
 REFRESH_S = 5
@@ -246,8 +247,6 @@ def rate_text(bps: float | None) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _template() -> jinja2.Template:
-    from operators.reports.final import TEMPLATES
-
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined)
     return env.get_template("progress.html.j2")

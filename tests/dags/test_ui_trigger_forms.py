@@ -32,7 +32,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
-from operators.reports.app import report_url
+from operators.reports.locations import report_url
 from tests.airflow_ui import AirflowBrowser
 from tests.conftest import new_chroot
 from tests.dags.conftest import plain_client
