@@ -4,6 +4,11 @@ fields, press Trigger; open pages and follow links; screenshots kept as artifact
 Built on :mod:`tests.browser` (Debian's Chromium through Playwright) and a :class:`tests.real_airflow.RealAirflow`
 whose users have passwords. One browser per :class:`AirflowBrowser` (a context manager), one login.
 
+How a run is followed: the run's page (``/dags/<dag>/runs/<run>``) shows the grid; a click on a task's
+square opens its task instance, whose *Details* tab holds the operator extra links (Airflow 3.3 shows
+them there only, not on the Logs tab the task page opens with) as buttons; a link to the same origin
+opens in the same tab.
+
 How the trigger form is typed into (Airflow 3.3's flexible form): every field is ``#element_<param>``;
 text, number and one-line fields are inputs or text areas that take ``fill``; a string array is a
 text area with one item per line. Integer arrays are never shown in Airflow's JSON editor here (its
@@ -18,7 +23,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from tests.browser import CHROMIUM_ARGS, artifacts_dir, chromium_path
 from tests.real_airflow import RealAirflow
@@ -80,6 +85,48 @@ class AirflowBrowser:
             page = self.page
         page.wait_for_load_state()
         return page
+
+    def wait_text(self, page: Any, ok: Callable[[str], bool], timeout: float, what: str) -> str:
+        """Poll ``page``'s text until ``ok(text)``, through the page's own reloads (a refreshing page
+        destroys the JavaScript context a ``wait_for_function`` would run in); its text then."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        deadline, text = time.monotonic() + timeout, ""
+        while time.monotonic() < deadline:
+            try:
+                text = page.inner_text("body", timeout=10_000)
+            except PlaywrightError:
+                text = ""                      # mid-reload: look again
+            if ok(text):
+                return text
+            page.wait_for_timeout(500)
+        raise AssertionError(f"{what} not seen within {timeout:g}s; the page said:\n{text[-2000:]}")
+
+    # -- a run and its tasks -----------------------------------------------------------------
+
+    def open_run(self, dag_id: str, run_id: str) -> Any:
+        """The run's page, as the DAG's run list links it."""
+        self.page.goto(f"{self.base}/dags/{dag_id}/runs/{run_id}", timeout=WAIT_MS)
+        self.page.get_by_text(run_id).first.wait_for()
+        return self.page
+
+    def open_task_from_run(self, dag_id: str, run_id: str, task_id: str) -> Any:
+        """On the run's page, click the task's square in the grid: its task instance page."""
+        page = self.page
+        square = page.locator(f'a[href="/dags/{dag_id}/runs/{run_id}/tasks/{task_id}"]').first
+        square.click()
+        page.wait_for_url(re.compile(rf"/runs/.+/tasks/{re.escape(task_id)}"))
+        return page
+
+    def extra_link(self, name: str) -> Any:
+        """The open task instance's extra-link button ``name``, from its Details tab (bounded wait:
+        the UI polls the task's links while it runs)."""
+        page = self.page
+        page.get_by_role("link", name="Details", exact=True).first.click()
+        page.wait_for_url(re.compile(r"/details$"))
+        link = page.get_by_role("link", name=name, exact=True).first
+        link.wait_for()
+        return link
 
     # -- the trigger form --------------------------------------------------------------------
 
