@@ -131,7 +131,14 @@ class Roll:
     sleep: Callable[[float], None] = time.sleep
 
     def snapshot(self) -> ClusterSnapshot:
+        """Every partition's state and the configs (what the stop gate judges)."""
         return read_snapshot(self.client, with_configs=True)
+
+    def hosted(self, brokers: tuple[int, ...]) -> ClusterSnapshot:
+        """The states of only the partitions ``brokers`` host (the start gates' polls stay cheap on
+        a large cluster: one broker hosts a fraction of the partitions)."""
+        bs = frozenset(brokers)
+        return read_snapshot(self.client, with_configs=False, states=lambda tp, replicas: bool(bs & set(replicas)))
 
     def wait(self, what: str, timeout: float, check: Callable[[], tuple[bool, str]]) -> str:
         """Poll ``check`` (→ (passed, what is still missing)) until it passes; '' or the last missing text."""
@@ -253,11 +260,15 @@ def _elect(roll: Roll, partitions) -> None:
     """A batched preferred election of ``partitions`` (those eligible now), each batch waited on."""
     if roll.client.exists(paths.PREFERRED_REPLICA_ELECTION) is not None:
         wait_node_gone(roll.client, paths.PREFERRED_REPLICA_ELECTION, roll.settings.admin_timeout_s)
-    snap = read_snapshot(roll.client, with_configs=False)
-    eligible, _ = preferred_election_candidates(snap, partitions)
+    wanted = set(partitions)
+
+    def read() -> ClusterSnapshot:
+        return read_snapshot(roll.client, with_configs=False, states=lambda tp, replicas: tp in wanted)
+    snap = read()
+    eligible, _ = preferred_election_candidates(snap, wanted)
     for i, batch in enumerate(election_batches(list(eligible))):
         if i:
-            snap = read_snapshot(roll.client, with_configs=False)
+            snap = read()
         submit_preferred_election(roll.writer, snap, batch)
         wait_node_gone(roll.client, paths.PREFERRED_REPLICA_ELECTION, roll.settings.admin_timeout_s)
 
@@ -274,14 +285,13 @@ def _reorder(roll: Roll, targets: Mapping[TopicPartition, tuple[int, ...]]) -> N
 
 def _demote(roll: Roll, book: RestartBook, index: int, keep) -> RestartBook:
     b = book.batch(index)
-    moves = demotion(roll.snapshot(), b.brokers)
+    moves = demotion(roll.hosted(b.brokers), b.brokers)
     saved = tuple((tp.topic, tp.partition, list(orig), list(order)) for tp, (orig, order) in sorted(moves.items()))
     book = keep(book.update(index, demoted=tuple(b.demoted) + saved))      # the originals first, then the write
     _reorder(roll, {tp: order for tp, (_, order) in moves.items()})
-    snap = read_snapshot(roll.client, with_configs=False)
-    led = [p.tp for p in snap.partitions() if p.leader in b.brokers]
+    led = [p.tp for p in roll.hosted(b.brokers).partitions() if p.leader in b.brokers]
     _elect(roll, led)
-    still = [p.tp for p in read_snapshot(roll.client, with_configs=False).partitions() if p.leader in b.brokers]
+    still = [p.tp for p in roll.hosted(b.brokers).partitions() if p.leader in b.brokers]
     roll.log.info("demoted: %d replica order(s) changed, %d leadership(s) to move, %d left to controlled shutdown%s",
                   len(moves), len(led), len(still), f" ({_names(still)})" if still else "")
     return keep(book.update(index, step="demoted", demoted_at=roll.clock()))
@@ -342,7 +352,7 @@ def _in_sync(roll: Roll, book: RestartBook, index: int, who: str) -> RestartBook
     b = book.batch(index)
 
     def check() -> tuple[bool, str]:
-        lagging = not_in_sync(roll.snapshot(), b.brokers)
+        lagging = not_in_sync(roll.hosted(b.brokers), b.brokers)
         return not lagging, f"{len(lagging)} partition(s) not back in the ISR: {_names(lagging)}"
     missing = roll.wait(f"{who} back in sync", roll.settings.in_sync_timeout_s, check)
     if missing:
@@ -357,13 +367,13 @@ def _in_sync(roll: Roll, book: RestartBook, index: int, who: str) -> RestartBook
 def _leaders_back(roll: Roll, book: RestartBook, index: int, who: str) -> RestartBook:
     b = book.batch(index)
     demoted = {TopicPartition(t, int(p)): (tuple(orig), tuple(order)) for t, p, orig, order in b.demoted}
-    _reorder(roll, restoration(read_snapshot(roll.client, with_configs=False), demoted))
+    _reorder(roll, restoration(roll.hosted(b.brokers), demoted))
 
     def check() -> tuple[bool, str]:
-        away = leaders_away(read_snapshot(roll.client, with_configs=False), b.brokers)
+        away = leaders_away(roll.hosted(b.brokers), b.brokers)
         if away:
             _elect(roll, away)
-            away = leaders_away(read_snapshot(roll.client, with_configs=False), b.brokers)
+            away = leaders_away(roll.hosted(b.brokers), b.brokers)
         return not away, f"{len(away)} preferred leadership(s) not back: {_names(away)}"
     missing = roll.wait(f"{who} leading again", roll.settings.leaders_timeout_s, check)
     if missing:
