@@ -138,7 +138,7 @@ def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
                        ("--target-leader-spread", "target_leader_spread")):
         value = getattr(args, attr, None)
         if value not in (None, ""):
-            argv += [flag, str(value)]
+            argv.append(f"{flag}={value}")      # one word: a value may start with '-' (a regex, a topic)
     if getattr(args, "allow_extra_moves", False):
         argv.append("--allow-extra-moves")
     return argv

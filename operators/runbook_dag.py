@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from airflow.sdk import DAG, Param
 
 from operators.approval.conf_check import check_conf_keys
+from operators.param_check import check_run_params
 from operators.reports.history import record_retry
 
 DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
@@ -26,10 +27,6 @@ def zk_conn_param() -> Param:
                  description="Airflow connection (type kafka_zookeeper) of the cluster's ZooKeeper, with chroot")
 
 
-#: The pattern a list of broker ids typed as text must match: ``4`` or ``4, 5``.
-BROKER_IDS_TEXT = r"^\s*\[?\s*\d+(\s*,\s*\d+)*\s*\]?\s*$"
-
-
 def broker_ids_param(description: str, example: str = "4, 5") -> Param:
     """A required list of broker ids that the trigger form shows as a one-line text field.
 
@@ -37,9 +34,10 @@ def broker_ids_param(description: str, example: str = "4, 5") -> Param:
     it parses and moves the cursor (typing ``[5]`` over the selected ``[]`` gives ``[\\n  []\\n]5]``);
     a Param that may be an array *or* a string is shown as a plain text field instead, where a
     person types ``4, 5`` (or ``[4, 5]``). The REST API and the CLI still pass ``[4, 5]``; the
-    steps accept both forms (:func:`kafka_zk.validation.parse_broker_ids`)."""
-    return Param([], type=["array", "string"], items={"type": "integer", "minimum": 0}, minItems=1,
-                 uniqueItems=True, pattern=BROKER_IDS_TEXT,
+    steps accept both forms. The schema checks only the form; the ids themselves (canonical, 0..2^31-1,
+    none twice) are read by :func:`kafka_zk.validation.parse_broker_ids` before the run's first task
+    (:mod:`operators.param_check`), with the text the CLI gives for the same value."""
+    return Param([], type=["array", "string"], items={"type": "integer"}, minItems=1,
                  description=f"{description}: type the ids separated by commas, e.g. {example}")
 
 
@@ -54,8 +52,10 @@ def run_root_param(what: str = "artifacts, audit, reports") -> Param:
 
 
 def before_each_task(context: Any) -> None:
-    """The ``pre_execute`` hook of every runbook task: refuse a conf key that is not a Param, note a retry."""
+    """The ``pre_execute`` hook of every runbook task: refuse a conf key that is not a Param or a Param
+    value its parser refuses (:mod:`operators.param_check`), note a retry."""
     check_conf_keys(context)
+    check_run_params(context)
     record_retry(context)
 
 

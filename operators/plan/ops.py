@@ -19,23 +19,18 @@ from typing import Any, Sequence
 
 from kafka_zk.errors import BrokerNotAvailable, InvalidInput
 from kafka_zk.run_folder import RunFolder
-from kafka_zk.validation import parse_broker_id
+from kafka_zk.validation import check_brokers_to_remove, parse_size
 from operators.plan.step import SparkPlanOperator, read_plan_summary, snapshot_racks
 
 
 def check_new_brokers(value: Any) -> list[int]:
-    """``new_brokers`` as sorted distinct broker ids (a list, comma-separated text, or one id)."""
-    if isinstance(value, str):
-        items: list[object] = [b.strip() for b in value.strip().strip("[]").split(",") if b.strip()]
-    elif isinstance(value, int) and not isinstance(value, bool):   # "7" typed in the form, rendered natively
-        items = [value]
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        items = list(value)
-    else:
-        raise InvalidInput(f"new_brokers={value!r}: give a list of broker ids, e.g. [7, 8]")
-    if not items:
-        raise InvalidInput(f"new_brokers={value!r}: give at least one broker id, e.g. [7, 8]")
-    return sorted({parse_broker_id(b, f"new_brokers={value!r}") for b in items})
+    """``new_brokers`` as sorted broker ids (:func:`kafka_zk.validation.parse_broker_ids`)."""
+    return check_brokers_to_remove(value, "new_brokers")
+
+
+def _optional_size(value: Any, name: str) -> int | None:
+    """A byte budget (:func:`kafka_zk.validation.parse_size`: bytes or e.g. 50GiB), or null for no cap."""
+    return None if value in (None, "", "None") else parse_size(value, name)
 
 
 def _optional_int(value: Any, name: str, minimum: int) -> int | None:
@@ -112,7 +107,7 @@ class RebalancePlanOperator(SparkPlanOperator):
         if not 0 <= pct <= 1000:
             raise InvalidInput(f"target_bytes_spread_pct={pct}: give a percentage from 0 to 1000, e.g. 10")
         return {"max_replicas": _optional_int(self.max_replicas_moved, "max_replicas_moved", 0),
-                "max_bytes": _optional_int(self.max_bytes_moved, "max_bytes_moved", 0),
+                "max_bytes": _optional_size(self.max_bytes_moved, "max_bytes_moved"),
                 "target_replica_spread": 1 if replica_spread is None else replica_spread,
                 "target_leader_spread": 1 if leader_spread is None else leader_spread,
                 "target_bytes_relative_spread": pct / 100}

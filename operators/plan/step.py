@@ -57,8 +57,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.run_folder import RunFolder
-from kafka_zk.topic_configs import check_rate
-from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster
+from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster, parse_throttle
 from operators.base import as_bool
 from operators.reports.links import PlanReportLink, RunReportsLink
 from operators.plan.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
@@ -222,13 +221,7 @@ class SparkPlanOperator(SparkSubmitOperator):
         extra = self.check_inputs(folder)
         throttle = None
         if self.throttle_bytes_per_sec not in (None, ""):
-            try:
-                throttle = int(self.throttle_bytes_per_sec)
-            except (TypeError, ValueError):
-                throttle = self.throttle_bytes_per_sec
-            check_rate(throttle, "throttle_bytes_per_sec")
-            if throttle <= 0:
-                raise InvalidInput(f"throttle_bytes_per_sec={throttle}: give a positive rate in bytes/s")
+            throttle = parse_throttle(self.throttle_bytes_per_sec, "throttle_bytes_per_sec")
         if (folder.plan_dir / "plan.json").is_file():
             self.check_plan_matches(folder.plan_dir, f"the plan already in {folder.plan_dir}")
             self.log.info("plan already in %s (run cleared or retried): keeping it", folder.plan_dir)

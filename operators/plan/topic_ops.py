@@ -36,7 +36,7 @@ from kafka_zk.model import ClusterSnapshot
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot_file import load_snapshot
-from kafka_zk.validation import parse_broker_ids, validate_topic_name
+from kafka_zk.validation import check_brokers_to_remove, check_topics_exist, parse_topic_names
 from operators.plan.step import SparkPlanOperator, read_plan_summary
 
 #: Kafka's default min.insync.replicas when neither the topic nor the cluster default sets it
@@ -45,28 +45,12 @@ USER_JSON = "reassignment.json"
 
 
 def check_topics(value: Any, param: str = "topics") -> list[str]:
-    """``topics`` as sorted distinct valid topic names (a list, or comma-separated text)."""
-    items = [t.strip() for t in value.split(",")] if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)) or not [t for t in items if str(t).strip()]:
-        raise InvalidInput(f"{param}={value!r}: give a list of topic names, e.g. [\"orders\", \"events\"]")
-    names = sorted({str(t).strip() for t in items if str(t).strip()})
-    for name in names:
-        try:
-            validate_topic_name(name)
-        except InvalidInput as e:
-            raise InvalidInput(f"{param}: {e}") from None
-    return names
+    """``topics`` as sorted topic names (:func:`kafka_zk.validation.parse_topic_names`; at least one)."""
+    return sorted(parse_topic_names(value, param, required=True))
 
 
 def _snapshot(folder: RunFolder) -> ClusterSnapshot | None:
     return load_snapshot(str(folder.snapshot)) if folder.snapshot.is_file() else None
-
-
-def _missing_topics(snap: ClusterSnapshot, topics: Sequence[str], param: str) -> None:
-    missing = [t for t in topics if t not in snap.topics]
-    if missing:
-        raise InvalidInput(f"{param}: topic(s) {missing} do not exist in the cluster; check the names "
-                           f"(existing: {len(snap.topics)} topics)")
 
 
 def min_insync_replicas(snap: ClusterSnapshot, topic: str) -> int:
@@ -110,7 +94,7 @@ class ChangeReplicationFactorPlanOperator(SparkPlanOperator):
         snap = _snapshot(folder)
         if snap is None:
             return {"topics": topics, "replication_factor": rf}
-        _missing_topics(snap, topics, "topics")
+        check_topics_exist(topics, snap.topics, "topics")
         live = len(snap.brokers)
         if rf > live:
             raise InvalidInput(f"replication_factor={rf} is more than the {live} registered brokers: a partition "
@@ -130,7 +114,7 @@ class ChangeReplicationFactorPlanOperator(SparkPlanOperator):
         return {"topics": topics, "replication_factor": rf, "current_rf": changes}
 
     def job_args(self) -> list[str]:
-        return ["--topics", ",".join(check_topics(self.topics)), "--replication-factor", str(self._rf())]
+        return ["--topics=" + ",".join(check_topics(self.topics)), "--replication-factor", str(self._rf())]
 
     def check_plan_matches(self, plan_dir: Path, origin: str) -> None:
         summary = read_plan_summary(plan_dir, origin, self.operation)
@@ -154,17 +138,14 @@ class MoveTopicsPlanOperator(SparkPlanOperator):
         self.brokers = brokers
 
     def _brokers(self) -> list[int]:
-        ids = parse_broker_ids(self.brokers, f"brokers={self.brokers!r}")
-        if not ids:
-            raise InvalidInput(f"brokers={self.brokers!r}: give the destination broker ids, e.g. [1, 2, 3]")
-        return sorted(set(ids))
+        return check_brokers_to_remove(self.brokers, "brokers")
 
     def check_inputs(self, folder: RunFolder) -> dict:
         topics, brokers = check_topics(self.topics), self._brokers()
         snap = _snapshot(folder)
         if snap is None:
             return {"topics": topics, "brokers": brokers}
-        _missing_topics(snap, topics, "topics")
+        check_topics_exist(topics, snap.topics, "topics")
         gone = [b for b in brokers if b not in snap.brokers]
         if gone:
             raise BrokerNotAvailable(f"brokers={brokers}: broker(s) {gone} are not registered under /brokers/ids "
@@ -176,7 +157,7 @@ class MoveTopicsPlanOperator(SparkPlanOperator):
         return {"topics": topics, "brokers": brokers}
 
     def job_args(self) -> list[str]:
-        return ["--topics", ",".join(check_topics(self.topics)), "--brokers", ",".join(map(str, self._brokers()))]
+        return ["--topics=" + ",".join(check_topics(self.topics)), "--brokers", ",".join(map(str, self._brokers()))]
 
     def check_plan_matches(self, plan_dir: Path, origin: str) -> None:
         summary = read_plan_summary(plan_dir, origin, self.operation)

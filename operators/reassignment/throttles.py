@@ -35,9 +35,9 @@ from typing import Any, Iterable, Sequence
 
 from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles, throttles_left
 from kafka_zk.authority import OwnThrottlesOnly, WriteAuthority
-from kafka_zk.errors import InvalidInput
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.throttle_lists import TopicThrottle
+from kafka_zk.validation import parse_throttle
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
 from operators.errors import VerificationFailed
@@ -48,16 +48,8 @@ from kafka_zk.plan_artifacts import load_plan_artifacts
 
 
 def resolve_rate(param: Any, planned: int | None) -> int:
-    """The throttle rate: the run's Param, else the plan's; must be a positive byte rate."""
-    value = planned if param in (None, "") else param
-    try:
-        rate = int(value)
-    except (TypeError, ValueError):
-        rate = -1
-    if rate <= 0:
-        raise InvalidInput(f"throttle_bytes_per_sec={value!r}: give a positive replication rate in bytes/s "
-                           "(e.g. 52428800 for 50 MiB/s)")
-    return rate
+    """The throttle rate: the run's Param, else the plan's, as :func:`kafka_zk.validation.parse_throttle` reads it."""
+    return parse_throttle(planned if param in (None, "") else param, "throttle_bytes_per_sec")
 
 
 def record_then_apply(folder: RunFolder, writer: ZkWriter, throttles: Iterable[TopicThrottle],

@@ -109,7 +109,7 @@ class RehearseOperator(RunbookOperator):
             if self.throttle_bytes_per_sec not in (None, "", "None") else None,
             wave_timeout_s=float(self.wave_timeout_s), **({} if stall is None else {"stall_timeout_s": stall}),
             between_windows=str(self.between_windows), outside_window=as_bool(self.outside_window),
-            demote=tuple(sorted(check_brokers_to_remove(self.demote))) if self.demote else ())
+            demote=tuple(check_brokers_to_remove(self.demote, "demote")) if self.demote else ())
         report = rehearse(inp, zookeeper=os.environ.get(ZOOKEEPER_ENV) or None)
         shutil.copyfile(folder.root / "rehearsal" / "rehearsal.md", folder.root / REPORT_NAME)
         self.log.info("%s (report: %s)", report.headline(), folder.root / REPORT_NAME)

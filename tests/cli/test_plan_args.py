@@ -21,8 +21,16 @@ def test_rollback_passes_the_run_to_undo_to_the_plan_job() -> None:
                   "--out", "o"])
     argv = job_argv(args, "snap.jsonl")
     assert argv[argv.index("--op") + 1] == "rollback"
-    assert argv[argv.index("--rollback-from") + 1] == "runs/decommission_brokers/r1/plan"
-    assert "--reassignment-json-file" not in argv
+    assert "--rollback-from=runs/decommission_brokers/r1/plan" in argv
+    assert not [a for a in argv if a.startswith("--reassignment-json-file")]
+
+
+def test_a_value_that_starts_with_a_dash_reaches_the_plan_job_whole() -> None:
+    from spark_jobs.plan_job import parse_args
+
+    args = parse(["plan", "change-rf", "--topics=-orders,b", "--replication-factor", "2", "--snapshot", "s",
+                  "--out", "o"])
+    assert parse_args(job_argv(args, "snap.jsonl")).topics == "-orders,b"
 
 
 def test_rollback_needs_exactly_one_source(capsys) -> None:

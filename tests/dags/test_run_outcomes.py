@@ -130,3 +130,25 @@ def test_a_run_outside_the_windows_says_so_on_the_run_in_the_report_and_in_the_n
     assert "outside_window=true" in (result.run_folder / "final_report.md").read_text()
     message = finished(webhook_sink, result)
     assert message["event"] == "finished" and "outside_window=true" in message["text"], message["text"]
+
+
+@pytest.mark.parametrize("typed,cli_text", [("-1", "-1"), ("04", "04"), ("4,4", "4,4"), ([4, 1, 4], "4,1,4")])
+def test_a_broker_id_the_cli_refuses_fails_the_first_task_with_the_clis_text(env, webhook_sink, typed, cli_text,
+                                                                              capfd, tmp_path) -> None:
+    """Issue 26: ``-1``, ``04``, ``4,4`` and a repeated id, as brokers_to_remove, are refused by the
+    run's first task with the words ``kafka-runbook plan decommission --brokers`` prints for them."""
+    from cli.main import main
+
+    (tmp_path / "snapshot.jsonl").write_text("{}\n")
+    assert main(["plan", "decommission", f"--brokers={cli_text}", "--snapshot", str(tmp_path / "snapshot.jsonl"),
+                 "--out", str(tmp_path / "out")]) == 1
+    cli_error = capfd.readouterr().err.strip()
+    assert cli_error.startswith("Error: --brokers: "), cli_error
+    _, zk, _, _ = env
+    before = data_tree(zk)
+    result = run(env, webhook_sink, answer=None, brokers_to_remove=typed)
+    assert result.state == "failed" and result.task_states["snapshot"] == "failed", result.task_states
+    out = capfd.readouterr().out
+    assert "brokers_to_remove: " + cli_error.removeprefix("Error: --brokers: ") in out, out[-3000:]
+    assert not (result.run_folder / "snapshot.jsonl").exists()
+    assert data_tree(zk) == before

@@ -1,0 +1,62 @@
+"""The runbooks' Params that name brokers, topics, a throttle or a byte budget, read by the CLI's parsers.
+
+Airflow checks a run's Params against their JSON schemas when the run is triggered (types, a form
+that can be filled); what a value *means* is decided by :mod:`kafka_zk.validation`, one parser
+per input, the same functions the CLI and the plan job call. So ``4,4``, ``04`` or ``-1`` typed
+as ``brokers_to_remove`` is refused with the text ``kafka-runbook plan decommission --brokers``
+gives for it, only the input's name differs. :func:`check_params` runs in the ``pre_execute``
+hook of every runbook task (:func:`operators.runbook_dag.before_each_task`), so the run's first
+task fails on a bad value before anything is read or written; the steps read the same Params
+with the same parsers.
+
+Failure: :class:`ParamRefused` (the parser's :class:`~kafka_zk.errors.InputRefused`, and an
+:class:`~airflow.sdk.exceptions.AirflowFailException`: a retry would refuse it again).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from airflow.sdk.exceptions import AirflowFailException
+
+from kafka_zk.errors import InputRefused
+from kafka_zk.validation import parse_broker_ids, parse_size, parse_throttle, parse_topic_names, parse_topic_regex
+
+#: Param name → the parser that reads it (``None`` values: the Param's "not given", left to the step).
+PARSERS: dict[str, Callable[[Any, str], object]] = {
+    "brokers_to_remove": parse_broker_ids,
+    "new_brokers": parse_broker_ids,
+    "brokers": parse_broker_ids,
+    "throttle_bytes_per_sec": parse_throttle,
+    "topics": parse_topic_names,
+    "topic_regex": parse_topic_regex,
+    "max_bytes_moved": parse_size,
+}
+
+
+class ParamRefused(InputRefused, AirflowFailException):
+    """A Param value its input's parser refuses; the text is the parser's."""
+
+
+def check_param(name: str, value: Any) -> object:
+    """``value`` of Param ``name`` as its parser reads it (``value`` itself for a Param without one)."""
+    parser = PARSERS.get(name)
+    if parser is None or value is None:
+        return value
+    try:
+        return parser(value, name)
+    except InputRefused as exc:
+        raise ParamRefused(exc.what, exc.reason) from None
+
+
+def check_params(params: Mapping[str, Any]) -> None:
+    """Every Param of a run that names brokers, topics, a throttle or a byte budget, in name order."""
+    for name in sorted(params):
+        check_param(name, params[name])
+
+
+def check_run_params(context: Mapping[str, Any]) -> None:
+    """The ``pre_execute`` hook's part: :func:`check_params` on the run's resolved Params."""
+    params = context.get("params")
+    if isinstance(params, Mapping):
+        check_params(params)
