@@ -64,7 +64,7 @@ def test_rebalance_budget_and_targets_are_checked_and_a_byte_budget_needs_sizes(
             _context("rebalance"))
     with pytest.raises(InvalidInput, match="max_replicas_moved=-1"):
         run(max_replicas_moved=-1)
-    with pytest.raises(InvalidInput, match="max_bytes_moved='lots'"):
+    with pytest.raises(InvalidInput, match="max_bytes_moved: 'lots' is not a size"):
         run(max_bytes_moved="lots")
     with pytest.raises(InvalidInput, match="target_bytes_spread_pct=-5"):
         run(target_bytes_spread_pct=-5)
