@@ -59,7 +59,8 @@ PARAMS = {
     "topics": Param([], type=["null", "array"], items={"type": "string", "minLength": 1}, uniqueItems=True,
                     description="Topic names to delete, one per line (and/or topic_regex)"),
     "topic_regex": Param(None, type=["null", "string"],
-                         description="Regular expression matched against the whole topic name, e.g. 'tmp-.*'; "
+                         description="Regular expression matched against the whole topic name, e.g. 'tmp-.*' (read as "
+                                     "kafka-topics --topic reads it: a comma means |); "
                                      "every live topic that matches is selected (shown in the preview)"),
     "batch_size": Param(10, type="integer", minimum=1,
                         description="Topics marked for deletion per batch; the next batch starts when this one is gone"),

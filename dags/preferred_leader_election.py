@@ -54,7 +54,8 @@ PARAMS = {
     "topics": Param([], type=["null", "array"], items={"type": "string", "minLength": 1}, uniqueItems=True,
                     description="Only these topics' partitions (empty with no regex and no file: every partition)"),
     "topic_regex": Param(None, type=["null", "string"],
-                         description="Only topics whose whole name matches this regular expression, e.g. 'orders-.*'"),
+                         description="Only topics whose whole name matches this regular expression, e.g. "
+                                     "'orders-.*' (a comma means |, as in kafka-topics --topic)"),
     "path_to_json_file": Param(None, type=["null", "string"],
                                description="Optional path to a JSON file in kafka-preferred-replica-election.sh "
                                            "--path-to-json-file format: "

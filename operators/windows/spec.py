@@ -38,7 +38,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 from croniter import croniter
 
-from kafka_zk.errors import InvalidInput
+from kafka_zk.errors import InputRefused, InvalidInput
+from kafka_zk.validation import parse_size
 from operators.reports.yaml_lines import NAME, LineReader
 
 VARIABLE = "kafka_runbooks_windows_file"
@@ -47,8 +48,6 @@ MAX_FILE_BYTES = 1 << 20
 MAX_DURATION = timedelta(days=7)
 
 _DURATION = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
-_SIZE = re.compile(r"^(\d+)\s*(B|KiB|MiB|GiB|TiB)?$")
-_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 _CLUSTER_KEYS = {"windows", "pre_approval", "approval_expires_after", "approvers"}
 DEFAULT_APPROVAL_EXPIRY = timedelta(hours=12)
@@ -223,14 +222,15 @@ def _policy(reader: LineReader, conn_id: str, node: yaml.Node) -> PreApprovalPol
     f = reader.mapping(node, f"pre_approval of {conn_id!r}", _POLICY_KEYS,
                        required={"runbooks", "max_replicas_moved", "max_bytes_moved"})
     size = reader.scalar(f["max_bytes_moved"], "max_bytes_moved")
-    m = _SIZE.match(size.strip())
-    if not m:
-        raise reader.error(f["max_bytes_moved"], f"max_bytes_moved {size!r} is not a size",
-                           "write bytes or a size like 50GiB (B, KiB, MiB, GiB, TiB)")
+    try:
+        max_bytes_moved = parse_size(size, "max_bytes_moved")     # the rule every size input follows
+    except InputRefused as exc:
+        problem, _, fix = exc.reason.partition("; ")
+        raise reader.error(f["max_bytes_moved"], f"max_bytes_moved {problem}", fix) from None
     return PreApprovalPolicy(
         runbooks=reader.names(f["runbooks"], f"pre_approval runbooks of {conn_id!r}"),
         max_replicas_moved=reader.integer(f["max_replicas_moved"], "max_replicas_moved", 0),
-        max_bytes_moved=int(m.group(1)) * _UNITS[m.group(2)],
+        max_bytes_moved=max_bytes_moved,
         require_rehearsal=reader.boolean(f["require_rehearsal"], "require_rehearsal")
         if "require_rehearsal" in f else True,
     )
