@@ -38,7 +38,7 @@ from operators.reports.titles import heading
 from operators.plan.retiring import excluded_lines
 from operators.reports.history import history_lines
 from operators.reports.locations import TEMPLATES
-from operators.reports.run_notes import approval_outcome, outcome_note, push_run_note
+from operators.reports.run_notes import approval_outcome, approval_words, outcome_note, push_run_note
 from operators.reports.state_change import read_excerpts
 from operators.reassignment.throttles import JANITOR_FILE
 from operators.reassignment.waves import WaveBook, human_bytes
@@ -231,10 +231,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
     book = WaveBook.load(folder.wave_progress)
     records = AuditLog.read(folder.audit) if folder.audit.is_file() else []
     failures = upstream_failures(context)
-    if approval is None:
-        approval_text = "not reached"
-    else:
-        approval_text = f"{approval['decision']} by {approval.get('by') or 'policy'} at {approval['at']}"
+    approval_text = approval_words(approval)
     guards_text = "not run" if guards is None else ("passed" if guards["ok"] else "refused: " + "; ".join(guards["problems"]))
 
     def check(key: str) -> str:

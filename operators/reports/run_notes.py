@@ -10,7 +10,8 @@ wrote is kept; ours is added above it once.
 
 :func:`approval_outcome` is the one wording of an approval's outcome, shared by the reports, the
 notifications and the note: "rejected by <approver> at <time>", "approval expired at <time>",
-"approval by <who> refused at <time>: <why>".
+"approval by <who> refused at <time>: <why>"; :func:`approval_words` is the approval line of a report
+(an expiry nobody answered is never "rejected by policy").
 
 Failure: the listener never raises (Airflow logs a listener's exception and goes on; a missing
 note must not fail a run's state change); it logs what it could not do.
@@ -40,6 +41,19 @@ def approval_outcome(record: Mapping[str, Any] | None) -> str | None:
     if note.startswith("approved hash"):
         return f"approval by {by} refused at {at}: the plan changed while the request waited"
     return f"rejected by {by or 'the approver'} at {at}"
+
+
+def approval_words(record: Mapping[str, Any] | None) -> str:
+    """The approval line of a report and of the summary a notification carries: the outcome when the
+    plan was not approved (:func:`approval_outcome`), else who let it run and when."""
+    if not record:
+        return "not reached"
+    outcome = approval_outcome(record)
+    if outcome is not None:
+        return outcome
+    if record.get("decision") == "dry_run":
+        return f"none asked (dry run) at {record.get('at')}"
+    return f"{record.get('decision')} by {record.get('by') or 'policy'} at {record.get('at')}"
 
 
 def outcome_note(values: Mapping[str, Any]) -> str:

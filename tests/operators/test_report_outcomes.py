@@ -52,6 +52,16 @@ def test_a_rejection_names_who_and_counts_no_zookeeper_write(folder: RunFolder) 
     assert "rejected by bob.sre" in note.splitlines()[0] and "Nothing was written to ZooKeeper." in note
 
 
+def test_an_approval_nobody_answered_reads_as_expired_never_rejected_by_policy(folder: RunFolder) -> None:
+    record_decision(folder, ApprovalRecord(REJECTED, "abc123", None, "2026-11-23T21:00:12Z",
+                                           "no answer before the approval expired (2026-11-23T21:00:10Z)",
+                                           expired=True, expires_at="2026-11-23T21:00:10Z"), "manual__1", "approve")
+    values = final_values(folder, _context(), [6], dry_run=False)
+    assert values["outcome"] == values["approval_text"] == "approval expired at 2026-11-23T21:00:10Z"
+    md = render("final_report.md.j2", **values)
+    assert "- Approval: approval expired at 2026-11-23T21:00:10Z" in md and "policy" not in md
+
+
 def test_zookeeper_writes_are_counted_not_file_records(folder: RunFolder) -> None:
     record_decision(folder, ApprovalRecord(APPROVED, "abc123", "alice", "2026-11-23T21:00:00Z"), "manual__1",
                     "approve")
