@@ -28,8 +28,6 @@ from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.retiring import ENV as RETIRING_ENV
 
 SNAPSHOT_FILE = "snapshot.jsonl"   # where --zookeeper saves the snapshot in --out
-OPS = ("decommission", "add-brokers", "rebalance", "change-rf", "move-topics", "reassign-json", "rollback",
-       "election", "delete-topics")
 
 
 def _common(p: argparse.ArgumentParser) -> None:

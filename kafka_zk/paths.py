@@ -97,19 +97,7 @@ def broker_config(entity: int | str) -> str:
     return entity_config("brokers", str(entity))
 
 
-def config_change(sequence: int) -> str:
-    """``/config/changes/config_change_<10-digit seq>``."""
-    return f"{CONFIG_CHANGE_PREFIX}{int(sequence):010d}"
-
-
 def sequence_of(node_name: str) -> int:
     """The 10-digit counter ZooKeeper appended to a sequential node's name."""
     return int(node_name[-10:])
 
-
-def join_chroot(chroot: str, path: str) -> str:
-    """The absolute server-side path of ``path`` under ``chroot`` (``""`` or ``/kafka``)."""
-    chroot = chroot.rstrip("/")
-    if path == "/":
-        return chroot or "/"
-    return f"{chroot}{path}"

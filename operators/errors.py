@@ -47,10 +47,6 @@ class DrainIncomplete(KafkaZkError):
     """A removed broker still hosts a replica or leads a partition."""
 
 
-class GuardRefused(KafkaZkError):
-    """A pre-execution guard refused the run; the message lists every problem found."""
-
-
 class RunFailed(KafkaZkError):
     """A step of the run failed; raised by the notify step after reporting, so the run shows failed."""
 

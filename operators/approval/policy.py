@@ -27,7 +27,6 @@ from kafka_zk.errors import InvalidInput
 from operators.windows.calendar import open_window
 from operators.windows.spec import WindowsFile
 
-DEFAULT_EXPIRY = timedelta(hours=12)
 REMOVED_PARAM = "pre_approved"
 
 

@@ -41,15 +41,15 @@ from airflow.providers.standard.triggers.temporal import DateTimeTrigger
 
 from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
 from kafka_zk.errors import ForeignReassignment, KafkaZkError, StalePlan
+from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator, as_bool
 from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, not_before, wait_inline
-from operators.errors import OutsideWindow, PlanHashMismatch
+from operators.errors import OutsideWindow, PlanHashMismatch, WaveStalled, WaveTimeout, WaveWaitFailed
 from operators.notifications.runbook import conn_ids_of, notify_event
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import require_approval
-from operators.sensors.reassignment import raise_for_event
 from operators.reports.live_progress import record_poll
 from operators.reports.links import PlanReportLink, ProgressLink, RunReportsLink
 from operators.reassignment.stall_causes import blocking_causes
@@ -62,7 +62,17 @@ from operators.windows.guard import (WindowGate, decide_wave, measured_factor, p
                                      window_gate)
 from operators.reassignment.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
                              partition_done, wave_state)
-from kafka_zk.plan_artifacts import load_plan_artifacts
+
+WAIT_ERRORS = {"timeout": WaveTimeout, "stalled": WaveStalled, "error": WaveWaitFailed}
+
+
+def raise_for_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The wave trigger's event when the wave is done; otherwise the error its status maps to."""
+    status = event.get("status")
+    if status == "done":
+        return event
+    raise WAIT_ERRORS.get(status, WaveWaitFailed)(str(event.get("message", status)))
+
 
 def build_wave_book(plan_dir: str) -> WaveBook:
     """Waves from the plan artifacts (hash-checked), with each partition's size from waves.json."""

@@ -111,30 +111,15 @@ def test_error_event_when_the_progress_file_is_missing(zk: KazooClient, zk_conn_
     assert event["status"] == "error" and "waves.json is missing" in event["message"]
 
 
-def test_the_sensor_only_defers_on_the_trigger_with_an_absolute_deadline(tmp_path: Path, monkeypatch) -> None:
-    from airflow.sdk import DAG
-    from airflow.sdk.exceptions import TaskDeferred
+def test_a_wave_event_maps_to_its_error_or_passes_when_done() -> None:
+    from operators.errors import WaveStalled, WaveTimeout, WaveWaitFailed
+    from operators.reassignment.execute import raise_for_event
 
-    from operators.errors import WaveStalled
-    from operators.sensors.reassignment import WaveDoneSensor
-
-    sensor = WaveDoneSensor(task_id="wait_wave_0", zk_conn_id="kz", run_root=str(tmp_path), wave_id=0,
-                            timeout_s=60, poll_interval_s=1, stall_timeout_s=30)
-    context = {"dag": DAG("reassign_partitions", schedule=None), "run_id": "manual__7"}
-    import operators.sensors.reassignment as sensor_module
-
-    monkeypatch.setattr(sensor_module.time, "time", lambda: 1_700_000_000.0)   # "now", fixed
-    with pytest.raises(TaskDeferred) as deferred:
-        sensor.execute(context)
-    path, kwargs = deferred.value.trigger.serialize()
-    assert path == "operators.triggers.reassignment.WaveDoneTrigger" and deferred.value.method_name == "execute_complete"
-    assert kwargs["run_id"] == "manual__7" and kwargs["wave_id"] == 0 and kwargs["stall_timeout_s"] == 30.0
-    assert kwargs["deadline"] == 1_700_000_000.0 + 60      # now + timeout_s: survives a triggerer restart
-    monkeypatch.undo()
-    assert kwargs["run_dir"] == str(tmp_path / "reassign_partitions" / "manual__7")
-    assert sensor.execute_complete(context, {"status": "done", "wave_id": 0})["status"] == "done"
-    with pytest.raises(WaveStalled, match="no progress"):
-        sensor.execute_complete(context, {"status": "stalled", "message": "wave 0 made no progress for 30s"})
+    assert raise_for_event({"status": "done", "wave_id": 0})["status"] == "done"
+    for status, error in (("timeout", WaveTimeout), ("stalled", WaveStalled), ("error", WaveWaitFailed),
+                          ("odd", WaveWaitFailed)):
+        with pytest.raises(error, match="t-0 still moving"):
+            raise_for_event({"status": status, "message": "t-0 still moving"})
 
 
 def test_done_is_held_back_until_not_before(zk: KazooClient, zk_conn_id: str, tmp_path: Path) -> None:
