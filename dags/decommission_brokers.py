@@ -7,7 +7,8 @@ guards → demote → set_throttles (setup) → execute_waves → final_verify �
 → remove_throttles (teardown) → elect_preferred_leaders → verify_drained → move_controller → final_report
 → notify.
 Inputs are Params with a JSON schema (the trigger form); artifacts go to the run folder
-``<run_root>/decommission_brokers/<run id>/``. See ``doc_md`` below for the SRE guide.
+``<run_root>/decommission_brokers/<run id>/``. The SRE guide (the DAG's ``doc_md``) is
+``docs/runbooks/decommission_brokers.md``.
 
 Failure: any step that fails stops the steps after it; the throttles are still removed (teardown),
 the report and the notification still run, and the notify step fails the run.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 
+from operators.guides import runbook_guide
 from operators.reassignment.controller import MoveControllerOperator
 from operators.plan.step import DecommissionPlanOperator
 from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
@@ -25,59 +27,7 @@ from operators.reassignment.verify import VerifyDrainedOperator
 
 DAG_ID = "decommission_brokers"
 
-DOC_MD = """
-# Decommission brokers (Kafka in ZooKeeper mode)
-
-**When to use**: a broker (or a rack) must leave the cluster for good — hardware retirement,
-downsizing, moving hosts. Not for a restart: a bounced broker keeps its replicas.
-
-**Steps**
-1. `snapshot` reads the cluster; `plan` (Spark) moves exactly the replicas on the brokers to
-   remove, keeps racks apart and balance even, and packs waves; `render_plan_report` writes the
-   report (per-broker before/after chart) to the run folder.
-2. `approve` waits for a human in *Required actions* (Approve/Reject), showing the plan hash.
-   The person who triggered cannot approve (four eyes); the request expires; only the
-   maintenance-windows policy skips it, for scheduled runs (docs/maintenance-windows.md).
-   `dry_run=true` stops writing anything: every later write is only planned into the audit log.
-3. `guards`: no other reassignment running, the plan still matches the cluster ("plan is stale,
-   re-plan" otherwise), brokers exist, plan hash = approved hash.
-4. `demote` moves leadership off the brokers first; `set_throttles` caps replication traffic;
-   `execute_waves` submits one wave at a time and waits (deferred) for the controller.
-5. `final_verify`; `verify_data` (only with `verify_data=true`: every moved replica's log end
-   offset and last batch equal its leader's, fetched over the Kafka protocol; a replica behind
-   is listed, a different last batch fails the step); `remove_throttles` (always runs),
-   `elect_preferred_leaders`, `verify_drained`, `move_controller` (records where the controller
-   is; with `move_controller=true`, approved with the run, re-elects it until it sits on a kept
-   broker), `final_report`, `notify`. For a full comparison of every record:
-   `kafka-runbook verify-replicas` (docs/replica-verification.md).
-
-**After the run**: stop the removed brokers promptly. While they stay registered, a later
-partition increase or topic creation can place replicas on them again, and a controller on one
-of them fails over when it stops (the report says where the controller is).
-
-**What to watch**: the `execute_waves` log prints per poll: partitions done/total (wave and
-overall), bytes remaining, throughput, ETA; a warning when a wave makes no progress.
-`kafka-runbook reassign --zookeeper <zk>/<chroot> --verify --reassignment-json-file
-<run folder>/plan/plan.json` shows the same and never removes a throttle (it restores only a
-record its own `--execute` saved). **Do not run Kafka's `kafka-reassign-partitions --verify`**
-during or after the run: on 2.4.1, once the file's partitions are complete, it prints
-"Throttle was removed." and deletes every broker's throttle rates and the topics' throttled
-replica lists, including the throttles that existed before the run, which the runbook keeps.
-
-**How to stop safely**: mark `execute_waves` failed (or let it time out). The wave already in
-`/admin/reassign_partitions` keeps running in Kafka (ZooKeeper-mode reassignments cannot be
-paused); the teardown keeps our throttles while it copies (it waits, deferred, and says so in
-`throttle_janitor.json`, the report and the notification), then removes them the moment it
-finishes and restores any that existed before. Clearing
-`execute_waves` later resumes: finished waves are never submitted again.
-
-**How to roll back**: the run folder holds `plan/rollback.json` (the original assignment, Kafka's
-format). Run the `rollback` runbook (or `kafka-runbook reassign --execute`, then its `--verify`,
-never Kafka's) with it once no reassignment is in progress, then a preferred-leader election.
-
-Run folder: `<run_root>/decommission_brokers/<run id>/` — snapshot, plan, approval.json,
-audit.jsonl (every ZooKeeper write), guards.json, throttles.json, waves.json, verify.json, reports.
-"""
+DOC_MD = runbook_guide("decommission_brokers")
 
 SHARED = reassignment_params()
 PARAMS = {

@@ -14,40 +14,14 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 
+from operators.guides import runbook_guide
 from operators.plan.topic_ops import MoveTopicsPlanOperator
 from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import broker_ids_param, ids_text, zk_conn_param
 
 DAG_ID = "move_topics"
 
-DOC_MD = """
-# Move topics onto a set of brokers (Kafka in ZooKeeper mode)
-
-**When to use**: some topics must live on dedicated brokers (a noisy tenant, a compliance
-boundary, new hardware for hot topics) — Kafka's `--generate --topics-to-move-json-file
---broker-list` does this but reshuffles every replica of those topics, even the ones already on
-the target brokers.
-
-**What it does**: every partition of `topics` ends with all replicas on `brokers`; replicas
-already there stay where they are and keep their position, so only the replicas outside the set
-move (the least possible), each to the least-loaded target broker in a rack the partition does not
-use yet. Preferred leaders that had to move are spread evenly over the set.
-
-**Refused before anything is written**: an unknown topic, a broker of the set that is not
-registered, a set smaller than a partition's replica count, a partition already being reassigned.
-
-**Steps**
-1. `snapshot`; `plan` (Spark); `render_plan_report` (replicas per broker before/after).
-2. `approve` (Approve/Reject, by another person than the one who triggered; only the
-   maintenance-windows policy skips it, for scheduled runs; `dry_run=true` writes nothing).
-3. `guards` (destinations registered, plan not stale); `set_throttles`; `execute_waves`;
-   `final_verify`; `remove_throttles` (always); `elect_preferred_leaders`; `final_report`; `notify`.
-
-**How to stop safely**: mark `execute_waves` failed; the running wave finishes in Kafka with its
-throttles kept until it ends. **Roll back** with the `rollback` runbook or `plan/rollback.json`.
-
-Run folder: `<run_root>/move_topics/<run id>/`. Guide: docs/runbooks/move_topics.md.
-"""
+DOC_MD = runbook_guide("move_topics")
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),

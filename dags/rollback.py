@@ -14,38 +14,14 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 
+from operators.guides import runbook_guide
 from operators.plan.rollback import RollbackPlanOperator
 from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import zk_conn_param
 
 DAG_ID = "rollback"
 
-DOC_MD = """
-# Roll back a run (Kafka in ZooKeeper mode)
-
-**When to use**: a decommission, add-brokers, rebalance, RF change, topic move or reassignment
-run must be undone — it finished and the result is wrong, it failed, or it was stopped (task
-marked failed, worker killed) after some waves.
-
-**What it restores**: every data-moving run saves `plan/rollback.json` — the assignment of each
-partition it planned to move, as it was — before its first write. This runbook puts back exactly
-that, in the recorded order (preferred leaders included), **only for partitions the run changed
-and nobody changed since**: a partition still as the run left it (its target, replica order
-aside) goes back; one the run never reached is already right; one someone else changed since is
-left alone and listed in the report with what it is now, what the run set and what it was.
-Or give `rollback_json`: any assignment in Kafka's reassignment format to restore.
-
-**Before you run it**: if the run you undo was killed, its throttles may still be set: clear its
-`remove_throttles` task first (it restores the values it recorded). A reassignment still running
-is refused by the guards: wait for it.
-
-**Steps**: `snapshot`; `plan` (Spark); `render_plan_report`; `approve` (another person; only the
-maintenance-windows policy skips it, for scheduled runs); `guards`; `set_throttles`;
-`execute_waves`; `final_verify`; `remove_throttles`; `elect_preferred_leaders`; `final_report`;
-`notify`. `dry_run=true` writes nothing.
-
-Run folder: `<run_root>/rollback/<run id>/`. Guide: docs/runbooks/rollback.md.
-"""
+DOC_MD = runbook_guide("rollback")
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
