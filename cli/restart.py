@@ -27,7 +27,7 @@ from cli.common import add_zk_arguments, open_cluster, print_planned, seconds
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.snapshot import read_snapshot
 from operators.batches.book import BatchBook
-from operators.restart.plan import RestartPlan, plan_roll, render_action
+from operators.restart.plan import RestartPlan, plan_roll
 from operators.restart.report import report_md
 from operators.restart.roll import Roll, RestartBatch, RollSettings, roll_all
 
@@ -57,11 +57,8 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 def shell_action(plan: RestartPlan, timeout: float):
     """The action: the plan's template for one broker, run by bash; its last output line, or raise."""
-    def command(broker: int) -> str:
-        return render_action(plan.action, broker, plan.hosts.get(str(broker)), plan.racks.get(str(broker)))
-
     def act(broker: int) -> str:
-        cmd = command(broker)
+        cmd = plan.command(broker)
         try:
             done = subprocess.run(["/bin/bash", "-c", cmd], capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -71,7 +68,7 @@ def shell_action(plan: RestartPlan, timeout: float):
             err = (done.stderr.strip().splitlines() or [last])[-1]
             raise RuntimeError(f"`{cmd}` exited {done.returncode}: {err}")
         return last
-    return act, command
+    return act, plan.command
 
 
 def run(args: argparse.Namespace) -> int:

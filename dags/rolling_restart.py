@@ -50,8 +50,9 @@ action runs. Without Airflow: `kafka-runbook restart --zookeeper â€¦ --action 'â
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
-    "brokers": Param("all", type=["string", "array"], items={"type": "integer", "minimum": 0},
-                     description="'all', or the broker ids to restart, e.g. 1, 2, 3"),
+    "brokers": Param(None, type=["null", "string", "array"], items={"type": "integer", "minimum": 0},
+                     description="The broker ids to restart, e.g. 1, 2, 3 (read as kafka-runbook restart --brokers "
+                                 "reads them); empty: every live broker"),
     "racks": Param([], type=["null", "array"], items={"type": "string", "minLength": 1},
                    description="Only the brokers of these racks (empty: every rack)"),
     "by": Param("broker", type="string", enum=["broker", "rack"],

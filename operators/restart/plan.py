@@ -54,6 +54,10 @@ class RestartPlan:
         return cls(tuple(tuple(int(b) for b in batch) for batch in doc["batches"]), dict(doc["racks"]),
                    dict(doc["hosts"]), doc["by"], doc["action"], doc.get("controller"))
 
+    def command(self, broker: int) -> str:
+        """The action for ``broker``: the template with its id, registered host and rack put in."""
+        return render_action(self.action, broker, self.hosts.get(str(broker)), self.racks.get(str(broker)))
+
     def sha256(self) -> str:
         return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()
 

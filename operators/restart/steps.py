@@ -44,7 +44,7 @@ from operators.approval.change import ChangeApprovalOperator, require_change_app
 from operators.batches.window import hold_for_window, note_resumed
 from operators.errors import RunFailed, RunRejected
 from operators.reports.final import upstream_failures
-from operators.restart.plan import RestartPlan, plan_roll, render_action
+from operators.restart.plan import RestartPlan, plan_roll
 from operators.restart.report import outcome, report_md
 from operators.restart.roll import Roll, RestartBatch, RestartBook, RollSettings, roll_all
 from operators.runtime import change_approval
@@ -144,17 +144,14 @@ class RollOperator(RunbookOperator):
         """The plan's command for one broker, run by SubprocessHook; its last output line, or raise."""
         hook = SubprocessHook()
 
-        def command(broker: int) -> str:
-            return render_action(plan.action, broker, plan.hosts.get(str(broker)), plan.racks.get(str(broker)))
-
         def act(broker: int) -> str:
-            cmd = command(broker)
+            cmd = plan.command(broker)
             self.log.info("broker %d: running %s", broker, cmd)
             result = hook.run_command(["timeout", f"{float(self.action_timeout_s):g}", "bash", "-c", cmd])
             if result.exit_code != 0:
                 raise RuntimeError(f"`{cmd}` exited {result.exit_code}: {result.output}")
             return result.output
-        return act, command
+        return act, plan.command
 
     def execute(self, context: Any, event: Any = None) -> dict:
         folder = self.folder(context)
