@@ -27,6 +27,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_zk.validation import parse_broker_ids
 
 REPO = Path(__file__).resolve().parent.parent
 GiB = 1024 ** 3
@@ -85,7 +86,7 @@ def _final_state(zk: KazooClient, removed: set[int]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
-    removed = [int(b) for b in args.remove.split(",") if b.strip()]
+    removed = parse_broker_ids(args.remove, "--remove")
     run_root = Path(args.run_root).resolve()
     run_root.mkdir(parents=True, exist_ok=True)
     airflow_home = Path(tempfile.mkdtemp(prefix="kr-demo-airflow-"))

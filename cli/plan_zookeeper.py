@@ -32,6 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from kafka_zk.codecs import PartitionState, TopicPartition
+from kafka_zk.validation import parse_broker_ids
 from spark_jobs import plan_job, sizes_input
 from spark_jobs.operations import selection
 
@@ -111,6 +112,5 @@ def _without_retiring(client, assignments, retiring_file: str, job_args: argpars
 
     cid = cluster_id(client)
     retiring = RetiringFile.load(retiring_file).of(cid) if cid is not None else {}
-    removing = [int(b) for b in str(job_args.brokers or "").split(",") if b.strip()] \
-        if job_args.op == "decommission" else []
+    removing = parse_broker_ids(job_args.brokers, "--brokers") if job_args.op == "decommission" else []
     return exclude_from_model(assignments, retiring, removing)

@@ -18,6 +18,7 @@ import os
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.retiring import ENV, RetiringFile, cluster_id
+from kafka_zk.validation import check_brokers_to_remove
 
 
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -50,12 +51,7 @@ def retiring_of(args: argparse.Namespace) -> tuple[RetiringFile, str]:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "release":
-        try:
-            ids = sorted({int(x) for x in (args.broker or "").split(",") if x.strip()})
-        except ValueError:
-            ids = []
-        if not ids:
-            raise InvalidInput(f"--broker {args.broker!r}: give the ids to release, e.g. --broker 3,4")
+        ids = check_brokers_to_remove(args.broker or "", "--broker")     # kafka_zk.validation's rule
     retiring, cid = retiring_of(args)
     current = retiring.of(cid)
     if args.action == "list":

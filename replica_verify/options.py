@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kafka_zk.errors import InputRefused
+from kafka_zk.validation import parse_topic_regex
 from replica_verify.errors import InvalidOption
 
 DEFAULT_FETCH_SIZE = 1024 * 1024        # ConsumerConfig.DEFAULT_MAX_PARTITION_FETCH_BYTES
@@ -53,13 +55,14 @@ def parse_broker_list(text: str) -> tuple[tuple[str, int], ...]:
 
 
 def compile_whitelist(regex: str) -> re.Pattern[str]:
-    """Kafka's ``Whitelist``: commas become alternatives, quotes and spaces go, full match."""
-    cleaned = re.sub(r"[\"']+$", "", re.sub(r"^[\"']+", "", regex.strip().replace(",", "|").replace(" ", "")))
+    """Kafka's ``Whitelist``, read as every topic expression of the project is
+    (:func:`kafka_zk.validation.parse_topic_regex`: commas become alternatives, quotes and spaces go,
+    full match); a blank one matches nothing, as Kafka's empty regex."""
     try:
-        return re.compile(cleaned)
-    except re.error as exc:
-        raise InvalidOption(f"--topic-white-list {regex!r} is an invalid regex ({exc}); "
-                            "write e.g. --topic-white-list 'orders.*'") from None
+        pattern = parse_topic_regex(regex, "--topic-white-list")
+    except InputRefused as exc:
+        raise InvalidOption(str(exc)) from None
+    return pattern if pattern is not None else re.compile(r"(?!)")
 
 
 def build_options(broker_list: str, topic_white_list: str = ".*", fetch_size: int = DEFAULT_FETCH_SIZE,
