@@ -3,7 +3,7 @@
 Steps (task ids): plan → approve → roll → final_report → notify. Inputs are Params with a JSON schema;
 artifacts go to ``<run_root>/rolling_restart/<run id>/`` (restart_plan.json/.md, the approval,
 restart_progress.json, audit.jsonl, notifications.jsonl, final_report.md). The SRE guide is
-``doc_md`` below and ``docs/runbooks/rolling_restart.md``.
+``docs/runbooks/rolling_restart.md``, shown as the DAG's ``doc_md`` (:mod:`operators.guides`).
 
 Failure: bad inputs fail ``plan`` before any write; a gate not passed in its timeout or a failed
 action fails ``roll`` before the next broker; the final report still runs, then ``notify`` sends
@@ -15,38 +15,11 @@ from __future__ import annotations
 from airflow.sdk import Param
 
 from operators.batches.runbook import OutcomeNotifyOperator, gate_params
+from operators.guides import runbook_guide
 from operators.restart.steps import RestartApprovalOperator, RestartPlanOperator, RestartReportOperator, RollOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "rolling_restart"
-
-DOC_MD = """
-# Rolling restart (Kafka in ZooKeeper mode)
-
-**When to use**: a broker config change, a JVM flag, an OS patch, a Kafka upgrade — anything that
-needs every broker restarted without taking a partition offline.
-
-**Steps**
-1. `plan`: the order — rack by rack, one broker at a time (`by=rack`: one rack at a time, never two
-   racks down), the controller last; `restart_plan.md` says what the stop gate thinks of each now.
-2. `approve`: once for the whole roll (list, order, action), by another person.
-3. `roll`, per broker: maintenance window open with room for it → **stop gate** (nothing offline,
-   under-replicated or reassigning; no partition on it at its `min.insync.replicas`: named) →
-   **demote** (its preferred leaderships moved away: replica order with it last, then a batched
-   election) → **your action** (`{broker}`/`{host}`/`{rack}` replaced; run by SubprocessHook) →
-   **registered** again (new session) → **in sync** in every partition it hosts → **leaders back**
-   (orders restored, batched preferred election) → next broker.
-4. `final_report`: each broker's timeline (stopped, registered, in sync, leaders back); `notify`:
-   `finished` or `failed` (with the cause) to `notify_conn_ids`.
-
-**When a gate does not pass in its timeout**, the roll stops before the next broker, names the
-cause (the partitions, or "not registered after 600 s", or the action's exit code), notifies, and
-touches no other broker. Fix it, then clear `roll`: it resumes at the broker it stopped on (a
-failed action is run again; a restarted broker is waited for, not restarted twice).
-
-**Dry run**: the plan, the gates evaluated once, the demotion writes planned in the audit log; no
-action runs. Without Airflow: `kafka-runbook restart --zookeeper … --action '…'`.
-"""
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
@@ -86,7 +59,7 @@ PARAMS = {
 PARAMS = gate_params(PARAMS, DAG_ID)      # the shared gates' Params: outside_window, notify_conn_ids
 
 with runbook_dag(DAG_ID, "Restart brokers one at a time, gated on ISR health, leaderships given back", PARAMS,
-                 DOC_MD) as dag:
+                 runbook_guide(DAG_ID)) as dag:
     plan = RestartPlanOperator(task_id="plan", brokers="{{ params.brokers }}", racks="{{ params.racks }}",
                                by="{{ params.by }}", action="{{ params.action }}",
                                min_isr_default="{{ params.min_isr_default }}", **ZK_STEP_ARGS)
