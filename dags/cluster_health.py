@@ -19,7 +19,7 @@ from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOpe
 from airflow.sdk import Param
 
 from kafka_zk.health import CHECKS, SEVERITIES
-from operators.health import HealthAlertOperator, HealthCheckOperator, HealthReportOperator, hand_off_wanted
+from operators.runbooks.health import HealthAlertOperator, HealthCheckOperator, HealthReportOperator, hand_off_wanted
 from operators.runbook_dag import run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "cluster_health"

@@ -1,7 +1,9 @@
 """delete_topics: delete topics chosen by list or regex, previewed, approved, in waited-on batches.
 
-Steps (task ids): snapshot → select → preview_report → approve → delete_batches → verify_deleted →
-final_report. Inputs are Params with a JSON schema; artifacts go to the run folder
+Built by the batch-runbook factory (:mod:`operators.batches.runbook`: approval at the write, four
+eyes, maintenance window before each batch, notifications, dry run, audit). Steps (task ids):
+snapshot → select → preview_report → approve → delete_batches → verify_deleted → final_report →
+notify. Inputs are Params with a JSON schema; artifacts go to the run folder
 ``<run_root>/delete_topics/<run id>/`` (snapshot, plan/plan.json = the selection and batches,
 approval.json, deletion_progress.json = batch progress, audit.jsonl = every marker written, reports).
 The SRE guide is ``doc_md`` below and ``docs/runbooks/delete_topics.md``.
@@ -37,10 +39,13 @@ Deletion is for good: the data is removed from every replica.
 3. `approve` waits for a human (Required actions: Approve/Reject) showing the plan hash;
    another person approves (four eyes); only a windows-file policy skips it, for scheduled runs
    (docs/maintenance-windows.md); `dry_run=true` writes nothing at all.
-4. `delete_batches` creates `/admin/delete_topics/<topic>` for one batch, then waits (deferred,
+4. `delete_batches`, per batch: the maintenance window first (outside one a manual run waits,
+   deferred, and notifies; a batch predicted to overrun the open window waits for the next one;
+   `outside_window=true` for an emergency, recorded), then creates `/admin/delete_topics/<topic>` for one batch, then waits (deferred,
    no worker held) until every topic of the batch is gone from `/brokers/topics`,
    `/config/topics` and `/admin/delete_topics`; then pauses and does the next batch.
-5. `verify_deleted` checks every selected topic is gone; `final_report` writes the report.
+5. `verify_deleted` checks every selected topic is gone; `final_report` writes the report;
+   `notify` tells `notify_conn_ids` the run finished or failed.
 
 **What to watch**: the `delete_batches` log shows topics deleted/total per batch. A batch that is
 not deleted within `batch_timeout_s` fails with *"marked for deletion but not deleted: the brokers

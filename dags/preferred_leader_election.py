@@ -1,6 +1,8 @@
 """preferred_leader_election: give leadership back to preferred replicas, in batches under the znode limit.
 
-Steps (task ids): snapshot → plan → preview_report → approve → elect_batches → final_report.
+Built by the batch-runbook factory (:mod:`operators.batches.runbook`: approval at the write, four
+eyes, maintenance window before each batch, notifications, dry run, audit). Steps (task ids):
+snapshot → plan → preview_report → approve → elect_batches → final_report → notify.
 Inputs are Params with a JSON schema; artifacts go to ``<run_root>/preferred_leader_election/<run id>/``
 (snapshot, plan/ with the batches and ``election_plan.json``, approval.json, election_progress.json,
 audit.jsonl, reports). The SRE guide is ``doc_md`` below and ``docs/runbooks/preferred_leader_election.md``.
@@ -37,9 +39,11 @@ off or slow), when `cluster_health` reports `leader_imbalance`, after a reassign
    (Kafka's `leader.imbalance.per.broker.percentage` arithmetic), what cannot be elected.
 3. `approve` (Required actions, another person than the one who triggered; only a windows-file
    policy skips it, for scheduled runs: docs/maintenance-windows.md).
-4. `elect_batches`: create the node for one batch, wait (deferred) until the controller deleted
-   it, read the leaders back, pause, next batch. An election node of someone else stops the run.
-5. `final_report`: balance before/after, partitions not elected and why.
+4. `elect_batches`: the maintenance window first (a batch predicted to overrun the open window is
+   not started: the run waits, deferred, for the next one and notifies), then create the node for
+   one batch, wait (deferred) until the controller deleted it, read the leaders back, pause, next
+   batch. An election node of someone else stops the run.
+5. `final_report`: balance before/after, partitions not elected and why; `notify`: finished or failed.
 
 **What to watch**: each leadership change makes that partition's clients refresh metadata; a node
 that is not consumed within `batch_timeout_s` means no controller is processing it (`/controller`).

@@ -1,9 +1,10 @@
 """stuck_reassignment: diagnose a reassignment that makes no progress, then fix it — each fix
 behind its own approval.
 
-Steps (task ids): diagnose → approve_rewrite → rewrite → approve_election → force_election →
-wait_unstuck → final_report. A fix the diagnosis does not call for is skipped (its approval
-too). Operators: ``operators/stuck.py``; diagnosis: ``kafka_zk/admin/stuck.py``.
+Steps (task ids): diagnose → approve_rewrite → window → rewrite → approve_election → force_election →
+wait_unstuck → final_report → notify (the window and notify gates from
+:func:`operators.batches.runbook.gated`). A fix the diagnosis does not call for is skipped (its approval
+too). Operators: ``operators/runbooks/stuck.py``; diagnosis: ``kafka_zk/admin/stuck.py``.
 
 Failure: the final report fails the run when anything is still stuck or a fix was rejected.
 """
@@ -12,8 +13,9 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 
+from operators.batches.runbook import gate_params, gated
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
-from operators.stuck import (DiagnoseStuckOperator, FixApprovalOperator, ForceElectionOperator,
+from operators.runbooks.stuck import (DiagnoseStuckOperator, FixApprovalOperator, ForceElectionOperator,
                              RewriteReassignmentOperator, StuckReportOperator, WaitUnstuckOperator)
 
 DAG_ID = "stuck_reassignment"
@@ -66,7 +68,7 @@ PARAMS = {
 }
 
 with runbook_dag(DAG_ID, "Diagnose a reassignment that makes no progress and unstick it, each fix approved",
-                 PARAMS, DOC_MD) as dag:
+                 gate_params(PARAMS, DAG_ID), DOC_MD) as dag:
     diagnose = DiagnoseStuckOperator(task_id="diagnose", **ZK_STEP_ARGS)
     approve_rewrite = FixApprovalOperator(task_id="approve_rewrite", fix="rewrite", run_root="{{ params.run_root }}",
                                           zk_conn_id="{{ params.zk_conn_id }}", dry_run="{{ params.dry_run }}")
@@ -81,4 +83,6 @@ with runbook_dag(DAG_ID, "Diagnose a reassignment that makes no progress and uns
                                        trigger_rule="none_failed", **ZK_STEP_ARGS)
     final_report = StuckReportOperator(task_id="final_report", trigger_rule="all_done", **ZK_STEP_ARGS)
 
-    diagnose >> approve_rewrite >> rewrite >> approve_election >> force_election >> wait_unstuck >> final_report
+    gated([diagnose, approve_rewrite, rewrite, approve_election, force_election, wait_unstuck, final_report],
+          first_write=rewrite, what="the stuck reassignment's fixes",
+          needed="{{ ti.xcom_pull(task_ids='diagnose')['rewrite'] or ti.xcom_pull(task_ids='diagnose')['election'] }}")

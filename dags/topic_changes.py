@@ -1,7 +1,8 @@
 """topic_changes: approval-gated topic administration from a declarative spec.
 
-Steps (task ids): diff → approve → apply → verify → final_report. Operators:
-``operators/topic_changes.py``; the spec: ``operators/plan/topic_spec.py``; the diff:
+Steps (task ids): diff → approve → window → apply → verify → final_report → notify (the window and
+notify gates from :func:`operators.batches.runbook.gated`). Operators:
+``operators/runbooks/topic_changes.py``; the spec: ``operators/plan/topic_spec.py``; the diff:
 ``operators/plan/topic_diff.py``.
 
 Failure: a malformed spec, a refused change (fewer partitions, an unsafe deletion, …) or a stale
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 
+from operators.batches.runbook import gate_params, gated
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
-from operators.topic_changes import (ApplyTopicChangesOperator, TopicChangesApprovalOperator,
+from operators.runbooks.topic_changes import (ApplyTopicChangesOperator, TopicChangesApprovalOperator,
                                      TopicChangesReportOperator, TopicDiffOperator, VerifyTopicChangesOperator)
 
 DAG_ID = "topic_changes"
@@ -65,8 +67,8 @@ PARAMS = {
     "run_root": run_root_param(),
 }
 
-with runbook_dag(DAG_ID, "Create, grow, configure and delete topics from a declarative spec, approved", PARAMS,
-                 DOC_MD) as dag:
+with runbook_dag(DAG_ID, "Create, grow, configure and delete topics from a declarative spec, approved",
+                 gate_params(PARAMS, DAG_ID), DOC_MD) as dag:
     diff = TopicDiffOperator(task_id="diff", spec="{{ params.spec }}", spec_file="{{ params.spec_file }}",
                              **ZK_STEP_ARGS)
     approve = TopicChangesApprovalOperator(task_id="approve", run_root="{{ params.run_root }}",
@@ -74,4 +76,5 @@ with runbook_dag(DAG_ID, "Create, grow, configure and delete topics from a decla
     apply = ApplyTopicChangesOperator(task_id="apply", trigger_rule="none_failed", **ZK_STEP_ARGS)
     verify = VerifyTopicChangesOperator(task_id="verify", timeout_s="{{ params.verify_timeout_s }}", **ZK_STEP_ARGS)
     report = TopicChangesReportOperator(task_id="final_report", trigger_rule="all_done", **ZK_STEP_ARGS)
-    diff >> approve >> apply >> verify >> report
+    gated([diff, approve, apply, verify, report], first_write=apply, what="the topic changes",
+          needed="{{ not ti.xcom_pull(task_ids='diff')['writes_nothing'] }}")

@@ -8,7 +8,8 @@ exactly which writes the approval allows (:meth:`writes_text`). The document's s
 with the request; the answer must come from someone other than the person who triggered the run
 and before the expiry (the windows file's ``approval_expires_after`` for the cluster, default
 12 h), and the document must still hash the same. The decision goes to ``approval_<name>.json``
-and the audit log; :func:`require_change_approval` is what the writing step checks.
+and the audit log; :func:`require_change_approval` is what the writing step checks. Asking a human
+notifies ``approval_requested`` to the run's ``notify_conn_ids`` (as the plan approval does).
 
 Failure: :class:`~operators.approval.policy.FourEyesViolation`,
 :class:`~operators.approval.policy.ApprovalExpired`, :class:`PlanHashMismatch` (document changed),
@@ -33,6 +34,7 @@ from operators.approval.policy import check_no_bypass_param, check_not_expired, 
 from operators.approval.retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
+from operators.notifications.runbook import notify_event
 from operators.runtime import document_hash, run_folder
 from operators.windows.config import configured_windows
 from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY
@@ -106,6 +108,8 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
             "triggered_by": triggered_by, "document": self.document, "document_sha256": digest})
         self.body = (f"{self.writes_text(doc, folder)}\n\n`{self.document}` sha256 `{digest}`. The request expires "
                      f"after {expiry}; the person who triggered the run cannot approve it.")
+        notify_event(context, folder, "approval_requested", self.log, body=self.body, what=self.subject,
+                     fields={"document": self.document, "sha256": digest, "expires after": str(expiry)})
         return super().ask(context)
 
     def answered(self, context: Any, event: dict[str, Any]) -> Any:

@@ -51,7 +51,7 @@ from typing import Any, Callable, Mapping, Sequence
 from airflow.sdk import DAG, BaseOperator, Param
 
 from operators.approval.step import PlanApprovalOperator
-from operators.base import RunbookOperator
+from operators.base import RunbookOperator, as_bool
 from operators.batches.step import BatchStepOperator
 from operators.batches.window import hold_for_window, note_resumed
 from operators.deferral import DEFERRING_RETRIES
@@ -98,19 +98,25 @@ def gate_params(params: Mapping[str, Param], dag_id: str) -> dict[str, Param]:
 class WindowGateOperator(RunbookOperator):
     """The maintenance-window gate as a step: returns when a window admitting the runbook is open (or
     windows do not bind the run); else waits deferred for the next one (a manual run) or refuses (a
-    scheduled one). Writes nothing; skipped in a dry run."""
+    scheduled one). Writes nothing; not checked in a dry run, nor when ``needed`` (Jinja: whether the
+    steps after it will write anything, e.g. the diff's verdict) renders false."""
 
-    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "outside_window")
+    template_fields: Sequence[str] = (*RunbookOperator.template_fields, "outside_window", "needed")
     ui_color = "#fff3cd"
 
-    def __init__(self, *, outside_window: Any = False, what: str = "the change", **kwargs: Any) -> None:
+    def __init__(self, *, outside_window: Any = False, what: str = "the change", needed: Any = True,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.outside_window = outside_window
         self.what = what
+        self.needed = needed
 
     def execute(self, context: Any) -> dict:
         if self.is_dry_run:
             return {"window": "dry run: not checked"}
+        if not as_bool(self.needed):
+            self.log.info("nothing will be written: the maintenance windows are not checked")
+            return {"window": "nothing to write: not checked"}
         folder = self.folder(context)
         hold_for_window(self, context, folder, 0, self.what, None, False, self.outside_window, time.time())
         return {"window": "open or not binding"}
@@ -189,16 +195,23 @@ def batch_runbook(spec: BatchRunbook) -> DAG:
     return dag
 
 
-def gated(steps: Sequence[BaseOperator], first_write: BaseOperator, what: str) -> list[BaseOperator]:
-    """A single-change runbook's chain (in a ``runbook_dag`` context) with the gates: the ``window``
-    step right before ``first_write`` (same trigger rule) and ``notify`` after the last step."""
+def gated(steps: Sequence[BaseOperator], first_write: BaseOperator, what: str, needed: str = "True"
+          ) -> list[BaseOperator]:
+    """A single-change runbook's chain (in a ``runbook_dag`` context whose Params went through
+    :func:`gate_params`) with the gates: the ``window`` step right before ``first_write`` (same
+    trigger rule; ``needed``: Jinja, see :class:`WindowGateOperator`) and ``notify`` after the last
+    step. The approvals, dry run and audit are the runbook's steps' own (each writer asks its change
+    document's approval at the write)."""
     if first_write not in steps:
         raise ValueError(f"{first_write.task_id} is not one of the steps")
     at = list(steps).index(first_write)
-    window = WindowGateOperator(task_id="window", what=what, outside_window="{{ params.outside_window }}",
+    window = WindowGateOperator(task_id="window", what=what, outside_window="{{ params.outside_window }}", needed=needed,
                                 trigger_rule=first_write.trigger_rule, **ZK_STEP_ARGS)
     chain = [*steps[:at], window, *steps[at:]]
     chain.append(OutcomeNotifyOperator(task_id="notify", trigger_rule="all_done", **ZK_STEP_ARGS))
     for upstream, downstream in zip(chain, chain[1:]):
         upstream >> downstream
+    if at > 0:
+        # an approval's Reject skips its direct downstream tasks only: the first write stays one of them
+        steps[at - 1] >> first_write
     return chain

@@ -1,6 +1,7 @@
 """The batch runbooks behind the maintenance windows, like a decommission: a ``delete_topics`` run
 triggered outside its window waits (deferred) for it and says so, and a ``preferred_leader_election``
-batch predicted to overrun the open window is not started but waits for the next window.
+batch predicted to overrun the open window is not started but waits for the next window. A
+single-change runbook (``topic_changes``) waits before its first write, and not when it writes nothing.
 
 Through Airflow (``dag.test``) on the emulator with a real ZooKeeper, with test-sized windows
 computed from the wall clock (daily windows opening at a minute the test picks). People are told
@@ -144,3 +145,33 @@ def test_an_election_batch_that_would_overrun_the_open_window_is_not_started_but
     assert all(b["state"] == "done" for b in progress), progress
     events = [m["event"] for m in webhook_sink.wait_for(3)]
     assert "window_paused" in events and events[-1] == "finished", events
+
+
+def test_topic_changes_waits_for_its_window_before_applying_and_not_when_the_diff_writes_nothing(
+        cluster, tmp_path, monkeypatch, webhook_sink) -> None:
+    from operators.local_run import run_dag
+
+    emulator, conn_id, zk = cluster
+    opens = minute_floor(datetime.now(timezone.utc)) + timedelta(minutes=2)
+    path = windows_file(tmp_path / "windows.yaml", conn_id, daily("soon", opens, 2, "topic_changes"))
+    monkeypatch.setenv("KAFKA_RUNBOOKS_WINDOWS_FILE", str(path))
+    spec = "topics:\n  payments:\n    partitions: 3\n    replication_factor: 2\n"
+    conf = {"zk_conn_id": conn_id, "run_root": str(tmp_path / "runs"), "spec": spec, "verify_timeout_s": 60,
+            "notify_conn_ids": [webhook_sink.conn_id]}
+    result = run_dag("topic_changes", conf, answer="Approve", approver="bob.sre")
+    assert result.state == "success", result.task_states
+    [pause] = json.loads((result.run_folder / "windows.json").read_text())["pauses"]
+    assert pause["resumes_at"] == opens.isoformat(timespec="seconds") and pause["resumed_at"], pause
+    creates = [r for r in AuditLog.read(result.run_folder / "audit.jsonl") if r.path == "/brokers/topics/payments"]
+    assert creates and all(at(r) >= opens for r in creates), [r.time for r in creates]
+    assert "payments" in zk.get_children("/brokers/topics")
+    events = [m["event"] for m in webhook_sink.wait_for(3)]
+    assert events == ["approval_requested", "window_paused", "finished"], events
+
+    # the same spec again writes nothing: no window is waited for (the only window now opens in 12 h)
+    path.write_text(path.read_text().replace(f"{opens.minute} {opens.hour} * * *",
+                                             f"{opens.minute} {(opens.hour + 12) % 24} * * *"))
+    again = run_dag("topic_changes", conf, answer="Approve", approver="bob.sre")
+    assert again.state == "success", again.task_states
+    assert not (again.run_folder / "windows.json").exists()
+    assert again.task_states["window"] == "success"

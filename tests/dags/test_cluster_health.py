@@ -15,7 +15,7 @@ import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.errors import InvalidInput
-from operators.health import in_window
+from operators.runbooks.health import in_window
 from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
 from tests.zk_helpers import tree
 

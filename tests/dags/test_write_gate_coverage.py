@@ -116,3 +116,52 @@ def test_every_task_that_writes_writes_under_the_runs_approval(dagbag, tmp_path)
             "ElectPreferredLeadersOperator", "DeleteTopicBatchesOperator", "ElectBatchesOperator",
             "ApplyTopicChangesOperator", "RewriteReassignmentOperator", "ForceElectionOperator",
             "MoveControllerOperator"} <= set(writing), sorted(writing)
+
+
+def upstream_of(task) -> set:
+    """Every task ``task`` waits for, directly or not (setups included)."""
+    seen: set = set()
+    todo = list(task.upstream_list)
+    while todo:
+        t = todo.pop()
+        if t.task_id not in {s.task_id for s in seen}:
+            seen.add(t)
+            todo.extend(t.upstream_list)
+    return seen
+
+
+def test_every_task_that_writes_sits_behind_the_shared_gates(dagbag) -> None:
+    """Each writing task of each DAG: an approval step before it (four eyes, the hash), the maintenance
+    window checked before it writes (the batch machine, the wave guards or the window step), its
+    dry run from the run's ``dry_run`` Param, and the DAG ending in a notify step that runs whatever
+    happened, to the run's ``notify_conn_ids``. Audit and approval-at-the-write: the test above."""
+    from operators.approval.change import ChangeApprovalOperator
+    from operators.approval.step import PlanApprovalOperator
+    from operators.batches.runbook import OutcomeNotifyOperator, WindowGateOperator
+    from operators.batches.step import BatchStepOperator
+    from operators.reassignment.guards import GuardsOperator
+    from operators.reports.final import NotifyOperator
+
+    checked = set()
+    for dag_id in sorted(dagbag.dag_ids):
+        dag = dagbag.get_dag(dag_id)
+        writers = [t for t in dag.tasks if writes(type(t))]
+        if not writers:
+            continue
+        assert {"dry_run", "notify_conn_ids", "outside_window"} <= set(dag.params), f"{dag_id}: {sorted(dag.params)}"
+        [notify] = [t for t in dag.tasks if isinstance(t, (NotifyOperator, OutcomeNotifyOperator))]
+        assert notify.trigger_rule == "all_done" and not notify.downstream_list, f"{dag_id}: notify is not last"
+        assert {t.task_id for t in dag.tasks} - {notify.task_id} <= {t.task_id for t in upstream_of(notify)}
+        for task in writers:
+            before = upstream_of(task)
+            where = f"{dag_id}.{task.task_id}"
+            assert any(isinstance(t, (PlanApprovalOperator, ChangeApprovalOperator)) for t in before), \
+                f"{where}: no approval step before it"
+            assert isinstance(task, BatchStepOperator) or any(
+                isinstance(t, (GuardsOperator, WindowGateOperator)) for t in before), f"{where}: no window gate"
+            assert task.dry_run == "{{ params.dry_run }}", f"{where}: dry_run={task.dry_run!r}"
+            checked.add(where)
+    # the scan reaches every writing runbook: the reassignment skeleton's, the batch ones, the single-change ones
+    assert {"decommission_brokers.execute_waves", "delete_topics.delete_batches",
+            "preferred_leader_election.elect_batches", "stuck_reassignment.rewrite",
+            "stuck_reassignment.force_election", "topic_changes.apply"} <= checked, sorted(checked)
