@@ -22,7 +22,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from kafka_zk.errors import InputRefused
 from kafka_zk.validation import parse_broker_ids, parse_size, parse_throttle, parse_topic_names, parse_topic_regex
 
-#: Param name → the parser that reads it (``None`` values: the Param's "not given", left to the step).
+#: Param name → the parser that reads it (values meaning "not given" are left to the step: :func:`_not_given`).
 PARSERS: dict[str, Callable[[Any, str], object]] = {
     "brokers_to_remove": parse_broker_ids,
     "new_brokers": parse_broker_ids,
@@ -34,6 +34,12 @@ PARSERS: dict[str, Callable[[Any, str], object]] = {
 }
 
 
+def _not_given(value: Any) -> bool:
+    """A value a Param uses for "not given" or "every broker": None, blank text, ``all`` (rolling_restart's
+    ``brokers``); the step decides what it means, and refuses it, if at all, with the same parser."""
+    return value is None or (isinstance(value, str) and value.strip() in ("", "all")) or value == ["all"]
+
+
 class ParamRefused(InputRefused, AirflowFailException):
     """A Param value its input's parser refuses; the text is the parser's."""
 
@@ -41,7 +47,7 @@ class ParamRefused(InputRefused, AirflowFailException):
 def check_param(name: str, value: Any) -> object:
     """``value`` of Param ``name`` as its parser reads it (``value`` itself for a Param without one)."""
     parser = PARSERS.get(name)
-    if parser is None or value is None:
+    if parser is None or _not_given(value):
         return value
     try:
         return parser(value, name)
