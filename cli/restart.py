@@ -29,7 +29,7 @@ from kafka_zk.snapshot import read_snapshot
 from operators.batches.book import BatchBook
 from operators.restart.plan import RestartPlan, plan_roll
 from operators.restart.report import report_md
-from operators.restart.roll import Roll, RestartBatch, RollSettings, roll_all
+from operators.restart.roll import Roll, RestartBatch, RollSettings, load_progress, roll_all
 
 log = logging.getLogger("kafka-runbook.restart")
 
@@ -78,9 +78,8 @@ def run(args: argparse.Namespace) -> int:
     with open_cluster(args, "restart") as w:
         plan = plan_roll(read_snapshot(w.client, with_configs=False), args.brokers, racks, args.by, args.action)
         print(plan.text(), flush=True)
-        items = [[str(b) for b in batch] for batch in plan.batches]
-        book = (BatchBook.load(args.progress, RestartBatch, items) if args.progress
-                else BatchBook.fresh(RestartBatch, items))
+        book = (load_progress(args.progress, plan.batches) if args.progress
+                else BatchBook.fresh(RestartBatch, [[str(b) for b in batch] for batch in plan.batches]))
         act, command = shell_action(plan, args.action_timeout)
         state = {"book": book}
 

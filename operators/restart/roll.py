@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
 
 from kazoo.client import KazooClient
 
@@ -43,8 +44,9 @@ from kafka_zk import paths
 from kafka_zk.admin.election import election_batches, preferred_election_candidates, submit_preferred_election
 from kafka_zk.admin.reassignment import submit_reassignment
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.errors import KafkaZkError
+from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.run_folder import read_json
 from kafka_zk.restart_gates import (demotion, leaders_away, not_in_sync, registration_czxid, restoration,
                                     stop_problems)
 from kafka_zk.snapshot import read_snapshot
@@ -197,6 +199,29 @@ def roll_batch(roll: Roll, book: RestartBook, index: int) -> RestartBook:
     if b.step == "in_sync":
         book = keep(_leaders_back(roll, book, index, who))
     return book
+
+
+def load_progress(path: str | Path, batches: Sequence[Sequence[int]]) -> RestartBook:
+    """The roll's progress file for the approved ``batches`` (a fresh book when there is none).
+
+    The same batches in another order (a re-plan after the controller moved, e.g. once the roll
+    restarted it) keep what each batch recorded, in the new order: a broker is never restarted twice.
+    Other batches while brokers were already restarted are refused, naming them."""
+    items = [tuple(str(b) for b in batch) for batch in batches]
+    doc = read_json(path)
+    if doc is not None:
+        old = BatchBook.from_json(doc, RestartBatch, str(path))
+        recorded = {tuple(b.items): b for b in old.batches}
+        if sorted(recorded) == sorted(items) and len(old.batches) == len(items):
+            return BatchBook(tuple(replace(recorded[it], index=i) for i, it in enumerate(items)))
+        touched = [x for b in old.batches if b.state is not BatchState.PENDING for x in b.items]
+        if touched:
+            raise InvalidInput(
+                f"{path} records a roll of other batches ({[list(b.items) for b in old.batches]}) that already "
+                f"restarted broker(s) {', '.join(touched)}, but the approved plan is now {[list(i) for i in items]}: "
+                "the plan changed after the roll started. Start a new run for the brokers left, or move the file "
+                "away to restart every broker of the new plan")
+    return BatchBook.fresh(RestartBatch, items)
 
 
 def roll_all(roll: Roll, book: RestartBook, before_batch: Callable[[RestartBook, int], None] | None = None

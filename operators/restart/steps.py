@@ -39,14 +39,14 @@ from kafka_zk.restart_gates import stop_problems
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
-from operators.batches.book import BatchBook, BatchState
+from operators.batches.book import BatchState
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.batches.window import hold_for_window, note_resumed
 from operators.errors import RunFailed, RunRejected
 from operators.reports.final import upstream_failures
 from operators.restart.plan import RestartPlan, plan_roll
 from operators.restart.report import outcome, report_md
-from operators.restart.roll import Roll, RestartBatch, RestartBook, RollSettings, roll_all
+from operators.restart.roll import Roll, RestartBook, RollSettings, load_progress, roll_all
 from operators.runtime import change_approval
 
 PLAN = "restart_plan.json"
@@ -60,7 +60,7 @@ def load_plan(folder: RunFolder) -> RestartPlan:
 
 
 def load_book(folder: RunFolder, plan: RestartPlan) -> RestartBook:
-    return BatchBook.load(folder.root / PROGRESS, RestartBatch, [[str(b) for b in batch] for batch in plan.batches])
+    return load_progress(folder.root / PROGRESS, plan.batches)
 
 
 class RestartPlanOperator(RunbookOperator):

@@ -111,3 +111,4 @@ def test_a_stop_the_gate_lets_through_leaves_every_partition_led_and_at_min_isr(
         assert left, p
         assert set(p.isr) == set(p.replicas)                 # nothing under-replicated got through
         assert not (stopping & set(p.isr)) or len(left) >= min_isr
+
