@@ -56,6 +56,7 @@ def _say(text: str) -> None:
 
 def _wave_sim_seconds(events, waves: list[dict]) -> list[float]:
     """Simulated duration of each wave: first reassignment start to last completion of its moves."""
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_sim.timeline import wave_spans
 
     spans = wave_spans(events, [[(m["topic"], m["partition"]) for m in w["moves"]] for w in waves])
@@ -92,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     airflow_home = Path(tempfile.mkdtemp(prefix="kr-demo-airflow-"))
     os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "WARNING")
 
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_sim.cluster import ClusterSpec, EmulatedCluster
     from kafka_sim.seed import broker_racks, partition_sizes, topic_layout
     from cli.demo_progress import ProgressPrinter

@@ -120,6 +120,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.errors import KafkaZkError
 
     # kazoo logs every reconnect attempt as a warning; the command reports one clear error instead

@@ -189,6 +189,7 @@ def _input_file(path: str | None, flag: str) -> None:
 
 def check_args(args: argparse.Namespace) -> None:
     """Every flag checked before a snapshot is read or Spark starts (one clear error each)."""
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.validation import (check_count, parse_broker_ids, parse_size, parse_throttle, parse_topic_names,
                                      parse_topic_regex)
 
@@ -237,6 +238,7 @@ def check_args(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_args(args)
+    # local: a subcommand loads only what it runs (CLI start-up)
     from spark_jobs import plan_job
 
     # a plan folder may be planned again; so may one holding only the snapshot of a refused attempt
@@ -253,6 +255,7 @@ def run(args: argparse.Namespace) -> int:
     spark_sql = sys.modules.get("pyspark.sql")
     session = spark_sql.SparkSession.getActiveSession() if spark_sql else None
     if args.zookeeper:
+        # local: a subcommand loads only what it runs (CLI start-up)
         from cli.plan_zookeeper import plan_from_zookeeper
 
         summary = plan_from_zookeeper(args.zookeeper, job_args, session, retiring_file=args.retiring_file)

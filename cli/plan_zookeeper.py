@@ -39,6 +39,7 @@ from spark_jobs.operations import selection
 
 def _rewrite(assignments, states: Future, path: str) -> str:
     """The assignments with the states read, written beside ``path``; returns where."""
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.snapshot import with_states
     from kafka_zk.snapshot_file import write_snapshot
 
@@ -54,6 +55,7 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
     this cluster's retiring brokers are left out of the assignments (:func:`_without_retiring`)."""
     import time
 
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.connect import close, connect
     from kafka_zk.snapshot import read_partition_states, read_snapshot
     from kafka_zk.snapshot_file import write_snapshot
@@ -108,6 +110,7 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
 def _without_retiring(client, assignments, retiring_file: str, job_args: argparse.Namespace):
     """The assignments minus the cluster's retiring brokers (those a decommission is removing stay),
     as the runbooks' plan step does (operators/plan/retiring.py); refused when one still holds replicas."""
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.retiring import RetiringFile, cluster_id, exclude_from_model
 
     cid = cluster_id(client)

@@ -75,6 +75,7 @@ def _broker_list(text: str | None) -> list[int]:
 
 
 def generate(args: argparse.Namespace) -> int:
+    # local: a subcommand loads only what it runs (CLI start-up)
     from spark_jobs.kernels.rebalance import plan_move_topics
 
     topics = decode_topics_to_move(_read(args.topics_to_move_json_file, "--topics-to-move-json-file"))

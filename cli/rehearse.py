@@ -62,6 +62,7 @@ def _start(text: str | None) -> datetime | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.validation import check_brokers_to_remove, parse_throttle
     from operators.rehearsal.run import RehearsalInput, rehearse
     from operators.windows.spec import load_windows_file

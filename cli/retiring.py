@@ -33,6 +33,7 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def retiring_of(args: argparse.Namespace) -> tuple[RetiringFile, str]:
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.connect import close, connect
 
     if not args.retiring_file:

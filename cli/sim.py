@@ -121,6 +121,7 @@ def _fault_args(fault: str, values: list[str], resume: bool) -> dict:
 
 
 def run_fault(args: argparse.Namespace) -> int:
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_sim.control import send_command
     from kafka_zk.connect import close, connect
     client = connect(args.fault_zookeeper, credentials=credentials_from_args(args))
@@ -134,6 +135,7 @@ def run_fault(args: argparse.Namespace) -> int:
 
 
 def run_log_dirs(args: argparse.Namespace) -> int:
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.connect import close, connect
     from kafka_zk.log_dirs import read_published_log_dirs
     client = connect(args.log_dirs_zookeeper, credentials=credentials_from_args(args))
@@ -161,6 +163,7 @@ def check_ports_free(wanted: list[tuple[str, int]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_sim import seed
     from kafka_sim.cluster import ClusterSpec, EmulatedCluster
     from kafka_sim.control import CommandQueue
@@ -231,6 +234,7 @@ def _snapshot_copy(args: argparse.Namespace, knobs: dict):
         if args.sizes or args.capacity:
             raise InvalidInput("--sizes and --capacity go with --from-snapshot SNAPSHOT")
         return None
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_sim.from_snapshot import spec_from_snapshot
     from kafka_zk.capacity import read_capacity_file
     from kafka_zk.sizes_file import load_sizes
@@ -247,6 +251,7 @@ def _snapshot_copy(args: argparse.Namespace, knobs: dict):
 def _require_private(connect_string: str, credentials) -> None:
     """Refuse, before anything is written, a chroot where brokers or topics already live: a copy
     goes into a private chroot, never beside a real cluster."""
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk import paths
     from kafka_zk.connect import close, connect
 
@@ -263,6 +268,7 @@ def _require_private(connect_string: str, credentials) -> None:
 
 def _seed_copy(cluster, snapshot, sizes, existing: set[str]):
     """Seed the snapshot's copy (the chroot was checked empty before the emulator started)."""
+    # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_sim.from_snapshot import seed_from_snapshot
 
     return seed_from_snapshot(cluster, snapshot, sizes, who="kafka-runbook sim --from-snapshot")

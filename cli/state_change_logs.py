@@ -60,6 +60,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # local: a subcommand loads only what it runs (CLI start-up)
     from spark_jobs.kernels.state_change import compile_filter
     from spark_jobs.state_change_files import DEFAULT_REORDER_WINDOW, find_logs, write_merged
 
@@ -81,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     prefix = not args.no_prefix
 
     if use_spark:
+        # local: a subcommand loads only what it runs (CLI start-up)
         from spark_jobs.state_change_job import merge_with_spark
 
         target = args.output

@@ -28,10 +28,13 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from kafka_sim.spec import ClusterSpec
+from kafka_zk.admin.configs import alter_config
+from kafka_zk.authority import EmulatorSeeding
 from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.writer import ZkWriter
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,6 @@ def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicP
     brokers' config overrides through the one writer built here for seeding an emulator (audited
     as ``who``, authorised by :class:`kafka_zk.authority.EmulatorSeeding`: the emulator's own
     ZooKeeper only); stop the brokers the snapshot saw unregistered."""
-    from kafka_zk.admin.configs import alter_config
-    from kafka_zk.authority import EmulatorSeeding
-    from kafka_zk.writer import ZkWriter
 
     by_topic = partition_sizes(snapshot, sizes)
     todo = {name: ({p: t.partitions[p].replicas for p in sorted(t.partitions)}, by_topic[name], dict(t.config))

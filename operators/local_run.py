@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from kafka_zk.run_folder import RunFolder
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -232,7 +234,6 @@ def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, app
     same run folder, as clearing the whole run in the UI does. ``mark_success`` (a regular expression of
     task ids) marks those tasks success without running them, as a person clicking "Mark as success".
     """
-    from kafka_zk.run_folder import RunFolder
 
     dag = load_dag(dag_id)
     errors: list[str] = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+from kafka_zk.admin.reassignment import targets_from_file_entries
 from kafka_zk.capacity import DiskCapacity, read_capacity_file
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
@@ -20,8 +21,8 @@ from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.validation import parse_broker_ids, parse_topic_names
 from spark_jobs.kernels.batches import plan_user_reassignment
 from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
-from spark_jobs.kernels.election import election_plan, election_scope, plan_election
 from spark_jobs.kernels.decommission import plan_decommission
+from spark_jobs.kernels.election import election_plan, election_scope, plan_election
 from spark_jobs.kernels.model import Plan
 from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
 from spark_jobs.kernels.replication import plan_change_replication_factor
@@ -57,7 +58,6 @@ def _user_entries(args: argparse.Namespace):
 
 def _rollback_source(args: argparse.Namespace):
     """(recorded assignment, the run's targets or None, what it came from) for ``--op rollback``."""
-    from kafka_zk.admin.reassignment import targets_from_file_entries
 
     if getattr(args, "rollback_from", None):
         plan = load_plan_artifacts(args.rollback_from)     # hash-checked: an edited plan does not load

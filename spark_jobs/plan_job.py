@@ -47,12 +47,16 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the repo im
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_throttle
 from spark_jobs import sizes_input
 from spark_jobs.artifacts import write_plan_artifacts
-from spark_jobs.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
+from spark_jobs.kernels.capacity import plan_disk
+from spark_jobs.kernels.loads import cluster_loads, rack_map
+from spark_jobs.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, selection
+from spark_jobs.summary import build_summary
 
 
 #: returns the touched partitions' states (``None``: no state znode), waiting for them if need be
@@ -229,9 +233,6 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     caller started it) and the driver's sizes time are reported with the other phase timings
     in ``summary.json``.
     """
-    from spark_jobs.kernels.capacity import plan_disk
-    from spark_jobs.kernels.loads import cluster_loads, rack_map
-    from spark_jobs.summary import build_summary
 
     if args.throttle is not None:
         args.throttle = parse_throttle(args.throttle, "--throttle")
@@ -247,17 +248,17 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     try:
         started = time.monotonic()
         if spark is None:
+            # local: the engine chosen decides (pyspark only on the Spark path)
             from spark_jobs.driver_io import load_input_in_driver
 
             data = load_input_in_driver(args.snapshot, sizes.columns, selection(args))
         else:
+            # local: the engine chosen decides (pyspark only on the Spark path)
             from spark_jobs.spark_io import load_input
 
             data = load_input(spark, args.snapshot, sizes.path, selection(args))
         loaded = time.monotonic()
         if states is not None:
-            from kafka_zk.snapshot import with_states
-
             data = dataclasses.replace(data, snapshot=with_states(data.snapshot, states()))
         states_ready = time.monotonic()
         plan = run_kernel(args, data)

@@ -24,7 +24,7 @@ import sys
 import tempfile
 from typing import Iterator, Sequence
 
-from spark_jobs.kernels.state_change import EntryFilter, MergeStats, ParseStats, format_entry
+from spark_jobs.kernels.state_change import EntryFilter, MergeStats, ParseStats, format_entry, compile_filter
 from spark_jobs.state_change_files import LogFile, find_logs, read_split
 
 SPLIT_BYTES = 64 * 1024 ** 2
@@ -65,6 +65,7 @@ def merge_with_spark(logs: Sequence[LogFile], flt: EntryFilter, output: str, pre
                      sorted_partition_bytes: int = SORTED_PARTITION_BYTES, spark=None) -> MergeStats:
     """Merge ``logs`` into ``output`` on Spark; the same bytes as the in-process merge."""
     if spark is None:
+        # local: starts pyspark only when Spark merges
         from spark_jobs.plan_job import spark_session
 
         spark = spark_session(master)
@@ -114,8 +115,6 @@ def merge_with_spark(logs: Sequence[LogFile], flt: EntryFilter, output: str, pre
 
 
 def main(argv: list[str] | None = None) -> int:
-    from spark_jobs.kernels.state_change import compile_filter
-
     p = argparse.ArgumentParser(description="Merge state-change logs by time on Spark")
     p.add_argument("--logs")
     p.add_argument("--logs-regex")

@@ -15,11 +15,11 @@ from kazoo.client import KazooClient
 from kafka_zk import paths
 from kafka_zk.health.model import ZnodeAge, ZnodeAges
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.snapshot import pipelined
 
 
 def read_znode_ages(client: KazooClient, snapshot: ClusterSnapshot, now_ms: int | None = None) -> ZnodeAges:
     """Stat (pipelined ``exists``) of the admin nodes, delete markers and reassigning topic znodes."""
-    from kafka_zk.snapshot import pipelined
 
     reassigning = sorted({p.topic for p in snapshot.partitions() if p.is_reassigning})
     wanted = [paths.REASSIGN_PARTITIONS, paths.PREFERRED_REPLICA_ELECTION]

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafka_zk.admin.throttles import ThrottleRecord
 from kafka_zk.errors import InvalidPayload
 
 RECORD = "throttles.json"
@@ -55,7 +56,6 @@ class ThrottleOwners:
 
 def find_throttle_owners(run_root: str | os.PathLike | None) -> ThrottleOwners:
     """Every ``<run_root>/<dag>/<run>/throttles.json`` without ``throttles_removed.json`` beside it."""
-    from kafka_zk.admin.throttles import ThrottleRecord
 
     if not run_root or not Path(run_root).is_dir():
         return ThrottleOwners()

@@ -48,6 +48,7 @@ from operators.approval.retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
+from operators.rehearsal.report import passed_hashes
 from operators.reports.links import PlanReportLink, ProgressLink, report_link
 from operators.runtime import APPROVED, DRY_RUN, PRE_APPROVED, REJECTED, ApprovalRecord, plan_hash, run_folder
 from operators.windows.config import configured_windows
@@ -68,7 +69,6 @@ def record_decision(folder: RunFolder, record: ApprovalRecord, run_id: str, task
 def rehearsed_hashes(run_root: str | Path, dag_id: str) -> frozenset[str]:
     """Plan hashes of ``dag_id`` under ``run_root`` whose rehearsal on an emulated copy passed
     (:func:`operators.rehearsal.report.passed_hashes`): what ``require_rehearsal`` asks for."""
-    from operators.rehearsal.report import passed_hashes
 
     return passed_hashes(run_root, dag_id)
 

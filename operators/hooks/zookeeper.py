@@ -42,10 +42,10 @@ from kazoo.client import KazooClient
 
 from kafka_zk import paths
 from kafka_zk.capacity import DiskCapacity, parse_capacity
-from kafka_zk.connect import close as close_client
-from kafka_zk.connect import connect, parse_connect_string
+from kafka_zk.connect import close as close_client, connect, parse_connect_string
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.zk_auth import DIGEST_MD5, GSSAPI, NO_AUTH, ZkCredentials, parse_jaas_section
+from operators.plan.log_dirs_source import parse_log_dirs_source
 
 if TYPE_CHECKING:
     from operators.plan.log_dirs_source import LogDirsSource
@@ -94,7 +94,6 @@ class ZooKeeperHook(BaseHook):
     def log_dirs_source(self) -> "LogDirsSource | None":
         """``extra.log_dirs_source``: where follower log sizes are read for wave progress
         (:mod:`operators.plan.log_dirs_source`), or None when not set."""
-        from operators.plan.log_dirs_source import parse_log_dirs_source
 
         extra = self.get_connection(self.zk_conn_id).extra_dejson or {}
         return parse_log_dirs_source(extra, f"connection {self.zk_conn_id!r}")

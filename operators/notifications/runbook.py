@@ -26,6 +26,7 @@ from kafka_zk.audit import utc_now_iso
 from kafka_zk.run_folder import RunFolder
 from operators.notifications.channels import send
 from operators.notifications.message import Notification
+from operators.reports.titles import heading
 
 LOG_FILE = "notifications.jsonl"
 
@@ -39,8 +40,6 @@ def conn_ids_of(context: Mapping[str, Any]) -> list[str]:
 
 
 def _title(event: str, folder: RunFolder, dag_id: str, extra: Mapping[str, Any]) -> str:
-    from operators.reports.titles import heading
-
     head = heading(folder, dag_id, list(extra.get("removed") or ()))
     what = str(extra.get("what") or "") or head["what"] + (f" {head['subject']}" if head["subject"] else "")
     return {"approval_requested": f"approval requested: {what}",

@@ -35,16 +35,17 @@ from typing import Any, Iterable, Sequence
 
 from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles, throttles_left
 from kafka_zk.authority import OwnThrottlesOnly, WriteAuthority
+from kafka_zk.health.owners import REMOVED_MARKER
+from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.throttle_lists import TopicThrottle
 from kafka_zk.validation import parse_throttle
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
+from operators.deferral import not_before
 from operators.errors import VerificationFailed
 from operators.notifications.runbook import notify_event
-from operators.deferral import not_before
 from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
-from kafka_zk.plan_artifacts import load_plan_artifacts
 
 
 def resolve_rate(param: Any, planned: int | None) -> int:
@@ -170,6 +171,5 @@ class RemoveThrottlesOperator(RunbookOperator):
             raise VerificationFailed(f"throttles of this run still present after removal: {left}; "
                                      "re-run remove_throttles, or remove them with kafka-configs")
         if not self.is_dry_run:   # the health check stops counting these throttles as this run's
-            from kafka_zk.health.owners import REMOVED_MARKER
             folder.write_json(folder.root / REMOVED_MARKER, {"restored": written, "task": self.task_id})
         return {"restored": written}

@@ -14,9 +14,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kafka_zk.plan_artifacts import load_plan_artifacts
+from kafka_zk.snapshot import read_snapshot
 from operators.base import as_bool
 from operators.errors import VerificationFailed
 from operators.reassignment.verify import SHOWN, _VerifyStep
+from replica_verify.discovery import Partition
+from replica_verify.errors import VerifyError
+from replica_verify.tails import check_tails
 
 
 def plaintext_endpoint(host: str | None, port: int, endpoints: Sequence[str]) -> tuple[str, int] | None:
@@ -43,11 +47,6 @@ class DataVerifyOperator(_VerifyStep):
         self.timeout_s = timeout_s
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.snapshot import read_snapshot
-        from replica_verify.discovery import Partition
-        from replica_verify.errors import VerifyError
-        from replica_verify.tails import check_tails
-
         folder = self.folder(context)
         if not as_bool(self.verify_data):
             self._record(folder, "verify_data", {"ok": None, "note": "verify_data is off"})

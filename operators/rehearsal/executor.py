@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from kafka_zk.errors import KafkaZkError, WriteNotApproved
 from kafka_zk.run_folder import RunFolder
-from operators.reassignment.leadership import DemoteOperator, ElectPreferredLeadersOperator
+from operators.base import as_bool
 from operators.reassignment.execute import ExecuteWavesOperator, build_wave_book
+from operators.reassignment.leadership import DemoteOperator, ElectPreferredLeadersOperator
 from operators.triggers.reassignment import WaveDoneTrigger
 from operators.windows.guard import window_gate
 from operators.windows.spec import WindowsFile
@@ -133,8 +135,6 @@ class PrivateCopy:
     chroot: str
 
     def authorise(self, op: str, path: str, data: bytes | None, before: bytes | None) -> None:
-        from kafka_zk.errors import WriteNotApproved
-
         if not self.chroot.startswith(COPY_CHROOT_PREFIX):
             raise WriteNotApproved(f"refusing to {op} {path}: a rehearsal writes only to its private copy "
                                    f"({COPY_CHROOT_PREFIX}…), not to chroot {self.chroot or '/'}; nothing written")
@@ -194,7 +194,6 @@ class RehearsalExecutor(_OnTheCopy, ExecuteWavesOperator):
         self.clock = rehearsal.clock.time
 
     def _gate(self, context: Any):
-        from operators.base import as_bool
         return window_gate(self.windows, str(self.zk_conn_id), self.runbook, as_bool(self.outside_window))
 
     def defer(self, *, trigger: Any, method_name: str, kwargs: Any = None, timeout: Any = None) -> None:
@@ -235,7 +234,6 @@ def _first_event(trigger: WaveDoneTrigger) -> dict:
 
 def drive(op: RehearsalExecutor, context: dict[str, Any]) -> DriveOutcome:
     """Run the executor to its end as Airflow would (see the module docstring)."""
-    from kafka_zk.errors import KafkaZkError
 
     sim = op.rehearsal
     step: Callable[[], dict] = lambda: run_step(op, context)

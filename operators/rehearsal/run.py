@@ -28,10 +28,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
-from kafka_zk.errors import InvalidInput
+from kafka_sim.cluster import EmulatedCluster
+from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot
+from kafka_sim.timeline import wave_spans
+from kafka_zk.capacity import read_capacity_file
+from kafka_zk.connect import close, connect
+from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.run_folder import RunFolder
+from kafka_zk.sizes_file import load_sizes
+from kafka_zk.snapshot_file import load_snapshot
+from operators.reassignment.waves import WaveBook
+from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
+                                          SimEpochClock, drive, DriveOutcome, RehearsalDemote, run_step,
+                                          RehearsalElection)
 from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
+from operators.windows.pause import WindowBook
 from operators.windows.spec import WindowsFile
 
 TARGET_WALL_S = 30.0
@@ -72,10 +85,6 @@ def choose_speed(predicted_s: float, requested: float | None) -> float:
 
 
 def _inputs(inp: RehearsalInput):
-    from kafka_zk.capacity import read_capacity_file
-    from kafka_zk.sizes_file import load_sizes
-    from kafka_zk.snapshot_file import load_snapshot
-
     plan = load_plan_artifacts(inp.plan_dir)            # hash-checked: an edited plan is refused here
     snapshot = load_snapshot(inp.snapshot)
     sizes = load_sizes(inp.sizes) if inp.sizes else None
@@ -96,11 +105,6 @@ def _copy_plan(plan_dir: str, folder: RunFolder) -> None:
 def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalReport:
     """Rehearse ``inp`` on a private ZooKeeper (``zookeeper``: host:port of one to take a fresh chroot
     on; default: start one) and return (and save) the report."""
-    from kafka_sim.cluster import EmulatedCluster
-    from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot
-    from kafka_zk.connect import close, connect
-    from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
-    from operators.rehearsal.executor import COPY_CHROOT_PREFIX
 
     plan, snapshot, sizes, capacity = _inputs(inp)
     wall0 = time.monotonic()
@@ -137,11 +141,6 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
 
 def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, client, capacity, seeded,
                       speed: float, poll: float, wall0: float, timings: dict[str, float]) -> RehearsalReport:
-    from kafka_sim.timeline import wave_spans
-    from operators.rehearsal.executor import DiskSampler, Rehearsal, RehearsalExecutor, SimEpochClock, drive
-    from operators.windows.pause import WindowBook
-    from operators.reassignment.waves import WaveBook
-
     start_at = inp.start_at or datetime.now(timezone.utc)
     sim0 = cluster.now()
     rehearsal = Rehearsal(cluster, client, SimEpochClock(cluster, start_at.timestamp() - sim0), DiskSampler(cluster))
@@ -220,8 +219,6 @@ def _problems(outcome, waves, disks, overran, elections: dict) -> tuple[str, ...
 
 def _demote(inp: RehearsalInput, rehearsal, folder: RunFolder, context: dict):
     """Decommission's demote step on the copy (None when it ran or is not needed; else the outcome)."""
-    from kafka_zk.errors import KafkaZkError
-    from operators.rehearsal.executor import DriveOutcome, RehearsalDemote, run_step
 
     if not inp.demote:
         return None
@@ -236,8 +233,6 @@ def _demote(inp: RehearsalInput, rehearsal, folder: RunFolder, context: dict):
 
 def _elect(rehearsal, folder: RunFolder, context: dict, plan) -> dict:
     """The final preferred election on the copy: what it elected, in how many batches, how long."""
-    from kafka_zk.errors import KafkaZkError
-    from operators.rehearsal.executor import RehearsalElection, run_step
 
     step = RehearsalElection(rehearsal=rehearsal, folder=folder, zk_conn_id="rehearsal", run_root=str(folder.root))
     before = rehearsal.cluster.now()

@@ -28,7 +28,15 @@ import os
 import shutil
 from typing import Any, Sequence
 
+from kafka_zk.errors import InvalidInput
+from kafka_zk.snapshot_file import load_snapshot
+from kafka_zk.validation import check_brokers_to_remove
+from operators.approval.step import plan_size
 from operators.base import RunbookOperator, as_bool
+from operators.reassignment.throttles import resolve_rate
+from operators.rehearsal.run import RehearsalInput, rehearse
+from operators.reports.links import report_link
+from operators.windows.config import configured_windows
 
 AUTO_MAX_PARTITIONS = 5_000     # BENCHMARKS.md, "Rehearsals": the demo cluster (3,000 partitions,
 AUTO_MAX_MOVES = 3_000          # 2,204 moves) took 6.4 min under a load of 33 on 2 cores
@@ -50,7 +58,6 @@ def should_rehearse(mode: str, partitions: int, moves: int) -> tuple[bool, str]:
     """Whether to rehearse, and why not when not."""
     mode = str(mode or "auto").strip().lower()
     if mode not in ("auto", "on", "off"):
-        from kafka_zk.errors import InvalidInput
         raise InvalidInput(f"rehearse={mode!r}: use auto, on or off")
     if mode == "off":
         return False, "rehearse=off"
@@ -83,14 +90,6 @@ class RehearseOperator(RunbookOperator):
         self.demote = demote      # the brokers the runbook's demote step moves leadership off (decommission)
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.snapshot_file import load_snapshot
-        from kafka_zk.validation import check_brokers_to_remove
-        from operators.approval.step import plan_size
-        from operators.rehearsal.run import RehearsalInput, rehearse
-        from operators.reports.links import report_link
-        from operators.reassignment.throttles import resolve_rate
-        from operators.windows.config import configured_windows
-
         folder = self.folder(context)
         moves, _ = plan_size(folder)
         snapshot = load_snapshot(str(folder.snapshot))

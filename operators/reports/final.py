@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 
 import jinja2
 
+from kafka_zk import paths
 from kafka_zk.audit import AuditLog
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.run_folder import RunFolder
@@ -31,17 +32,17 @@ from kafka_zk.snapshot_file import load_snapshot
 from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import RunFailed, RunRejected
 from operators.hooks.zookeeper import ZooKeeperHook
-from operators.runtime import plan_hash
 from operators.notifications.runbook import notify_event
-from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, report_link
-from operators.reports.titles import heading
 from operators.plan.retiring import excluded_lines
+from operators.reassignment.throttles import JANITOR_FILE
+from operators.reassignment.waves import WaveBook, human_bytes
 from operators.reports.history import history_lines
+from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, report_link
 from operators.reports.locations import TEMPLATES
 from operators.reports.run_notes import approval_outcome, approval_words, outcome_note, push_run_note
 from operators.reports.state_change import read_excerpts
-from operators.reassignment.throttles import JANITOR_FILE
-from operators.reassignment.waves import WaveBook, human_bytes
+from operators.reports.titles import heading
+from operators.runtime import plan_hash
 
 BAR_PX = 300
 
@@ -287,7 +288,6 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
 
 def reassignment_running(zk_conn_id: str, log: Any) -> bool | None:
     """Whether ``/admin/reassign_partitions`` exists now (a wave still copying), None if unreadable."""
-    from kafka_zk import paths
 
     try:
         with ZooKeeperHook(zk_conn_id) as hook:

@@ -23,6 +23,7 @@ from typing import Iterable
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.run_folder import read_json, write_json_atomic, write_text_atomic
+from spark_jobs.state_change_files import state_change_excerpt
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,6 @@ def excerpt_path(run_dir: str | Path, wave_id: int) -> Path:
 
 def write_stall_excerpt(run_dir: str | Path, wave_id: int, pending: Iterable[str], reason: str) -> Path | None:
     """Write the excerpt for wave ``wave_id``'s stuck partitions; None when no logs were given."""
-    from spark_jobs.state_change_files import state_change_excerpt
 
     settings = read_json(Path(run_dir) / FOLDER / SETTINGS)
     if not settings:

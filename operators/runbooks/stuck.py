@@ -41,9 +41,12 @@ from kafka_zk.audit import utc_now_iso
 from kafka_zk.authority import WriteAuthority
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import KafkaZkError, StalePlan
+from kafka_zk.health.owners import ThrottleOwners, find_throttle_owners
 from kafka_zk.snapshot import read_snapshot
-from operators.base import RunbookOperator
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
+from operators.base import RunbookOperator
+from operators.hooks.zookeeper import ZooKeeperHook
+from operators.plan.log_dirs_source import read_log_dirs
 from operators.reports.final import upstream_failures
 from operators.runtime import change_approval
 from spark_jobs.kernels.placement import replacement_targets
@@ -70,7 +73,6 @@ def read_diagnosis(folder) -> dict:
 def diagnosis_doc(snap, sizes: ReplicaSizes | None = None, owners=None) -> dict:
     """What is stuck and why, the fix per partition (``rewrite``: the targets the rewrite writes,
     ``fixes``: both options and their bytes), and the foreign throttles (with ``owners``)."""
-    from kafka_zk.health.owners import ThrottleOwners
 
     stuck = diagnose(snap)
     fixes = choose_fixes(snap, stuck, sizes, replacement_targets=replacement_targets) if any(s.cause.kind == DEAD_TARGET for s in stuck) else []
@@ -124,10 +126,6 @@ class DiagnoseStuckOperator(RunbookOperator):
     """Diagnose every unfinished move (see module docstring)."""
 
     def execute(self, context: Any) -> dict:
-        from kafka_zk.health.owners import find_throttle_owners
-        from operators.hooks.zookeeper import ZooKeeperHook
-        from operators.plan.log_dirs_source import read_log_dirs
-
         folder = self.folder(context)
         source = ZooKeeperHook(self.zk_conn_id).log_dirs_source()
         with self.session(context) as (client, _writer):

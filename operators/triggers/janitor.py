@@ -25,8 +25,11 @@ from typing import Any, AsyncIterator
 from airflow.triggers.base import TriggerEvent
 from kazoo.exceptions import KazooException
 
+from kafka_zk import paths
+from kafka_zk.codecs import decode_reassignment
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.run_folder import RunFolder
+from operators.reassignment.waves import WaveBook
 from operators.triggers.base import ZooKeeperPollTrigger
 
 
@@ -34,9 +37,6 @@ def ours_in_flight(client, run_dir: str | Path) -> list[str]:
     """Partitions of the run (its ``waves.json``) that ``/admin/reassign_partitions`` lists."""
     from kazoo.exceptions import NoNodeError
 
-    from kafka_zk import paths
-    from kafka_zk.codecs import decode_reassignment
-    from operators.reassignment.waves import WaveBook
 
     book = WaveBook.load(RunFolder(Path(run_dir)).wave_progress)
     if book is None:

@@ -66,12 +66,13 @@ from kazoo.exceptions import KazooException
 from kafka_zk.errors import KafkaZkError, ZkUnavailable
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
-from operators.reports.live_progress import record_poll
+from operators.notifications.runbook import build, deliver
 from operators.plan.log_dirs_source import LogDirsSource, read_log_dirs
 from operators.reassignment.stall_causes import StallCause, blocking_causes, stall_causes
+from operators.reassignment.waves import WaveBook, WaveProgress, moved, overall_done, progress_line, wave_state
+from operators.reports.live_progress import record_poll
 from operators.reports.state_change import write_stall_excerpt
 from operators.triggers.base import ZooKeeperPollTrigger
-from operators.reassignment.waves import WaveBook, WaveProgress, moved, overall_done, progress_line, wave_state
 
 
 ZK_OUTAGE_S = 120.0
@@ -136,7 +137,6 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
 
     def _notify_stall(self, what: str, progress: WaveProgress, causes: str, then: str) -> None:
         """The stall notification (once per wait), to the run's channels; never raises."""
-        from operators.notifications.runbook import build, deliver
 
         folder = RunFolder(Path(self.run_dir))
         try:
