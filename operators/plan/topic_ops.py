@@ -37,6 +37,7 @@ from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot_file import load_snapshot
 from kafka_zk.validation import check_brokers_to_remove, check_topics_exist, parse_topic_names
+from operators.plan.retiring import check_plan_avoids_retiring
 from operators.plan.step import SparkPlanOperator, read_plan_summary
 
 #: Kafka's default min.insync.replicas when neither the topic nor the cluster default sets it
@@ -197,6 +198,9 @@ class ReassignPartitionsPlanOperator(SparkPlanOperator):
 
     def check_inputs(self, folder: RunFolder) -> dict:
         targets = self._targets()
+        # before the plan job, which reads a snapshot without the retiring brokers and would call
+        # them non-existent: name them as retiring, and how to release one
+        check_plan_avoids_retiring(folder, targets)
         snap = _snapshot(folder)
         rf_changes: list[str] = []
         if snap is not None:

@@ -106,3 +106,42 @@ def test_a_retiring_broker_that_still_holds_replicas_is_refused_and_nothing_is_p
     brokers = [json.loads(x)["id"] for x in (tmp_path / "out.jsonl").read_text().splitlines()
                if json.loads(x)["kind"] == "broker"]
     assert brokers == [1, 2, 4] and left.lines() == [three[3].text()]
+
+
+def test_a_reassignment_handed_in_by_a_person_may_not_place_a_replica_on_a_retiring_broker(
+        zk_server, tmp_path: Path, capfd) -> None:
+    """Not only the planners: reassign_partitions, whose targets a person types, is refused at its plan
+    step when a target lists a retiring broker, naming it as retiring and how to release it (not as
+    "non-existent", what the plan job, which never sees a retiring broker, would say), before the plan
+    job starts, any approval is asked or anything is written."""
+    from kafka_zk.retiring import cluster_id
+    from operators.local_run import run_dag
+    from tests.dags.scenario import data_tree
+
+    chroot = new_chroot(zk_server)
+    cluster = EmulatedCluster(zk_server.connect_string + chroot,
+                              ClusterSpec(brokers=RACKS, speed=100000.0, seed=7)).start()
+    zk = plain_client(zk_server, chroot)
+    runs = tmp_path / "runs"
+    try:
+        cluster.create_topics({"t": ({p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(4)}, None, None)})  # 4 empty
+        retiring = RetiringFile.load(runs / "retiring_brokers.json")
+        assert retiring.add(cluster_id(zk), [4], "decommission_brokers run r0", "drained by a decommission") == [4]
+        retiring.save()
+        assert cluster.wait_idle(30)
+        before = data_tree(zk)
+        onto_four = json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 4]}]})
+        result = run_dag("reassign_partitions", {"zk_conn_id": zk_connection(zk_server, chroot), "run_root": str(runs),
+                                                 "spark_conn_id": "spark_local", "reassignment_json": onto_four,
+                                                 "poll_interval_s": 0.2},
+                         answer="Approve", approver="carol.sre")
+        assert result.state == "failed" and result.task_states["plan"] == "failed", result.task_states
+        assert result.task_states["approve"] in ("upstream_failed", "skipped"), result.task_states
+        out = capfd.readouterr().out
+        assert "retiring broker(s) [4] (t-0 on 4)" in out and "kafka-runbook retiring release --broker 4" in out
+        assert "non-existent" not in out and "plan job:" not in out, out[-3000:]    # refused before Spark starts
+        assert data_tree(zk) == before
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()
