@@ -33,58 +33,66 @@ LAYOUT = {p: r for p, r in enumerate([(4, 1), (1, 2), (4, 2), (1, 2), (2, 1), (1
 SIZE = 1024 * 1024
 
 
-def test_a_decommissioned_broker_receives_nothing_from_the_next_plan(zk_server, tmp_path: Path, capsys) -> None:
-    from cli.main import main
-    from operators.local_run import run_dag
-
+@pytest.fixture
+def emulated(zk_server):
+    """The four brokers on the emulator (a fresh chroot), its chroot and a plain kazoo client on it."""
     chroot = new_chroot(zk_server)
     cluster = EmulatedCluster(zk_server.connect_string + chroot,
                               ClusterSpec(brokers=RACKS, speed=100000.0, seed=7)).start()
     zk = plain_client(zk_server, chroot)
-    runs = tmp_path / "runs"
     try:
-        cluster.create_topics({"t": (LAYOUT, {p: SIZE for p in LAYOUT}, None)})
-        write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan", [4],
-                          {TopicPartition("t", p): SIZE for p in LAYOUT}, 100 * 1024 ** 2)
-        conn_id = zk_connection(zk_server, chroot)
-        common = {"zk_conn_id": conn_id, "run_root": str(runs), "poll_interval_s": 0.2,
-                  "throttle_bytes_per_sec": 100 * 1024 ** 2}
-        drained = run_dag("decommission_brokers", {**common, "brokers_to_remove": [4],
-                                                   "plan_from": str(tmp_path / "plan")},
-                          answer="Approve", approver="carol.sre")
-        assert drained.state == "success", drained.task_states
-        assert all(4 not in r for r in assignment(zk).values())
-        retiring = json.loads((runs / "retiring_brokers.json").read_text())["clusters"]
-        assert [list(c) for c in retiring.values()] == [["4"]], retiring
-        counts = {b: sum(b in r for r in assignment(zk).values()) for b in (1, 2, 3)}
-        assert max(counts.values()) - min(counts.values()) >= 4, counts     # a rebalance has work to do
-
-        assert cluster.wait_idle(30)
-        balanced = run_dag("rebalance", {**common, "spark_conn_id": "spark_local", "max_replicas_moved": 8,
-                                         "max_moves_per_broker": 2},
-                           answer="Approve", approver="carol.sre")
-        assert balanced.state == "success", balanced.task_states
-        assert all(4 not in r for r in assignment(zk).values()), assignment(zk)
-        after = {b: sum(b in r for r in assignment(zk).values()) for b in (1, 2, 3)}
-        assert max(after.values()) - min(after.values()) < max(counts.values()) - min(counts.values()), after
-        report = (balanced.run_folder / "plan_report.md").read_text()
-        assert "Excluded as a destination: broker 4: retiring since" in report, report[:2000]
-        assert "drained by a decommission" in report
-
-        # a person releases broker 4: it is no longer left out
-        capsys.readouterr()
-        file = str(runs / "retiring_brokers.json")
-        connect = zk_server.connect_string + chroot
-        assert main(["retiring", "list", "--zookeeper", connect, "--retiring-file", file]) == 0
-        assert "broker 4: retiring since" in capsys.readouterr().out
-        assert main(["retiring", "release", "--zookeeper", connect, "--retiring-file", file, "--broker", "4"]) == 0
-        assert main(["retiring", "release", "--zookeeper", connect, "--retiring-file", file, "--broker", "4"]) == 1
-        assert "not retiring" in capsys.readouterr().err
-        assert RetiringFile.load(file).clusters == {}
+        yield cluster, chroot, zk
     finally:
         zk.stop()
         zk.close()
         cluster.stop()
+
+
+def test_a_decommissioned_broker_receives_nothing_from_the_next_plan(zk_server, emulated, tmp_path: Path,
+                                                                    capsys) -> None:
+    from cli.main import main
+    from operators.local_run import run_dag
+
+    cluster, chroot, zk = emulated
+    runs = tmp_path / "runs"
+    cluster.create_topics({"t": (LAYOUT, {p: SIZE for p in LAYOUT}, None)})
+    write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan", [4],
+                      {TopicPartition("t", p): SIZE for p in LAYOUT}, 100 * 1024 ** 2)
+    conn_id = zk_connection(zk_server, chroot)
+    common = {"zk_conn_id": conn_id, "run_root": str(runs), "poll_interval_s": 0.2,
+              "throttle_bytes_per_sec": 100 * 1024 ** 2}
+    drained = run_dag("decommission_brokers", {**common, "brokers_to_remove": [4],
+                                               "plan_from": str(tmp_path / "plan")},
+                      answer="Approve", approver="carol.sre")
+    assert drained.state == "success", drained.task_states
+    assert all(4 not in r for r in assignment(zk).values())
+    retiring = json.loads((runs / "retiring_brokers.json").read_text())["clusters"]
+    assert [list(c) for c in retiring.values()] == [["4"]], retiring
+    counts = {b: sum(b in r for r in assignment(zk).values()) for b in (1, 2, 3)}
+    assert max(counts.values()) - min(counts.values()) >= 4, counts     # a rebalance has work to do
+
+    assert cluster.wait_idle(30)
+    balanced = run_dag("rebalance", {**common, "spark_conn_id": "spark_local", "max_replicas_moved": 8,
+                                     "max_moves_per_broker": 2},
+                       answer="Approve", approver="carol.sre")
+    assert balanced.state == "success", balanced.task_states
+    assert all(4 not in r for r in assignment(zk).values()), assignment(zk)
+    after = {b: sum(b in r for r in assignment(zk).values()) for b in (1, 2, 3)}
+    assert max(after.values()) - min(after.values()) < max(counts.values()) - min(counts.values()), after
+    report = (balanced.run_folder / "plan_report.md").read_text()
+    assert "Excluded as a destination: broker 4: retiring since" in report, report[:2000]
+    assert "drained by a decommission" in report
+
+    # a person releases broker 4: it is no longer left out
+    capsys.readouterr()
+    file = str(runs / "retiring_brokers.json")
+    connect = zk_server.connect_string + chroot
+    assert main(["retiring", "list", "--zookeeper", connect, "--retiring-file", file]) == 0
+    assert "broker 4: retiring since" in capsys.readouterr().out
+    assert main(["retiring", "release", "--zookeeper", connect, "--retiring-file", file, "--broker", "4"]) == 0
+    assert main(["retiring", "release", "--zookeeper", connect, "--retiring-file", file, "--broker", "4"]) == 1
+    assert "not retiring" in capsys.readouterr().err
+    assert RetiringFile.load(file).clusters == {}
 
 
 def test_a_retiring_broker_that_still_holds_replicas_is_refused_and_nothing_is_planned(tmp_path: Path) -> None:
@@ -109,7 +117,7 @@ def test_a_retiring_broker_that_still_holds_replicas_is_refused_and_nothing_is_p
 
 
 def test_a_reassignment_handed_in_by_a_person_may_not_place_a_replica_on_a_retiring_broker(
-        zk_server, tmp_path: Path, capfd) -> None:
+        zk_server, emulated, tmp_path: Path, capfd) -> None:
     """Not only the planners: reassign_partitions, whose targets a person types, is refused at its plan
     step when a target lists a retiring broker, naming it as retiring and how to release it (not as
     "non-existent", what the plan job, which never sees a retiring broker, would say), before the plan
@@ -118,30 +126,22 @@ def test_a_reassignment_handed_in_by_a_person_may_not_place_a_replica_on_a_retir
     from operators.local_run import run_dag
     from tests.dags.scenario import data_tree
 
-    chroot = new_chroot(zk_server)
-    cluster = EmulatedCluster(zk_server.connect_string + chroot,
-                              ClusterSpec(brokers=RACKS, speed=100000.0, seed=7)).start()
-    zk = plain_client(zk_server, chroot)
+    cluster, chroot, zk = emulated
     runs = tmp_path / "runs"
-    try:
-        cluster.create_topics({"t": ({p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(4)}, None, None)})  # 4 empty
-        retiring = RetiringFile.load(runs / "retiring_brokers.json")
-        assert retiring.add(cluster_id(zk), [4], "decommission_brokers run r0", "drained by a decommission") == [4]
-        retiring.save()
-        assert cluster.wait_idle(30)
-        before = data_tree(zk)
-        onto_four = json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 4]}]})
-        result = run_dag("reassign_partitions", {"zk_conn_id": zk_connection(zk_server, chroot), "run_root": str(runs),
-                                                 "spark_conn_id": "spark_local", "reassignment_json": onto_four,
-                                                 "poll_interval_s": 0.2},
-                         answer="Approve", approver="carol.sre")
-        assert result.state == "failed" and result.task_states["plan"] == "failed", result.task_states
-        assert result.task_states["approve"] in ("upstream_failed", "skipped"), result.task_states
-        out = capfd.readouterr().out
-        assert "retiring broker(s) [4] (t-0 on 4)" in out and "kafka-runbook retiring release --broker 4" in out
-        assert "non-existent" not in out and "plan job:" not in out, out[-3000:]    # refused before Spark starts
-        assert data_tree(zk) == before
-    finally:
-        zk.stop()
-        zk.close()
-        cluster.stop()
+    cluster.create_topics({"t": ({p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(4)}, None, None)})  # 4 empty
+    retiring = RetiringFile.load(runs / "retiring_brokers.json")
+    assert retiring.add(cluster_id(zk), [4], "decommission_brokers run r0", "drained by a decommission") == [4]
+    retiring.save()
+    assert cluster.wait_idle(30)
+    before = data_tree(zk)
+    onto_four = json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 4]}]})
+    result = run_dag("reassign_partitions", {"zk_conn_id": zk_connection(zk_server, chroot), "run_root": str(runs),
+                                             "spark_conn_id": "spark_local", "reassignment_json": onto_four,
+                                             "poll_interval_s": 0.2},
+                     answer="Approve", approver="carol.sre")
+    assert result.state == "failed" and result.task_states["plan"] == "failed", result.task_states
+    assert result.task_states["approve"] in ("upstream_failed", "skipped"), result.task_states
+    out = capfd.readouterr().out
+    assert "retiring broker(s) [4] (t-0 on 4)" in out and "kafka-runbook retiring release --broker 4" in out
+    assert "non-existent" not in out and "plan job:" not in out, out[-3000:]    # refused before Spark starts
+    assert data_tree(zk) == before
