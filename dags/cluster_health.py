@@ -3,7 +3,7 @@
 Steps (task ids): check → should_hand_off → trigger_election (optional) → report → alert.
 Runs every ``KAFKA_HEALTH_INTERVAL_MINUTES`` (default 15, no catch-up) and on demand. Artifacts go to
 ``<run_root>/cluster_health/<run id>/``: ``health.json`` (the JSON summary), ``health_report.md``
-and ``.html``. The SRE guide is ``doc_md`` below and ``docs/runbooks/cluster_health.md``.
+and ``.html``. The SRE guide (the DAG's ``doc_md``) is ``docs/runbooks/cluster_health.md``.
 
 Failure: ``alert`` fails the run when a finding reaches ``fail_on_severity`` (so Airflow's
 alerting fires); ``check`` fails on a bad Param or an unreachable ZooKeeper.
@@ -19,34 +19,14 @@ from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOpe
 from airflow.sdk import Param
 
 from kafka_zk.health import CHECKS, SEVERITIES
+from operators.guides import runbook_guide
 from operators.runbooks.health import HealthAlertOperator, HealthCheckOperator, HealthReportOperator, hand_off_wanted
 from operators.runbook_dag import run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "cluster_health"
 INTERVAL_MINUTES = int(os.environ.get("KAFKA_HEALTH_INTERVAL_MINUTES", "15"))
 
-DOC_MD = f"""
-# Cluster health (Kafka in ZooKeeper mode)
-
-Scheduled every {INTERVAL_MINUTES} minutes (no catch-up) and triggerable by hand. **Read-only**: it never
-writes to the cluster (the optional hand-off starts the `preferred_leader_election` runbook, which
-has its own discipline).
-
-**Checks**: unavailable, under-replicated, under-min-ISR and at-min-ISR partitions (the topic's
-`min.insync.replicas`, else the `<default>` broker config, else `default_min_isr`); leader imbalance
-per broker as `leader.imbalance.per.broker.percentage` defines it; throttles left behind (rates on
-brokers, throttled-replica lists on topics, with no reassignment running); a reassignment or
-election znode older than its threshold, with the partitions not progressing and the likely cause;
-topics marked for deletion for longer than the threshold.
-
-**Output**: `health.json` (JSON summary), `health_report.md/.html` in the run folder. `alert` fails
-the run when the worst finding reaches `fail_on_severity` ({', '.join(SEVERITIES)}; `ok` = never).
-
-**Hand-off**: with `hand_off_election=true`, when leader imbalance is found and now is inside
-`maintenance_window` (UTC, e.g. `Sat,Sun 02:00-05:00`), `trigger_election` starts
-`preferred_leader_election`, which asks for approval like any run (another person approves; a
-triggered run is never pre-approved — docs/maintenance-windows.md); the report records the triggered run.
-"""
+DOC_MD = runbook_guide(DAG_ID)
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
