@@ -6,7 +6,7 @@ snapshot → select → preview_report → approve → delete_batches → verify
 notify. Inputs are Params with a JSON schema; artifacts go to the run folder
 ``<run_root>/delete_topics/<run id>/`` (snapshot, plan/plan.json = the selection and batches,
 approval.json, deletion_progress.json = batch progress, audit.jsonl = every marker written, reports).
-The SRE guide is ``doc_md`` below and ``docs/runbooks/delete_topics.md``.
+The SRE guide (the DAG's ``doc_md``) is ``docs/runbooks/delete_topics.md``.
 
 Failure: a refused topic fails ``select`` before anything is written; a batch not deleted in time
 fails ``delete_batches`` with the likely cause; the final report still runs and then fails the run.
@@ -19,45 +19,13 @@ from airflow.sdk import Param
 from operators.batches.deletion import DeleteTopicBatchesOperator, DeletionReportOperator, SelectTopicsOperator
 from operators.batches.runbook import BatchRunbook, batch_runbook
 from operators.deferral import DEFERRING_RETRIES
+from operators.guides import runbook_guide
 from operators.runbook_dag import run_root_param, zk_conn_param
 from operators.sensors.deletion import TopicsDeletedSensor
 
 DAG_ID = "delete_topics"
 
-DOC_MD = """
-# Delete topics (Kafka in ZooKeeper mode)
-
-**When to use**: removing abandoned topics by name or by pattern, where a typo must not cost data.
-Deletion is for good: the data is removed from every replica.
-
-**Steps**
-1. `snapshot` reads the cluster. `select` resolves `topics` and `topic_regex` (the regex must match
-   the *whole* name) and **refuses, before any write**, topics that do not exist, internal topics
-   (`__consumer_offsets`, `__transaction_state`) unless `allow_internal`, and topics with a partition
-   reassignment in progress — each with its reason in the log and the report.
-2. `preview_report` writes the list and the batches to the run folder (`plan_report.md/.html`).
-3. `approve` waits for a human (Required actions: Approve/Reject) showing the plan hash;
-   another person approves (four eyes); only a windows-file policy skips it, for scheduled runs
-   (docs/maintenance-windows.md); `dry_run=true` writes nothing at all.
-4. `delete_batches`, per batch: the maintenance window first (outside one a manual run waits,
-   deferred, and notifies; a batch predicted to overrun the open window waits for the next one;
-   `outside_window=true` for an emergency, recorded), then creates `/admin/delete_topics/<topic>` for one batch, then waits (deferred,
-   no worker held) until every topic of the batch is gone from `/brokers/topics`,
-   `/config/topics` and `/admin/delete_topics`; then pauses and does the next batch.
-5. `verify_deleted` checks every selected topic is gone; `final_report` writes the report;
-   `notify` tells `notify_conn_ids` the run finished or failed.
-
-**What to watch**: the `delete_batches` log shows topics deleted/total per batch. A batch that is
-not deleted within `batch_timeout_s` fails with *"marked for deletion but not deleted: the brokers
-probably run with delete.topic.enable=false"* — or names the dead broker that holds a replica.
-
-**Stopping safely**: mark `delete_batches` failed between batches; later batches are untouched.
-Markers already written are acted on by the controller at once and cannot be withdrawn.
-Clearing `delete_batches` resumes: deleted topics are skipped, existing markers waited on.
-
-**Rolling back**: impossible for the data. The run's `snapshot.json` holds each topic's
-assignment and configs, so a topic can be re-created empty with the same layout.
-"""
+DOC_MD = runbook_guide(DAG_ID)
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),

@@ -5,7 +5,7 @@ eyes, maintenance window before each batch, notifications, dry run, audit). Step
 snapshot → plan → preview_report → approve → elect_batches → final_report → notify.
 Inputs are Params with a JSON schema; artifacts go to ``<run_root>/preferred_leader_election/<run id>/``
 (snapshot, plan/ with the batches and ``election_plan.json``, approval.json, election_progress.json,
-audit.jsonl, reports). The SRE guide is ``doc_md`` below and ``docs/runbooks/preferred_leader_election.md``.
+audit.jsonl, reports). The SRE guide (the DAG's ``doc_md``) is ``docs/runbooks/preferred_leader_election.md``.
 ``cluster_health`` may trigger this DAG inside a maintenance window; the run still asks a human.
 
 Failure: bad inputs fail ``plan`` before any write; a node not consumed in time fails
@@ -19,39 +19,12 @@ from airflow.sdk import Param
 from kafka_zk.limits import ADMIN_BATCH_BYTES, MAX_ADMIN_BATCH_BYTES
 from operators.batches.election import ElectBatchesOperator, ElectionPlanOperator, ElectionReportOperator
 from operators.batches.runbook import BatchRunbook, batch_runbook
+from operators.guides import runbook_guide
 from operators.runbook_dag import run_root_param, zk_conn_param
 
 DAG_ID = "preferred_leader_election"
 
-DOC_MD = """
-# Preferred leader election (Kafka in ZooKeeper mode)
-
-**When to use**: after broker restarts (leadership moved away and `auto.leader.rebalance.enable` is
-off or slow), when `cluster_health` reports `leader_imbalance`, after a reassignment or rollback.
-
-**Steps**
-1. `snapshot`, then `plan`: the partitions in scope (all, `topics`/`topic_regex`, or a
-   `path_to_json_file` in `kafka-preferred-replica-election.sh` format) whose leader is not the
-   preferred (first) replica **and** whose preferred replica is live and in the ISR. The others are
-   listed with the reason. Batches: each `/admin/preferred_replica_election` payload stays under
-   `max_batch_bytes` (never over 1 MB, whatever the cluster size) and `max_batch_partitions`.
-2. `preview_report`: leaders per broker now and predicted after, imbalance ratio per broker
-   (Kafka's `leader.imbalance.per.broker.percentage` arithmetic), what cannot be elected.
-3. `approve` (Required actions, another person than the one who triggered; only a windows-file
-   policy skips it, for scheduled runs: docs/maintenance-windows.md).
-4. `elect_batches`: the maintenance window first (a batch predicted to overrun the open window is
-   not started: the run waits, deferred, for the next one and notifies), then create the node for
-   one batch, wait (deferred) until the controller deleted it, read the leaders back, pause, next
-   batch. An election node of someone else stops the run.
-5. `final_report`: balance before/after, partitions not elected and why; `notify`: finished or failed.
-
-**What to watch**: each leadership change makes that partition's clients refresh metadata; a node
-that is not consumed within `batch_timeout_s` means no controller is processing it (`/controller`).
-
-**Stopping safely**: mark `elect_batches` failed between batches; a written batch is processed in
-one pass and cannot be withdrawn. Re-running is harmless: partitions already led by their
-preferred replica are skipped. **Rolling back**: nothing to restore (no data moves).
-"""
+DOC_MD = runbook_guide(DAG_ID)
 
 PARAMS = {
     "zk_conn_id": zk_conn_param(),

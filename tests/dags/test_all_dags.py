@@ -33,17 +33,11 @@ def test_every_param_has_a_description_and_the_guide_is_shown_and_written(dagbag
     assert undescribed == [], f"{dag_id}: Params without a description: {undescribed}"
 
 
-# Runbooks whose doc_md is still hand-kept beside docs/runbooks/<dag>.md: each is converted by the
-# helper that owns its DAG file (issue 26); the list only shrinks, and a DAG on it must still differ.
-GUIDE_NOT_YET_ONE = {"delete_topics", "preferred_leader_election", "stuck_reassignment",
-                     "topic_changes"}
-
-
 def test_each_runbooks_doc_md_is_its_guide_in_docs_runbooks(dagbag) -> None:
     """One guide per runbook: the UI's doc_md is exactly docs/runbooks/<dag>.md."""
     differ = {dag_id for dag_id in DAG_FILES
               if dagbag.get_dag(dag_id).doc_md != (REPO / "docs" / "runbooks" / f"{dag_id}.md").read_text(encoding="utf-8")}
-    assert differ == GUIDE_NOT_YET_ONE, f"doc_md differs from docs/runbooks/<dag>.md for {sorted(differ)}"
+    assert differ == set(), f"doc_md differs from docs/runbooks/<dag>.md for {sorted(differ)}"
 
 
 def test_a_runbook_without_its_guide_is_an_import_error_naming_the_file() -> None:
