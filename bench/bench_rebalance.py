@@ -30,10 +30,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kafka_zk.model import Broker, ClusterSnapshot  # noqa: E402
+from kafka_zk.planning.model import Plan  # noqa: E402
 from spark_jobs.kernels.balance import count_minimum  # noqa: E402
 from spark_jobs.kernels.budget_rebalance import RebalanceBudget, plan_budget_rebalance  # noqa: E402
 from spark_jobs.kernels.loads import cluster_loads, rack_map  # noqa: E402
-from spark_jobs.kernels.model import Plan  # noqa: E402
 from spark_jobs.kernels.rebalance import plan_add_brokers  # noqa: E402
 from spark_jobs.kernels.validate import plan_violations  # noqa: E402
 from spark_jobs.synthetic import skewed_cluster, synthetic_cluster, synthetic_sizes  # noqa: E402

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.plan_artifacts import canonical_json as _dump
-from spark_jobs.kernels.model import Plan
+from kafka_zk.planning.model import Plan
 from spark_jobs.kernels.throttles import wave_throttles
 from spark_jobs.kernels.waves import Wave
 

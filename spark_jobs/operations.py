@@ -18,16 +18,16 @@ from kafka_zk.capacity import DiskCapacity, read_capacity_file
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
 from kafka_zk.plan_artifacts import load_plan_artifacts
+from kafka_zk.planning.election import election_plan, election_scope, plan_election
+from kafka_zk.planning.model import Plan
+from kafka_zk.planning.topic_deletion import deletion_plan, select_topics
 from kafka_zk.validation import parse_broker_ids, parse_topic_names
 from spark_jobs.kernels.batches import plan_user_reassignment
 from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
 from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.election import election_plan, election_scope, plan_election
-from spark_jobs.kernels.model import Plan
 from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
 from spark_jobs.kernels.replication import plan_change_replication_factor
 from spark_jobs.kernels.rollback import plan_rollback
-from spark_jobs.kernels.topic_deletion import deletion_plan, select_topics
 from spark_jobs.kernels.validate import validate_plan
 from spark_jobs.plan_input import PlanInput
 from spark_jobs.selection import Selection

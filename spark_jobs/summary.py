@@ -11,8 +11,8 @@ from typing import Any, Mapping, Sequence
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.model import BrokerLoad, Plan
 from spark_jobs.kernels.loads import cluster_loads, moved_loads, rack_map, relative_spread, spread
-from spark_jobs.kernels.model import BrokerLoad, Plan
 from spark_jobs.kernels.waves import Wave, WaveLimits, fixed_batch_bounds, wave_bounds
 
 

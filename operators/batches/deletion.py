@@ -1,6 +1,6 @@
 """The delete_topics runbook's steps: select topics, delete them in waited-on batches, report.
 
-* **SelectTopicsOperator** plans with :func:`spark_jobs.kernels.topic_deletion.select_topics`
+* **SelectTopicsOperator** plans with :func:`kafka_zk.planning.topic_deletion.select_topics`
   (names and/or a whole-name regex; every refusal reason at once: missing, internal unless
   ``allow_internal``, being reassigned; batches by count and, with sizes, by log bytes), writes the
   selection to ``plan/selection.json`` and the batches as plan artifacts (operation
@@ -34,6 +34,7 @@ from kazoo.client import KazooClient
 from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
 from kafka_zk.audit import AuditLog
 from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.planning.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot import read_snapshot
@@ -49,7 +50,6 @@ from operators.triggers.deletion import TopicsDeletedTrigger
 from operators.reassignment.waves import human_bytes
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from spark_jobs.artifacts import write_plan_artifacts
-from spark_jobs.kernels.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
 
 PROGRESS_FILE = "deletion_progress.json"
 SELECTION_FILE = "selection.json"

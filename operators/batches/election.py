@@ -1,6 +1,6 @@
 """The preferred_leader_election runbook's steps: plan the batches, elect them one by one, report.
 
-* **ElectionPlanOperator** plans with :mod:`spark_jobs.kernels.election` (scope from nothing,
+* **ElectionPlanOperator** plans with :mod:`kafka_zk.planning.election` (scope from nothing,
   topics and/or a regex, or the election tool's JSON file; candidates in batches under the byte
   and count caps; every other partition with its reason; leader balance before and predicted
   after) and writes that as plan artifacts (operation ``election``, the approved hash) plus
@@ -35,6 +35,7 @@ from kafka_zk.codecs import tp_key, tp_of
 from kafka_zk.errors import ElectionInProgress, InvalidInput, KafkaZkError
 from kafka_zk.health import leader_balance
 from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.planning.election import ElectionPlan, election_plan, election_scope, plan_election
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
@@ -48,7 +49,6 @@ from operators.reports.run_notes import approval_outcome
 from operators.triggers.election import ElectionDoneTrigger, election_outcome
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from spark_jobs.artifacts import write_plan_artifacts
-from spark_jobs.kernels.election import ElectionPlan, election_plan, election_scope, plan_election
 
 PLAN_FILE, PROGRESS_FILE = "election_plan.json", "election_progress.json"
 

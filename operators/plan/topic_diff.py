@@ -24,8 +24,8 @@ from typing import Sequence
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.topic_deletion import select_topics
 from operators.plan.topic_spec import TopicSpec
-from spark_jobs.kernels.topic_deletion import select_topics
 
 
 @dataclass

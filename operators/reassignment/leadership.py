@@ -7,7 +7,7 @@ reassignment, which the controller completes at once (docs/zookeeper.md §2.7.3:
 (2) a batched preferred-replica election then moves leadership to the new first replicas.
 **ElectPreferredLeadersOperator** runs after the data moved and the throttles are gone: a
 batched election of every partition whose leader is not its preferred replica. What to re-order,
-elect and in which batches is planned in :mod:`spark_jobs.kernels.election` (the one planner of
+elect and in which batches is planned in :mod:`kafka_zk.planning.election` (the one planner of
 elections, linear in partitions); this module only writes and waits.
 
 Batches keep each znode ≤ 512 KiB; each batch is waited on (the controller deletes the node after
@@ -30,10 +30,10 @@ from kafka_zk.admin.election import submit_preferred_election
 from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import ReassignmentInProgress
+from kafka_zk.planning.election import demoted_order, demotion_targets, election_steps, reorder_batches
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.waits import wait_node_gone
 from operators.base import DecommissionStep, RunbookOperator
-from spark_jobs.kernels.election import demoted_order, demotion_targets, election_steps, reorder_batches
 
 __all__ = ["DemoteOperator", "ElectPreferredLeadersOperator", "demoted_order", "demotion_targets", "reorder_batches"]
 

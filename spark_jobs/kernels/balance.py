@@ -44,9 +44,9 @@ from typing import Collection, Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.model import Move
 from spark_jobs.kernels.leaders import even_leaders
 from spark_jobs.kernels.loads import rack_of
-from spark_jobs.kernels.model import Move
 
 #: destinations tried per source in the count phase (least loaded first)
 CANDIDATES = 6

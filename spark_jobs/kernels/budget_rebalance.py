@@ -36,9 +36,9 @@ from typing import Collection, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.model import Plan, PlanRefused, make_plan
 from spark_jobs.kernels.balance import Ledger, Limits, balance, bytes_note
 from spark_jobs.kernels.loads import rack_map
-from spark_jobs.kernels.model import Plan, PlanRefused, make_plan
 from spark_jobs.kernels.placement import seeded_ranks
 
 

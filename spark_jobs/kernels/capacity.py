@@ -12,7 +12,7 @@ limit that receives nothing is not made worse by the plan: it is reported, not r
 
 Pure (no I/O, no Spark). Sizes are those of the plan's moves (bytes one replica copies).
 
-Failure: :class:`~spark_jobs.kernels.model.PlanRefused` from :func:`order_waves` when no order
+Failure: :class:`~kafka_zk.planning.model.PlanRefused` from :func:`order_waves` when no order
 of the waves keeps every receiving broker under its limit, naming the broker, its bytes and
 the shortfall; :func:`shortfall_message` builds the refusal of a placement that does not fit.
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from kafka_zk.capacity import DiskCapacity
-from spark_jobs.kernels.model import PlanRefused
+from kafka_zk.planning.model import PlanRefused
 from spark_jobs.kernels.waves import Wave, WaveLimits, wave_of
 
 GROWTH_FACTOR = 1.5      # the report explains every broker whose bytes grow more than this

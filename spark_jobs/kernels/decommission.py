@@ -39,10 +39,10 @@ from typing import Collection, Mapping
 from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot, Partition
+from kafka_zk.planning.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.capacity import shortfall_message
 from spark_jobs.kernels.disk_relief import relieve
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
-from spark_jobs.kernels.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.placement import DiskFull, LeaderBalancer, Placer, seeded_ranks
 
 SWAP_ROUNDS_PER_BROKER = 8  # repair_bytes: at most this many swaps per broker of a rack

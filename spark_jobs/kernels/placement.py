@@ -35,9 +35,9 @@ from kafka_zk.admin.stuck import DEAD_TARGET, StuckPartition
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.model import PlanRefused
 from spark_jobs.kernels.leaders import chain
 from spark_jobs.kernels.loads import Loads, cluster_loads, rack_map, rack_of
-from spark_jobs.kernels.model import PlanRefused
 
 PER_RACK_HEAPS = 16
 

@@ -25,11 +25,11 @@ from typing import Collection, Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.model import Move, Plan, PlanRefused, make_plan
 from kafka_zk.validation import check_topics_exist, parse_broker_ids, parse_topic_names
 from spark_jobs.kernels.decommission import refuse_reassigning
 from spark_jobs.kernels.loads import cluster_loads, rack_map, size_of
 from spark_jobs.kernels.balance import Ledger, Limits, balance, bytes_note
-from spark_jobs.kernels.model import Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.placement import LeaderBalancer, Placer, seeded_ranks
 
 

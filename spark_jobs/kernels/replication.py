@@ -17,9 +17,9 @@ from typing import Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.model import Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.decommission import refuse_reassigning, repair_bytes
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
-from spark_jobs.kernels.model import Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.placement import Placer, seeded_ranks
 from spark_jobs.kernels.rebalance import topic_partitions
 

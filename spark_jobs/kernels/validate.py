@@ -31,8 +31,8 @@ from typing import Collection, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.model import BrokerLoad, Plan, PlanInvalid
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of
-from spark_jobs.kernels.model import BrokerLoad, Plan, PlanInvalid
 
 RF_CHANGING = frozenset({"change-rf", "reassign-json", "rollback"})   # a user JSON may change RF (listed), a rollback restores it
 BALANCED = frozenset({"decommission", "add-brokers"})

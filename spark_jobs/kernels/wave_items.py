@@ -19,7 +19,7 @@ from functools import lru_cache
 from operator import attrgetter
 
 from kafka_zk.limits import ADMIN_BATCH_BYTES
-from spark_jobs.kernels.model import Move, PlanRefused
+from kafka_zk.planning.model import Move, PlanRefused
 
 ZNODE_WRAPPER = len(b'{"version":1,"partitions":[]}')
 REFERENCE_THROTTLE = 50 * 1024 * 1024  # weighs the per-wave overhead when no throttle is given

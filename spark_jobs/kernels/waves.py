@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from spark_jobs.kernels.model import Move, PlanRefused
+from kafka_zk.planning.model import Move, PlanRefused
 # WaveLimits, ZNODE_WRAPPER, entry_bytes and move_loads are also this module's public names
 from spark_jobs.kernels.wave_items import (ZNODE_WRAPPER, Item, OpenWave, WaveLimits, entry_bytes,  # noqa: F401
                                           move_loads)

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
+from kafka_zk.planning.model import PlanRefused
 from spark_jobs.kernels.balance import count_minimum
 from spark_jobs.kernels.budget_rebalance import RebalanceBudget, plan_budget_rebalance
 from spark_jobs.kernels.leaders import even_leaders
 from spark_jobs.kernels.loads import cluster_loads, rack_map
-from spark_jobs.kernels.model import PlanRefused
 from spark_jobs.kernels.rebalance import plan_add_brokers
 from spark_jobs.kernels.validate import validate_plan
 from spark_jobs.synthetic import skewed_cluster, synthetic_cluster, synthetic_sizes

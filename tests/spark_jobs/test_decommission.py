@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition, encode_reassignment_file
+from kafka_zk.planning.model import PlanInvalid, PlanRefused, make_plan, Move
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.loads import cluster_loads, rack_map, spread
-from spark_jobs.kernels.model import PlanInvalid, PlanRefused, make_plan, Move
 from spark_jobs.kernels.validate import plan_violations, validate_plan
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 from tests.spark_jobs.conftest import literal_cluster

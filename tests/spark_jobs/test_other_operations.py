@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from kafka_zk.codecs import ReassignmentFileEntry, TopicPartition
 from kafka_zk.errors import InputRefused, InvalidInput
 from kafka_zk.model import Broker
+from kafka_zk.planning.election import election_plan, plan_election
+from kafka_zk.planning.model import PlanRefused
+from kafka_zk.planning.topic_deletion import deletion_plan, select_topics
 from spark_jobs.kernels.batches import plan_user_reassignment
-from spark_jobs.kernels.election import election_plan, plan_election
-from spark_jobs.kernels.topic_deletion import deletion_plan, select_topics
 from spark_jobs.kernels.loads import cluster_loads, spread
-from spark_jobs.kernels.model import PlanRefused
 from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
 from spark_jobs.kernels.replication import plan_change_replication_factor
 from spark_jobs.kernels.validate import plan_violations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_zk.codecs import TopicPartition
-from spark_jobs.kernels.model import PlanRefused
+from kafka_zk.planning.model import PlanRefused
 from spark_jobs.kernels.rollback import plan_rollback
 from tests.spark_jobs.conftest import literal_cluster
 
