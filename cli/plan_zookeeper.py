@@ -111,9 +111,11 @@ def _without_retiring(client, assignments, retiring_file: str, job_args: argpars
     """The assignments minus the cluster's retiring brokers (those a decommission is removing stay),
     as the runbooks' plan step does (operators/plan/retiring.py); refused when one still holds replicas."""
     # local: a subcommand loads only what it runs (CLI start-up)
-    from kafka_zk.retiring import RetiringFile, cluster_id, exclude_from_model
+    from kafka_zk.retiring import RetiringFile, cluster_id, exclude_from_model, refuse_named
 
     cid = cluster_id(client)
     retiring = RetiringFile.load(retiring_file).of(cid) if cid is not None else {}
+    if job_args.op in ("add-brokers", "move-topics"):           # destinations a person named
+        refuse_named(parse_broker_ids(job_args.brokers, "--brokers"), retiring, "--brokers")
     removing = parse_broker_ids(job_args.brokers, "--brokers") if job_args.op == "decommission" else []
     return exclude_from_model(assignments, retiring, removing)

@@ -115,6 +115,17 @@ class Exclusion:
         return [e.text() for e in self.excluded]
 
 
+def refuse_named(named: Iterable[int], retiring: dict[int, RetiringBroker], what: str) -> None:
+    """Refuse destinations a person named (``what``: the input, e.g. ``new_brokers``) that are retiring:
+    named as retiring, with the fix — not as "not registered", which is what a planner that never
+    sees them would say."""
+    hits = sorted(set(named) & set(retiring))
+    if hits:
+        raise InvalidInput(f"{what}: broker(s) {hits} are retiring (" + "; ".join(retiring[b].text() for b in hits)
+                           + f"): no plan places replicas on them; leave them out of {what}, or release them if they "
+                             f"are back in service (kafka-runbook retiring release --broker {hits[0]})")
+
+
 def exclude_from_snapshot(snapshot: str | Path, out: str | Path, retiring: dict[int, RetiringBroker],
                           removing: Iterable[int] = ()) -> Exclusion:
     """Copy ``snapshot`` (JSON lines) to ``out`` without the broker lines of the ``retiring`` brokers

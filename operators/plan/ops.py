@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kafka_zk.errors import BrokerNotAvailable, InvalidInput
+from kafka_zk.retiring import refuse_named
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.validation import check_brokers_to_remove, parse_size
+from operators.plan.retiring import run_retiring
 from operators.plan.step import SparkPlanOperator, read_plan_summary, snapshot_racks
 
 
@@ -57,6 +59,7 @@ class AddBrokersPlanOperator(SparkPlanOperator):
 
     def check_inputs(self, folder: RunFolder) -> dict:
         new = check_new_brokers(self.new_brokers)
+        refuse_named(new, run_retiring(folder), "new_brokers")
         if folder.snapshot.is_file():
             racks = snapshot_racks(folder.snapshot)
             missing = [b for b in new if b not in racks]

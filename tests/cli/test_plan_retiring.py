@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from cli.main import main
 from kafka_zk.retiring import RetiringFile
 from tests.zk_helpers import create_topic_by_hand, register_brokers
@@ -81,3 +83,37 @@ def test_the_retiring_file_needs_zookeeper(tmp_path, capsys) -> None:
                  "--out", str(tmp_path / "p")]) == 1
     assert "--retiring-file applies with --zookeeper" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "p")
+
+
+@pytest.mark.parametrize("operation", [     # rebalance: tests/dags/test_retiring_brokers.py
+    ["change-rf", "--topics", "t0,t1", "--replication-factor", "3"],
+    ["add-brokers", "--brokers", "8"],
+])
+def test_every_data_moving_plan_leaves_a_drained_broker_out(zk, zk_connect, tmp_path, capsys,
+                                                            operation: list[str]) -> None:
+    """Beside the decommission: each other plan that picks destinations itself (the empty broker 7 is
+    what a replication-factor raise or an add-brokers spill would choose) gives it
+    nothing while it is retiring, and names it in the summary."""
+    _cluster(zk)
+    if operation[0] == "add-brokers":
+        register_brokers(zk, {8: "c"})
+    retiring = _retiring(tmp_path, [7])
+    out = str(tmp_path / "plan")
+    assert main(["plan", *operation, "--zookeeper", zk_connect, "--engine", "driver",
+                 "--retiring-file", retiring, "--out", out]) == 0, capsys.readouterr().err
+    assert _targets(out) and 7 not in _targets(out)
+    assert "Excluded as a destination: broker 7: retiring since" in capsys.readouterr().out
+
+
+def test_a_move_onto_a_retiring_broker_is_refused_naming_it(zk, zk_connect, tmp_path, capsys) -> None:
+    """move-topics names its broker set: a retiring broker in it is refused as retiring (not as "not
+    registered", what the planner, which never sees it, would say), nothing planned."""
+    _cluster(zk)
+    retiring = _retiring(tmp_path, [7])
+    out = str(tmp_path / "plan")
+    code = main(["plan", "move-topics", "--topics", "t0", "--brokers", "1,2,7", "--zookeeper", zk_connect,
+                 "--engine", "driver", "--retiring-file", retiring, "--out", out])
+    err = capsys.readouterr().err
+    assert code == 1 and "--brokers: broker(s) [7] are retiring (broker 7: retiring since" in err, err
+    assert "kafka-runbook retiring release --broker 7" in err and "not registered" not in err
+    assert not os.path.exists(os.path.join(out, "plan.json"))

@@ -145,3 +145,34 @@ def test_a_reassignment_handed_in_by_a_person_may_not_place_a_replica_on_a_retir
     assert "retiring broker(s) [4] (t-0 on 4)" in out and "kafka-runbook retiring release --broker 4" in out
     assert "non-existent" not in out and "plan job:" not in out, out[-3000:]    # refused before Spark starts
     assert data_tree(zk) == before
+
+
+@pytest.mark.parametrize("dag_id, conf", [
+    ("move_topics", {"topics": ["t"], "brokers": [1, 4]}),
+    ("add_brokers", {"new_brokers": [4]}),
+])
+def test_a_retiring_broker_named_as_a_destination_is_refused_as_retiring(zk_server, emulated, tmp_path: Path,
+                                                                        capfd, dag_id: str, conf: dict) -> None:
+    """The runbooks whose Params name destinations (move_topics' brokers, add_brokers' new_brokers)
+    refuse a retiring one at the plan step, as retiring and with the fix (not as unregistered, what the
+    plan job, which never sees it, would say); nothing is written."""
+    from kafka_zk.retiring import cluster_id
+    from operators.local_run import run_dag
+    from tests.dags.scenario import data_tree
+
+    cluster, chroot, zk = emulated
+    runs = tmp_path / "runs"
+    cluster.create_topics({"t": ({p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(4)}, None, None)})  # 4 empty
+    retiring = RetiringFile.load(runs / "retiring_brokers.json")
+    assert retiring.add(cluster_id(zk), [4], "decommission_brokers run r0", "drained by a decommission") == [4]
+    retiring.save()
+    assert cluster.wait_idle(30)
+    before = data_tree(zk)
+    result = run_dag(dag_id, {"zk_conn_id": zk_connection(zk_server, chroot), "run_root": str(runs),
+                              "spark_conn_id": "spark_local", "poll_interval_s": 0.2, **conf},
+                     answer="Approve", approver="carol.sre")
+    assert result.state == "failed" and result.task_states["plan"] == "failed", result.task_states
+    out = capfd.readouterr().out
+    assert "broker(s) [4] are retiring (broker 4: retiring since" in out, out[-3000:]
+    assert "kafka-runbook retiring release --broker 4" in out and "not registered" not in out
+    assert data_tree(zk) == before
