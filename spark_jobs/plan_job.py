@@ -47,10 +47,10 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the repo im
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.planning.artifacts import write_plan_artifacts
 from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_throttle
 from spark_jobs import sizes_input
-from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
 from spark_jobs.kernels.capacity import plan_disk
 from spark_jobs.kernels.loads import cluster_loads, rack_map

@@ -11,9 +11,9 @@ from typing import Any, Mapping, Sequence
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import BrokerLoad, Plan
+from kafka_zk.planning.model import BrokerLoad, Plan, Wave
 from spark_jobs.kernels.loads import cluster_loads, moved_loads, rack_map, relative_spread, spread
-from spark_jobs.kernels.waves import Wave, WaveLimits, fixed_batch_bounds, wave_bounds
+from spark_jobs.kernels.waves import WaveLimits, fixed_batch_bounds, wave_bounds
 
 
 def _balance(loads, brokers: Sequence[int], racks: Mapping[int, str]) -> dict[str, Any]:

@@ -145,6 +145,21 @@ class Plan:
         return {m.tp: m.current for m in self.moves}
 
 
+@dataclass(frozen=True)
+class Wave:
+    """One wave: its moves (sorted by tp) and what it costs."""
+
+    index: int
+    moves: tuple[Move, ...]
+    bytes: int
+    busiest_broker: int | None
+    busiest_bytes: int
+    predicted_seconds: float | None
+    znode_bytes: int
+    inbound: Mapping[int, int] = field(default_factory=dict)
+    outbound: Mapping[int, int] = field(default_factory=dict)
+
+
 def make_plan(operation: str, moves: list[Move], seed: int, **kwargs) -> Plan:
     """A :class:`Plan` with moves sorted by (topic, partition) and no-op entries dropped."""
     kept = sorted((m for m in moves if m.target != m.current), key=lambda m: m.tp)

@@ -34,6 +34,7 @@ from kazoo.client import KazooClient
 from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
 from kafka_zk.audit import AuditLog
 from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.planning.artifacts import write_plan_artifacts
 from kafka_zk.planning.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
@@ -49,7 +50,6 @@ from operators.reports.run_notes import approval_outcome
 from operators.triggers.deletion import TopicsDeletedTrigger
 from operators.reassignment.waves import human_bytes
 from kafka_zk.plan_artifacts import load_plan_artifacts
-from spark_jobs.artifacts import write_plan_artifacts
 
 PROGRESS_FILE = "deletion_progress.json"
 SELECTION_FILE = "selection.json"

@@ -35,6 +35,7 @@ from kafka_zk.codecs import tp_key, tp_of
 from kafka_zk.errors import ElectionInProgress, InvalidInput, KafkaZkError
 from kafka_zk.health import leader_balance
 from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.planning.artifacts import write_plan_artifacts
 from kafka_zk.planning.election import ElectionPlan, election_plan, election_scope, plan_election
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
@@ -48,7 +49,6 @@ from operators.reports.final import PreviewFinalReportOperator, upstream_failure
 from operators.reports.run_notes import approval_outcome
 from operators.triggers.election import ElectionDoneTrigger, election_outcome
 from kafka_zk.plan_artifacts import load_plan_artifacts
-from spark_jobs.artifacts import write_plan_artifacts
 
 PLAN_FILE, PROGRESS_FILE = "election_plan.json", "election_progress.json"
 

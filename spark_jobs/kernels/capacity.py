@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from kafka_zk.capacity import DiskCapacity
-from kafka_zk.planning.model import PlanRefused
-from spark_jobs.kernels.waves import Wave, WaveLimits, wave_of
+from kafka_zk.planning.model import PlanRefused, Wave
+from spark_jobs.kernels.waves import WaveLimits, wave_of
 
 GROWTH_FACTOR = 1.5      # the report explains every broker whose bytes grow more than this
 

@@ -40,31 +40,16 @@ exceeds the znode budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Iterable, Sequence
 
-from kafka_zk.planning.model import Move, PlanRefused
+from kafka_zk.planning.model import Move, PlanRefused, Wave
 # WaveLimits, ZNODE_WRAPPER, entry_bytes and move_loads are also this module's public names
 from spark_jobs.kernels.wave_items import (ZNODE_WRAPPER, Item, OpenWave, WaveLimits, entry_bytes,  # noqa: F401
                                           move_loads)
 from spark_jobs.kernels.wave_search import improve, search_budget
 
 WINDOW = 32                     # feasible waves a move compares while packing
-
-
-@dataclass(frozen=True)
-class Wave:
-    """One wave: its moves (sorted by tp) and what it costs."""
-
-    index: int
-    moves: tuple[Move, ...]
-    bytes: int
-    busiest_broker: int | None
-    busiest_bytes: int
-    predicted_seconds: float | None
-    znode_bytes: int
-    inbound: Mapping[int, int] = field(default_factory=dict)
-    outbound: Mapping[int, int] = field(default_factory=dict)
 
 
 def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:

@@ -17,11 +17,11 @@ from types import SimpleNamespace
 import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
+from kafka_zk.planning.artifacts import write_plan_artifacts
 from kafka_zk.run_folder import RunFolder
 from operators.approval.step import REQUEST_FILE, PlanApprovalOperator
 from operators.errors import ApprovalRefused
 from operators.runtime import APPROVED, REJECTED, ApprovalRecord, plan_hash
-from spark_jobs.artifacts import write_plan_artifacts
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.summary import build_summary

@@ -43,7 +43,7 @@ def snapshot(assignment=ASSIGNMENT, leaders=None, adding=None) -> ClusterSnapsho
 @pytest.fixture
 def folder(tmp_path: Path) -> RunFolder:
     """A run folder with a real plan (kernels + artifact writer) removing broker 5."""
-    from spark_jobs.artifacts import write_plan_artifacts
+    from kafka_zk.planning.artifacts import write_plan_artifacts
     from spark_jobs.kernels.decommission import plan_decommission
     from spark_jobs.kernels.waves import WaveLimits, pack_waves
     from spark_jobs.summary import build_summary

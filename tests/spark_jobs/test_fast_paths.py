@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition, dumps, encode_reassignment_file
+from kafka_zk.planning import artifacts
+from kafka_zk.planning.artifacts import reassignment_json, waves_doc, waves_json
 from kafka_zk.planning.model import Move
-from spark_jobs import artifacts
-from spark_jobs.artifacts import reassignment_json, waves_doc, waves_json
 from spark_jobs.kernels import placement
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.loads import cluster_loads, moved_loads
@@ -88,7 +88,7 @@ def test_plan_hash_is_sha256_of_the_canonical_content(targets, election, deletio
     import hashlib
 
     from kafka_zk.plan_artifacts import canonical_content
-    from spark_jobs.artifacts import plan_hash
+    from kafka_zk.planning.artifacts import plan_hash
     from kafka_zk.planning.model import Plan
 
     moves = tuple(sorted((Move(tp, tuple(b + 1 for b in r), r) for tp, r in targets.items()), key=lambda m: m.tp))

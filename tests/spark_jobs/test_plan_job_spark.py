@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from kafka_zk.planning.artifacts import plan_hash
 import pyspark
 from kafka_zk.codecs import TopicPartition, decode_reassignment_file
 from kafka_zk.model import Broker
@@ -21,7 +22,6 @@ from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 from kafka_zk.throttle_lists import throttled_replicas
 from spark_jobs import plan_job
 from kafka_zk.plan_artifacts import load_plan_artifacts
-from spark_jobs.artifacts import plan_hash
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.validate import plan_violations
 from spark_jobs.kernels.waves import WaveLimits, pack_waves

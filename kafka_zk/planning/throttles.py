@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from kafka_zk.planning.model import Wave
 from kafka_zk.throttle_lists import TopicThrottle, throttled_replicas
-from spark_jobs.kernels.waves import Wave
 
 
 @dataclass(frozen=True)

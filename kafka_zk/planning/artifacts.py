@@ -1,7 +1,8 @@
-"""The plan job's side of the plan folder: :func:`write_plan_artifacts` and the plan hash.
+"""The writing side of the plan folder: :func:`write_plan_artifacts` and the plan hash.
 
-The format, and its one reader :func:`kafka_zk.plan_artifacts.load_plan_artifacts`, live in
-``kafka_zk`` (the runbooks read plans without importing the planner). Here the files are
+Used by the plan job (``spark_jobs/plan_job.py``) and by the batch runbooks' plan steps (deletion,
+election), which plan in the task. The format's one reader is
+:func:`kafka_zk.plan_artifacts.load_plan_artifacts` (the runbooks read plans without importing the planner). Here the files are
 written (all JSON, compact, deterministic; ``plan.json``/``rollback.json``/``waves.json``
 encoded directly for large plans, byte for byte what the canonical dump gives) and
 :func:`plan_hash` computes :func:`kafka_zk.plan_artifacts.canonical_content`'s sha256 without
@@ -19,9 +20,8 @@ from typing import Any, Mapping, Sequence
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.plan_artifacts import canonical_json as _dump
-from kafka_zk.planning.model import Plan
-from spark_jobs.kernels.throttles import wave_throttles
-from spark_jobs.kernels.waves import Wave
+from kafka_zk.planning.model import Plan, Wave
+from kafka_zk.planning.throttles import wave_throttles
 
 
 def _write(directory: str, name: str, data: bytes) -> None:
