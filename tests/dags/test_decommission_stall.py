@@ -90,7 +90,7 @@ def test_a_follower_that_cannot_append_is_named_in_the_stall_warning_and_classif
         result = run_dag("decommission_brokers", {
             "zk_conn_id": conn_id, "brokers_to_remove": REMOVED, "run_root": str(tmp_path / "runs"),
             "throttle_bytes_per_sec": THROTTLE, "max_moves_per_broker": 2, "poll_interval_s": 0.3,
-            "plan_from": str(tmp_path / "plan"), "stall_warning_s": 2, "stall_timeout_s": 6,
+            "plan_from": str(tmp_path / "plan"), "stall_warning_s": 2, "stall_timeout_s": 6, "rehearse": "off",
             "notify_conn_ids": [webhook_sink.conn_id]}, answer="Approve")
         releaser.join(timeout=30)
         log = capfd.readouterr().out
