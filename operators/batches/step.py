@@ -79,19 +79,20 @@ class BatchStepOperator(RunbookOperator):
     #: the clock every batch state change is stamped with (epoch seconds); a test may replace it
     clock = staticmethod(time.time)
 
+    #: what each runbook's step must define (checked when its class is defined, not at run time):
+    #: ``approved_batches(folder) -> list[list[str]]``, ``next_step(context, client, batch, total) ->
+    #: NextStep``, ``seen(client, batch) -> Seen``, ``trigger(batch, deadline)`` (the deferral's
+    #: trigger) and ``failure(context, batch, event) -> Exception``
+    RUNBOOK_HOOKS: ClassVar[tuple[str, ...]] = ("approved_batches", "next_step", "seen", "trigger", "failure")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        missing = [h for h in BatchStepOperator.RUNBOOK_HOOKS if not callable(getattr(cls, h, None))]
+        if missing:
+            raise TypeError(f"{cls.__name__} is a BatchStepOperator without {', '.join(missing)}: "
+                            "define them (see BatchStepOperator.RUNBOOK_HOOKS)")
+
     # -- what a runbook says ------------------------------------------------------------------
-
-    def approved_batches(self, folder: RunFolder) -> list[list[str]]:
-        raise NotImplementedError
-
-    def next_step(self, context: Any, client: KazooClient, batch: Batch, total: int) -> NextStep:
-        raise NotImplementedError
-
-    def seen(self, client: KazooClient, batch: Batch) -> Seen:
-        raise NotImplementedError
-
-    def trigger(self, batch: Batch, deadline: float) -> Any:
-        raise NotImplementedError
 
     def done_changes(self, client: KazooClient, batch: Batch) -> Mapping[str, Any]:
         """The details recorded when an inline poll saw ``batch`` done (none by default)."""
@@ -100,9 +101,6 @@ class BatchStepOperator(RunbookOperator):
     def event_changes(self, event: Mapping[str, Any]) -> Mapping[str, Any]:
         """The details recorded from the trigger's ``done`` event (none by default)."""
         return {}
-
-    def failure(self, context: Any, batch: Batch, event: Mapping[str, Any]) -> Exception:
-        raise NotImplementedError
 
     def result(self, book: BatchBook) -> dict:
         return {"batches": len(book.batches), "dry_run": self.is_dry_run}
