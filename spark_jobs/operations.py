@@ -3,8 +3,9 @@
 Each operation names a :class:`spark_jobs.selection.Selection` of the partitions it must see on
 the driver (read by Spark or by the driver itself) and a kernel call on the resulting slice, followed by
 :func:`spark_jobs.kernels.validate.validate_plan`. Only decommission works on a slice plus a
-baseline; the topic operations bring their topics' partitions; add-brokers, rebalance, election and
-delete-topics by regex bring every partition (they may touch any). Failure: bad arguments
+baseline; the topic operations bring their topics' partitions; add-brokers, rebalance, election,
+delete-topics by regex and replace-dead-targets (the stuck runbook's rewrite: the placer weighs
+every partition's load) bring every partition (they may touch any). Failure: bad arguments
 raise :class:`kafka_zk.errors.InvalidInput` naming the flag to fix.
 """
 
@@ -28,6 +29,7 @@ from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
 from spark_jobs.kernels.replication import plan_change_replication_factor
 from spark_jobs.kernels.rollback import plan_rollback
+from spark_jobs.kernels.stuck_rewrite import OPERATION as REPLACE_DEAD_TARGETS, plan_replacements
 from spark_jobs.kernels.validate import validate_plan
 from spark_jobs.plan_input import PlanInput
 from spark_jobs.selection import Selection
@@ -130,6 +132,7 @@ OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], Selection],
     "delete-topics": (lambda a: Selection.every() if a.topic_regex else _in_topics(_topics(a)),
                       lambda a, d: deletion_plan(select_topics(d.snapshot, _topics(a, False), a.topic_regex,
                                                                batch_size=a.batch_size or 50))),
+    REPLACE_DEAD_TARGETS: (lambda a: Selection.every(), lambda a, d: plan_replacements(d.snapshot, a.seed)),
 }
 
 

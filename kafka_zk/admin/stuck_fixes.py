@@ -9,9 +9,10 @@ Pure, on a :class:`ClusterSnapshot` and (optionally) the bytes each replica hold
   minus the adding ones; a 2.4 controller given the original list as the target cancels the move
   at once, no copy, docs/zookeeper.md §2.7.3), possible only when every original replica is
   registered and in the ISR (it holds the data); **rewrite** the target with a registered broker
-  in place of each dead one (the planners' placer, :func:`spark_jobs.kernels.placement.replacement_targets`,
-  which the runbook passes in: this layer may not import the planners). Revert is chosen
-  whenever it is possible (it copies nothing); rewrite otherwise.
+  in place of each dead one (what the planners' one placer,
+  :func:`spark_jobs.kernels.placement.replacement_targets`, chose: the runbook passes in the targets
+  the plan job's ``replace-dead-targets`` operation wrote; this layer may not import the planners).
+  Revert is chosen whenever it is possible (it copies nothing); rewrite otherwise.
 * :func:`foreign_throttles` — every throttle rate on a broker and throttled-replica list on a
   topic that no runbook run recorded as its own (left by Kafka's own
   ``kafka-reassign-partitions --throttle``, which removes them only with ``--verify`` once the
@@ -95,14 +96,18 @@ def _revert_blocker(snapshot: ClusterSnapshot, tp: TopicPartition, origin: tuple
 Rewrite = Callable[[ClusterSnapshot, list[StuckPartition]], Mapping[TopicPartition, tuple[int, ...]]]
 
 
+def dead_target_partitions(snapshot: ClusterSnapshot, stuck: Iterable[StuckPartition]) -> list[StuckPartition]:
+    """The stuck partitions a fix rewrites: those still present whose target names a broker that is gone."""
+    return [s for s in stuck if s.cause.kind == DEAD_TARGET and snapshot.has_partition(s.tp)]
+
+
 def choose_fixes(snapshot: ClusterSnapshot, stuck: Iterable[StuckPartition],
                  sizes: ReplicaSizes | None = None, *, replacement_targets: Rewrite) -> list[FixChoice]:
     """Per dead-target partition, revert when possible (it copies nothing), else rewrite to what
-    ``replacement_targets`` (the planners' placer, passed in by the runbook) chooses."""
+    ``replacement_targets`` gives (the planners' placer's choice, passed in by the runbook; it raises
+    :class:`InvalidInput` for a partition no registered broker can take)."""
     out = []
-    for s in stuck:
-        if s.cause.kind != DEAD_TARGET or not snapshot.has_partition(s.tp):
-            continue
+    for s in dead_target_partitions(snapshot, stuck):
         origin = original_replicas(snapshot, s.tp)
         blocker = _revert_blocker(snapshot, s.tp, origin)
         revert_to = None if blocker else origin

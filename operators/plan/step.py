@@ -43,9 +43,7 @@ its output in the log.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,12 +57,21 @@ from kafka_zk.errors import InvalidInput
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster, parse_throttle
 from operators.base import as_bool
+from operators.child_process import ChildJob
 from operators.reports.links import PlanReportLink, RunReportsLink
 from operators.plan.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
 from operators.runtime import run_folder
 from kafka_zk.plan_artifacts import load_plan_artifacts
 
 PLAN_JOB = Path(__file__).resolve().parents[2] / "spark_jobs" / "plan_job.py"
+
+
+def local_plan_job(args: list[str], target: SparkTarget, log: Any) -> ChildJob:
+    """The plan job with ``args`` as a child Python process of the task, on a local master or a
+    Spark Connect server (:class:`operators.child_process.ChildJob`: its output in the task log)."""
+    argv = [str(PLAN_JOB), *args]
+    argv += ["--remote", target.remote] if target.remote else ["--master", target.master or "local[*]"]
+    return ChildJob(argv, log, "plan job")
 
 
 def spark_submit_binary() -> str:
@@ -295,27 +302,14 @@ class SparkPlanOperator(SparkSubmitOperator):
         """A local master or a Spark Connect server: the job runs as a child Python process (a crash
         never takes the worker), reads small inputs in the driver with no JVM at all, and starts a
         local session or opens one on the server only when Spark is worth it (spark_jobs.engine)."""
-        argv = [sys.executable, str(PLAN_JOB), *args]
-        argv += ["--remote", target.remote] if target.remote else ["--master", target.master or "local[*]"]
-        self.log.info("plan job: %s", " ".join(argv))
-        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-        self._process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                         env=env, cwd=str(PLAN_JOB.parent.parent))
-        try:
-            for line in self._process.stdout:
-                self.log.info("%s", line.rstrip())
-            code = self._process.wait()
-        finally:
-            if self._process.poll() is None:
-                self._process.kill()
-                self._process.wait()
+        self._job = local_plan_job(args, target, self.log)
+        code = self._job.run()
         if code != 0:
             raise RuntimeError(f"the plan job exited with code {code}; see its output above")
 
     def on_kill(self) -> None:
-        process = getattr(self, "_process", None)
-        if process is not None and process.poll() is None:
-            process.terminate()
+        job = getattr(self, "_job", None)
+        if job is not None and job.terminate():
             return
         if getattr(self, "_hook", None) is not None:
             super().on_kill()

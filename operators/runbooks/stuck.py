@@ -5,7 +5,9 @@
   ``rewrite`` when a target broker is gone: per partition the way out that copies least
   (:mod:`kafka_zk.admin.stuck_fixes`): back to its original replicas when they are all
   registered and in the ISR (nothing to copy), else a registered broker in place of the dead one
-  — each with both options' bytes (from the connection's ``log_dirs_source`` when it has one);
+  (chosen by the planners' one placer: the plan job's ``replace-dead-targets`` operation, launched
+  as a child process like every plan step, its plan in ``replacements/``; :mod:`operators` never
+  imports the planners) — each with both options' bytes (from the connection's ``log_dirs_source`` when it has one);
   ``election`` when the controller is not acting on the node (or no controller). It also lists
   the throttles no runbook run of ours owns (e.g. left by Kafka's own tool): they are not touched.
 * **FixApprovalOperator** asks a human for one fix (the body says exactly which writes it makes),
@@ -23,35 +25,48 @@
   ``final_report.md`` and fails the run when something is still stuck or a fix was rejected.
 
 Every write goes through the audited write gate. Failure: :class:`StillStuck`, :class:`StalePlan`,
-:class:`ControllerNotMoved`, the approval errors.
+:class:`ControllerNotMoved`, the approval errors; :class:`InvalidInput` when the plan job fails or a
+partition can be neither reverted nor given a registered broker (the placer's refusal);
+:class:`operators.child_process.ChildTimedOut` when the job runs past :data:`PLAN_JOB_TIMEOUT_S`.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 import time
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 from airflow.sdk.exceptions import AirflowSkipException
 
 from kafka_zk.admin.controller import ControllerNotMoved, reelect_controller
 from kafka_zk.admin.reassignment import replace_reassignment
-from kafka_zk.admin.stuck import DEAD_TARGET, NEEDS_ELECTION, diagnose
-from kafka_zk.admin.stuck_fixes import REVERT, ReplicaSizes, bytes_text, choose_fixes, foreign_throttles
+from kafka_zk.admin.stuck import NEEDS_ELECTION, diagnose
+from kafka_zk.admin.stuck_fixes import (REVERT, ReplicaSizes, Rewrite, bytes_text, choose_fixes,
+                                        dead_target_partitions, foreign_throttles)
 from kafka_zk.audit import utc_now_iso
 from kafka_zk.authority import WriteAuthority
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.errors import KafkaZkError, StalePlan
+from kafka_zk.errors import InvalidInput, KafkaZkError, StalePlan
 from kafka_zk.health.owners import ThrottleOwners, find_throttle_owners
+from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.snapshot import read_snapshot
+from kafka_zk.snapshot_file import write_snapshot
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.base import RunbookOperator
+from operators.child_process import ChildJob
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.plan.log_dirs_source import read_log_dirs
+from operators.plan.step import SparkTarget, local_plan_job
 from operators.reports.final import upstream_failures
 from operators.runtime import change_approval
-from spark_jobs.kernels.placement import replacement_targets
 
 DIAGNOSIS = "diagnosis.json"
+REPLACEMENTS = "replacements"       # the plan job's replace-dead-targets plan folder, in the run folder
+REPLACEMENT_OPERATION = "replace-dead-targets"
+#: the plan job reads a snapshot of the whole cluster; on a large one Spark starts (a few seconds)
+PLAN_JOB_TIMEOUT_S = 900.0
 
 
 class StillStuck(KafkaZkError):
@@ -70,12 +85,70 @@ def read_diagnosis(folder) -> dict:
     return doc
 
 
-def diagnosis_doc(snap, sizes: ReplicaSizes | None = None, owners=None) -> dict:
+def planned_replacements(plan_dir: Path) -> Rewrite:
+    """The rewrite targets the plan job wrote in ``plan_dir`` (hash-checked), as the lookup
+    :func:`kafka_zk.admin.stuck_fixes.choose_fixes` takes: a partition the job could not place
+    raises its refusal (:class:`InvalidInput`, the placer's text from the plan's notes)."""
+
+    plan = load_plan_artifacts(str(plan_dir))
+    if plan.operation != REPLACEMENT_OPERATION:
+        raise InvalidInput(f"{plan_dir} holds a {plan.operation} plan, not the {REPLACEMENT_OPERATION} plan of "
+                           "this diagnosis; clear the diagnose task to plan it again")
+    notes = json.loads(Path(plan.summary_path).read_text(encoding="utf-8")).get("notes") or []
+
+    def lookup(_snapshot, stuck: list) -> dict[TopicPartition, tuple[int, ...]]:
+        out = {}
+        for s in stuck:
+            if s.tp not in plan.target:
+                refusal = next((n for n in notes if n.startswith(f"{s.tp}: ")), None)
+                raise InvalidInput(refusal or f"{s.tp}: the {REPLACEMENT_OPERATION} plan in {plan_dir} has no target "
+                                              "for it; clear the diagnose task to plan it again")
+            out[s.tp] = tuple(plan.target[s.tp])
+        return out
+
+    return lookup
+
+
+def plan_replacement_targets(folder, snap, log: Any, hold: Callable[[ChildJob], None] = lambda job: None) -> Rewrite:
+    """Run the plan job's ``replace-dead-targets`` operation on ``snap`` (saved as the run's
+    ``snapshot.jsonl``) as a child process, like every runbook's plan step, and return its targets
+    (:func:`planned_replacements`). The placement is the planners' (one placer, issue 25);
+    ``operators`` only launches the job and reads its plan folder. ``hold`` gets the job before it
+    starts (an operator's ``on_kill`` stops it)."""
+
+    write_snapshot(snap, str(folder.snapshot))
+    out = folder.root / REPLACEMENTS
+    shutil.rmtree(out, ignore_errors=True)          # a cleared diagnose: plan for the cluster as it is now
+    refusal = folder.root / "plan_refused.txt"
+    refusal.unlink(missing_ok=True)
+    job = local_plan_job(["--snapshot", str(folder.snapshot), "--op", REPLACEMENT_OPERATION, "--out", str(out),
+                          "--refusal-file", str(refusal)], SparkTarget(master="local[*]"), log)
+    hold(job)
+    code = job.run(PLAN_JOB_TIMEOUT_S)
+    if code != 0:
+        why = refusal.read_text(encoding="utf-8").strip() if refusal.is_file() else "see its output above"
+        raise InvalidInput(f"the plan job ({REPLACEMENT_OPERATION}) failed with exit code {code}: {why}")
+    return planned_replacements(out)
+
+
+def needs_rewrite(snap) -> set[TopicPartition]:
+    """The partitions a rewrite must retarget on the cluster as it is (see :func:`diagnosis_doc`)."""
+    return {s.tp for s in dead_target_partitions(snap, diagnose(snap))}
+
+
+def diagnosis_doc(snap, sizes: ReplicaSizes | None = None, owners=None,
+                  replacement_targets: Rewrite | None = None) -> dict:
     """What is stuck and why, the fix per partition (``rewrite``: the targets the rewrite writes,
-    ``fixes``: both options and their bytes), and the foreign throttles (with ``owners``)."""
+    ``fixes``: both options and their bytes), and the foreign throttles (with ``owners``).
+    ``replacement_targets``: the planners' rewrite targets (:func:`plan_replacement_targets`), needed
+    only when a target broker is gone."""
 
     stuck = diagnose(snap)
-    fixes = choose_fixes(snap, stuck, sizes, replacement_targets=replacement_targets) if any(s.cause.kind == DEAD_TARGET for s in stuck) else []
+    fixes = []
+    if dead_target_partitions(snap, stuck):
+        if replacement_targets is None:
+            raise TypeError("diagnosis_doc: a target broker is gone, pass the planners' replacement_targets")
+        fixes = choose_fixes(snap, stuck, sizes, replacement_targets=replacement_targets)
     rewrite = {f.tp: f.target for f in fixes}
     needs_election = bool(stuck) and not rewrite and (
         snap.controller_id is None or any(s.cause.kind in NEEDS_ELECTION for s in stuck))
@@ -133,7 +206,9 @@ class DiagnoseStuckOperator(RunbookOperator):
             reading = read_log_dirs(source, client)
         if reading.sizes is None:
             self.log.info("replica sizes unknown (%s): the fixes' bytes are not shown", reading.note)
-        doc = diagnosis_doc(snap, reading.sizes, find_throttle_owners(self.run_root))
+        placed = plan_replacement_targets(folder, snap, self.log, lambda job: setattr(self, "_job", job)) \
+            if dead_target_partitions(snap, diagnose(snap)) else None
+        doc = diagnosis_doc(snap, reading.sizes, find_throttle_owners(self.run_root), placed)
         folder.write_json(folder.root / DIAGNOSIS, doc)
         lines = [f"# Stuck reassignment: diagnosis ({len(doc['partitions'])} partition(s) not moving)", "",
                  f"Controller: {doc['controller'] if doc['controller'] is not None else 'none (/controller absent)'}",
@@ -158,6 +233,11 @@ class DiagnoseStuckOperator(RunbookOperator):
             self.log.warning("stuck: %s — %s", p["partition"], p["why"])
         return {"stuck": len(doc["partitions"]), "rewrite": bool(doc["rewrite"]), "election": doc["election"],
                 "text": "\n".join(lines)}
+
+    def on_kill(self) -> None:
+        job = getattr(self, "_job", None)
+        if job is not None:
+            job.terminate()
 
 
 class FixApprovalOperator(ChangeApprovalOperator):
@@ -214,7 +294,7 @@ class RewriteReassignmentOperator(_ControllerStep):
         approved = {_tp(k): tuple(v) for k, v in read_diagnosis(folder)["rewrite"].items()}
         with self.session(context) as (client, writer):
             snap = read_snapshot(client, with_configs=False)
-            now = {_tp(k): tuple(v) for k, v in diagnosis_doc(snap)["rewrite"].items()}
+            now = needs_rewrite(snap)
             if set(now) != set(approved):
                 raise StalePlan(f"the cluster changed since the diagnosis: partitions needing a rewrite are now "
                                 f"{sorted(map(str, now))}, approved {sorted(map(str, approved))}; run again")

@@ -16,9 +16,10 @@ sharing is never used to dodge a full disk.
 
 One placer for every kernel: decommission, add-brokers' and move-topics' destinations, RF
 increases, and the stuck-reassignment rewrite (:func:`replacement_targets`, a broker in place of
-each unregistered one in a stuck target). ``kafka_zk`` may not import ``spark_jobs`` (the contract
-layer knows nothing of planning), so the rewrite's caller passes it in: the stuck runbook's
-operator hands :func:`replacement_targets` to :func:`kafka_zk.admin.stuck_fixes.choose_fixes`,
+each unregistered one in a stuck target). Neither ``kafka_zk`` nor ``operators`` may import
+``spark_jobs``, so the stuck runbook gets those targets like every runbook gets a plan: the plan
+job's ``replace-dead-targets`` operation (:mod:`spark_jobs.kernels.stuck_rewrite`) writes them to a
+plan folder, which the runbook reads and hands to :func:`kafka_zk.admin.stuck_fixes.choose_fixes`,
 rather than ``kafka_zk`` keeping a second placement rule of its own.
 
 Failure: :class:`PlanRefused` when a partition has no candidate broker at all (more replicas
