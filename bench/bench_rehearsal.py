@@ -45,7 +45,7 @@ def _prepare(d: Path, brokers: int, partitions: int, mean_gib: float, moves: int
 
 
 def _child(d: str) -> None:
-    from operators.rehearsal.run import RehearsalInput, rehearse
+    from cli.rehearsal_run import RehearsalInput, rehearse
 
     t = time.monotonic()
     r = rehearse(RehearsalInput(snapshot=f"{d}/snapshot.jsonl", sizes=f"{d}/sizes.jsonl", plan_dir=f"{d}/plan",

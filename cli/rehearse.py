@@ -2,7 +2,7 @@
 
 ``kafka-runbook rehearse --snapshot SNAPSHOT --sizes LOG_DIRS --plan-dir PLAN [--capacity FILE]
 [--windows FILE --cluster CONN_ID --runbook DAG_ID] [--start ISO_TIME] [--throttle BYTES_PER_S]
-[--demote BROKERS]
+[--demote BROKERS] [--outside-window]
 --out DIR`` seeds the emulator from the snapshot and sizes on a private ZooKeeper it starts on
 127.0.0.1 (``--zookeeper HOST:PORT``: a fresh chroot on a ZooKeeper kept for rehearsals instead),
 runs the plan's waves with the runbooks' own executor code at simulated speed, as if execution
@@ -42,6 +42,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--stall-timeout", type=float, default=3600.0, metavar="S",
                    help="simulated seconds without progress before a wave counts as stalled")
     p.add_argument("--between-windows", choices=("keep", "remove"), default="keep")
+    p.add_argument("--outside-window", action="store_true",
+                   help="a manual emergency run: the windows do not hold the waves back (the runbooks' outside_window)")
     p.add_argument("--demote", default="", metavar="BROKERS",
                    help="decommission: move leadership off these brokers first, as the runbook's demote step does")
     p.add_argument("--speed", type=float, default=None, help="simulated seconds per wall second (default: chosen)")
@@ -64,7 +66,7 @@ def _start(text: str | None) -> datetime | None:
 def run(args: argparse.Namespace) -> int:
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.validation import check_brokers_to_remove, parse_throttle
-    from operators.rehearsal.run import RehearsalInput, rehearse
+    from cli.rehearsal_run import RehearsalInput, rehearse
     from operators.windows.spec import load_windows_file
 
     rate = None if args.throttle is None else parse_throttle(args.throttle, "--throttle")
@@ -73,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         windows=load_windows_file(args.windows) if args.windows else None, cluster=args.cluster,
         runbook=args.runbook, throttle_bytes_per_s=rate, start_at=_start(args.start), speed=args.speed,
         wave_timeout_s=args.wave_timeout, stall_timeout_s=args.stall_timeout, between_windows=args.between_windows,
+        outside_window=args.outside_window,
         demote=tuple(check_brokers_to_remove(args.demote, "--demote")) if args.demote else ())
     with contextlib.redirect_stdout(sys.stderr):     # the executor's progress lines: stderr; the headline: stdout
         report = rehearse(inp, zookeeper=args.zookeeper)

@@ -9,11 +9,12 @@ past a window's close, the leaderships the final election has to move, and every
 
     rehearsed: 8 waves, 4.2 h, no window pause, peak disk broker 2 at 81 %, 0 problems
 
-``rehearsal.json`` (:meth:`save` / :func:`load_report`) and ``rehearsal.md`` (:func:`render_markdown`)
-live in the rehearsal folder. :func:`passed_hashes` lists the plan hashes whose rehearsal passed
+``rehearsal.json`` (:meth:`save`; :func:`read_report` types it again, :func:`load_report` reads it
+as written) and ``rehearsal.md`` (:func:`render_markdown`) live in the rehearsal folder. :func:`passed_hashes` lists the plan hashes whose rehearsal passed
 under a run root (what ``require_rehearsal`` in a windows policy asks for).
 
-Failure: :func:`load_report` returns ``None`` for a missing or unreadable file (no rehearsal).
+Failure: :func:`load_report` returns ``None`` for a missing or unreadable file (no rehearsal);
+:func:`read_report` raises :class:`RehearsalReportError` for it.
 """
 
 from __future__ import annotations
@@ -23,9 +24,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kafka_zk.errors import InvalidPayload
 from operators.reassignment.waves import human_bytes
 
 FILE, MARKDOWN = "rehearsal.json", "rehearsal.md"
+
+
+class RehearsalReportError(InvalidPayload):
+    """A rehearsal folder holds no readable report."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,25 @@ class RehearsalReport:
         tmp.replace(folder / FILE)
         (folder / MARKDOWN).write_text(render_markdown(self), encoding="utf-8")
         return folder / FILE
+
+
+def read_report(folder: str | Path) -> RehearsalReport:
+    """The :class:`RehearsalReport` a rehearsal saved in ``folder`` (``rehearsal.json``), typed again.
+
+    What the runbooks' ``rehearse`` step reads after launching the rehearsal as a child process.
+    Raises :class:`RehearsalReportError` naming the file when it is missing or not a report."""
+    doc = load_report(folder)
+    if doc is None:
+        raise RehearsalReportError(f"{Path(folder) / FILE} is missing or unreadable: the rehearsal wrote no report")
+    try:
+        return RehearsalReport(**{
+            **{k: v for k, v in doc.items() if k not in ("passed", "headline")},
+            "waves": tuple(WaveLine(**w) for w in doc["waves"]),
+            "disks": tuple(DiskPeak(**d) for d in doc["disks"]),
+            **{k: tuple(doc.get(k) or ()) for k in ("pauses", "overran", "problems", "not_copied", "notes")}})
+    except (KeyError, TypeError) as exc:
+        raise RehearsalReportError(f"{Path(folder) / FILE} is not a rehearsal report ({type(exc).__name__}: {exc}); "
+                                   "rehearse again") from None
 
 
 def load_report(folder: str | Path) -> dict | None:

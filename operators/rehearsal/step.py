@@ -4,7 +4,11 @@
 an emulated copy seeded from the run's own ``snapshot.jsonl``, ``sizes.jsonl`` and
 ``capacity.json``, with the run's throttle, wave timeout, stall timeout, ``between_windows`` and
 ``outside_window`` Params and the configured maintenance-windows file for this cluster and
-runbook (:mod:`operators.rehearsal.run`). Nothing is written to the cluster the run names: the
+runbook. The rehearsal itself composes the executor with the emulator, which ``operators`` may not
+import: this step launches ``python -m cli.main rehearse`` (:mod:`cli.rehearsal_run`) as a child
+process (:class:`operators.child_process.ChildJob`: its output in the task log, killed after
+``timeout_s``, :data:`REHEARSAL_TIMEOUT_S` by default) and reads back its ``rehearsal.json``
+(:func:`operators.rehearsal.report.read_report`). Nothing is written to the cluster the run names: the
 copy lives on a private ZooKeeper this step starts on 127.0.0.1 (Java and Debian's
 ``zookeeper`` package on the worker), or on a fresh chroot of the ZooKeeper named by
 ``$KAFKA_RUNBOOKS_REHEARSAL_ZOOKEEPER`` (host:port of a server kept for rehearsals).
@@ -17,7 +21,9 @@ is (``rehearsal_report.md`` in the run folder; ``rehearsal/`` holds the rehearsa
 ``waves.json``, ``windows.json`` and audit of its writes to the copy).
 
 Failure: bad inputs (a plan edited since its hash, an unreadable snapshot) fail the step before
-anything starts, as they would fail the approval; a rehearsal that finds problems does *not*
+anything starts, as they would fail the approval (:class:`InvalidInput` with the rehearsal's
+``Error:`` line when the child refused them); a rehearsal still running after ``timeout_s`` is
+killed (:class:`operators.child_process.ChildTimedOut`); a rehearsal that finds problems does *not*
 fail the step — its problems are what the approver reads, and ``require_rehearsal`` in a
 windows policy then keeps the run from being pre-approved.
 """
@@ -26,22 +32,28 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 from typing import Any, Sequence
 
 from kafka_zk.errors import InvalidInput
+from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot_file import load_snapshot
 from kafka_zk.validation import check_brokers_to_remove
 from operators.approval.step import plan_size
 from operators.base import RunbookOperator, as_bool
+from operators.child_process import ChildJob
 from operators.reassignment.throttles import resolve_rate
-from operators.rehearsal.run import RehearsalInput, rehearse
+from operators.rehearsal.report import FILE as REPORT_FILE, RehearsalReport, read_report
 from operators.reports.links import report_link
-from operators.windows.config import configured_windows
+from operators.windows.config import configured_windows_path
+from operators.windows.spec import load_windows_file
 
 AUTO_MAX_PARTITIONS = 5_000     # BENCHMARKS.md, "Rehearsals": the demo cluster (3,000 partitions,
 AUTO_MAX_MOVES = 3_000          # 2,204 moves) took 6.4 min under a load of 33 on 2 cores
 ZOOKEEPER_ENV = "KAFKA_RUNBOOKS_REHEARSAL_ZOOKEEPER"
 REPORT_NAME = "rehearsal_report.md"
+#: the longest a rehearsal may run (wall): the auto bounds above took 6.4 min under heavy load
+REHEARSAL_TIMEOUT_S = 3600
 
 
 def rehearse_param():
@@ -79,8 +91,9 @@ class RehearseOperator(RunbookOperator):
 
     def __init__(self, *, rehearse: Any = "auto", throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 21600,
                  stall_timeout_s: Any = None, between_windows: Any = "keep", outside_window: Any = False,
-                 demote: Any = (), **kwargs: Any) -> None:
+                 demote: Any = (), timeout_s: Any = REHEARSAL_TIMEOUT_S, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.timeout_s = timeout_s
         self.rehearse = rehearse
         self.throttle_bytes_per_sec = throttle_bytes_per_sec
         self.wave_timeout_s = wave_timeout_s
@@ -98,19 +111,9 @@ class RehearseOperator(RunbookOperator):
             self.log.info("not rehearsed: %s", why)
             return {"rehearsed": False, "approval_line": f"Not rehearsed: {why}."}
         dag_id, run_id = context["dag"].dag_id, context["run_id"]
-        stall = None if self.stall_timeout_s in (None, "", "None") else float(self.stall_timeout_s)
-        inp = RehearsalInput(
-            snapshot=str(folder.snapshot), plan_dir=str(folder.plan_dir), out_dir=str(folder.root / "rehearsal"),
-            sizes=str(folder.partition_sizes) if folder.partition_sizes.is_file() else None,
-            capacity=str(folder.capacity) if folder.capacity.is_file() else None,
-            windows=configured_windows(in_task=True), cluster=str(self.zk_conn_id), runbook=dag_id,
-            throttle_bytes_per_s=resolve_rate(self.throttle_bytes_per_sec, None)
-            if self.throttle_bytes_per_sec not in (None, "", "None") else None,
-            wave_timeout_s=float(self.wave_timeout_s), **({} if stall is None else {"stall_timeout_s": stall}),
-            between_windows=str(self.between_windows), outside_window=as_bool(self.outside_window),
-            demote=tuple(check_brokers_to_remove(self.demote, "demote")) if self.demote else ())
-        report = rehearse(inp, zookeeper=os.environ.get(ZOOKEEPER_ENV) or None)
-        shutil.copyfile(folder.root / "rehearsal" / "rehearsal.md", folder.root / REPORT_NAME)
+        out = folder.root / "rehearsal"
+        report = self._run_rehearsal(self.rehearsal_args(folder, dag_id, out), out)
+        shutil.copyfile(out / "rehearsal.md", folder.root / REPORT_NAME)
         self.log.info("%s (report: %s)", report.headline(), folder.root / REPORT_NAME)
         for problem in report.problems:
             self.log.warning("rehearsal problem: %s", problem)
@@ -121,3 +124,46 @@ class RehearseOperator(RunbookOperator):
             line += "\n\n" + "\n".join(f"- rehearsal problem: {p}" for p in report.problems[:5])
         return {"rehearsed": True, "passed": report.passed, "plan_hash": report.plan_hash,
                 "headline": report.headline(), "approval_line": line}
+
+    def rehearsal_args(self, folder: RunFolder, dag_id: str, out: Path) -> list[str]:
+        """``kafka-runbook rehearse`` for this run: its snapshot, sizes, capacity and plan, the
+        configured windows file, and this step's Params (each checked here, naming the Param)."""
+        args = ["--snapshot", str(folder.snapshot), "--plan-dir", str(folder.plan_dir), "--out", str(out),
+                "--cluster", str(self.zk_conn_id), "--runbook", dag_id,
+                "--wave-timeout", repr(float(self.wave_timeout_s)), "--between-windows", str(self.between_windows)]
+        if folder.partition_sizes.is_file():
+            args += ["--sizes", str(folder.partition_sizes)]
+        if folder.capacity.is_file():
+            args += ["--capacity", str(folder.capacity)]
+        windows = configured_windows_path(in_task=True)
+        if windows is not None:
+            load_windows_file(windows)          # a configured file that is broken fails here, as it fails the run
+            args += ["--windows", windows]
+        if self.throttle_bytes_per_sec not in (None, "", "None"):
+            args += ["--throttle", str(resolve_rate(self.throttle_bytes_per_sec, None))]
+        if self.stall_timeout_s not in (None, "", "None"):
+            args += ["--stall-timeout", repr(float(self.stall_timeout_s))]
+        if as_bool(self.outside_window):
+            args.append("--outside-window")
+        if self.demote:
+            args += ["--demote", ",".join(str(b) for b in check_brokers_to_remove(self.demote, "demote"))]
+        zookeeper = os.environ.get(ZOOKEEPER_ENV)
+        if zookeeper:
+            args += ["--zookeeper", zookeeper]
+        return args
+
+    def _run_rehearsal(self, args: list[str], out: Path) -> RehearsalReport:
+        """Launch the rehearsal as a child process (bounded by ``timeout_s``, its output in this task's
+        log) and read back its report; an input it refused fails the step with its ``Error:`` line."""
+        (out / REPORT_FILE).unlink(missing_ok=True)     # what is read back is this rehearsal's, or nothing
+        self._job = ChildJob(["-m", "cli.main", "rehearse", *args], self.log, "rehearsal")
+        code = self._job.run(float(self.timeout_s))
+        if code not in (0, 1) or not (out / REPORT_FILE).is_file():
+            why = "; ".join(self._job.error_lines()) or "see its output above"
+            raise InvalidInput(f"the rehearsal could not run (exit code {code}): {why}")
+        return read_report(out)
+
+    def on_kill(self) -> None:
+        job = getattr(self, "_job", None)
+        if job is not None:
+            job.terminate()

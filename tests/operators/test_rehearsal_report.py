@@ -1,12 +1,16 @@
-"""The rehearsal report's headline and markdown, and which plan hashes count as rehearsed
-(``require_rehearsal``): pure, from literal reports."""
+"""The rehearsal report's headline and markdown, which plan hashes count as rehearsed
+(``require_rehearsal``), and the report read back from ``rehearsal.json`` as the rehearse step
+reads what its child process wrote: pure, from literal reports."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from operators.approval.step import rehearsed_hashes
-from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine, render_markdown
+import pytest
+
+from operators.rehearsal.report import (DiskPeak, RehearsalReport, RehearsalReportError, WaveLine, read_report,
+                                        render_markdown)
 
 GiB = 1024 ** 3
 
@@ -57,3 +61,21 @@ def test_only_passed_rehearsals_count_for_require_rehearsal(tmp_path) -> None:
     (tmp_path / dag / "run4" / "rehearsal").mkdir(parents=True)
     (tmp_path / dag / "run4" / "rehearsal" / "rehearsal.json").write_text("{not json")
     assert rehearsed_hashes(tmp_path, dag) == frozenset({"aa" * 32})
+
+
+def test_a_saved_report_reads_back_equal_with_the_same_headline(tmp_path) -> None:
+    paused = _report(pauses=({"before_wave": 3, "at": "x", "reason": "r"},), problems=("WaveStalled: wave 7",),
+                     waves=(WaveLine(0, 3, GiB, None, 0, None, None, None),), notes=("stalled once",),
+                     timings_s={"seed": 1.5}, finished=False)
+    for report in (_report(), paused):
+        report.save(tmp_path / report.plan_hash[:4])
+        back = read_report(tmp_path / report.plan_hash[:4])
+        assert back == report and back.headline() == report.headline() and back.passed == report.passed
+
+
+def test_a_missing_or_foreign_report_is_refused_naming_the_file(tmp_path) -> None:
+    with pytest.raises(RehearsalReportError, match="rehearsal.json is missing or unreadable"):
+        read_report(tmp_path)
+    (tmp_path / "rehearsal.json").write_text('{"plan_hash": "x"}')
+    with pytest.raises(RehearsalReportError, match="is not a rehearsal report"):
+        read_report(tmp_path)

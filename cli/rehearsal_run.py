@@ -1,5 +1,11 @@
 """One rehearsal, start to end: check the inputs, seed a private emulated copy, drive, report.
 
+Why here, in the CLI layer: a rehearsal composes the runbooks' executor (``operators``) with the
+emulator (``kafka_sim``), and neither of those layers may import the other; the CLI sits above
+both. ``kafka-runbook rehearse`` (:mod:`cli.rehearse`) runs it by hand, and the runbooks'
+``rehearse`` step (:mod:`operators.rehearsal.step`) launches that same command as a child process
+and reads back the ``rehearsal.json`` it writes.
+
 :func:`rehearse` reads and checks every input before anything starts (snapshot, sizes, capacity,
 the plan folder against its hash), copies the plan into the rehearsal folder, starts a private
 ZooKeeper on 127.0.0.1 (or takes a fresh chroot on one it is given — never the real cluster's
