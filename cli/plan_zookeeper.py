@@ -12,13 +12,18 @@ in the per-broker baseline, by their replica lists. So, in this order:
    ``sizes.jsonl`` checked) start in a forked child process: they need nothing from ZooKeeper;
 2. the assignments: live brokers, topic znodes, configs, admin nodes, and no partition state
    (:func:`kafka_zk.snapshot.read_snapshot` with ``states=False``);
-3. a thread reads the touched partitions' states while the assignments are written as the job's
-   input (``<out>/snapshot.jsonl``) and the job loads it; the job waits for the states only
-   when its kernel is about to run, and merges them into the touched partitions
-   (:func:`spark_jobs.plan_job.run`), so the kernel's input is the one a full snapshot gives;
-4. the same thread then writes the assignments with those states as ``snapshot.jsonl`` in
-   place of the first, so ``--snapshot <out>/snapshot.jsonl`` plans the same plan again.
-   Untouched partitions have no leader or ISR in it (``null`` / ``[]``).
+3. a thread reads the touched partitions' states while the job builds its kernel input
+   straight from the assignments in memory (:mod:`spark_jobs.direct_input`: no file written
+   and read back, no pyarrow); the job waits for the states only when its kernel is about to
+   run, and merges them into the touched partitions (:func:`spark_jobs.plan_job.run`), so the
+   kernel's input is the one a full snapshot gives;
+4. the same thread then writes the assignments with those states as ``<out>/snapshot.jsonl``
+   (once, while the kernel runs), so ``--snapshot <out>/snapshot.jsonl`` plans the same plan
+   again. Untouched partitions have no leader or ISR in it (``null`` / ``[]``).
+
+With Spark (``--engine spark``, a master, a Connect server, an embedding session) the job
+reads a file: the assignments are written first as ``snapshot.jsonl``, read by Spark while
+the states are read, and rewritten with the states as in 4.
 
 Failure: as :func:`spark_jobs.plan_job.execute`; ZooKeeper not answering raises
 :class:`kafka_zk.errors.ZkUnavailable`. A staged sizes conversion is removed on any failure.
@@ -84,17 +89,20 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
                 timings["zk_states"] = round(time.monotonic() - t, 3)
                 return got
 
+            direct = plan_job.engine_of(job_args, spark, in_memory=True).engine == "driver"
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-states") as pool:
                 read = pool.submit(states)
-                write_snapshot(assignments, path)
-                rewritten = pool.submit(_rewrite, assignments, read, path)
+                if not direct:
+                    write_snapshot(assignments, path)       # Spark reads the file
+                recorded = pool.submit(_rewrite, assignments, read, path)
                 try:
                     prepared = sizes_pending.result() if sizes_pending else None
-                    summary = plan_job.execute(job_args, spark, sizes=prepared, states=read.result, timings=timings)
+                    summary = plan_job.execute(job_args, spark, sizes=prepared, states=read.result, timings=timings,
+                                               snapshot=assignments if direct else None)
                     succeeded = True
                 finally:
-                    if read.exception() is None and rewritten.exception() is None:
-                        os.replace(rewritten.result(), path)
+                    if read.exception() is None and recorded.exception() is None:
+                        os.replace(recorded.result(), path)
         finally:
             close(client)
     finally:

@@ -45,8 +45,8 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-def snapshot_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
-    """The file's records, cluster record first, topics in name order, each followed by its partitions."""
+def header_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
+    """The cluster record, then the brokers in id order and the broker configs in entity order."""
     re = snapshot.reassignment
     pe = snapshot.preferred_election
     yield {"kind": "cluster", "version": FORMAT_VERSION, "controller_id": snapshot.controller_id,
@@ -63,10 +63,20 @@ def snapshot_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
                "endpoints": list(br.endpoints)}
     for entity in sorted(snapshot.broker_configs):
         yield {"kind": "broker_config", "entity": entity, "config": dict(snapshot.broker_configs[entity])}
+
+
+def topic_record(name: str, t: Topic) -> dict[str, Any]:
+    """The record of topic ``name`` (its partitions follow it in the file)."""
+    return {"kind": "topic", "topic": name, "config": dict(t.config), "topic_id": t.topic_id,
+            "marked_for_deletion": t.marked_for_deletion, "assignment_version": t.assignment_version}
+
+
+def snapshot_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
+    """The file's records, cluster record first, topics in name order, each followed by its partitions."""
+    yield from header_records(snapshot)
     for name in sorted(snapshot.topics):
         t = snapshot.topics[name]
-        yield {"kind": "topic", "topic": name, "config": dict(t.config), "topic_id": t.topic_id,
-               "marked_for_deletion": t.marked_for_deletion, "assignment_version": t.assignment_version}
+        yield topic_record(name, t)
         for pid in sorted(t.partitions):
             p = t.partitions[pid]
             yield {"kind": "partition", "topic": name, "partition": pid,

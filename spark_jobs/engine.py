@@ -7,7 +7,9 @@ and memory, never the plan. ``--engine auto`` (the default) reads in the driver 
   ``local[N]``, and the job was not launched by ``spark-submit`` (whose JVM already runs on the
   master the connection names);
 * the snapshot file is at most ``--driver-max-snapshot-bytes`` (default
-  :data:`DRIVER_MAX_SNAPSHOT_BYTES`).
+  :data:`DRIVER_MAX_SNAPSHOT_BYTES`) — or there is no file to read: ``plan --zookeeper`` holds
+  the snapshot it read as objects already, and builds the kernel input from them
+  (:mod:`spark_jobs.direct_input`), so the threshold (the memory of a pyarrow read) does not apply.
 
 The default threshold is measured, not guessed: ``bench/bench_plan_engines.py`` plans the same
 decommission both ways on growing clusters; BENCHMARKS.md ("Plan engines") has the figures and
@@ -45,8 +47,10 @@ def _local(master: str | None) -> bool:
 
 
 def choose_engine(requested: str, snapshot_path: str, master: str | None = None, remote: str | None = None,
-                  max_snapshot_bytes: int = DRIVER_MAX_SNAPSHOT_BYTES, have_session: bool = False) -> EngineChoice:
-    """The engine for a job asked to use ``requested`` (one of :data:`ENGINES`)."""
+                  max_snapshot_bytes: int = DRIVER_MAX_SNAPSHOT_BYTES, have_session: bool = False,
+                  in_memory: bool = False) -> EngineChoice:
+    """The engine for a job asked to use ``requested`` (one of :data:`ENGINES`). ``in_memory``: the
+    snapshot is already objects in this process (``plan --zookeeper``), so no file size applies."""
     if requested == "driver":
         return EngineChoice("driver", "--engine driver")
     if requested == "spark":
@@ -59,6 +63,8 @@ def choose_engine(requested: str, snapshot_path: str, master: str | None = None,
         return EngineChoice("spark", "launched by spark-submit")
     if not _local(master or os.environ.get("SPARK_MASTER")):
         return EngineChoice("spark", f"Spark master {master or os.environ.get('SPARK_MASTER')}")
+    if in_memory:
+        return EngineChoice("driver", "read from ZooKeeper into this process, no Spark cluster named")
     try:
         size = os.path.getsize(snapshot_path)
     except OSError:

@@ -47,10 +47,12 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the repo im
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.artifacts import write_plan_artifacts
 from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_throttle
 from spark_jobs import sizes_input
+from spark_jobs.direct_input import input_from_snapshot
 from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
 from spark_jobs.kernels.capacity import plan_disk
 from spark_jobs.kernels.loads import cluster_loads, rack_map
@@ -170,26 +172,30 @@ def _sizes_worker() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(method))
 
 
-def engine_of(args: argparse.Namespace, spark=None) -> EngineChoice:
-    """Who reads this job's input (:mod:`spark_jobs.engine`)."""
+def engine_of(args: argparse.Namespace, spark=None, in_memory: bool = False) -> EngineChoice:
+    """Who reads this job's input (:mod:`spark_jobs.engine`); ``in_memory``: the caller holds the
+    snapshot as objects (:func:`execute`'s ``snapshot``)."""
     return choose_engine(args.engine, args.snapshot, args.master, args.remote, args.driver_max_snapshot_bytes,
-                         have_session=spark is not None)
+                         have_session=spark is not None, in_memory=in_memory)
 
 
 def execute(args: argparse.Namespace, spark=None, sizes: sizes_input.SizesInput | None = None,
-            states: StatesLater | None = None, timings: Mapping[str, float] | None = None) -> dict[str, Any]:
+            states: StatesLater | None = None, timings: Mapping[str, float] | None = None,
+            snapshot: ClusterSnapshot | None = None) -> dict[str, Any]:
     """Plan: in the driver (no JVM) or with Spark, as :func:`engine_of` chooses.
 
     With Spark: :func:`run` in ``spark``, or in a session started here (and stopped after) while
     the sizes are prepared in a child process (:func:`spark_jobs.sizes_input.prepare`): telling,
     checking or converting the sizes file then overlaps the JVM's start on another core, and
     the raw output's text and objects never live in the driver. ``sizes``: already prepared by
-    the caller (the CLI prepares them while it reads ZooKeeper). ``states``, ``timings``: see :func:`run`.
+    the caller (the CLI prepares them while it reads ZooKeeper). ``states``, ``timings``,
+    ``snapshot``: see :func:`run`; ``snapshot`` is used when the engine is the driver
+    (:func:`engine_of` with ``in_memory``), else Spark reads ``args.snapshot``.
     """
     capacity_of(args)               # a bad capacity file is refused before Spark starts
-    choice = engine_of(args, spark)
+    choice = engine_of(args, spark, in_memory=snapshot is not None)
     if choice.engine == "driver":
-        return run(None, args, sizes=sizes, engine=choice, states=states, timings=timings)
+        return run(None, args, sizes=sizes, engine=choice, states=states, timings=timings, snapshot=snapshot)
     if spark is not None:
         return run(spark, args, sizes=sizes, engine=choice, states=states, timings=timings)
     if not args.sizes or sizes is not None:
@@ -217,9 +223,14 @@ def execute(args: argparse.Namespace, spark=None, sizes: sizes_input.SizesInput 
 
 def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         sizes: sizes_input.SizesInput | None = None, engine: EngineChoice | None = None,
-        states: StatesLater | None = None, timings: Mapping[str, float] | None = None) -> dict[str, Any]:
+        states: StatesLater | None = None, timings: Mapping[str, float] | None = None,
+        snapshot: ClusterSnapshot | None = None) -> dict[str, Any]:
     """Plan with an existing session (``spark`` None: read in the driver); write artifacts; return
     the summary (with plan_hash).
+
+    ``snapshot``: the snapshot ``args.snapshot`` would hold, already objects in this process
+    (``kafka-runbook plan --zookeeper``); the driver builds the kernel input from it
+    (:mod:`spark_jobs.direct_input`, phase ``driver_input``) and reads no file. Ignored with Spark.
 
     ``states``: when the snapshot file holds assignments only (``kafka-runbook plan --zookeeper``
     reads partition states while the input is loaded), a call that returns the states of the
@@ -247,8 +258,11 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     succeeded = False
     try:
         started = time.monotonic()
-        if spark is None:
-            # local: the engine chosen decides (pyspark only on the Spark path)
+        direct = spark is None and snapshot is not None
+        if direct:
+            data = input_from_snapshot(snapshot, sizes.columns, selection(args))
+        elif spark is None:
+            # local: pyarrow (and the pandas it loads) only when a file is read
             from spark_jobs.driver_io import load_input_in_driver
 
             data = load_input_in_driver(args.snapshot, sizes.columns, selection(args))
@@ -275,8 +289,8 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
             summary["engine"] = {"engine": engine.engine, "reason": engine.reason}
         summary["timings_s"] = {**(timings or {}), **({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
                                 **({"sizes_driver": round(sizes.seconds, 3)} if sizes.path else {}),
-                                ("spark_read_aggregate" if spark is not None else "driver_read_aggregate"):
-                                    round(loaded - started, 3),
+                                ("spark_read_aggregate" if spark is not None else
+                                 "driver_input" if direct else "driver_read_aggregate"): round(loaded - started, 3),
                                 **({} if states is None else {"states_wait": round(states_ready - loaded, 3)}),
                                 "kernel_and_validate": round(planned - states_ready, 3),
                                 "waves_summary": round(time.monotonic() - planned, 3)}
