@@ -6,8 +6,7 @@
   (:mod:`kafka_zk.admin.stuck_fixes`): back to its original replicas when they are all
   registered and in the ISR (nothing to copy), else a registered broker in place of the dead one
   (chosen by the planners' one placer: the plan job's ``replace-dead-targets`` operation, launched
-  as a child process like every plan step, its plan in ``replacements/``; :mod:`operators` never
-  imports the planners) — each with both options' bytes (from the connection's ``log_dirs_source`` when it has one);
+  as a child process like every plan step, :mod:`operators.runbooks.stuck_targets`) — each with both options' bytes (from the connection's ``log_dirs_source`` when it has one);
   ``election`` when the controller is not acting on the node (or no controller). It also lists
   the throttles no runbook run of ours owns (e.g. left by Kafka's own tool): they are not touched.
 * **FixApprovalOperator** asks a human for one fix (the body says exactly which writes it makes),
@@ -32,11 +31,8 @@ partition can be neither reverted nor given a registered broker (the placer's re
 
 from __future__ import annotations
 
-import json
-import shutil
 import time
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from airflow.sdk.exceptions import AirflowSkipException
 
@@ -48,25 +44,18 @@ from kafka_zk.admin.stuck_fixes import (REVERT, ReplicaSizes, Rewrite, bytes_tex
 from kafka_zk.audit import utc_now_iso
 from kafka_zk.authority import WriteAuthority
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.errors import InvalidInput, KafkaZkError, StalePlan
+from kafka_zk.errors import KafkaZkError, StalePlan
 from kafka_zk.health.owners import ThrottleOwners, find_throttle_owners
-from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.snapshot_file import write_snapshot
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.base import RunbookOperator
-from operators.child_process import ChildJob
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.plan.log_dirs_source import read_log_dirs
-from operators.plan.step import SparkTarget, local_plan_job
 from operators.reports.final import upstream_failures
+from operators.runbooks.stuck_targets import plan_replacement_targets
 from operators.runtime import change_approval
 
 DIAGNOSIS = "diagnosis.json"
-REPLACEMENTS = "replacements"       # the plan job's replace-dead-targets plan folder, in the run folder
-REPLACEMENT_OPERATION = "replace-dead-targets"
-#: the plan job reads a snapshot of the whole cluster; on a large one Spark starts (a few seconds)
-PLAN_JOB_TIMEOUT_S = 900.0
 
 
 class StillStuck(KafkaZkError):
@@ -83,52 +72,6 @@ def read_diagnosis(folder) -> dict:
     if doc is None:
         raise StillStuck(f"{folder.root / DIAGNOSIS} is missing: the diagnose step must run first")
     return doc
-
-
-def planned_replacements(plan_dir: Path) -> Rewrite:
-    """The rewrite targets the plan job wrote in ``plan_dir`` (hash-checked), as the lookup
-    :func:`kafka_zk.admin.stuck_fixes.choose_fixes` takes: a partition the job could not place
-    raises its refusal (:class:`InvalidInput`, the placer's text from the plan's notes)."""
-
-    plan = load_plan_artifacts(str(plan_dir))
-    if plan.operation != REPLACEMENT_OPERATION:
-        raise InvalidInput(f"{plan_dir} holds a {plan.operation} plan, not the {REPLACEMENT_OPERATION} plan of "
-                           "this diagnosis; clear the diagnose task to plan it again")
-    notes = json.loads(Path(plan.summary_path).read_text(encoding="utf-8")).get("notes") or []
-
-    def lookup(_snapshot, stuck: list) -> dict[TopicPartition, tuple[int, ...]]:
-        out = {}
-        for s in stuck:
-            if s.tp not in plan.target:
-                refusal = next((n for n in notes if n.startswith(f"{s.tp}: ")), None)
-                raise InvalidInput(refusal or f"{s.tp}: the {REPLACEMENT_OPERATION} plan in {plan_dir} has no target "
-                                              "for it; clear the diagnose task to plan it again")
-            out[s.tp] = tuple(plan.target[s.tp])
-        return out
-
-    return lookup
-
-
-def plan_replacement_targets(folder, snap, log: Any, hold: Callable[[ChildJob], None] = lambda job: None) -> Rewrite:
-    """Run the plan job's ``replace-dead-targets`` operation on ``snap`` (saved as the run's
-    ``snapshot.jsonl``) as a child process, like every runbook's plan step, and return its targets
-    (:func:`planned_replacements`). The placement is the planners' (one placer, issue 25);
-    ``operators`` only launches the job and reads its plan folder. ``hold`` gets the job before it
-    starts (an operator's ``on_kill`` stops it)."""
-
-    write_snapshot(snap, str(folder.snapshot))
-    out = folder.root / REPLACEMENTS
-    shutil.rmtree(out, ignore_errors=True)          # a cleared diagnose: plan for the cluster as it is now
-    refusal = folder.root / "plan_refused.txt"
-    refusal.unlink(missing_ok=True)
-    job = local_plan_job(["--snapshot", str(folder.snapshot), "--op", REPLACEMENT_OPERATION, "--out", str(out),
-                          "--refusal-file", str(refusal)], SparkTarget(master="local[*]"), log)
-    hold(job)
-    code = job.run(PLAN_JOB_TIMEOUT_S)
-    if code != 0:
-        why = refusal.read_text(encoding="utf-8").strip() if refusal.is_file() else "see its output above"
-        raise InvalidInput(f"the plan job ({REPLACEMENT_OPERATION}) failed with exit code {code}: {why}")
-    return planned_replacements(out)
 
 
 def needs_rewrite(snap) -> set[TopicPartition]:
