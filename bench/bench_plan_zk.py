@@ -7,15 +7,20 @@ state znodes, written in multi transactions), writes its sizes as raw
 
 * ``kafka-runbook plan decommission --zookeeper … --brokers … --sizes <raw> --throttle …``
   (the phases come from the plan's summary.json: ``zk_assignments``, ``zk_states``,
-  ``sizes_driver``, ``driver_read_aggregate``, ``states_wait``, kernel, waves);
+  ``sizes_driver``, ``driver_input``, ``states_wait``, kernel, waves);
 * ``bench/kafka_generate.py`` on the same cluster: Kafka 2.4's ``--generate`` (brokers and topic
   znodes read, AdminUtils placement over the kept brokers; no JVM start).
 
-Prints the median of ``--runs`` (after one warm-up) and the load average. ``--serve`` instead
+Prints, per command, wall seconds, CPU seconds (user + system, the sizes child included: robust
+to a loaded machine where wall time is not) and peak RSS, the median of ``--runs`` after one
+warm-up, as a Markdown table row for BENCHMARKS.md, with the load average. The commands run with
+bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed from their environment, as an installed
+package runs). ``--zk-heap`` sets the embedded server's heap (default 4g for ``1m``: two million
+znodes do not fit 512 MB). ``--serve`` instead
 keeps the populated server up and prints both commands (for timing them from outside), until
 stdin closes. Figures only, no assertions.
 
-Usage: ``python bench/bench_plan_zk.py [--shape 20k|100k|1m] [--runs 3] [--workdir D] [--serve]``.
+Usage: ``python bench/bench_plan_zk.py [--shape 20k|100k|1m] [--runs 3] [--workdir D] [--zk-heap 4g] [--serve]``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -72,10 +79,37 @@ def populate(zk, snap) -> None:
         r.get(timeout=120)
 
 
-def _timed(cmd: list[str]) -> float:
+ZK_HEAP = {"1m": "4g"}   # the embedded server's -Xmx by shape (else 512m): 1m is 2M znodes
+
+
+@dataclass(frozen=True)
+class Run:
+    """One command in its own process: wall seconds, CPU seconds (user + system, its reaped
+    children included: the sizes child), peak RSS of the largest of them (MiB)."""
+
+    wall: float
+    cpu: float
+    rss_mib: float
+
+
+def _timed(cmd: list[str], env: dict[str, str], timeout: float = 1800) -> Run:
     t = time.perf_counter()
-    subprocess.run(cmd, cwd=REPO, check=True, stdout=subprocess.DEVNULL, timeout=1800)
-    return time.perf_counter() - t
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, env=env)
+    watchdog = threading.Timer(timeout, proc.kill)
+    watchdog.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)      # rusage of the process and its reaped children
+    finally:
+        watchdog.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd[:6])} ... exited with {proc.returncode}")
+    return Run(time.perf_counter() - t, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def _med(runs: list[Run], field: str) -> str:
+    values = [getattr(r, field) for r in runs]
+    return f"{statistics.median(values):.2f} ({', '.join(f'{v:.2f}' for v in values)})"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -85,6 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--shape", choices=sorted(SHAPES), default="20k")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--workdir", default="/tmp/bench-plan-zk")
+    ap.add_argument("--zk-heap", default=None, help="the embedded ZooKeeper's heap, -Xmx (default: 4g for 1m, "
+                    "else 512m)")
     ap.add_argument("--serve", action="store_true")
     args = ap.parse_args(argv)
     s = SHAPES[args.shape]
@@ -95,14 +131,20 @@ def main(argv: list[str] | None = None) -> None:
     if not os.path.exists(sizes_path):
         write_log_dirs(snap, sizes, sizes_path)
     removed = ",".join(str(b) for b in s["removed"])
-    with EmbeddedZooKeeper() as server:
+    # the commands as an installed package runs them: compiled modules cached (a shell with
+    # PYTHONDONTWRITEBYTECODE=1 recompiles every project module on every start, ~0.5 s of CPU)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    heap = args.zk_heap or ZK_HEAP.get(args.shape, "512m")
+    with EmbeddedZooKeeper(heap=heap) as server:
         zk = KazooClient(hosts=server.connect_string, timeout=30)
         zk.start(timeout=30)
         t = time.perf_counter()
         populate(zk, snap)
         print(f"{args.shape}: {len(snap.brokers)} brokers, {sum(len(t.partitions) for t in snap.topics.values())} "
-              f"partitions in {len(snap.topics)} topics loaded into ZooKeeper 3.8 in {time.perf_counter() - t:.1f} s; "
-              f"raw log-dirs sizes {os.path.getsize(sizes_path) / 1e6:.1f} MB", flush=True)
+              f"partitions in {len(snap.topics)} topics loaded into ZooKeeper 3.8 (heap {heap}) in "
+              f"{time.perf_counter() - t:.1f} s; raw log-dirs sizes {os.path.getsize(sizes_path) / 1e6:.1f} MB",
+              flush=True)
+        del snap, sizes
         out = os.path.join(args.workdir, f"plan-{args.shape}")
         ours = [sys.executable, "-W", "ignore", "-m", "cli.main", "plan", "decommission", "--zookeeper",
                 server.connect_string, "--brokers", removed, "--sizes", sizes_path, "--throttle", "50000000",
@@ -114,32 +156,36 @@ def main(argv: list[str] | None = None) -> None:
             print("Kafka --generate logic:", " ".join(kafkas), flush=True)
             sys.stdin.read()
             return
-        figures: dict[str, list[float]] = {"ours": [], "kafka": []}
+        figures: dict[str, list[Run]] = {"ours": [], "kafka": []}
         phases = []
         loads = []
         for run in range(args.runs + 1):
             shutil.rmtree(out, ignore_errors=True)
             loads.append(os.getloadavg()[0])
-            wall_ours = _timed(ours)
-            wall_kafka = _timed(kafkas)
-            if run:         # the first pair is the warm-up
-                figures["ours"].append(wall_ours)
-                figures["kafka"].append(wall_kafka)
+            mine = _timed(ours, env)
+            theirs = _timed(kafkas, env)
+            if run:         # the first pair is the warm-up (and writes the compiled modules)
+                figures["ours"].append(mine)
+                figures["kafka"].append(theirs)
                 phases.append(json.load(open(os.path.join(out, "summary.json")))["timings_s"])
+            print(f"  run {run or 'warm-up'}: ours {mine.wall:.2f} s wall / {mine.cpu:.2f} s CPU, "
+                  f"Kafka's {theirs.wall:.2f} s / {theirs.cpu:.2f} s", flush=True)
         zk.stop()
         zk.close()
     summary = json.load(open(os.path.join(out, "summary.json")))
-    med = {k: statistics.median(v) for k, v in figures.items()}
-    print(f"load average {min(loads):.1f}-{max(loads):.1f}; median of {args.runs} runs after a warm-up")
-    print(f"  kafka-runbook plan decommission --zookeeper (raw log-dirs sizes): {med['ours']:.2f} s "
-          f"({', '.join(f'{x:.2f}' for x in figures['ours'])})")
-    print(f"  Kafka --generate logic (port, no JVM start): {med['kafka']:.2f} s "
-          f"({', '.join(f'{x:.2f}' for x in figures['kafka'])})")
+    ours_runs, kafka_runs = figures["ours"], figures["kafka"]
     keys = list(phases[0])
-    print("  phases (median s): " + ", ".join(f"{k} {statistics.median(p.get(k, 0) for p in phases):.2f}"
-                                              for k in keys))
-    print(f"  plan: {summary['replica_moves']} replica moves (lower bound {summary['replica_moves_lower_bound']}), "
-          f"hash {summary['plan_hash'][:12]}")
+    phase_text = ", ".join(f"{k} {statistics.median(p.get(k, 0) for p in phases):.2f}" for k in keys)
+    print(f"\n{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, load average {min(loads):.1f}-{max(loads):.1f}, "
+          f"median (each run) of {args.runs} runs after a warm-up; "
+          f"`python bench/bench_plan_zk.py --shape {args.shape} --runs {args.runs}`\n")
+    print("| shape | `kafka-runbook plan decommission --zookeeper … --sizes <raw>` wall s | its CPU s | its peak RSS "
+          "| Kafka `--generate` logic (port, no JVM) wall s | its CPU s | phases of ours (median s) | moves |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(f"| {args.shape}, load {min(loads):.1f}-{max(loads):.1f} | {_med(ours_runs, 'wall')} | {_med(ours_runs, 'cpu')} "
+          f"| {statistics.median(r.rss_mib for r in ours_runs):.0f} MiB | {_med(kafka_runs, 'wall')} "
+          f"| {_med(kafka_runs, 'cpu')} | {phase_text} | {summary['replica_moves']} "
+          f"(lower bound {summary['replica_moves_lower_bound']}) |")
 
 
 if __name__ == "__main__":

@@ -14,13 +14,17 @@ Kafka setup where ``zookeeper.set.acl=true`` protects the znodes): an unauthenti
 accepted and sees what Kafka's ACLs let the world read. The
 JAAS file lives in the private data dir (mode 0600) and is removed with it.
 
-Fails with :class:`EmbeddedZooKeeperError` naming the missing piece (Java, the package) or
-the server's last log lines when it does not come up within the timeout.
+The JVM's heap is ``heap`` (``-Xmx``, default 512m: every test cluster fits; the benchmarks'
+million-partition cluster, two million znodes, needs a few GB).
+
+Fails with :class:`EmbeddedZooKeeperError` naming the missing piece (Java, the package), a
+heap that is not a size, or the server's last log lines when it does not come up within the timeout.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -63,7 +67,11 @@ class EmbeddedZooKeeper:
 
     def __init__(self, port: int | None = None, data_dir: str | None = None,
                  max_buffer: int = 0xFFFFF, start_timeout: float = 30.0,
-                 sasl_users: Mapping[str, str] | None = None, require_sasl: bool = True) -> None:
+                 sasl_users: Mapping[str, str] | None = None, require_sasl: bool = True,
+                 heap: str = "512m") -> None:
+        if not re.fullmatch(r"[1-9][0-9]*[mMgG]", heap):
+            raise EmbeddedZooKeeperError(f"heap {heap!r}: give the JVM's -Xmx size, e.g. 512m or 4g")
+        self.heap = heap
         self.host = "127.0.0.1"
         self.require_sasl = require_sasl
         self.port = port or free_port()
@@ -132,7 +140,7 @@ class EmbeddedZooKeeper:
         cfg = self._write_config()
         log = open(self.data_dir / "server.log", "wb")
         security = [f"-Djava.security.auth.login.config={self._write_jaas()}"] if self.secured else []
-        cmd = [java, "-Xmx512m", f"-Djute.maxbuffer={self.max_buffer}",
+        cmd = [java, f"-Xmx{self.heap}", f"-Djute.maxbuffer={self.max_buffer}",
                "-Dzookeeper.jmx.log4j.disable=true", *security, "-cp", str(ZOOKEEPER_JAR), MAIN_CLASS,
                str(cfg)]
         self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,

@@ -17,6 +17,7 @@ Failure: none; the ids and names were checked by the caller (:mod:`spark_jobs.op
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -40,6 +41,10 @@ class Selection:
     def of_topics(cls, names: Iterable[str]) -> "Selection":
         return cls(topics=tuple(sorted(set(names))))
 
+    @functools.cached_property
+    def _broker_set(self) -> frozenset[int]:
+        return frozenset(self.brokers or ())
+
     @property
     def is_all(self) -> bool:
         return self.brokers is None and self.topics is None
@@ -59,7 +64,7 @@ class Selection:
     def picks(self, topic: str, replicas: Iterable[int]) -> bool:
         """The same test for one partition in Python (which partition states a plan reads)."""
         if self.brokers is not None:
-            return any(b in self.brokers for b in replicas)
+            return not self._broker_set.isdisjoint(replicas)
         if self.topics is not None:
             return topic in self.topics
         return True
