@@ -74,10 +74,14 @@ def _int(value: Any, what: str) -> int:
 
 
 def _int_list(value: Any, what: str) -> tuple[int, ...]:
-    if not isinstance(value, list):
+    if type(value) is list:         # the usual case: plain ints, checked without a call per id
+        for v in value:
+            if type(v) is not int:
+                break
+        else:
+            return tuple(value)
+    elif not isinstance(value, list):
         raise InvalidPayload(f"{what}: expected a list of broker ids, got {value!r}")
-    if all(type(v) is int for v in value):     # the usual case, checked without a call per id
-        return tuple(value)
     return tuple(_int(v, what) for v in value)
 
 

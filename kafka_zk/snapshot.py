@@ -281,9 +281,13 @@ def read_snapshot(client: KazooClient, topics: Iterable[str] | None = None,
             config = dict(_decode(codecs.decode_entity_config, cfg_data, paths.topic_config(n)).config) \
                 if cfg_data else {}
         parts = {}
-        for p, replicas in a.partitions.items():
+        adding, removing = a.adding, a.removing
+        if not read:            # assignments only: no state to look up
+            for p, replicas in a.partitions.items():
+                parts[p] = Partition(n, p, replicas, adding.get(p, ()), removing.get(p, ()))
+        for p, replicas in a.partitions.items() if read else ():
             st = read.get(TopicPartition(n, p))
-            parts[p] = Partition(n, p, replicas, a.adding.get(p, ()), a.removing.get(p, ()),
+            parts[p] = Partition(n, p, replicas, adding.get(p, ()), removing.get(p, ()),
                                  st.leader if st else None, st.leader_epoch if st else None,
                                  st.isr if st else (), st.controller_epoch if st else None)
         built[n] = Topic(n, parts, config, a.topic_id, n in markers, a.version)

@@ -46,6 +46,9 @@ def input_from_snapshot(snapshot: ClusterSnapshot, sizes: PartitionSizes | None,
     size_of: dict[tuple[str, int], int] = {} if sizes is None else dict(
         zip(zip(sizes.topics, sizes.partitions), sizes.sizes))
     picks = selection.picks
+    if selection.brokers is not None:       # the common case, tested inline: no call per partition
+        on = frozenset(selection.brokers).isdisjoint
+        picks = lambda _name, reps: not on(reps)    # noqa: E731
     touched_sizes: dict[TopicPartition, int] = {}
     replicas: dict[int, int] = {}
     bytes_: dict[int, int] = {}
@@ -57,7 +60,7 @@ def input_from_snapshot(snapshot: ClusterSnapshot, sizes: PartitionSizes | None,
         chosen: dict[int, Partition] = {}
         for pid in sorted(parts):
             p = parts[pid]
-            size = size_of.get((name, pid), 0)
+            size = size_of.get((name, pid), 0) if size_of else 0
             reps = p.replicas
             if picks(name, reps):
                 chosen[pid] = p
@@ -68,9 +71,14 @@ def input_from_snapshot(snapshot: ClusterSnapshot, sizes: PartitionSizes | None,
                 empty += 1
             else:
                 for b in reps:
-                    replicas[b] = replicas.get(b, 0) + 1
-                    bytes_[b] = bytes_.get(b, 0) + size
-                leaders[reps[0]] = leaders.get(reps[0], 0) + 1
+                    if b in replicas:
+                        replicas[b] += 1
+                        bytes_[b] += size
+                    else:
+                        replicas[b] = 1
+                        bytes_[b] = size
+                first = reps[0]
+                leaders[first] = leaders.get(first, 0) + 1
         t = head.snapshot.topics[name]
         topics[name] = Topic(t.name, chosen, t.config, t.topic_id, t.marked_for_deletion, t.assignment_version)
     baseline = [BaselineRow(b, replicas[b], bytes_[b], leaders.get(b, 0), leaders.get(b, 0)) for b in sorted(replicas)]
