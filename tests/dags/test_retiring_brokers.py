@@ -20,10 +20,10 @@ import pytest
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
-from kafka_zk.retiring import RetiringBroker, RetiringFile, exclude_from_snapshot
+from kafka_zk.retiring import RetiringBroker, RetiringFile, cluster_id, exclude_from_snapshot
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 from tests.dags.kernel_plan import write_kernel_plan
-from tests.dags.scenario import assignment
+from tests.dags.scenario import assignment, data_tree
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 RACKS = {1: "a", 2: "b", 3: "a", 4: "b"}
@@ -46,6 +46,20 @@ def emulated(zk_server):
         zk.stop()
         zk.close()
         cluster.stop()
+
+
+@pytest.fixture
+def four_retiring(emulated, tmp_path: Path):
+    """Topic t on brokers 1-3 (broker 4 empty), broker 4 recorded as retiring in the run root: (chroot,
+    client, run root, the data tree before any run)."""
+    cluster, chroot, zk = emulated
+    runs = tmp_path / "runs"
+    cluster.create_topics({"t": ({p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(4)}, None, None)})
+    retiring = RetiringFile.load(runs / "retiring_brokers.json")
+    assert retiring.add(cluster_id(zk), [4], "decommission_brokers run r0", "drained by a decommission") == [4]
+    retiring.save()
+    assert cluster.wait_idle(30)
+    return chroot, zk, runs, data_tree(zk)
 
 
 def test_a_decommissioned_broker_receives_nothing_from_the_next_plan(zk_server, emulated, tmp_path: Path,
@@ -117,23 +131,14 @@ def test_a_retiring_broker_that_still_holds_replicas_is_refused_and_nothing_is_p
 
 
 def test_a_reassignment_handed_in_by_a_person_may_not_place_a_replica_on_a_retiring_broker(
-        zk_server, emulated, tmp_path: Path, capfd) -> None:
+        zk_server, four_retiring, capfd) -> None:
     """Not only the planners: reassign_partitions, whose targets a person types, is refused at its plan
     step when a target lists a retiring broker, naming it as retiring and how to release it (not as
     "non-existent", what the plan job, which never sees a retiring broker, would say), before the plan
     job starts, any approval is asked or anything is written."""
-    from kafka_zk.retiring import cluster_id
     from operators.local_run import run_dag
-    from tests.dags.scenario import data_tree
 
-    cluster, chroot, zk = emulated
-    runs = tmp_path / "runs"
-    cluster.create_topics({"t": ({p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(4)}, None, None)})  # 4 empty
-    retiring = RetiringFile.load(runs / "retiring_brokers.json")
-    assert retiring.add(cluster_id(zk), [4], "decommission_brokers run r0", "drained by a decommission") == [4]
-    retiring.save()
-    assert cluster.wait_idle(30)
-    before = data_tree(zk)
+    chroot, zk, runs, before = four_retiring
     onto_four = json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 4]}]})
     result = run_dag("reassign_partitions", {"zk_conn_id": zk_connection(zk_server, chroot), "run_root": str(runs),
                                              "spark_conn_id": "spark_local", "reassignment_json": onto_four,
@@ -151,23 +156,14 @@ def test_a_reassignment_handed_in_by_a_person_may_not_place_a_replica_on_a_retir
     ("move_topics", {"topics": ["t"], "brokers": [1, 4]}),
     ("add_brokers", {"new_brokers": [4]}),
 ])
-def test_a_retiring_broker_named_as_a_destination_is_refused_as_retiring(zk_server, emulated, tmp_path: Path,
-                                                                        capfd, dag_id: str, conf: dict) -> None:
+def test_a_retiring_broker_named_as_a_destination_is_refused_as_retiring(zk_server, four_retiring, capfd,
+                                                                        dag_id: str, conf: dict) -> None:
     """The runbooks whose Params name destinations (move_topics' brokers, add_brokers' new_brokers)
     refuse a retiring one at the plan step, as retiring and with the fix (not as unregistered, what the
     plan job, which never sees it, would say); nothing is written."""
-    from kafka_zk.retiring import cluster_id
     from operators.local_run import run_dag
-    from tests.dags.scenario import data_tree
 
-    cluster, chroot, zk = emulated
-    runs = tmp_path / "runs"
-    cluster.create_topics({"t": ({p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(4)}, None, None)})  # 4 empty
-    retiring = RetiringFile.load(runs / "retiring_brokers.json")
-    assert retiring.add(cluster_id(zk), [4], "decommission_brokers run r0", "drained by a decommission") == [4]
-    retiring.save()
-    assert cluster.wait_idle(30)
-    before = data_tree(zk)
+    chroot, zk, runs, before = four_retiring
     result = run_dag(dag_id, {"zk_conn_id": zk_connection(zk_server, chroot), "run_root": str(runs),
                               "spark_conn_id": "spark_local", "poll_interval_s": 0.2, **conf},
                      answer="Approve", approver="carol.sre")
