@@ -34,15 +34,13 @@ import json
 import os
 from typing import Any, Iterator
 
+import msgspec
+
 from kafka_zk.codecs import PreferredElectionRequest, ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 
 FORMAT_VERSION = 1
-
-
-def _dump(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 def header_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
@@ -71,24 +69,21 @@ def topic_record(name: str, t: Topic) -> dict[str, Any]:
             "marked_for_deletion": t.marked_for_deletion, "assignment_version": t.assignment_version}
 
 
+def partition_records(name: str, t: Topic) -> list[dict[str, Any]]:
+    """The records of topic ``name``'s partitions, in partition order (lists as tuples)."""
+    parts = t.partitions
+    return [{"kind": "partition", "topic": name, "partition": pid, "replicas": p.replicas, "adding": p.adding,
+             "removing": p.removing, "leader": p.leader, "leader_epoch": p.leader_epoch, "isr": p.isr,
+             "controller_epoch": p.controller_epoch} for pid in sorted(parts) for p in (parts[pid],)]
+
+
 def snapshot_records(snapshot: ClusterSnapshot) -> Iterator[dict[str, Any]]:
     """The file's records, cluster record first, topics in name order, each followed by its partitions."""
     yield from header_records(snapshot)
     for name in sorted(snapshot.topics):
         t = snapshot.topics[name]
         yield topic_record(name, t)
-        for pid in sorted(t.partitions):
-            p = t.partitions[pid]
-            yield {"kind": "partition", "topic": name, "partition": pid,
-                   "replicas": list(p.replicas), "adding": list(p.adding),
-                   "removing": list(p.removing), "leader": p.leader,
-                   "leader_epoch": p.leader_epoch, "isr": list(p.isr),
-                   "controller_epoch": p.controller_epoch}
-
-
-def snapshot_lines(snapshot: ClusterSnapshot) -> Iterator[str]:
-    """The file's lines (without newlines), cluster line first, topics in name order."""
-    return map(_dump, snapshot_records(snapshot))
+        yield from partition_records(name, t)
 
 
 def _arrow_schema():
@@ -131,10 +126,13 @@ def write_snapshot(snapshot: ClusterSnapshot, path: str) -> None:
         _write_parquet(snapshot, tmp)
         os.replace(tmp, path)
         return
-    with open(tmp, "w", encoding="utf-8") as f:
-        for line in snapshot_lines(snapshot):
-            f.write(line)
-            f.write("\n")
+    # msgspec writes the bytes json.dumps(separators=(",", ":"), ensure_ascii=False) writes, ~10x faster
+    lines = msgspec.json.Encoder().encode_lines
+    with open(tmp, "wb") as f:
+        f.write(lines(list(header_records(snapshot))))
+        for name in sorted(snapshot.topics):
+            t = snapshot.topics[name]
+            f.write(lines([topic_record(name, t), *partition_records(name, t)]))
     os.replace(tmp, path)
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kafka_zk.codecs import PreferredElectionRequest, ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.errors import InvalidPayload
-from kafka_zk.model import Partition
-from kafka_zk.snapshot_file import load_snapshot, write_snapshot
+from kafka_zk.model import Broker, Partition
+from kafka_zk.snapshot_file import load_snapshot, snapshot_records, write_snapshot
 from spark_jobs.synthetic import synthetic_cluster
 
 
@@ -43,3 +46,19 @@ def test_garbage_and_missing_files_are_refused(tmp_path, name) -> None:
         load_snapshot(str(tmp_path / name))
     with pytest.raises(InvalidPayload, match="cannot open"):
         load_snapshot(str(tmp_path / ("missing-" + name)))
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(), number=st.integers(-(2 ** 63), 2 ** 63 - 1))
+def test_the_file_is_what_json_dumps_writes_line_by_line_whatever_the_strings(text, number, tmp_path) -> None:
+    snap = _rich_snapshot()
+    t = snap.topics["topic-0001"]
+    snap = dataclasses.replace(snap, topics=dict(snap.topics, **{"topic-0001": dataclasses.replace(
+        t, config={text: text, "x": "\u2028\x00\x7f\"\\/é"}, topic_id=text)}),
+        brokers={**snap.brokers, 7: Broker(7, text, text, number, (text,))})
+    path = str(tmp_path / "s.jsonl")
+    write_snapshot(snap, path)
+    expected = "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n"
+                       for r in snapshot_records(snap)).encode("utf-8")
+    assert open(path, "rb").read() == expected
+    assert load_snapshot(path) == snap
