@@ -6,8 +6,9 @@ its DAG's Params. Each takes ``--zookeeper`` (the assignments and the states the
 read, overlapped with the sizes and the plan, by :mod:`cli.plan_zookeeper`, and saved as
 ``<out>/snapshot.jsonl``) or
 ``--snapshot FILE`` (plan offline from a saved snapshot), runs
-:mod:`spark_jobs.plan_job` in this process, and prints the summary. The job reads the snapshot in
-the driver (no JVM) for clusters up to a measured size, else with Spark (``--master`` picks a
+:mod:`spark_jobs.plan_job` in this process, and prints the summary. With ``--zookeeper`` and no
+Spark named, the job builds its input from what was read, in memory (no file read back); with
+``--snapshot`` it reads the file in the driver (no JVM) for files up to a measured size, else with Spark (``--master`` picks a
 master, default ``local[*]``; ``--remote sc://host:port`` plans on a Spark Connect server;
 ``--engine`` forces either). Nothing is written to ZooKeeper.
 
