@@ -330,11 +330,10 @@ def with_states(snapshot: ClusterSnapshot, states: Mapping[TopicPartition, Parti
         parts = dict(t.partitions)
         for tp, st in given.items():
             p = parts.get(tp.partition)
-            if p is not None:
-                parts[tp.partition] = replace(p, leader=st.leader if st else None,
-                                              leader_epoch=st.leader_epoch if st else None,
-                                              isr=st.isr if st else (),
-                                              controller_epoch=st.controller_epoch if st else None)
+            if p is not None:       # a new Partition directly: dataclasses.replace costs ~4x more
+                parts[tp.partition] = Partition(p.topic, p.partition, p.replicas, p.adding, p.removing,
+                                                st.leader if st else None, st.leader_epoch if st else None,
+                                                st.isr if st else (), st.controller_epoch if st else None)
         topics[name] = replace(t, partitions=parts)
     return replace(snapshot, topics=topics)
 
