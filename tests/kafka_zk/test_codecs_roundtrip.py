@@ -2,7 +2,7 @@
 
 import json
 
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from kafka_zk import codecs
 from kafka_zk.codecs import TopicPartition
@@ -122,3 +122,34 @@ def test_lead_codec_fixes():
                       + [{"topic": "t", "partition": 7}]})
     with pytest.raises(InvalidPayload, match="duplicate partitions: t-7$"):
         codecs.decode_election_file(big)  # linear, not quadratic, in the number of entries
+
+
+# values a topic znode may hold, well-formed or not: the typed fast path must agree with the checked one
+_odd_scalar = st.one_of(st.integers(-3, 3), st.integers(2**63, 2**70), st.booleans(), st.none(),
+                        st.sampled_from(["1", " 2", "x", 1.0, float("nan")]))
+_odd_key = st.one_of(st.integers(-2, 300).map(str), st.sampled_from(["01", "+1", " 1", "-0", "1_0", "x", ""]))
+_good_map = st.dictionaries(st.integers(0, 50).map(str), st.lists(st.integers(0, 9), max_size=3), max_size=4)
+_odd_map = st.one_of(_good_map, st.none(), st.lists(_odd_scalar, max_size=2),
+                     st.dictionaries(_odd_key, st.one_of(st.lists(_odd_scalar, max_size=4), _odd_scalar), max_size=5))
+_odd_doc = st.fixed_dictionaries({}, optional={
+    "partitions": _odd_map, "adding_replicas": _odd_map, "removing_replicas": _odd_map,
+    "version": st.one_of(st.integers(1, 3), _odd_scalar),
+    "topic_id": st.one_of(st.none(), st.text(max_size=4), st.integers(0, 3)), "other": _odd_scalar})
+
+
+def _outcome(decode, data):
+    try:
+        return decode(data)
+    except codecs.InvalidPayload as exc:
+        return ("refused", str(exc))
+
+
+@settings(max_examples=300)
+@given(doc=_odd_doc, pairs=st.lists(st.tuples(_odd_key, st.lists(st.integers(0, 9), max_size=3)), max_size=4))
+def test_topic_assignment_fast_path_agrees_with_the_checked_path_on_any_document(doc, pairs) -> None:
+    data = json.dumps(doc).encode()
+    if pairs:       # partitions written by hand: keys may repeat (the last one counts, both ways)
+        body = ",".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in pairs)
+        data = b'{"partitions":{%s}%s' % (body.encode(), b"}" if data == b"{}" else b"," + data[1:])
+    assert _outcome(codecs.decode_topic_assignment, data) == \
+        _outcome(codecs._decode_topic_assignment_checked, data)
