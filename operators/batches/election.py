@@ -45,7 +45,8 @@ from operators.base import RunbookOperator
 from operators.batches.book import Batch, BatchBook
 from operators.batches.step import BatchStepOperator, NextStep
 from operators.deferral import Seen, not_before
-from operators.reports.final import PreviewFinalReportOperator, upstream_failures
+from operators.reports.failures import upstream_failures
+from operators.reports.final import PreviewFinalReportOperator
 from operators.reports.run_notes import approval_outcome
 from operators.triggers.election import ElectionDoneTrigger, election_outcome
 from kafka_zk.plan_artifacts import load_plan_artifacts

@@ -57,7 +57,7 @@ from operators.batches.window import hold_for_window, note_resumed
 from operators.deferral import DEFERRING_RETRIES
 from operators.errors import RunFailed
 from operators.notifications.runbook import notify_event
-from operators.reports.final import upstream_failures
+from operators.reports.failures import upstream_failures
 from operators.reports.links import report_link
 from operators.reports.run_notes import approval_outcome
 from operators.runbook_dag import ZK_STEP_ARGS, runbook_dag

@@ -36,6 +36,7 @@ from operators.notifications.runbook import notify_event
 from operators.plan.retiring import excluded_lines
 from operators.reassignment.throttles import JANITOR_FILE
 from operators.reassignment.waves import WaveBook, human_bytes
+from operators.reports.failures import upstream_failures
 from operators.reports.history import history_lines
 from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, report_link
 from operators.reports.locations import TEMPLATES
@@ -169,17 +170,6 @@ class RenderPlanReportOperator(RunbookOperator):
                       move_controller=move_controller, **values)
         self.log.info("plan report: %s (hash %s)", folder.plan_report_html, values["plan_hash"])
         return {"plan_hash": values["plan_hash"], "approval_body": body, "report": str(folder.plan_report_html)}
-
-
-def upstream_failures(context: Mapping[str, Any]) -> list[str]:
-    """Task ids of this run that failed (not those that could not run because of them)."""
-    ti = context["ti"]
-    try:
-        states = ti.get_task_states(dag_id=context["dag"].dag_id, run_ids=[context["run_id"]])
-    except Exception:  # noqa: BLE001 - the report must not fail on a missing API
-        return []
-    per_task = states.get(context["run_id"], {})
-    return sorted(t for t, s in per_task.items() if s == "failed" and t != ti.task_id)
 
 
 def throttles_text(folder: RunFolder, throttle_writes: Sequence[Any]) -> str:

@@ -43,7 +43,7 @@ from operators.batches.book import BatchState
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.batches.window import hold_for_window, note_resumed
 from operators.errors import RunFailed, RunRejected
-from operators.reports.final import upstream_failures
+from operators.reports.failures import upstream_failures
 from operators.restart.plan import RestartPlan, plan_roll
 from operators.restart.report import outcome, report_md
 from operators.restart.roll import Roll, RestartBook, RollSettings, load_progress, roll_all

@@ -51,7 +51,7 @@ from operators.approval.change import ChangeApprovalOperator, require_change_app
 from operators.base import RunbookOperator
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.plan.log_dirs_source import read_log_dirs
-from operators.reports.final import upstream_failures
+from operators.reports.failures import upstream_failures, write_final_report
 from operators.runbooks.stuck_targets import plan_replacement_targets
 from operators.runtime import change_approval
 
@@ -328,12 +328,7 @@ class StuckReportOperator(RunbookOperator):
                          "audit.jsonl (dry_run: true)")
         else:
             lines.append(f"- outcome: {'unstuck: nothing pending' if left == [] else 'still stuck' if left else 'not checked'}")
-        failures = upstream_failures(context)
-        if failures:
-            lines.append(f"- FAILED at {', '.join(failures)} (the task log holds the error)")
-        folder.write_text(folder.final_report_md, "\n".join(lines) + "\n")
-        if failures:
-            raise StillStuck(f"the run failed at {', '.join(failures)}: see {folder.final_report_md}")
+        write_final_report(folder, lines, upstream_failures(context), StillStuck)
         if not doc["partitions"]:
             return {"outcome": "nothing stuck"}
         if self.is_dry_run:

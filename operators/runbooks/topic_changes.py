@@ -35,7 +35,7 @@ from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.errors import RunFailed, RunRejected
-from operators.reports.final import upstream_failures
+from operators.reports.failures import upstream_failures, write_final_report
 from operators.runtime import change_approval
 from operators.plan.topic_diff import topic_diff
 from operators.plan.topic_spec import TopicSpec, parse_topic_spec
@@ -213,12 +213,7 @@ class TopicChangesReportOperator(RunbookOperator):
                      if applied else "- applied: nothing")
         if verify:
             lines.append("- verified in the brokers' view" if verify.get("ok") else f"- NOT verified: {verify.get('missing')}")
-        failures = upstream_failures(context)
-        if failures:
-            lines.append(f"- FAILED at {', '.join(failures)} (the task log holds the error)")
-        folder.write_text(folder.final_report_md, "\n".join(lines) + "\n")
-        if failures:
-            raise RunFailed(f"the run failed at {', '.join(failures)}: see {folder.final_report_md}")
+        write_final_report(folder, lines, upstream_failures(context), RunFailed)
         if approval and approval["decision"] != "approved":
             raise RunRejected(f"the diff was {approval['decision']} by {approval['by']}: nothing was written")
         return {"report": str(folder.final_report_md)}
