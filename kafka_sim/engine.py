@@ -27,7 +27,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.exceptions import ConnectionLoss, KazooException, NoNodeError
 
 from kafka_sim import zk_io
 from kafka_sim.broker import SimBroker
@@ -45,6 +45,8 @@ from kafka_zk.codecs import (ControllerInfo, InvalidPayload, TopicPartition, dec
 from kafka_zk.throttle_lists import FOLLOWER_KEY, LEADER_KEY, parse_replica_list
 from kafka_zk.errors import InvalidConfig
 from kafka_zk.zk_auth import NO_AUTH, ZkCredentials
+
+RETRY_AFTER_CONNECTION_LOSS_S = 0.2     # wall seconds: the session's reconnect, not simulated time
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +126,17 @@ class Engine:
 
     def now(self) -> float:
         return self.model.now
+
+    def _retry_soon(self, item: tuple) -> None:
+        """A controller event cut by a lost connection runs again once the session may answer: a
+        2.4 controller's requests are retried until the connection is back
+        (``ZooKeeperClient.retryRequestsUntilConnected``), not dropped. It is dropped only when
+        the controller is gone (session expired, resigned); its handlers re-read what they act on,
+        so running one again does what it had left to do."""
+        log.info("controller event %s cut by a lost connection: retried", item[2])
+        timer = threading.Timer(RETRY_AFTER_CONNECTION_LOSS_S, self.post, args=(item,))
+        timer.daemon = True
+        timer.start()
 
     def at(self, sim_time: float, fn: Callable[[], None]) -> None:
         heapq.heappush(self._timers, (sim_time, next(self._tseq), fn))
@@ -212,9 +225,14 @@ class Engine:
                 self.pending_joins.discard((tp, r))
                 self.history("isr_join", tp, r)
 
-    def _guard(self, fn: Callable[[], Any]) -> Any:
+    def _guard(self, fn: Callable[[], Any], on_connection_loss: Callable[[], None] | None = None) -> Any:
         try:
             return fn()
+        except ConnectionLoss as exc:
+            if on_connection_loss is not None and not self._stop.is_set() and not self.stopping:
+                on_connection_loss()
+            elif not self._stop.is_set() and not self.stopping:
+                log.warning("emulator step failed: %r", exc)
         except ControllerMoved:
             self.resign()
             self.check_controller()
@@ -236,7 +254,7 @@ class Engine:
         elif kind == "controller":
             _, ctrl, what, key = item
             if ctrl is self.controller:
-                self._guard(lambda: ctrl.handle(what, key))
+                self._guard(lambda: ctrl.handle(what, key), on_connection_loss=lambda: self._retry_soon(item))
         elif kind == "broker":
             _, broker, what, arg = item
             if what == "session":

@@ -50,14 +50,15 @@ def _setup_topics(cluster: EmulatedCluster, zk) -> None:
     wait_for(lambda: 2 in state(zk, "led", 0)["isr"], what="2 back in the ISR")
 
 
-def _acted_on(zk, elected: bool = True) -> None:
+def _acted_on(zk, cluster: EmulatedCluster, elected: bool = True) -> None:
     """Each of the three nodes was consumed and did what it asks (the election only moves the
     leader if its preferred replica was registered and in the ISR when the node was read:
     ``elected=False`` after every broker re-registered one by one)."""
     wait_for(lambda: zk.exists("/admin/reassign_partitions") is None
              and topic(zk, "moving")["partitions"]["0"] == [2, 3], timeout=60, what="the reassignment")
     wait_for(lambda: zk.exists("/admin/preferred_replica_election") is None, timeout=60, what="the election")
-    assert state(zk, "led", 0)["leader"] == 2 or not elected
+    seen = [f"{e.time:.1f} {e.kind} {e.topic}-{e.partition} b{e.broker} {e.detail}" for e in cluster.history()[-40:]]
+    assert state(zk, "led", 0)["leader"] == 2 or not elected, "\n".join(seen)
     wait_for(lambda: zk.exists("/brokers/topics/doomed") is None and zk.get_children("/admin/delete_topics") == [],
              timeout=60, what="the deletion")
 
@@ -82,7 +83,7 @@ def test_admin_nodes_written_during_a_short_cut_are_acted_on_when_the_session_an
         controller = cluster.controller_id()
         epoch = int(zk.get("/controller_epoch")[0])
         _cut_and_write(zk, proxy, 3.0, cluster)
-        _acted_on(zk)
+        _acted_on(zk, cluster)
         # the same sessions answered again: no failover, the controller caught up by itself
         assert cluster.controller_id() == controller and int(zk.get("/controller_epoch")[0]) == epoch
         resync = [e for e in cluster.history() if e.kind == "controller_resync"]
@@ -102,7 +103,7 @@ def test_a_cut_longer_than_the_session_timeout_ends_in_a_failover_that_reads_the
         _setup_topics(cluster, zk)
         epoch = int(zk.get("/controller_epoch")[0])
         _cut_and_write(zk, proxy, 6.0, cluster)      # three session timeouts: every session expires
-        _acted_on(zk, elected=False)
+        _acted_on(zk, cluster, elected=False)
         assert int(zk.get("/controller_epoch")[0]) > epoch
         assert sum(e.kind == "session_expired" for e in cluster.history()) >= len(BROKERS)
         _watches_still_work(zk, cluster)
@@ -134,7 +135,7 @@ def test_a_zookeeper_server_restart_leaves_a_controller_that_still_acts_on_admin
         create_json(zk, "/admin/preferred_replica_election",
                     {"version": 1, "partitions": [{"topic": "led", "partition": 0}]})
         zk.create("/admin/delete_topics/doomed", b"", makepath=True)
-        _acted_on(zk)
+        _acted_on(zk, cluster)
         # sessions survive a server restart (restored from its snapshot and log): no failover
         assert int(zk.get("/controller_epoch")[0]) == epoch
         assert json.loads(zk.get("/controller")[0])["brokerid"] == cluster.controller_id()
