@@ -100,25 +100,38 @@ configure_env()
 #: Test files by measured wall time, slowest first (``--durations=0`` of a full run, per file).
 #: pytest-xdist hands whole files to workers in collection order, so these start first instead of
 #: ending the run alone on one worker; every other file keeps its place after them.
-SLOWEST_FIRST = (
-    "tests/dags/test_real_airflow_race.py",
-    "tests/dags/test_real_airflow_batches.py",
-    "tests/dags/test_decommission_windows.py",
-    "tests/dags/test_decommission_brokers.py",
-    "tests/campaign/test_fault_campaign.py",
-    "tests/dags/test_reassign_partitions.py",
-    "tests/dags/test_rebalance.py",
-    "tests/dags/test_rollback.py",
-    "tests/dags/test_move_topics.py",
-    "tests/dags/test_add_brokers.py",
-    "tests/dags/test_change_replication_factor.py",
-    "tests/dags/test_topic_changes.py",
-    "tests/spark_jobs/test_plan_job_spark.py",
-    "tests/spark_jobs/test_plan_engines.py",
-    "tests/spark_jobs/test_spark_connect.py",
-    "tests/dags/test_approval_bypass.py",
-    "tests/dags/test_decommission_stall.py",
-    "tests/dags/test_decommission_capacity.py",
+SLOWEST_FIRST = (    # seconds per file, a full run on 2026-11-26 (4 workers, 2 loaded cores): the
+    # longest files start first so no long file starts last and runs alone at the end
+    "tests/dags/test_ui_trigger_forms.py",                            # 668 s
+    "tests/campaign/test_fault_campaign.py",                          # 608 s
+    "tests/dags/test_decommission_brokers.py",                        # 540 s
+    "tests/dags/test_reassign_partitions.py",                         # 448 s
+    "tests/dags/test_decommission_windows.py",                        # 426 s
+    "tests/dags/test_topic_changes.py",                               # 418 s
+    "tests/dags/test_run_outcomes.py",                                # 399 s
+    "tests/dags/test_batch_windows.py",                               # 386 s
+    "tests/dags/test_real_airflow_race.py",                           # 352 s
+    "tests/dags/test_rollback.py",                                    # 310 s
+    "tests/dags/test_change_replication_factor.py",                   # 266 s
+    "tests/dags/test_rebalance.py",                                   # 266 s
+    "tests/secured/test_secured_runbooks.py",                         # 247 s
+    "tests/dags/test_move_topics.py",                                 # 247 s
+    "tests/dags/test_add_brokers.py",                                 # 246 s
+    "tests/spark_jobs/test_plan_job_spark.py",                        # 222 s
+    "tests/spark_jobs/test_capacity_job.py",                          # 208 s
+    "tests/dags/test_approval_bypass.py",                             # 207 s
+    "tests/dags/test_real_airflow_batches.py",                        # 200 s
+    "tests/dags/test_real_airflow_approval_gate.py",                  # 197 s
+    "tests/dags/test_rolling_restart_windows.py",                     # 185 s
+    "tests/dags/test_delete_topics.py",                               # 185 s
+    "tests/dags/test_rolling_restart.py",                             # 158 s
+    "tests/spark_jobs/test_plan_engines.py",                          # 152 s
+    "tests/operators/test_local_run.py",                              # 144 s
+    "tests/dags/test_retiring_brokers.py",                            # 127 s
+    "tests/spark_jobs/test_spark_connect.py",                         # 123 s
+    "tests/dags/test_real_airflow_approval_expiry.py",                # 115 s
+    "tests/dags/test_preferred_leader_election.py",                   # 111 s
+    "tests/dags/test_stuck_reassignment.py",                          # 97 s
 )
 
 
