@@ -91,6 +91,7 @@ def _render_plan_report(plan_root, name: str) -> tuple:
     return html, body
 
 
+@pytest.mark.timeout(900, method="thread")     # Playwright's loop on the main thread may swallow SIGALRM
 def test_html_report_with_and_without_capacity_in_chromium(spark, files) -> None:
     from tests.browser import screenshot
 
