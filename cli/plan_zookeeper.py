@@ -32,6 +32,7 @@ Failure: as :func:`spark_jobs.plan_job.execute`; ZooKeeper not answering raises
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -74,6 +75,12 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
     try:
         t0 = time.monotonic()
         client = connect(connect_string)
+        # No cyclic GC while the plan runs: reading a million partitions allocates ~5M long-lived
+        # objects with no cycle among them, and every full collection that allocation (and then the
+        # kernel's) triggers re-traverses them all — at 1M the read took 3.6 s without, 6-11 s with
+        # (BENCHMARKS.md). Reference counting still frees everything else; collection resumes after.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             assignments = read_snapshot(client, states=False)
             excluded: tuple = ()
@@ -105,6 +112,8 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
                         os.replace(recorded.result(), path)
         finally:
             close(client)
+            if collecting:
+                gc.enable()
     finally:
         if sizes_pool is not None:
             if not succeeded and sizes_pending.exception() is None:
