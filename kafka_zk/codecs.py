@@ -337,7 +337,34 @@ class PartitionState:
         return dumps(doc)
 
 
+class _StateDoc(msgspec.Struct):
+    """The usual partition-state znode, typed (as :class:`_TopicDoc`: anything it does not accept
+    exactly goes through the checked path; a plan reads up to hundreds of thousands of these)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int = 0
+    version: int = 1
+    leader_recovery_state: int | None = None
+
+
+_STATE_DOC = msgspec.json.Decoder(_StateDoc)
+
+
 def decode_partition_state(data: bytes | str | None) -> PartitionState:
+    if data:
+        try:
+            d = _STATE_DOC.decode(data)
+        except msgspec.MsgspecError:
+            pass
+        else:
+            lrs = d.leader_recovery_state
+            return PartitionState(d.leader, d.leader_epoch, d.isr, d.controller_epoch, d.version, lrs or None)
+    return _decode_partition_state_checked(data)
+
+
+def _decode_partition_state_checked(data: bytes | str | None) -> PartitionState:
     doc = _obj(data, "partition state")
     for key in ("leader", "leader_epoch", "isr"):
         if key not in doc:

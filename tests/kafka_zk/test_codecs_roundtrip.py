@@ -153,3 +153,21 @@ def test_topic_assignment_fast_path_agrees_with_the_checked_path_on_any_document
         data = b'{"partitions":{%s}%s' % (body.encode(), b"}" if data == b"{}" else b"," + data[1:])
     assert _outcome(codecs.decode_topic_assignment, data) == \
         _outcome(codecs._decode_topic_assignment_checked, data)
+
+
+_state_doc = st.fixed_dictionaries(
+    {"leader": st.one_of(st.integers(-1, 9), _odd_scalar), "isr": st.one_of(st.lists(st.integers(0, 9), max_size=3),
+                                                                           st.lists(_odd_scalar, max_size=2))},
+    optional={"leader_epoch": st.one_of(st.integers(0, 9), _odd_scalar),
+              "controller_epoch": st.one_of(st.integers(0, 9), _odd_scalar),
+              "version": st.one_of(st.integers(1, 3), _odd_scalar),
+              "leader_recovery_state": st.one_of(st.integers(0, 1), _odd_scalar), "other": _odd_scalar})
+
+
+@settings(max_examples=300)
+@given(doc=_state_doc, repeat=st.sampled_from([None, "leader", "isr", "leader_recovery_state"]))
+def test_partition_state_fast_path_agrees_with_the_checked_path_on_any_document(doc, repeat) -> None:
+    data = json.dumps(doc).encode()
+    if repeat:      # a key given twice: the last one counts, both ways
+        data = data[:-1] + (b", " if doc else b"") + b'"%s": 0}' % repeat.encode()
+    assert _outcome(codecs.decode_partition_state, data) == _outcome(codecs._decode_partition_state_checked, data)
