@@ -31,6 +31,11 @@ from kafka_zk.errors import KafkaZkError
 #: the repository root: the child runs there, so ``python -m cli.main`` and the plan job's file resolve
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TAIL_LINES = 40
+#: A job is no Airflow task and never reaches Airflow's metadata database. Inside a task Airflow 3's
+#: supervisor sets these to ``airflow-db-not-allowed:///``, which SQLAlchemy cannot parse, so a child
+#: that imports Airflow (the rehearsal runs operator code) would die at import; an in-memory SQLite
+#: URL parses and holds nothing.
+NO_METADATA_DB = {"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "sqlite://", "AIRFLOW__CORE__SQL_ALCHEMY_CONN": "sqlite://"}
 
 
 class ChildTimedOut(KafkaZkError):
@@ -56,7 +61,8 @@ class ChildJob:
         return the exit code."""
         argv = [sys.executable, *self.argv]
         self.log.info("%s: %s", self.what, " ".join(argv))
-        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, **self.env}
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+               **NO_METADATA_DB, **self.env}
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                         env=env, cwd=str(REPO_ROOT))
         timer = threading.Timer(timeout_s, self._expire) if timeout_s is not None else None

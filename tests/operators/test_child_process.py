@@ -22,6 +22,17 @@ def test_the_childs_output_reaches_the_log_and_its_exit_code_is_returned(caplog)
     assert job.error_lines() == ["Error: two"] and not job.terminate()
 
 
+def test_a_child_started_inside_an_airflow_task_can_import_airflow(monkeypatch) -> None:
+    """Airflow 3's task supervisor sets the metadata-DB URL to a value SQLAlchemy cannot parse; the
+    rehearsal child imports operator code, hence Airflow (a real-scheduler run failed at rehearse)."""
+    for key in ("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", "AIRFLOW__CORE__SQL_ALCHEMY_CONN"):
+        monkeypatch.setenv(key, "airflow-db-not-allowed:///")
+    job = ChildJob(["-c", "import cli.rehearsal_run, airflow.settings as s; print('db', s.SQL_ALCHEMY_CONN)"],
+                   logging.getLogger("child-test"), "import check")
+    assert job.run(300) == 0, list(job.tail)
+    assert list(job.tail)[-1] == "db sqlite://"
+
+
 def test_a_child_past_its_deadline_is_killed_and_named() -> None:
     job = ChildJob(["-c", "import time; print('started', flush=True); time.sleep(600)"],
                    logging.getLogger("child-test"), "sleeper")
