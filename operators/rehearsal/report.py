@@ -111,14 +111,15 @@ class RehearsalReport:
                   f"{len(self.pauses)} window pause{'s' if len(self.pauses) > 1 else ''} (before wave "
                   f"{', '.join(str(p['before_wave']) for p in self.pauses)})")
         peak = self.peak()
-        if peak is None:
+        if peak is None or peak.peak_bytes == 0:      # no sizes given: the copy held no bytes to measure
             disk = "disk not measured"
         elif peak.pct is not None:
             disk = f"peak disk broker {peak.broker} at {peak.pct:.0f} %"
         else:
             disk = f"peak disk broker {peak.broker} {human_bytes(peak.peak_bytes)} (capacity unknown)"
         n = len(self.problems)
-        return (f"rehearsed: {waves}, {self.elapsed_s / 3600:.1f} h, {pauses}, {disk}, "
+        took = f"{self.elapsed_s / 3600:.1f} h" if self.elapsed_s >= 360 else f"{self.elapsed_s / 60:.1f} min"
+        return (f"rehearsed: {waves}, {took}, {pauses}, {disk}, "
                 f"{n} problem{'' if n == 1 else 's'}")
 
     def to_json(self) -> dict:

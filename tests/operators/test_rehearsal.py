@@ -69,7 +69,7 @@ def test_a_rehearsal_runs_every_wave_of_the_exact_plan_and_writes_nothing_to_the
     assert all(w.end_s is not None and w.end_s > w.start_s for w in report.waves)
     assert [w.id for w in report.waves] == list(range(len(report.waves)))
     assert report.waves[0].start_s < report.waves[-1].end_s
-    assert re.fullmatch(rf"rehearsed: {len(report.waves)} waves, \d+\.\d h, no window pause, peak disk broker "
+    assert re.fullmatch(rf"rehearsed: {len(report.waves)} waves, \d+\.\d (h|min), no window pause, peak disk broker "
                         r"\d \d+\.\d GiB \(capacity unknown\), 0 problems", report.headline()), report.headline()
     for line in report.waves:                                 # the throttle bounds every wave from below
         assert line.seconds >= line.busiest_bytes / (100 * MiB) * 0.99

@@ -63,6 +63,11 @@ def test_only_passed_rehearsals_count_for_require_rehearsal(tmp_path) -> None:
     assert rehearsed_hashes(tmp_path, dag) == frozenset({"aa" * 32})
 
 
+def test_a_short_rehearsal_without_sizes_says_minutes_and_that_the_disk_was_not_measured() -> None:
+    short = _report(elapsed_s=150.0, disks=(DiskPeak(1, 0, 0.0, None, None),))
+    assert short.headline().startswith("rehearsed: 8 waves, 2.5 min, no window pause, disk not measured, ")
+
+
 def test_a_saved_report_reads_back_equal_with_the_same_headline(tmp_path) -> None:
     paused = _report(pauses=({"before_wave": 3, "at": "x", "reason": "r"},), problems=("WaveStalled: wave 7",),
                      waves=(WaveLine(0, 3, GiB, None, 0, None, None, None),), notes=("stalled once",),
