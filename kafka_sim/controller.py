@@ -438,8 +438,10 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
             "delete_topics": lambda: self.on_delete_topics_change(),
             "isr": lambda: self.on_isr_notifications(),
             "reassign": lambda: self.on_reassign_created(),
+            "reassign_run": lambda: self.process_reassign_node(),
             "preferred": lambda: self.on_preferred_created(),
             "state": lambda: self.on_reassigning_state_change(key),
+            "state_run": lambda: self.handle_reassigning_state(key),
         }.get(kind)
         if handler is None:
             return

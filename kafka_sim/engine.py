@@ -75,7 +75,7 @@ class Engine:
         self.clock = SimClock(spec.speed)
         self.state_log = StateChangeLog(None)
         self.journal = Journal(spec.journal)
-        self.model = ReplicationModel(spec.network_rate, spec.produce_rate)
+        self.model = ReplicationModel(spec.network_rate, spec.produce_rate, fetch_start=spec.fetch_start_s)
         for b, cap in (spec.disk_capacity or {}).items():
             self.model.set_disk_capacity(b, cap)
         self.rng = random.Random(spec.seed)
@@ -95,6 +95,7 @@ class Engine:
         self._queue: queue.Queue = queue.Queue()
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._tseq = itertools.count()
+        self.deferred = 0      # events waiting out a modelled delay (see :meth:`defer`)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kafka-sim-engine", daemon=True)
         self.busy = False
@@ -141,6 +142,20 @@ class Engine:
     def at(self, sim_time: float, fn: Callable[[], None]) -> None:
         heapq.heappush(self._timers, (sim_time, next(self._tseq), fn))
 
+    def defer(self, delay: float, item: tuple) -> None:
+        """Post ``item`` after ``delay`` simulated seconds (at once when 0): a reaction Kafka
+        takes that long to make (kafka_sim/spec.py, the per-move fixed cost). Counted in
+        :attr:`deferred` until posted, so the cluster is not idle while one waits."""
+        if delay <= 0:
+            self.post(item)
+            return
+        self.deferred += 1
+
+        def fire() -> None:
+            self.deferred -= 1
+            self.post(item)
+        self.at(self.model.now + delay, fire)
+
     def history(self, kind: str, tp: TopicPartition | None = None, broker: int | None = None,
                 detail: str = "", at: float | None = None) -> None:
         event = SimEvent(self.model.now if at is None else at, kind, tp.topic if tp else None,
@@ -155,8 +170,8 @@ class Engine:
     def idle(self) -> bool:
         """No event queued (and, seen from another thread, none being handled)."""
         if threading.current_thread() is self._thread:
-            return self._queue.empty()
-        return not self.busy and self._queue.empty()
+            return self._queue.empty() and not self.deferred
+        return not self.busy and self._queue.empty() and not self.deferred
 
     # ------------------------------------------------------------------ loop
     def _run(self) -> None:

@@ -10,6 +10,11 @@ replicas the leader broker's ``leader.replication.throttled.rate`` and the follo
 ``p:leader`` is in the topic's leader list (or ``*``), on the follower side when ``p:follower``
 is in the follower list; in-sync replicas are never throttled.
 
+A replica new to a partition's replica set (a reassignment's adding replica) starts fetching
+``fetch_start`` simulated seconds after the view names it (its broker creating the log and
+starting a fetcher: ~0.5 s on Kafka 2.4.1, kafka_sim/spec.py); that start is an event like a
+catch-up, so results stay exact.
+
 Disks (optional, :meth:`ReplicationModel.set_disk_capacity`): a broker's disk holds every replica
 it hosts (the leader's log for in-sync replicas, the copied bytes for a follower catching up).
 A broker whose disk is full stops fetching: its catching-up replicas stop growing (as a Kafka
@@ -100,8 +105,11 @@ def allocate(flows: list[Flow], caps: Mapping[tuple[str, int], float]) -> list[f
 class ReplicationModel:
     """All partitions' data and views; brokers' liveness, rates and throttle views."""
 
-    def __init__(self, network_rate: float, produce_rate: float = 0.0) -> None:
+    def __init__(self, network_rate: float, produce_rate: float = 0.0, fetch_start: float = 0.0) -> None:
         self.default_network_rate = float(network_rate)
+        self.fetch_start = float(fetch_start)
+        self.starts: dict[tuple[TopicPartition, int], float] = {}   # new replica -> when it first fetches
+        self._next_start = math.inf
         self.produce_rate = float(produce_rate)
         self.parts: dict[TopicPartition, PartitionData] = {}
         self.live: set[int] = set()
@@ -160,6 +168,7 @@ class ReplicationModel:
         new_isr = pd.isr if isr is None else tuple(isr)
         size = pd.size
         in_sync_before = set(pd.isr) | ({pd.leader} if pd.leader >= 0 else set())
+        hosted_before = set(pd.replicas)
         for r in in_sync_before - set(new_isr) - {new_leader}:
             pd.have[r] = size                       # leaves the ISR holding everything so far
         if new_leader >= 0 and new_leader not in in_sync_before and new_leader in pd.have:
@@ -167,9 +176,12 @@ class ReplicationModel:
         for r in new_replicas:
             if r not in new_isr and r != new_leader and r not in pd.have:
                 pd.have[r] = size if r in in_sync_before else 0.0
+                if self.fetch_start > 0 and hosted_before and r not in hosted_before:
+                    self.starts[(tp, r)] = self.now + self.fetch_start
         for r in list(pd.have):
             if r not in new_replicas or r in new_isr or r == new_leader:
                 del pd.have[r]
+                self.starts.pop((tp, r), None)
         # a caught-up follower waiting to join re-syncs with a new leader (a new catch-up event)
         pd.caught = {r for r in pd.caught if r in pd.have} if new_leader == pd.leader else set()
         pd.replicas, pd.leader, pd.isr = new_replicas, new_leader, new_isr
@@ -181,6 +193,8 @@ class ReplicationModel:
 
     def remove(self, tp: TopicPartition) -> None:
         self.parts.pop(tp, None)
+        for key in [k for k in self.starts if k[0] == tp]:
+            del self.starts[key]
         self._copying.discard(tp)
         self.stalled = {s for s in self.stalled if s[0] != tp}
         self._dirty()
@@ -282,7 +296,8 @@ class ReplicationModel:
                     continue
                 lists = self.throttles.get(tp.topic)
                 for r in pd.have:
-                    if r in pd.caught or r not in self.live or (tp, r) in self.stalled or r in full:
+                    if r in pd.caught or r not in self.live or (tp, r) in self.stalled or r in full \
+                            or (tp, r) in self.starts:
                         continue
                     keys = [("out", pd.leader), ("in", r)]
                     if lists is not None:
@@ -297,6 +312,7 @@ class ReplicationModel:
             # rates stay constant until the next change, so finish times are absolute
             self._finish = [self.now + self._time_to_finish(f, r) for f, r in zip(out, self._rates)]
             self._fill = self._fill_times(out, self._rates, used)
+            self._next_start = min(self.starts.values(), default=math.inf)
         return self._flows
 
     def _fill_times(self, flows: list[Flow], rates: list[float], used: Mapping[int, float]) -> list[float]:
@@ -333,9 +349,9 @@ class ReplicationModel:
         return remaining / gain if gain > 0 else math.inf
 
     def next_event_time(self) -> float | None:
-        """Simulated time of the next catch-up, or None when nothing is copying."""
+        """Simulated time of the next catch-up or fetch start, or None when nothing is copying."""
         self.flows()
-        best = min(min(self._finish, default=math.inf), min(self._fill, default=math.inf))
+        best = min(min(self._finish, default=math.inf), min(self._fill, default=math.inf), self._next_start)
         return None if best == math.inf else best
 
     def advance(self, t: float) -> list[CatchUp]:
@@ -343,10 +359,10 @@ class ReplicationModel:
         events: list[CatchUp] = []
         while True:
             flows = self.flows()
-            if not flows:
+            if not flows and self._next_start > t:
                 break
             finish = self._finish
-            end = min(min(finish), min(self._fill, default=math.inf))
+            end = min(min(finish, default=math.inf), min(self._fill, default=math.inf), self._next_start)
             if end > t:
                 self._apply(flows, t)
                 break
@@ -357,6 +373,8 @@ class ReplicationModel:
                     pd.have[f.follower] = self.size(f.tp, end)
                     pd.caught.add(f.follower)
                     events.append(CatchUp(end, f.tp, f.follower, f.leader))
+            for key in [k for k, at in self.starts.items() if at <= end]:
+                del self.starts[key]            # these replicas fetch from ``end`` on
             self._dirty()
         self.now = max(self.now, t)
         return events

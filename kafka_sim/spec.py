@@ -21,6 +21,21 @@ LEADER_IMBALANCE_CHECK_INTERVAL = 300.0   # leader.imbalance.check.interval.seco
 AUTO_REBALANCE_FIRST_DELAY = 5.0          # first check after a controller takes over
 LEADER_IMBALANCE_PER_BROKER_PERCENTAGE = 10.0
 
+#: The fixed cost of a real 2.4.1 reassignment, measured on the recorded trajectories
+#: (tests/vectors/real_kafka_2_4_1/, ``zk_writes``: ZooKeeper commit times). Simulated seconds;
+#: concurrent moves pay them concurrently (one node's moves pay the reaction once).
+#: b-i (tb1-0 [0,1] → [2,3], no data): node created 1.081 → node deleted 2.082, 1.0 s in all.
+REASSIGN_REACTION = 0.18     # b-i: node created 1.081 → controller's first multi 1.264
+                             # (others: b-vi 0.24, b-ii 0.007, e-2 0.010)
+FETCH_START = 0.5            # b-i: topic znode with the adding replicas 1.264 → the leader adds
+                             # them to the ISR 1.749 / 1.784 (a tiny partition: fetchers start,
+                             # first fetches; b-vi: 0.31, 0.11)
+REASSIGN_COMPLETION = 0.3    # b-i: the last ISR expansion 1.784 → phase B's multis 1.877–2.027,
+                             # node deleted 2.082 (b-vi: 0.35, 0.23)
+#: ClusterSpec keyword arguments that turn the measured fixed cost on: ``ClusterSpec(..., **KAFKA_2_4_1_FIXED_COST)``
+KAFKA_2_4_1_FIXED_COST = {"reassign_reaction_s": REASSIGN_REACTION, "fetch_start_s": FETCH_START,
+                          "reassign_completion_s": REASSIGN_COMPLETION}
+
 
 @dataclass(frozen=True)
 class ClusterSpec:
@@ -39,6 +54,13 @@ class ClusterSpec:
     ``state_change_logs`` is a folder where each broker writes ``broker-<id>/state-change.log``
     in Kafka 2.4's format (kafka_sim/state_change_log.py), times from ``log_start`` (UTC epoch
     seconds; default: the wall clock at start) plus simulated seconds.
+    ``reassign_reaction_s``, ``fetch_start_s`` and ``reassign_completion_s`` are the per-move
+    fixed cost of a 2.4.1 reassignment (simulated seconds; the values measured on the recorded
+    trajectories are :data:`REASSIGN_REACTION`, :data:`FETCH_START`, :data:`REASSIGN_COMPLETION`,
+    :data:`KAFKA_2_4_1_FIXED_COST` gives all three): the controller's reaction to a new
+    ``/admin/reassign_partitions``, a new replica's first fetch after it is created, and the
+    controller's completion after the ISR change that makes a move complete. 0 (the default for
+    now, see kafka_sim/README.md) turns each off.
     ``listener_base_port`` fixes the brokers' Kafka listeners: the n-th broker in id order listens
     on ``base + n`` (a port in use is an error); without it each takes a free port.
     """
@@ -59,6 +81,10 @@ class ClusterSpec:
     disk_capacity: Mapping[int, int] | None = None   # broker -> disk bytes (None: unlimited disks)
     log_dirs_every_s: float | None = None   # wall s between log-dirs publications (None: on demand)
     listener_base_port: int | None = None   # the n-th broker (ids sorted) listens on base + n (None: free ports)
+    # the per-move fixed cost: off by default for now (kafka_sim/README.md, "The per-move fixed cost")
+    reassign_reaction_s: float = 0.0       # admin node created → controller acts (2.4.1: REASSIGN_REACTION)
+    fetch_start_s: float = 0.0             # new replica created → it starts fetching (FETCH_START)
+    reassign_completion_s: float = 0.0     # move's ISR complete → controller completes it (REASSIGN_COMPLETION)
 
     def __post_init__(self) -> None:
         if not self.brokers:
@@ -92,6 +118,11 @@ class ClusterSpec:
                                                       and self.log_dirs_every_s > 0):
             raise InvalidInput(f"ClusterSpec.log_dirs_every_s {self.log_dirs_every_s!r} must be > 0 wall seconds "
                                "(or None: publish only on demand)")
+        for name in ("reassign_reaction_s", "fetch_start_s", "reassign_completion_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 3600:
+                raise InvalidInput(f"ClusterSpec.{name} {value!r} must be from 0 to 3600 simulated "
+                                   "seconds (0: no delay; default: measured on Kafka 2.4.1)")
         if self.produce_rate < 0:
             raise InvalidInput(f"ClusterSpec.produce_rate {self.produce_rate!r} must be ≥ 0 bytes/s")
 
