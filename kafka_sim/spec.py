@@ -81,7 +81,7 @@ class ClusterSpec:
     disk_capacity: Mapping[int, int] | None = None   # broker -> disk bytes (None: unlimited disks)
     log_dirs_every_s: float | None = None   # wall s between log-dirs publications (None: on demand)
     listener_base_port: int | None = None   # the n-th broker (ids sorted) listens on base + n (None: free ports)
-    # the per-move fixed cost: off by default for now (kafka_sim/README.md, "The per-move fixed cost")
+    # the per-move fixed cost: off by default until the DAG window tests ran with it (kafka_sim/README.md)
     reassign_reaction_s: float = 0.0       # admin node created → controller acts (2.4.1: REASSIGN_REACTION)
     fetch_start_s: float = 0.0             # new replica created → it starts fetching (FETCH_START)
     reassign_completion_s: float = 0.0     # move's ISR complete → controller completes it (REASSIGN_COMPLETION)
