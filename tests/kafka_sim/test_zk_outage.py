@@ -50,13 +50,19 @@ def _setup_topics(cluster: EmulatedCluster, zk) -> None:
     wait_for(lambda: 2 in state(zk, "led", 0)["isr"], what="2 back in the ISR")
 
 
-def _acted_on(zk, cluster: EmulatedCluster, elected: bool = True) -> None:
+def _expired(cluster: EmulatedCluster) -> bool:
+    return any(e.kind == "session_expired" for e in cluster.history())
+
+
+def _acted_on(zk, cluster: EmulatedCluster, elected: bool | None = True) -> None:
     """Each of the three nodes was consumed and did what it asks (the election only moves the
     leader if its preferred replica was registered and in the ISR when the node was read:
     ``elected=False`` after every broker re-registered one by one)."""
     wait_for(lambda: zk.exists("/admin/reassign_partitions") is None
              and topic(zk, "moving")["partitions"]["0"] == [2, 3], timeout=60, what="the reassignment")
     wait_for(lambda: zk.exists("/admin/preferred_replica_election") is None, timeout=60, what="the election")
+    if elected is None:                  # unless a session expired meanwhile (then brokers re-registered)
+        elected = not _expired(cluster)
     seen = [f"{e.time:.1f} {e.kind} {e.topic}-{e.partition} b{e.broker} {e.detail}" for e in cluster.history()[-40:]]
     assert state(zk, "led", 0)["leader"] == 2 or not elected, "\n".join(seen)
     wait_for(lambda: zk.exists("/brokers/topics/doomed") is None and zk.get_children("/admin/delete_topics") == [],
@@ -135,7 +141,10 @@ def test_a_zookeeper_server_restart_leaves_a_controller_that_still_acts_on_admin
         create_json(zk, "/admin/preferred_replica_election",
                     {"version": 1, "partitions": [{"topic": "led", "partition": 0}]})
         zk.create("/admin/delete_topics/doomed", b"", makepath=True)
-        _acted_on(zk, cluster)
-        # sessions survive a server restart (restored from its snapshot and log): no failover
-        assert int(zk.get("/controller_epoch")[0]) == epoch
+        _acted_on(zk, cluster, elected=None)
+        # sessions survive a server restart (restored from its snapshot and log): no failover — unless the
+        # restart took longer than a session timeout to answer again (seen under heavy load), which is
+        # ZooKeeper's rule, not the emulator's choice; the admin nodes are acted on either way
+        if not _expired(cluster):
+            assert int(zk.get("/controller_epoch")[0]) == epoch
         assert json.loads(zk.get("/controller")[0])["brokerid"] == cluster.controller_id()
