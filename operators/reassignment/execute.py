@@ -267,12 +267,14 @@ class ExecuteWavesOperator(RunbookOperator):
         if predicted is not None and predicted > gate.longest.total_seconds():
             # the guards checked the plan's figures; the waves run so far say this one is slower: waiting
             # for a window it can never fit would wait forever (each opening deferring to the next)
-            raise OutsideWindow(
-                f"wave {wave.id} is now predicted to take {predicted:.0f}s (the plan's figure x {factor:.2f}, the "
-                f"factor measured on this run's finished waves), longer than the longest window admitting "
-                f"{context['dag'].dag_id} ({gate.longest}): it could never start. Nothing of it was written; the "
-                "waves before it are done. Lengthen the window in the windows file and clear execute_waves to resume "
-                "at this wave")
+            reason = (f"wave {wave.id} is now predicted to take {predicted:.0f}s (the plan's figure x {factor:.2f}, "
+                      f"the factor measured on this run's finished waves), longer than the longest window admitting "
+                      f"{context['dag'].dag_id} ({gate.longest}): it could never start. Nothing of it was written; "
+                      "the waves before it are done. Lengthen the window in the windows file and clear execute_waves "
+                      "to resume at this wave")
+            windows.refuse(wave.id, self.clock(), reason)
+            windows.save(folder)
+            raise OutsideWindow(reason)
         decision = decide_wave(gate, now, predicted)
         windows.decided(wave.id, self.clock(), decision, predicted, factor)
         if decision.start:

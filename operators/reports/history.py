@@ -58,6 +58,8 @@ def history_lines(folder: RunFolder) -> list[str]:
     for o in windows.get("overran") or []:
         lines.append(f"wave {o['wave']} was in flight when window {o['window']} closed at {o['closed']} and ran to "
                      f"its end at {o['finished']} (a ZooKeeper-mode reassignment cannot be paused)")
+    for r in windows.get("refused") or []:
+        lines.append(f"wave {r['wave']} was not started at {r['at']}: {r['reason']}")
     retries = (folder.read_json(folder.root / RETRIES) or {}).get("retries") or []
     by_task: dict[str, list[int]] = {}
     for r in retries:

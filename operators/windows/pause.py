@@ -44,6 +44,7 @@ class WindowBook:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     pauses: list[dict[str, Any]] = field(default_factory=list)
     overran: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[dict[str, Any]] = field(default_factory=list)      # waves stopped: no window can hold them
     started: dict[str, dict[str, Any]] = field(default_factory=dict)   # wave id -> window it started in
     outside_window: bool = False
     throttles_removed_at_pause: bool = False
@@ -79,6 +80,10 @@ class WindowBook:
                             "resume_window": d.resume.window.name if d.resume else None,
                             "throttles": "removed, re-set on resume" if throttles_removed else "kept",
                             "resumed_at": None})
+
+    def refuse(self, wave_id: int, now: float, reason: str) -> None:
+        """A wave the run stops at because no window can ever hold it (the reason says why)."""
+        self.refused.append({"wave": wave_id, "at": _iso(now), "reason": reason})
 
     def resumed(self, now: float) -> None:
         if self.pauses and self.pauses[-1]["resumed_at"] is None:
