@@ -47,6 +47,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--speed", type=float, default=7200.0, help="simulated seconds per wall second")
     p.add_argument("--run-root", default=str(REPO / "runs"), help="where the run folder is kept")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--rehearse", choices=("auto", "on", "off"), default="on",
+                   help="rehearse the plan on an emulated copy before the approval (the runbook's Param; the "
+                        "demo shows it by default, though its 2,992 moves are above rehearse=auto's bound)")
     return p.parse_args(argv)
 
 
@@ -140,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
             "zk_conn_id": "demo_kafka_zk", "spark_conn_id": "demo_spark", "brokers_to_remove": removed,
             "throttle_bytes_per_sec": args.throttle, "max_moves_per_broker": args.max_moves_per_broker,
             "sizes_file": str(sizes_file), "dry_run": False,
-            "run_root": str(run_root), "poll_interval_s": 0.5}, answer="Approve", approver="demo-approver")
+            "run_root": str(run_root), "poll_interval_s": 0.5, "rehearse": args.rehearse},
+            answer="Approve", approver="demo-approver")
         printer.stop()
         final = _final_state(zk, set(removed))
         folder = result.run_folder
