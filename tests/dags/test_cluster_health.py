@@ -37,6 +37,16 @@ def env(zk_server, tmp_path, zk_via):
     cluster.stop()
 
 
+def _all_in_sync(zk) -> bool:
+    for topic in zk.get_children("/brokers/topics"):
+        assignment = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["partitions"]
+        for p, replicas in assignment.items():
+            state = json.loads(zk.get(f"/brokers/topics/{topic}/partitions/{p}/state")[0])
+            if set(state["isr"]) != set(replicas):
+                return False
+    return True
+
+
 def run(conn_id, run_root, **params):
     from operators.local_run import run_dag
 
@@ -92,6 +102,9 @@ def test_leader_imbalance_inside_the_window_triggers_the_election_runbook(env):
         assert cluster.wait_until(lambda: zk.exists("/controller") is not None, 30)
         cluster.restart_broker(b)
         assert cluster.wait_idle(30)
+    # only the leadership stays moved: every replica back in sync first (on a loaded machine the
+    # restarted brokers may still be catching up, a critical finding that would fail the alert step)
+    assert cluster.wait_until(lambda: _all_in_sync(zk), 120)
     result = run(conn_id, run_root, hand_off_election=True, maintenance_window="* 00:00-24:00",
                  fail_on_severity="critical")
     assert result.state == "success", result.task_states
