@@ -126,8 +126,8 @@ def test_sigkill_registration_lingers_until_the_session_expires(make_cluster, zk
     cluster = make_cluster(speed=20.0)
     cluster.move_controller(1)
     cluster.create_topic("t", {0: [0, 2]})
+    killed = cluster.now()               # read before the kill: the clock runs on while kill_broker returns
     cluster.kill_broker(0, expire_after=8.0)
-    killed = cluster.now()
     assert zk.exists("/brokers/ids/0") is not None and state(zk, "t", 0)["leader"] == 0
     wait_for(lambda: zk.exists("/brokers/ids/0") is None, what="session expiry")
     assert cluster.now() - killed >= 8.0
