@@ -59,7 +59,7 @@ from operators.triggers.reassignment import WaveDoneTrigger
 from operators.windows.pause import WindowBook, pause_throttles, planned_overhead_s, resume_throttles
 from operators.windows.config import configured_windows
 from operators.windows.guard import (WindowGate, decide_wave, measured_factor, predicted_wave_seconds,
-                                     window_gate)
+                                     too_long_for_every_window, window_gate)
 from operators.reassignment.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
                              partition_done, wave_state)
 
@@ -264,7 +264,7 @@ class ExecuteWavesOperator(RunbookOperator):
         predicted = predicted_wave_seconds(plan.waves[wave.id].predicted_seconds, plan.throttle_bytes_per_s,
                                            self._rate_or_none(), factor, overhead)
         now = datetime.fromtimestamp(self.clock(), tz=timezone.utc)
-        if predicted is not None and predicted > gate.longest.total_seconds():
+        if too_long_for_every_window(gate, [predicted]):
             # the guards checked the plan's figures; the waves run so far say this one is slower: waiting
             # for a window it can never fit would wait forever (each opening deferring to the next)
             reason = (f"wave {wave.id} is now predicted to take {predicted:.0f}s (the plan's figure x {factor:.2f}, "

@@ -15,6 +15,7 @@ import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.errors import InvalidInput
+from kafka_zk.snapshot import read_snapshot
 from operators.runbooks.health import in_window
 from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
 from tests.zk_helpers import tree
@@ -38,13 +39,7 @@ def env(zk_server, tmp_path, zk_via):
 
 
 def _all_in_sync(zk) -> bool:
-    for topic in zk.get_children("/brokers/topics"):
-        assignment = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["partitions"]
-        for p, replicas in assignment.items():
-            state = json.loads(zk.get(f"/brokers/topics/{topic}/partitions/{p}/state")[0])
-            if set(state["isr"]) != set(replicas):
-                return False
-    return True
+    return all(set(p.isr) == set(p.replicas) for p in read_snapshot(zk, with_configs=False).partitions())
 
 
 def run(conn_id, run_root, **params):
