@@ -23,6 +23,8 @@ import select
 import sys
 from typing import Any, NoReturn
 
+from kafka_zk.command_line import ArgvParser
+
 COMMANDS: dict[str, str] = {
     "topics": "cli.topics",          # kafka-topics.sh --zookeeper
     "configs": "cli.configs",        # kafka-configs.sh --zookeeper
@@ -39,8 +41,9 @@ COMMANDS: dict[str, str] = {
 }
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse with usage errors on one line (the usage is in ``--help``)."""
+class OneLineParser(ArgvParser):
+    """argparse with usage errors on one line (the usage is in ``--help``), reading option values
+    as typed (``kafka_zk/command_line.py``)."""
 
     def error(self, message: str) -> "NoReturn":  # type: ignore[override]
         text = " ".join(message.split())

@@ -45,6 +45,7 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the repo im
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kafka_zk.codecs import PartitionState, TopicPartition
+from kafka_zk.command_line import ArgvParser
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
@@ -66,7 +67,7 @@ StatesLater = Callable[[], Mapping[TopicPartition, PartitionState | None]]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="plan_job", description=__doc__.splitlines()[0])
+    p = ArgvParser(prog="plan_job", description=__doc__.splitlines()[0])
     p.add_argument("--snapshot", required=True, help="snapshot file (kafka_zk.snapshot_file format)")
     p.add_argument("--op", required=True, choices=sorted(OPERATIONS))
     p.add_argument("--brokers", default="", help="broker ids: removed (decommission), new (add-brokers), "

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from cli.plan import add_parser, check_args, job_argv
+from cli.main import build_parser
+from cli.plan import check_args, job_argv
 from kafka_zk.errors import InputRefused
 from kafka_zk.topic_selection import choose_topics
 from operators.param_check import ParamRefused, check_param
@@ -36,9 +37,7 @@ def files(tmp_path_factory) -> tuple[str, str]:
 
 
 def cli_args(files: tuple[str, str], *argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_parser(parser.add_subparsers(dest="command"))
-    return parser.parse_args(["plan", *argv, "--snapshot", files[0], "--out", files[1]])
+    return build_parser("plan").parse_args(["plan", *argv, "--snapshot", files[0], "--out", files[1]])
 
 
 def outcome(call) -> tuple[str, object]:
@@ -76,6 +75,7 @@ ID_TEXT = st.text(alphabet="0123456789-+, []\t²٣x", max_size=14)
 @example("4, 5, 4")
 @example("[4, 5]")
 @example("2147483648")
+@example("--")
 def test_broker_id_text_is_read_alike(files, text: str) -> None:
     assert outcome(lambda: cli_brokers(files, text)) == outcome(lambda: dag_brokers(text))
 
