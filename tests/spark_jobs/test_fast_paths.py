@@ -99,3 +99,24 @@ def test_plan_hash_is_sha256_of_the_canonical_content(targets, election, deletio
         plan.operation, [(m.tp, m.current, m.target) for m in moves], [[m.tp for m in w.moves] for w in waves],
         plan.election, plan.deletion)).hexdigest()
     assert plan_hash(plan, waves) == expected
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 1000), st.booleans(), st.sampled_from([None, 7_000_000]), st.integers(1, 6))
+def test_throttles_and_plan_files_are_the_plain_encoding(seed, sized, throttle, per_broker) -> None:
+    snap, _sizes, plan = _plan(seed, sized)
+    waves = pack_waves(plan.moves, WaveLimits(per_broker, None, 4096, throttle))
+    assert artifacts.throttles_json(waves, throttle) == artifacts._dump(artifacts.throttles_doc(waves, throttle))
+    text = artifacts._MoveText()
+    assert artifacts._plan_files(plan, text) == (reassignment_json(plan.target), reassignment_json(plan.current()))
+    assert artifacts.waves_json(waves, text) == artifacts._dump(waves_doc(waves))
+
+
+@settings(max_examples=50, deadline=None)
+@given(entries, st.integers(1, 4), st.sampled_from([None, 1000]))
+def test_throttles_json_is_the_plain_encoding_on_any_moves(targets, per_broker, throttle) -> None:
+    # moves with and without data movement, replica lists in any order, odd topic names
+    moves = tuple(sorted((Move(tp, tuple(sorted(r, reverse=tp.partition % 2 == 0))[:2] + (10**6 + 1,), r)
+                          for tp, r in targets.items()), key=lambda m: m.tp))
+    waves = pack_waves(moves, WaveLimits(per_broker))
+    assert artifacts.throttles_json(waves, throttle) == artifacts._dump(artifacts.throttles_doc(waves, throttle))
