@@ -87,7 +87,9 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
             if retiring_file:
                 assignments, excluded = _without_retiring(client, assignments, retiring_file, job_args)
             t_assign = time.monotonic() - t0
-            touched = [p.tp for p in assignments.partitions() if wanted.picks(p.topic, p.replicas)]
+            picks = wanted.picker()
+            touched = [TopicPartition(name, pid) for name in sorted(assignments.topics)
+                       for pid, p in sorted(assignments.topics[name].partitions.items()) if picks(name, p.replicas)]
             timings: dict[str, float] = {"zk_assignments": round(t_assign, 3)}
 
             def states() -> dict[TopicPartition, PartitionState | None]:

@@ -45,10 +45,7 @@ def input_from_snapshot(snapshot: ClusterSnapshot, sizes: PartitionSizes | None,
     head = _header_slice(snapshot, names)
     size_of: dict[tuple[str, int], int] = {} if sizes is None else dict(
         zip(zip(sizes.topics, sizes.partitions), sizes.sizes))
-    picks = selection.picks
-    if selection.brokers is not None:       # the common case, tested inline: no call per partition
-        on = frozenset(selection.brokers).isdisjoint
-        picks = lambda _name, reps: not on(reps)    # noqa: E731
+    picks = selection.picker()
     touched_sizes: dict[TopicPartition, int] = {}
     replicas: dict[int, int] = {}
     bytes_: dict[int, int] = {}

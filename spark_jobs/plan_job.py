@@ -280,11 +280,11 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         planned = time.monotonic()
         waves = pack_waves(plan.moves, limits)
         ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
-        before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline).bytes
-        waves, disk = plan_disk(before, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
+        before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
+        waves, disk = plan_disk(before.bytes, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
                                 capacity_of(args), bool(data.sizes), limits)
         summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
-                                data.partitions_total)
+                                data.partitions_total, before)
         summary["disk"] = disk
         if engine is not None:
             summary["engine"] = {"engine": engine.engine, "reason": engine.reason}

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.model import BrokerLoad, Plan, Wave
-from spark_jobs.kernels.loads import cluster_loads, moved_loads, rack_map, relative_spread, spread
+from spark_jobs.kernels.loads import Loads, cluster_loads, moved_loads, rack_map, relative_spread, spread
 from spark_jobs.kernels.waves import WaveLimits, fixed_batch_bounds, wave_bounds
 
 
@@ -35,12 +35,15 @@ def _balance(loads, brokers: Sequence[int], racks: Mapping[int, str]) -> dict[st
 def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], limits: WaveLimits,
                   sizes: Mapping[TopicPartition, int] | None = None,
                   baseline: Mapping[int, BrokerLoad] | None = None,
-                  partitions_total: int | None = None) -> dict[str, Any]:
-    """The summary document (without ``plan_hash``, which the artifact writer adds)."""
+                  partitions_total: int | None = None, before: Loads | None = None) -> dict[str, Any]:
+    """The summary document (without ``plan_hash``, which the artifact writer adds). ``before``:
+    :func:`spark_jobs.kernels.loads.cluster_loads` of the snapshot, sizes and baseline when the
+    caller has it (the plan job does, for the disk profile): not counted again."""
     racks = rack_map(snapshot.brokers)
     live_after = sorted(b for b in snapshot.brokers if b not in plan.removed)
     ids = sorted(set(snapshot.brokers) | set(baseline or {}) | {b for m in plan.moves for b in m.current})
-    before = cluster_loads(snapshot.partitions(), ids, sizes, baseline)
+    if before is None:
+        before = cluster_loads(snapshot.partitions(), ids, sizes, baseline)
     after = moved_loads(before, plan.moves)  # = cluster_loads(..., plan.target): moves carry the sizes
     bounds = wave_bounds(plan.moves, waves, limits)
     fixed = fixed_batch_bounds(plan.moves, 10, limits, bounds)

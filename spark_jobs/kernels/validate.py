@@ -38,12 +38,20 @@ RF_CHANGING = frozenset({"change-rf", "reassign-json", "rollback"})   # a user J
 BALANCED = frozenset({"decommission", "add-brokers"})
 
 
+class _Racks(dict):
+    """``rack_of(racks, b)`` by ``[b]``: the registered brokers' racks, others made on first use."""
+
+    def __missing__(self, b: int) -> str:
+        out = self[b] = rack_of({}, b)
+        return out
+
+
 def _structure(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> list[str]:
     out: list[str] = []
     racks = rack_map(snapshot.brokers)
     brokers = snapshot.brokers
     allowed_racks = {rack_of(racks, b) for b in brokers if b not in gone}
-    rack = {b: rack_of(racks, b) for m in plan.moves for b in m.current + m.target}
+    rack = _Racks(racks)        # rack_of for every broker a move names, each looked up once
     topics = snapshot.topics
     target_map = plan.target
     rf_fixed = plan.operation not in RF_CHANGING
