@@ -10,9 +10,15 @@ in the per-broker baseline, by their replica lists. So, in this order:
 
 1. the sizes (``--sizes``: raw ``kafka-log-dirs.sh --describe`` output parsed, or a
    ``sizes.jsonl`` checked) start in a forked child process: they need nothing from ZooKeeper;
+   a second child is forked with it (both before any thread starts) for step 3;
 2. the assignments: live brokers, topic znodes, configs, admin nodes, and no partition state
    (:func:`kafka_zk.snapshot.read_snapshot` with ``states=False``);
-3. a thread reads the touched partitions' states while the job builds its kernel input
+3. a thread reads the touched partitions' states while the job builds its kernel input; from
+   :data:`STATES_IN_CHILD_MIN` touched partitions the reading itself (kazoo's request and reply
+   handling, the decoding: ~4 s of CPU for 263,615 states) is done by the second child on a
+   session of its own, so it does not share this process's GIL with the input build (at 10⁶
+   partitions it took 10 s in a thread beside it; BENCHMARKS.md), and the thread only waits
+   and takes the states back as rows;
    straight from the assignments in memory (:mod:`spark_jobs.direct_input`: no file written
    and read back, no pyarrow); the job waits for the states only when its kernel is about to
    run, and merges them into the touched partitions (:func:`spark_jobs.plan_job.run`), so the
@@ -38,6 +44,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from kafka_zk.codecs import PartitionState, TopicPartition
+
+#: touched partitions from which their states are read in a child process (below, in a thread:
+#: the child's session and the hand-over cost more than the GIL they free)
+STATES_IN_CHILD_MIN = 20_000
 from kafka_zk.validation import parse_broker_ids
 from spark_jobs import plan_job, sizes_input
 from spark_jobs.operations import selection
@@ -54,6 +64,27 @@ def _rewrite(assignments, states: Future, path: str) -> str:
     return staged
 
 
+def _states_in_child(connect_string: str, touched: dict[str, list[int]]) -> tuple[list[tuple | None], float]:
+    """Run in the worker process: ``touched`` (partition ids by topic, in order) read on a session
+    of its own and decoded; one row per partition in that order (a state's fields, ``None``: no
+    state znode), and the seconds it took."""
+    import time
+
+    from kafka_zk.connect import close, connect
+    from kafka_zk.snapshot import read_partition_states
+
+    t = time.monotonic()
+    tps = [TopicPartition(name, pid) for name, pids in touched.items() for pid in pids]
+    client = connect(connect_string)
+    try:
+        got = read_partition_states(client, tps)
+    finally:
+        close(client)
+    rows = [None if s is None else (s.leader, s.leader_epoch, s.isr, s.controller_epoch, s.version,
+                                    s.leader_recovery_state) for s in map(got.__getitem__, tps)]
+    return rows, time.monotonic() - t
+
+
 def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark=None,
                         retiring_file: str | None = None) -> dict[str, Any]:
     """Read, overlapped as the module says, and plan; returns the job's summary (its
@@ -68,9 +99,10 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
 
     path = job_args.snapshot
     wanted = selection(job_args)
-    sizes_pool = plan_job._sizes_worker() if job_args.sizes else None    # forked before any thread starts
-    sizes_pending = sizes_pool.submit(sizes_input.prepare, job_args.sizes, job_args.out, True) \
-        if sizes_pool else None
+    # forked before any thread starts: the sizes worker, and one for the states (step 3)
+    workers = plan_job._sizes_worker(2 if job_args.sizes else 1)
+    sizes_pending = workers.submit(sizes_input.prepare, job_args.sizes, job_args.out, True) \
+        if job_args.sizes else workers.submit(os.getpid)
     succeeded = False
     try:
         t0 = time.monotonic()
@@ -88,13 +120,20 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
                 assignments, excluded = _without_retiring(client, assignments, retiring_file, job_args)
             t_assign = time.monotonic() - t0
             picks = wanted.picker()
-            touched = [TopicPartition(name, pid) for name in sorted(assignments.topics)
-                       for pid, p in sorted(assignments.topics[name].partitions.items()) if picks(name, p.replicas)]
+            by_topic = {name: [pid for pid, p in sorted(assignments.topics[name].partitions.items())
+                               if picks(name, p.replicas)] for name in sorted(assignments.topics)}
+            touched = [TopicPartition(name, pid) for name, pids in by_topic.items() for pid in pids]
             timings: dict[str, float] = {"zk_assignments": round(t_assign, 3)}
+            in_child = workers.submit(_states_in_child, connect_string, {n: p for n, p in by_topic.items() if p}) \
+                if len(touched) >= STATES_IN_CHILD_MIN else None
 
             def states() -> dict[TopicPartition, PartitionState | None]:
                 t = time.monotonic()
-                got = read_partition_states(client, touched)
+                if in_child is None:
+                    got = read_partition_states(client, touched)
+                else:
+                    rows, _ = in_child.result()
+                    got = dict(zip(touched, [None if r is None else PartitionState(*r) for r in rows]))
                 timings["zk_states"] = round(time.monotonic() - t, 3)
                 return got
 
@@ -105,7 +144,7 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
                     write_snapshot(assignments, path)       # Spark reads the file
                 recorded = pool.submit(_rewrite, assignments, read, path)
                 try:
-                    prepared = sizes_pending.result() if sizes_pending else None
+                    prepared = sizes_pending.result() if job_args.sizes else None
                     summary = plan_job.execute(job_args, spark, sizes=prepared, states=read.result, timings=timings,
                                                snapshot=assignments if direct else None)
                     succeeded = True
@@ -117,10 +156,9 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
             if collecting:
                 gc.enable()
     finally:
-        if sizes_pool is not None:
-            if not succeeded and sizes_pending.exception() is None:
-                sizes_input.finish(sizes_pending.result(), succeeded=False)   # a staged conversion goes
-            sizes_pool.shutdown()
+        if job_args.sizes and not succeeded and sizes_pending.exception() is None:
+            sizes_input.finish(sizes_pending.result(), succeeded=False)   # a staged conversion goes
+        workers.shutdown()
     if excluded:
         summary["excluded_brokers"] = [e.text() for e in excluded]
     return summary

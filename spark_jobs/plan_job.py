@@ -166,11 +166,12 @@ def spark_session(master: str | None, remote: str | None = None):
     return builder.getOrCreate()
 
 
-def _sizes_worker() -> ProcessPoolExecutor:
-    """One child process for :func:`spark_jobs.sizes_input.prepare` (forked where fork is safe:
-    at this point the process has no threads and no JVM connection)."""
+def _sizes_worker(workers: int = 1) -> ProcessPoolExecutor:
+    """``workers`` child processes, one for :func:`spark_jobs.sizes_input.prepare` (forked where
+    fork is safe: at this point the process has no threads and no JVM connection; with fork
+    every worker is started at the first submit)."""
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(method))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
 
 
 def engine_of(args: argparse.Namespace, spark=None, in_memory: bool = False) -> EngineChoice:

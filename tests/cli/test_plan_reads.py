@@ -90,3 +90,24 @@ def test_plan_bytes_are_the_same_whether_states_are_read_before_concurrently_or_
     assert _bytes(str(tmp_path / "again")) == before
     summary = json.loads((tmp_path / "concurrently" / "summary.json").read_text())
     assert {"zk_assignments", "zk_states", "states_wait"} <= set(summary["timings_s"])
+
+
+def test_states_read_in_the_worker_process_give_the_same_plan(zk, zk_connect, tmp_path, capsys, monkeypatch) -> None:
+    """From STATES_IN_CHILD_MIN touched partitions the states are read by a forked worker on a
+    session of its own (not in a thread beside the input build): same plan bytes, same snapshot."""
+    from cli import plan_zookeeper
+
+    sizes = tmp_path / "log-dirs.txt"
+    sizes.write_text(encode_log_dirs(_cluster(zk)))
+    _plan(["--zookeeper", zk_connect, "--sizes", str(sizes)], str(tmp_path / "thread"))
+    monkeypatch.setattr(plan_zookeeper, "STATES_IN_CHILD_MIN", 1)
+    _plan(["--zookeeper", zk_connect, "--sizes", str(sizes)], str(tmp_path / "child"))
+    _plan(["--zookeeper", zk_connect], str(tmp_path / "child-unsized"))     # no sizes: the worker alone
+    capsys.readouterr()
+    assert _bytes(str(tmp_path / "child")) == _bytes(str(tmp_path / "thread"))
+    assert load_snapshot(str(tmp_path / "child" / "snapshot.jsonl")).topics == \
+        load_snapshot(str(tmp_path / "thread" / "snapshot.jsonl")).topics
+    monkeypatch.setattr(plan_zookeeper, "STATES_IN_CHILD_MIN", 10**9)
+    _plan(["--zookeeper", zk_connect], str(tmp_path / "thread-unsized"))
+    capsys.readouterr()
+    assert _bytes(str(tmp_path / "child-unsized")) == _bytes(str(tmp_path / "thread-unsized"))
