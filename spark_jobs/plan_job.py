@@ -58,9 +58,13 @@ from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, 
 from spark_jobs.kernels.capacity import plan_disk
 from spark_jobs.kernels.loads import cluster_loads, rack_map
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
-from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, selection
+from spark_jobs import forked_check
+from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel_checks_later, selection
 from spark_jobs.summary import build_summary
 
+
+#: plans with at least this many moves are validated in a forked child beside the wave packing
+FORKED_CHECK_MIN_MOVES = 20_000
 
 #: returns the touched partitions' states (``None``: no state znode), waiting for them if need be
 StatesLater = Callable[[], Mapping[TopicPartition, PartitionState | None]]
@@ -277,7 +281,11 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         if states is not None:
             data = dataclasses.replace(data, snapshot=with_states(data.snapshot, states()))
         states_ready = time.monotonic()
-        plan = run_kernel(args, data)
+        plan, check = run_kernel_checks_later(args, data)
+        # a large plan is validated in a forked child while the waves are packed (spark_jobs/forked_check.py)
+        checking = forked_check.start(check, fork=len(plan.moves) >= FORKED_CHECK_MIN_MOVES)
+        if checking.pid is None:
+            checking.wait()
         planned = time.monotonic()
         waves = pack_waves(plan.moves, limits)
         ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
@@ -287,6 +295,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
                                 data.partitions_total, before)
         summary["disk"] = disk
+        checking.wait()                 # before anything is written: an invalid plan raises here
         if engine is not None:
             summary["engine"] = {"engine": engine.engine, "reason": engine.reason}
         summary["timings_s"] = {**(timings or {}), **({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
