@@ -1,18 +1,21 @@
-"""A check run in a forked copy of this process while this one goes on: the plan's validation
-beside the wave packing.
+"""Work run in a forked copy of this process while this one goes on: the plan's validation beside
+the wave packing, the move files beside the summary.
 
 After the kernel, :func:`spark_jobs.kernels.validate.validate_plan` (2–3 s of CPU at 10⁶
 partitions) only reads the plan and the snapshot, and the wave packing, disk profile and
-summary do not need its answer until the artifacts are written. On a machine with a second
-core (idle by then: the ZooKeeper reads and the sizes parse are over) :func:`start` forks, the
-child runs the check and reports one byte through a pipe: passed or not. :meth:`Pending.wait`
-(before anything is written) reads it; on anything but "passed" — an invalid plan, a child
-that died, no fork on this platform — it runs the check again in this process, so what is
-raised is exactly what the check raises there (``PlanInvalid`` with every violation), and
-nothing is written. The child touches no lock, logger or connection (pure computation on a
-copy-on-write image) and leaves with ``os._exit``.
+summary do not need its answer until the artifacts are written; once the waves are final, the
+files made from the moves (:func:`kafka_zk.planning.artifacts.write_move_files`: ~4 s of CPU)
+need nothing from the summary but give it the plan hash. On a machine with a second core
+(idle by then: the ZooKeeper reads and the sizes parse are over) :func:`start` forks, the child
+runs the call and reports through a pipe: done, with the call's short text result, or not.
+:meth:`Pending.wait` reads it; on anything but "done" — a call that raised (an invalid plan), a
+child that died, no fork on this platform — it runs the call again in this process, so what is
+raised is exactly what the call raises there (``PlanInvalid`` with every violation) and a
+result is the call's own. The calls are safe to run twice (a check; files written to a
+temporary name and renamed). The child touches no lock, logger or connection (pure
+computation and its own files on a copy-on-write image) and leaves with ``os._exit``.
 
-Failure: none of its own; the check's own exception, from :meth:`Pending.wait`.
+Failure: none of its own; the call's own exception, from :meth:`Pending.wait`.
 """
 
 from __future__ import annotations
@@ -21,42 +24,53 @@ import os
 import sys
 from typing import Callable
 
-PASSED = b"1"
+DONE = b"1"
 
 
 class Pending:
-    """A check started by :func:`start`: :meth:`wait` returns once it passed, or raises its error."""
+    """A call started by :func:`start`: :meth:`wait` returns its result, or raises its error
+    (the call runs once: a second ``wait`` returns the first one's result)."""
 
-    def __init__(self, check: Callable[[], None], pid: int | None, fd: int | None) -> None:
-        self.check, self.pid, self.fd = check, pid, fd
+    def __init__(self, call: Callable[[], str | None], pid: int | None, fd: int | None) -> None:
+        self.call, self.pid, self.fd = call, pid, fd
+        self.finished, self.result = False, None
 
-    def wait(self) -> None:
+    def wait(self) -> str | None:
+        if self.finished:
+            return self.result
         answer = b""
         if self.fd is not None:
-            with os.fdopen(self.fd, "rb") as f:
+            fd, self.fd = self.fd, None
+            with os.fdopen(fd, "rb") as f:
                 answer = f.read()
             os.waitpid(self.pid, 0)
-        if answer != PASSED:
-            self.check()                # here, so its exception (or a pass, after a lost child) is this process's
+        if answer[:1] == DONE:
+            self.result = answer[1:].decode("utf-8") if len(answer) > 1 else None
+        else:
+            self.result = self.call()   # here: its exception (or its result, after a lost child) is this process's
+        self.finished = True
+        return self.result
 
 
-def start(check: Callable[[], None], fork: bool = True) -> Pending:
-    """``check`` running in a forked child (``fork`` and the platform allowing), else nothing
+def start(call: Callable[[], str | None], fork: bool = True) -> Pending:
+    """``call`` running in a forked child (``fork`` and the platform allowing), else nothing
     yet: :meth:`Pending.wait` runs it then."""
     if not (fork and hasattr(os, "fork") and sys.platform.startswith("linux")):
-        return Pending(check, None, None)
+        return Pending(call, None, None)
     r, w = os.pipe()
     pid = os.fork()
-    if pid == 0:                        # the child: check, say the outcome, leave without cleanup
+    if pid == 0:                        # the child: call, say the outcome, leave without cleanup
         code = 0
         try:
             os.close(r)
             try:
-                check()
-                os.write(w, PASSED)
-            except BaseException:       # noqa: BLE001 - the parent re-runs the check and raises
+                result = call()
+                data = DONE + (b"" if result is None else result.encode("utf-8"))
+                while data:
+                    data = data[os.write(w, data):]
+            except BaseException:       # noqa: BLE001 - the parent runs the call again and raises
                 code = 1
         finally:
             os._exit(code)
     os.close(w)
-    return Pending(check, pid, r)
+    return Pending(call, pid, r)

@@ -49,7 +49,7 @@ from kafka_zk.command_line import ArgvParser
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.artifacts import write_plan_artifacts
+from kafka_zk.planning.artifacts import write_move_files, write_plan_artifacts
 from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_throttle
 from spark_jobs import sizes_input
@@ -63,7 +63,8 @@ from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel_checks_lat
 from spark_jobs.summary import build_summary
 
 
-#: plans with at least this many moves are validated in a forked child beside the wave packing
+#: plans with at least this many moves are validated in a forked child beside the wave packing, and
+#: their move files written by another beside the summary (spark_jobs/forked_check.py)
 FORKED_CHECK_MIN_MOVES = 20_000
 
 #: returns the touched partitions' states (``None``: no state znode), waiting for them if need be
@@ -283,7 +284,8 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         states_ready = time.monotonic()
         plan, check = run_kernel_checks_later(args, data)
         # a large plan is validated in a forked child while the waves are packed (spark_jobs/forked_check.py)
-        checking = forked_check.start(check, fork=len(plan.moves) >= FORKED_CHECK_MIN_MOVES)
+        large = len(plan.moves) >= FORKED_CHECK_MIN_MOVES
+        checking = forked_check.start(check, fork=large)
         if checking.pid is None:
             checking.wait()
         planned = time.monotonic()
@@ -292,10 +294,13 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
         waves, disk = plan_disk(before.bytes, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
                                 capacity_of(args), bool(data.sizes), limits)
+        checking.wait()                 # before anything is written: an invalid plan raises here
+        # a large plan's move files are written by a forked child while the summary is built
+        final_waves = waves
+        writing = forked_check.start(lambda: write_move_files(args.out, plan, final_waves, args.throttle), fork=large)
         summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
                                 data.partitions_total, before)
         summary["disk"] = disk
-        checking.wait()                 # before anything is written: an invalid plan raises here
         if engine is not None:
             summary["engine"] = {"engine": engine.engine, "reason": engine.reason}
         summary["timings_s"] = {**(timings or {}), **({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
@@ -305,7 +310,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
                                 **({} if states is None else {"states_wait": round(states_ready - loaded, 3)}),
                                 "kernel_and_validate": round(planned - states_ready, 3),
                                 "waves_summary": round(time.monotonic() - planned, 3)}
-        digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle)
+        digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle, writing.wait())
         summary["plan_hash"] = digest
         succeeded = True
     finally:

@@ -194,9 +194,10 @@ def throttles_json(waves: Sequence[Wave], throttle: int | None) -> bytes:
             + "]}").encode("utf-8")
 
 
-def write_plan_artifacts(out_dir: str, plan: Plan, waves: Sequence[Wave], summary: Mapping[str, Any],
-                         throttle: int | None) -> str:
-    """Write every artifact; return the plan hash. The hash file is written last."""
+def write_move_files(out_dir: str, plan: Plan, waves: Sequence[Wave], throttle: int | None) -> str:
+    """The files made from the moves and waves (``plan.json``, ``rollback.json``, ``waves.json``,
+    ``throttles.json``); returns the plan hash. The first half of :func:`write_plan_artifacts`
+    (the plan job may run it in a forked child while it builds the summary)."""
     os.makedirs(out_dir, exist_ok=True)
     text = _MoveText()
     digest = plan_hash(plan, waves, text)
@@ -205,6 +206,15 @@ def write_plan_artifacts(out_dir: str, plan: Plan, waves: Sequence[Wave], summar
     _write(out_dir, "rollback.json", rollback)
     _write(out_dir, "waves.json", waves_json(waves, text))
     _write(out_dir, "throttles.json", throttles_json(waves, throttle))
+    return digest
+
+
+def write_plan_artifacts(out_dir: str, plan: Plan, waves: Sequence[Wave], summary: Mapping[str, Any],
+                         throttle: int | None, digest: str | None = None) -> str:
+    """Write every artifact; return the plan hash. The hash file is written last. ``digest``:
+    :func:`write_move_files` already ran for this plan and gave it (only the rest is written)."""
+    if digest is None:
+        digest = write_move_files(out_dir, plan, waves, throttle)
     _write(out_dir, "election.json", _dump({"version": 1, "batches": [
         [{"topic": tp.topic, "partition": tp.partition} for tp in b] for b in plan.election]}))
     _write(out_dir, "deletion.json", _dump({"version": 1, "batches": [list(b) for b in plan.deletion]}))

@@ -81,3 +81,16 @@ def test_an_invalid_plan_validated_in_the_child_raises_here_and_writes_nothing(t
     with pytest.raises(PlanInvalid, match="not moved|removed"):
         plan_job.execute(_job(tmp_path, "out"))
     assert not (tmp_path / "out" / "plan.json").exists() and not (tmp_path / "out" / "plan.sha256").exists()
+
+
+def test_a_result_comes_back_from_the_child_and_a_call_runs_once() -> None:
+    ran: list[int] = []
+
+    def call() -> str:
+        ran.append(1)
+        return f"pid {os.getpid()}"
+
+    forked = forked_check.start(call)
+    assert forked.wait() == forked.wait() != f"pid {os.getpid()}" and ran == []
+    here = forked_check.start(call, fork=False)
+    assert here.wait() == here.wait() == f"pid {os.getpid()}" and ran == [1]
