@@ -231,10 +231,17 @@ class SimBroker:
         if not self.registered or self.client is None:
             return False
         path = paths.partition_state(*tp)
-        try:
-            data, stat = self.client.get(path)
-        except NoNodeError:
-            return False
+        reads = self.engine.reads                # this event's copy, if it read or wrote the node
+        known = reads.get(path)
+        if known is not None:
+            data, zk_version = known
+        else:
+            try:
+                data, stat = self.client.get(path)
+            except NoNodeError:
+                return False
+            zk_version = stat.version
+            reads.put(path, data, zk_version)
         st = decode_partition_state(data)
         if st.leader != self.id:
             return False
@@ -248,10 +255,12 @@ class SimBroker:
             isr = tuple(i for i in st.isr if i != drop)
         epoch = self.engine.controller_epoch if self.engine.controller_epoch is not None else st.controller_epoch
         new = PartitionState(st.leader, st.leader_epoch, isr, epoch)
-        version = zk_io.leader_isr_write(self.client, path, new.encode(), stat.version,
-                                         self.engine.journal, self.name)
+        payload = new.encode()
+        version = zk_io.leader_isr_write(self.client, path, payload, zk_version, self.engine.journal, self.name)
         if version is None:
+            reads.drop(path)
             return False
+        reads.put(path, payload, version)
         self.engine.model.set_view(tp, isr=isr)
         self.record_isr_change(tp)
         return True

@@ -6,7 +6,9 @@ session re-established after expiry), a broker:
 1. takes ``now`` (wall clock, before processing), reads the children sorted by name;
 2. hands every notification whose sequence number is above the last one it processed to its
    config handler (the entity's config is read fresh; see broker.py);
-3. purges: for **every** child, processed now or long ago, reads its data and stat and deletes
+3. purges: for **every** child, processed now or long ago, reads its data and stat (the reads
+   pipelined, all sent before the first delete: Kafka awaits each read and delete before the
+   next; the same reads and the same deletes in the same order, nothing else writes between) and deletes
    it when ``now - ctime`` exceeds the expiry (15 minutes, ``CONFIG_NOTIFICATION_MAX_AGE``). A
    child with null data is left alone (Kafka checks ``data.isDefined``).
 
@@ -65,10 +67,13 @@ def purge_obsolete(client: KazooClient, names: list[str], now: float, max_age: f
     deleted (a delete lost to another broker is not among them and is not an error).
     """
     deleted: list[str] = []
-    for name in names:
-        path = f"{paths.CONFIG_CHANGES}/{name}"
+    # the reads are pipelined (sent in order, not each awaited before the next): one round trip
+    # for the lot instead of one per child; the deletes follow in the same order as before
+    pending = [(f"{paths.CONFIG_CHANGES}/{name}", client.get_async(f"{paths.CONFIG_CHANGES}/{name}"))
+               for name in names]
+    for path, res in pending:
         try:
-            data, stat = client.get(path)
+            data, stat = res.get(timeout=30)
         except NoNodeError:
             continue
         if data is None:

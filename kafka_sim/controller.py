@@ -67,7 +67,7 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         self.id = broker_id
         self.zk = engine.brokers[broker_id].client
         self.epoch = epoch
-        self.fenced = Fenced(self.zk, epoch_zk_version, engine.journal, f"broker {broker_id}")
+        self.fenced = Fenced(self.zk, epoch_zk_version, engine.journal, f"broker {broker_id}", engine.reads)
         self.live: dict[int, int] = {}
         self.topics: dict[str, TopicMeta] = {}
         self.states: dict[TopicPartition, tuple[PartitionState, int]] = {}
@@ -166,13 +166,24 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         return set(self.live)
 
     def read_state(self, tp: TopicPartition, watch: Callable | None = None) -> PartitionState | None:
-        try:
-            data, stat = self.zk.get(paths.partition_state(*tp), watch=watch)
-        except NoNodeError:
-            self.states.pop(tp, None)
-            return None
+        """The state znode (with ``watch`` set on it when given); this event's copy when it has one
+        (:class:`kafka_sim.zk_io.EventReads`: the watch is still set, asynchronously, in order)."""
+        path = paths.partition_state(*tp)
+        known = self.engine.reads.get(path)
+        if known is not None:
+            if watch is not None:
+                self.zk.get_async(path, watch=watch)
+            data, version = known
+        else:
+            try:
+                data, stat = self.zk.get(path, watch=watch)
+            except NoNodeError:
+                self.states.pop(tp, None)
+                return None
+            version = stat.version
+            self.engine.reads.put(path, data, version)
         st = decode_partition_state(data)
-        self.states[tp] = (st, stat.version)
+        self.states[tp] = (st, version)
         return st
 
     def update_states(self, items: Iterable[tuple[TopicPartition, StateFn]]
@@ -320,11 +331,21 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         return loaded
 
     def _load_states(self, tps: list[TopicPartition]) -> None:
-        pending = [(tp, self.zk.get_async(paths.partition_state(*tp))) for tp in tps]
-        for tp, res in pending:
+        """Read the state znodes of ``tps``, pipelined (those this event already has: from it)."""
+        reads = self.engine.reads
+        pending = []
+        for tp in tps:
+            path = paths.partition_state(*tp)
+            known = reads.get(path)
+            if known is not None:
+                self.states[tp] = (decode_partition_state(known[0]), known[1])
+            else:
+                pending.append((tp, path, self.zk.get_async(path)))
+        for tp, path, res in pending:
             try:
                 data, stat = res.get(timeout=30)
                 self.states[tp] = (decode_partition_state(data), stat.version)
+                reads.put(path, data, stat.version)
             except NoNodeError:
                 self.states.pop(tp, None)
 
@@ -421,9 +442,7 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
                 tps.update(decode_isr_change(data).partitions)
             except (NoNodeError, InvalidPayload):
                 continue
-        for tp in sorted(tps):
-            if self.exists(tp):
-                self.read_state(tp)
+        self._load_states([tp for tp in sorted(tps) if self.exists(tp)])     # pipelined, in order
         self.fenced.write_many(Op("delete", f"{paths.ISR_CHANGE_NOTIFICATION}/{k}") for k in kids)
         for tp in sorted(tps):
             if tp in self.reassigning and self.exists(tp):

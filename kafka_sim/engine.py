@@ -38,7 +38,7 @@ from kafka_sim.replication import ReplicationModel
 from kafka_sim.wire.hub import WireHub
 from kafka_sim.spec import (AUTO_REBALANCE_FIRST_DELAY, LEADER_IMBALANCE_CHECK_INTERVAL, REPLICA_LAG_TIME_MAX,
                             ClusterSpec)
-from kafka_sim.zk_io import ControllerMoved, Journal
+from kafka_sim.zk_io import ControllerMoved, EventReads, Journal
 from kafka_zk import paths
 from kafka_zk.codecs import (ControllerInfo, InvalidPayload, TopicPartition, decode_controller,
                              decode_controller_epoch, decode_entity_config)
@@ -75,6 +75,7 @@ class Engine:
         self.clock = SimClock(spec.speed)
         self.state_log = StateChangeLog(None)
         self.journal = Journal(spec.journal)
+        self.reads = EventReads()          # state znodes this event read or wrote (zk_io.EventReads)
         self.model = ReplicationModel(spec.network_rate, spec.produce_rate, fetch_start=spec.fetch_start_s)
         for b, cap in (spec.disk_capacity or {}).items():
             self.model.set_disk_capacity(b, cap)
@@ -222,6 +223,7 @@ class Engine:
         self._try_joins()
         while self._timers and self._timers[0][0] <= self.model.now:
             _, _, fn = heapq.heappop(self._timers)
+            self.reads.clear()
             self._guard(fn)
 
     def _try_joins(self) -> None:
@@ -236,6 +238,7 @@ class Engine:
                 continue
             if not leader.registered:
                 continue
+            self.reads.clear()
             if self._guard(lambda: leader.change_isr(tp, add=r)):
                 self.pending_joins.discard((tp, r))
                 self.history("isr_join", tp, r)
@@ -259,6 +262,7 @@ class Engine:
         return None
 
     def _handle(self, item: tuple) -> None:
+        self.reads.clear()                  # each event reads ZooKeeper afresh (zk_io.EventReads)
         kind = item[0]
         if kind == "call":
             _, fn, fut = item
@@ -340,6 +344,7 @@ class Engine:
                     return
                 continue
             self.wanted_controller = None
+            self.reads.clear()                   # a failover reads everything from ZooKeeper
             self.controller_epoch = epoch + 1
             self.controller = Controller(self, b, epoch + 1, version)
             self.history("controller_elected", None, b, detail=f"epoch={epoch + 1}")

@@ -166,6 +166,8 @@ class ReplicationModel:
         new_replicas = pd.replicas if replicas is None else tuple(replicas)
         new_leader = pd.leader if leader is None else leader
         new_isr = pd.isr if isr is None else tuple(isr)
+        if (new_replicas, new_leader, new_isr) == (pd.replicas, pd.leader, pd.isr) and self._settled(tp, pd):
+            return       # nothing would change: the flows, rates and finish times stand (no re-plan)
         size = pd.size
         in_sync_before = set(pd.isr) | ({pd.leader} if pd.leader >= 0 else set())
         hosted_before = set(pd.replicas)
@@ -190,6 +192,13 @@ class ReplicationModel:
         else:
             self._copying.discard(tp)
         self._dirty()
+
+    def _settled(self, tp: TopicPartition, pd: PartitionData) -> bool:
+        """Whether :meth:`set_view` with ``pd``'s own views would leave ``pd`` as it is: every
+        out-of-sync replica has its bytes, no one else has, and the copying set agrees."""
+        out_of_sync = {r for r in pd.replicas if r not in pd.isr and r != pd.leader}
+        return pd.have.keys() == out_of_sync and pd.caught <= out_of_sync \
+            and bool(pd.have) == (tp in self._copying)
 
     def remove(self, tp: TopicPartition) -> None:
         self.parts.pop(tp, None)

@@ -16,7 +16,9 @@ an unsecured cluster; creator-all plus world-read, or creator-only under the sen
 when the emulator's sessions were connected with ``set_acl``).
 Znodes Kafka creates with null data are created with a null payload (kazoo's public API only
 sends bytes, so :func:`_null_create` adds the raw request to a transaction).
-Every committed write can be appended to a :class:`Journal` (tests, debugging).
+Every committed write can be appended to a :class:`Journal` (tests, debugging), and a committed
+``set`` recorded in the engine's :class:`EventReads` (what the emulator itself just wrote, so the
+same event does not read it back from ZooKeeper).
 """
 
 from __future__ import annotations
@@ -73,6 +75,36 @@ class Journal:
             return list(self._items)
 
 
+class EventReads:
+    """Partition-state znodes as read or written by the emulator during the current engine event.
+
+    A 2.4 controller reads a reassigning partition's state znode up to five times in one handler
+    (the watch, ``isReassignmentComplete`` twice, the pre-write read of each state update); all
+    those reads see the same bytes unless someone writes in between, and every emulator write
+    goes through this module. So within one event (the engine clears this before each queued
+    event, each timer and each ISR join) a read of a node the event already read or wrote is
+    answered from here; a watch is still set on ZooKeeper (an asynchronous get, sent in order on
+    the session, so it lands after every write the event made). What is written, and in what
+    order, does not change. A write that fails (BADVERSION, NONODE) drops the entry: the retry
+    reads ZooKeeper. Only the engine thread uses it.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[bytes, int]] = {}
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def get(self, path: str) -> tuple[bytes, int] | None:
+        return self._entries.get(path)
+
+    def put(self, path: str, data: bytes, version: int) -> None:
+        self._entries[path] = (data, version)
+
+    def drop(self, path: str) -> None:
+        self._entries.pop(path, None)
+
+
 @dataclass(frozen=True)
 class Op:
     """One operation of a fenced multi: ``create`` (data None = null), ``set``, ``delete``."""
@@ -108,11 +140,12 @@ class Fenced:
     """The controller's write path: one ``[check /controller_epoch, op]`` multi per write."""
 
     def __init__(self, client: KazooClient, epoch_zk_version: int, journal: Journal,
-                 writer: str) -> None:
+                 writer: str, reads: EventReads | None = None) -> None:
         self.client = client
         self.epoch_zk_version = epoch_zk_version
         self.journal = journal
         self.writer = writer
+        self.reads = reads if reads is not None else EventReads()
 
     def _txn(self, op: Op) -> TransactionRequest:
         txn = self.client.transaction()
@@ -122,6 +155,7 @@ class Fenced:
 
     def _result(self, op: Op, results: Sequence[Any]) -> Any:
         first, second = results[0], results[1]
+        self.reads.drop(op.path)
         if isinstance(first, BadVersionError):
             raise ControllerMoved(f"/controller_epoch is no longer at version {self.epoch_zk_version}")
         if isinstance(second, Exception) and not isinstance(second, RolledBackError):
@@ -129,6 +163,8 @@ class Fenced:
         if isinstance(first, Exception) and not isinstance(first, RolledBackError):
             return first
         self.journal.add(self.writer, op.kind, op.path, op.data)
+        if op.kind == "set" and hasattr(second, "version"):
+            self.reads.put(op.path, op.data or b"", second.version)
         return second
 
     def write(self, op: Op) -> Any:
