@@ -18,6 +18,14 @@ so the copying takes about :data:`TARGET_WALL_S` of wall time (at least ×3600, 
 the trigger polls every ``max(30 s, longest predicted wave / 50)`` of simulated time. Neither
 changes the timeline: simulated time stands still while the tool works.
 
+Scale: a cluster of more than :data:`FULL_SEED_MAX_PARTITIONS` partitions is seeded reduced
+(:mod:`kafka_sim.from_snapshot`): only the partitions the plan moves are created; the others'
+bytes are each broker's disk baseline (the copy's disks are that much smaller, the samples that
+much larger), so the per-wave timeline and the disk peaks are those of the full cluster (pinned by
+tests/operators/test_rehearsal_reduced_seed.py) and the report says how many were left out.
+Why: creating every partition costs the private ZooKeeper and the emulator's controller three
+writes each (BENCHMARKS.md, "Rehearsals"), and a partition nothing moves has no flow.
+
 Failure: bad inputs raise :class:`kafka_zk.errors.InvalidInput` / :class:`InvalidPayload` before
 anything starts; a private ZooKeeper that cannot start raises
 :class:`kafka_zk.embedded_zookeeper.EmbeddedZooKeeperError`; what the plan does to the copy
@@ -35,9 +43,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from kafka_sim.cluster import EmulatedCluster
-from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot
+from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot, untouched_baseline
 from kafka_sim.timeline import wave_spans
 from kafka_zk.capacity import read_capacity_file
+from kafka_zk.codecs import TopicPartition
 from kafka_zk.connect import close, connect
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from kafka_zk.errors import InvalidInput, KafkaZkError
@@ -54,6 +63,8 @@ from operators.windows.pause import WindowBook
 from operators.windows.spec import WindowsFile
 
 TARGET_WALL_S = 30.0
+#: above this many partitions the copy holds only the plan's partitions (module docstring, "Scale")
+FULL_SEED_MAX_PARTITIONS = 5_000
 SPEED_MIN, SPEED_MAX = 3600.0, 200_000.0
 PLAN_FILES = ("plan.json", "rollback.json", "waves.json", "throttles.json", "election.json", "deletion.json",
               "summary.json", "plan.sha256")
@@ -80,6 +91,7 @@ class RehearsalInput:
     outside_window: bool = False
     network_rate: float = 100 * 1024 ** 2
     demote: tuple[int, ...] = ()          # decommission: the brokers whose leadership moves off first
+    full_seed_max_partitions: int = FULL_SEED_MAX_PARTITIONS
 
 
 def choose_speed(predicted_s: float, requested: float | None) -> float:
@@ -98,6 +110,19 @@ def _inputs(inp: RehearsalInput):
     if inp.between_windows not in ("keep", "remove"):
         raise InvalidInput(f"between_windows {inp.between_windows!r}: use 'keep' or 'remove'")
     return plan, snapshot, sizes, capacity
+
+
+def touched_partitions(plan, snapshot, demote: tuple[int, ...] = ()) -> set[TopicPartition]:
+    """What a reduced seed creates: every partition the plan moves or elects, every partition of a
+    topic it deletes, and every partition with a replica on a broker the demote step empties."""
+    out = set(plan.target) | {tp for batch in plan.election for tp in batch}
+    deleted = {t for batch in plan.deletion for t in batch}
+    gone = set(demote)
+    for name, t in snapshot.topics.items():
+        for p, part in t.partitions.items():
+            if name in deleted or gone & set(part.replicas):
+                out.add(TopicPartition(name, p))
+    return out
 
 
 def _copy_plan(plan_dir: str, folder: RunFolder) -> None:
@@ -126,14 +151,19 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
     connect_string = f"{hosts}{COPY_CHROOT_PREFIX}{uuid.uuid4().hex[:12]}"
     cluster = client = None
     try:
-        spec = spec_from_snapshot(snapshot, capacity, speed=speed, network_rate=inp.network_rate)
+        only = baseline = None
+        if snapshot.partition_count > inp.full_seed_max_partitions:
+            only = touched_partitions(plan, snapshot, inp.demote)
+            baseline = untouched_baseline(snapshot, sizes, only)
+        spec = spec_from_snapshot(snapshot, capacity, baseline, speed=speed, network_rate=inp.network_rate)
         timings = {"inputs_and_zookeeper": time.monotonic() - wall0}
         cluster = EmulatedCluster(connect_string, spec).start()
-        seeded = seed_from_snapshot(cluster, snapshot, sizes, who="kafka-runbook rehearse")
+        seeded = seed_from_snapshot(cluster, snapshot, sizes, who="kafka-runbook rehearse", only=only)
         cluster.wait_idle(600)
         client = connect(connect_string)
         timings["seed"] = time.monotonic() - wall0 - timings["inputs_and_zookeeper"]
-        report = _drive_and_report(inp, plan, folder, cluster, client, capacity, seeded, speed, poll, wall0, timings)
+        report = _drive_and_report(inp, plan, folder, cluster, client, capacity, seeded, speed, poll, wall0, timings,
+                                   baseline or {})
     finally:
         if client is not None:
             close(client)
@@ -146,10 +176,12 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
 
 
 def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, client, capacity, seeded,
-                      speed: float, poll: float, wall0: float, timings: dict[str, float]) -> RehearsalReport:
+                      speed: float, poll: float, wall0: float, timings: dict[str, float],
+                      baseline: dict[int, int]) -> RehearsalReport:
     start_at = inp.start_at or datetime.now(timezone.utc)
     sim0 = cluster.now()
-    rehearsal = Rehearsal(cluster, client, SimEpochClock(cluster, start_at.timestamp() - sim0), DiskSampler(cluster))
+    rehearsal = Rehearsal(cluster, client, SimEpochClock(cluster, start_at.timestamp() - sim0),
+                          DiskSampler(cluster, baseline=dict(baseline)))
     op = RehearsalExecutor(rehearsal=rehearsal, folder=folder, windows=inp.windows, runbook=inp.runbook,
                            zk_conn_id=inp.cluster, run_root=str(folder.root), poll_interval_s=poll,
                            throttle_bytes_per_sec=inp.throttle_bytes_per_s or plan.throttle_bytes_per_s,

@@ -138,14 +138,16 @@ class EmulatedCluster(FaultsMixin):
     def create_topics(self, topics: Mapping[str, tuple[Mapping[int, Sequence[int]],
                                                        Mapping[int, int] | None,
                                                        Mapping[str, str] | None]],
-                      timeout: float = 120.0) -> None:
-        """Seed many topics at once (pipelined writes); wait until their states exist."""
+                      timeout: float = 120.0, contiguous: bool = True) -> None:
+        """Seed many topics at once (pipelined writes); wait until their states exist.
+        ``contiguous=False`` accepts partition ids with gaps (a rehearsal's reduced seed: the
+        partitions its plan touches, kafka_sim/from_snapshot.py)."""
         self._require_started()
         rows, seeds = [], {}
         probes = [(name, self._tool.exists_async(paths.topic(name))) for name in sorted(topics)]
         taken = [name for name, probe in probes if probe.get(timeout=30) is not None]
         for name, (assignment, sizes, config) in sorted(topics.items()):
-            a = _check_assignment(name, assignment)
+            a = _check_assignment(name, assignment, contiguous)
             for p, n in (sizes or {}).items():
                 if p not in a or not isinstance(n, int) or n < 0:
                     raise InvalidInput(f"topic {name!r}: size for partition {p!r} must be an int ≥ 0 "
@@ -340,7 +342,8 @@ class EmulatedCluster(FaultsMixin):
                                "(or use it as a context manager)")
 
 
-def _check_assignment(name: str, assignment: Mapping[int, Sequence[int]]) -> dict[int, tuple[int, ...]]:
+def _check_assignment(name: str, assignment: Mapping[int, Sequence[int]],
+                      contiguous: bool = True) -> dict[int, tuple[int, ...]]:
     if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
         raise InvalidInput(f"topic name {name!r} is not valid: use letters, digits, '.', '_', '-'")
     if not assignment:
@@ -352,6 +355,6 @@ def _check_assignment(name: str, assignment: Mapping[int, Sequence[int]]) -> dic
             raise InvalidInput(f"topic {name!r} partition {p}: replicas {list(rs)} must be distinct "
                                "broker ids ≥ 0, at least one")
         out[int(p)] = rs
-    if sorted(out) != list(range(len(out))):
+    if any(p < 0 for p in out) or (contiguous and sorted(out) != list(range(len(out)))):
         raise InvalidInput(f"topic {name!r}: partition ids {sorted(out)} must be 0..{len(out) - 1}")
     return out

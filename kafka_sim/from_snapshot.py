@@ -17,6 +17,15 @@ matter to the final election, which re-elects the preferred ones anyway); partit
 sync in the snapshot start in sync; a reassignment, election or deletion pending in the
 snapshot is not replayed (the runbook's guards refuse to run over one).
 
+Reduced seed (``only``, what large rehearsals use, cli/rehearsal_run.py): only the partitions a
+plan touches are created; every other partition stays out of the copy and its replicas' bytes
+become each broker's constant *baseline* (:func:`untouched_baseline`): the copy's disks are
+that much smaller (:func:`spec_from_snapshot` ``baseline``) and a rehearsal adds it back to the
+bytes it samples, so disk peaks and a disk filling mid-move stay those of the full cluster. A
+partition nothing moves has no flow, so the copying (rates, throttles, catch-up times) is the
+same; what an untouched partition would cost the controller (its failover load, its share of
+no work during a move) is left out.
+
 Failure: a snapshot with no topic or a size for a partition the snapshot lacks raises nothing:
 sizes are matched by partition and the rest count as empty (the report says how many); a
 snapshot without brokers raises :class:`~kafka_zk.errors.InvalidInput` naming the file to check.
@@ -25,7 +34,7 @@ snapshot without brokers raises :class:`~kafka_zk.errors.InvalidInput` naming th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import AbstractSet as Set, Mapping
 
 from kafka_sim.spec import ClusterSpec
 from kafka_zk.admin.configs import alter_config
@@ -48,6 +57,7 @@ class SeedReport:
     bytes: int
     sized: int                  # partitions with a size in the sizes file
     not_copied: tuple[str, ...]
+    untouched: int = 0          # partitions left out of a reduced seed (their bytes: the baseline)
 
     def line(self) -> str:
         return (f"{self.brokers} brokers ({len(self.unregistered)} unregistered), {self.topics} topics, "
@@ -62,8 +72,10 @@ def cluster_broker_ids(snapshot: ClusterSnapshot) -> tuple[int, ...]:
     return tuple(sorted(ids))
 
 
-def spec_from_snapshot(snapshot: ClusterSnapshot, capacity: DiskCapacity | None = None, **knobs) -> ClusterSpec:
-    """The spec of an emulated copy of ``snapshot``; ``knobs`` are other :class:`ClusterSpec` fields
+def spec_from_snapshot(snapshot: ClusterSnapshot, capacity: DiskCapacity | None = None,
+                       baseline: Mapping[int, int] | None = None, **knobs) -> ClusterSpec:
+    """The spec of an emulated copy of ``snapshot``; ``baseline``: bytes per broker of partitions a
+    reduced seed leaves out (taken off each disk); ``knobs`` are other :class:`ClusterSpec` fields
     (speed, network_rate, seed...)."""
     ids = cluster_broker_ids(snapshot)
     if not ids:
@@ -71,8 +83,26 @@ def spec_from_snapshot(snapshot: ClusterSnapshot, capacity: DiskCapacity | None 
     racks = {b: (snapshot.brokers[b].rack if b in snapshot.brokers else None) for b in ids}
     disks = None
     if capacity is not None:
-        disks = {b: int(c) for b in ids if (c := capacity.capacity(b)) is not None} or None
+        base = baseline or {}
+        disks = {b: max(1, int(c) - int(base.get(b, 0))) for b in ids
+                 if (c := capacity.capacity(b)) is not None} or None
     return ClusterSpec(brokers=racks, disk_capacity=disks, **knobs)
+
+
+def untouched_baseline(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int] | None,
+                       touched: Set[TopicPartition]) -> dict[int, int]:
+    """Bytes each broker holds of the partitions not in ``touched`` (every replica: the partition's
+    size, as the emulator counts a seeded in-sync replica)."""
+    by_topic = partition_sizes(snapshot, sizes)
+    out: dict[int, int] = {b: 0 for b in cluster_broker_ids(snapshot)}
+    for name, t in snapshot.topics.items():
+        if t.marked_for_deletion:
+            continue
+        for p, part in t.partitions.items():
+            if TopicPartition(name, p) not in touched:
+                for b in part.replicas:
+                    out[b] = out.get(b, 0) + by_topic[name][p]
+    return out
 
 
 def partition_sizes(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int] | None
@@ -84,17 +114,25 @@ def partition_sizes(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, in
 
 
 def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int] | None,
-                       who: str) -> SeedReport:
-    """Create the snapshot's topics (with sizes and configs) on the started ``cluster``; set the
+                       who: str, only: Set[TopicPartition] | None = None) -> SeedReport:
+    """Create the snapshot's topics (with sizes and configs) on the started ``cluster`` — with
+    ``only``, just those partitions (a reduced seed, see the module docstring); set the
     brokers' config overrides through the one writer built here for seeding an emulator (audited
     as ``who``, authorised by :class:`kafka_zk.authority.EmulatorSeeding`: the emulator's own
     ZooKeeper only); stop the brokers the snapshot saw unregistered."""
 
     by_topic = partition_sizes(snapshot, sizes)
-    todo = {name: ({p: t.partitions[p].replicas for p in sorted(t.partitions)}, by_topic[name], dict(t.config))
-            for name, t in snapshot.topics.items() if not t.marked_for_deletion}
+    todo = {}
+    for name, t in snapshot.topics.items():
+        keep = [p for p in sorted(t.partitions) if only is None or TopicPartition(name, p) in only]
+        if not t.marked_for_deletion and (keep or only is None):
+            todo[name] = ({p: t.partitions[p].replicas for p in keep}, {p: by_topic[name][p] for p in keep},
+                          dict(t.config))
+    untouched = 0 if only is None else sum(
+        1 for name, t in snapshot.topics.items() if not t.marked_for_deletion
+        for p in t.partitions if TopicPartition(name, p) not in only)
     if todo:
-        cluster.create_topics(todo)
+        cluster.create_topics(todo, contiguous=only is None)
     overrides = {e: c for e, c in snapshot.broker_configs.items() if c}
     writer = ZkWriter(cluster.tool_client, actor=f"{who}: seeding", authority=EmulatorSeeding(who))
     for entity, config in sorted(overrides.items()):
@@ -110,10 +148,13 @@ def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicP
         not_copied.append("the reassignment pending in the snapshot")
     if snapshot.preferred_election is not None:
         not_copied.append("the preferred election pending in the snapshot")
-    if snapshot.delete_markers or len(todo) < len(snapshot.topics):
+    if snapshot.delete_markers or any(t.marked_for_deletion for t in snapshot.topics.values()):
         not_copied.append("topics marked for deletion")
+    if untouched:
+        not_copied.append(f"{untouched:,} partitions the plan does not touch: not created, their bytes are each "
+                          "broker's disk baseline")
     listed = sizes or {}
     return SeedReport(len(ids), unregistered, len(todo), sum(len(a) for a, _, _ in todo.values()),
                       sum(sum(s.values()) for _, s, _ in todo.values()),
                       sum(1 for name, (a, _, _) in todo.items() for p in a if TopicPartition(name, p) in listed),
-                      tuple(not_copied))
+                      tuple(not_copied), untouched)

@@ -65,16 +65,19 @@ class SimEpochClock:
 
 @dataclass
 class DiskSampler:
-    """Per-broker peak of bytes on disk, sampled at every poll of the wave trigger."""
+    """Per-broker peak of bytes on disk, sampled at every poll of the wave trigger; ``baseline``:
+    bytes per broker of the partitions a reduced seed left out of the copy (added to each sample)."""
 
     cluster: Any
     peaks: dict[int, tuple[int, float]] = field(default_factory=dict)   # broker -> (bytes, simulated s)
     samples: int = 0
+    baseline: dict[int, int] = field(default_factory=dict)
 
     def sample(self) -> None:
         now = self.cluster.now()
         self.samples += 1
         for b, used in self.cluster.disk_usage().items():
+            used += self.baseline.get(b, 0)
             if used > self.peaks.get(b, (-1, 0.0))[0]:
                 self.peaks[b] = (used, now)
 
