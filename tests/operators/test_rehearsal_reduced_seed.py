@@ -12,14 +12,16 @@ import pytest
 
 from tests.operators.test_rehearsal import GiB, MiB, _input, real  # noqa: F401 - the fixture
 
-# the rehearsals' polls (every 30 simulated seconds) place each wave's end within a poll; the
-# disk samples are taken at those polls
+# two rehearsals of one plan on the same seed differ by simulated seconds per wave (the clock
+# runs while the engine waits for the tool: at ×3600 a wall millisecond is 3.6 s, 10 % of these
+# ~100 s waves), so these run at ×300; the disk samples are taken at the polls
 TIMELINE_REL = 0.05
+SPEED = 300.0
 
 
 def _both(real, zk_server, plan, **extra):  # noqa: F811 - the fixture
-    full = _input(real, plan, **extra)
-    reduced = _input(real, plan, full_seed_max_partitions=0, **extra)
+    full = _input(real, plan, speed=SPEED, **extra)
+    reduced = _input(real, plan, speed=SPEED, full_seed_max_partitions=0, **extra)
     reduced = dataclasses.replace(reduced, out_dir=reduced.out_dir + "-reduced")
     from cli.rehearsal_run import rehearse
 
