@@ -49,7 +49,7 @@ from kafka_zk.command_line import ArgvParser
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.artifacts import write_move_files, write_plan_artifacts
+from kafka_zk.planning.artifacts import MOVE_FILES, write_move_files, write_plan_artifacts
 from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_throttle
 from spark_jobs import sizes_input
@@ -289,17 +289,29 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         if checking.pid is None:
             checking.wait()
         planned = time.monotonic()
-        waves = pack_waves(plan.moves, limits)
-        ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
-        before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
-        waves, disk = plan_disk(before.bytes, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
-                                capacity_of(args), bool(data.sizes), limits)
+        try:
+            waves = pack_waves(plan.moves, limits)
+            ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
+            before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
+            waves, disk = plan_disk(before.bytes, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
+                                    capacity_of(args), bool(data.sizes), limits)
+        except BaseException:
+            checking.wait()             # an invalid plan is refused as such, not by what it broke downstream
+            raise
         checking.wait()                 # before anything is written: an invalid plan raises here
         # a large plan's move files are written by a forked child while the summary is built
         final_waves = waves
         writing = forked_check.start(lambda: write_move_files(args.out, plan, final_waves, args.throttle), fork=large)
-        summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
-                                data.partitions_total, before)
+        try:
+            summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
+                                    data.partitions_total, before)
+        except BaseException:
+            if writing.pid is not None:     # the child wrote (or is writing) the move files: none stay
+                writing.wait()
+                for name in MOVE_FILES:
+                    if os.path.exists(os.path.join(args.out, name)):
+                        os.unlink(os.path.join(args.out, name))
+            raise
         summary["disk"] = disk
         if engine is not None:
             summary["engine"] = {"engine": engine.engine, "reason": engine.reason}

@@ -194,6 +194,10 @@ def throttles_json(waves: Sequence[Wave], throttle: int | None) -> bytes:
             + "]}").encode("utf-8")
 
 
+#: what :func:`write_move_files` writes
+MOVE_FILES = ("plan.json", "rollback.json", "waves.json", "throttles.json")
+
+
 def write_move_files(out_dir: str, plan: Plan, waves: Sequence[Wave], throttle: int | None) -> str:
     """The files made from the moves and waves (``plan.json``, ``rollback.json``, ``waves.json``,
     ``throttles.json``); returns the plan hash. The first half of :func:`write_plan_artifacts`

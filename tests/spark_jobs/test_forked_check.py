@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from kafka_zk.planning.artifacts import MOVE_FILES
 from kafka_zk.planning.model import Move, PlanInvalid, make_plan
 from spark_jobs import forked_check, operations, plan_job
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
@@ -94,3 +95,48 @@ def test_a_result_comes_back_from_the_child_and_a_call_runs_once() -> None:
     assert forked.wait() == forked.wait() != f"pid {os.getpid()}" and ran == []
     here = forked_check.start(call, fork=False)
     assert here.wait() == here.wait() == f"pid {os.getpid()}" and ran == [1]
+
+
+def test_a_failure_after_the_move_files_were_forked_leaves_none_of_them(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(plan_job, "FORKED_CHECK_MIN_MOVES", 1)
+    started: list[forked_check.Pending] = []
+    real_start = forked_check.start
+
+    def recording_start(call, fork=True):
+        started.append(real_start(call, fork))
+        return started[-1]
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("summary failed")
+
+    monkeypatch.setattr(forked_check, "start", recording_start)
+    monkeypatch.setattr(plan_job, "build_summary", failing)
+    with pytest.raises(RuntimeError, match="summary failed"):
+        plan_job.execute(_job(tmp_path, "out"))
+    assert len(started) == 2 and all(p.pid for p in started)      # the check's child, the writer's child
+    for p in started:                   # a writer left running would write after the refusal: wait for it
+        try:
+            os.waitpid(p.pid, 0)
+        except ChildProcessError:       # already reaped by the job
+            pass
+    assert not any((tmp_path / "out" / n).exists() for n in (*MOVE_FILES, "plan.sha256", "summary.json"))
+
+
+def test_a_kernel_fault_downstream_of_an_invalid_plan_is_reported_as_the_invalid_plan(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(plan_job, "FORKED_CHECK_MIN_MOVES", 1)
+    real = operations.plan_decommission
+
+    def broken(snapshot, removed, *args, **kwargs):
+        plan = real(snapshot, removed, *args, **kwargs)
+        m = plan.moves[0]          # a target naming one broker twice (rule 2)
+        bad = Move(m.tp, m.current, (m.target[0], m.target[0], *m.target[2:]), m.size, m.leader)
+        return make_plan("decommission", [bad, *plan.moves[1:]], plan.seed, removed=plan.removed,
+                         sized=plan.sized, params=plan.params)
+
+    def packing_fails(moves, limits):
+        raise ValueError("the packer met the duplicate")
+
+    monkeypatch.setattr(operations, "plan_decommission", broken)
+    monkeypatch.setattr(plan_job, "pack_waves", packing_fails)
+    with pytest.raises(PlanInvalid, match="duplicate broker"):
+        plan_job.execute(_job(tmp_path, "out"))
