@@ -12,6 +12,9 @@ It asks the windows file (:mod:`operators.windows.guard`, the same decision the 
 * the prediction is longer than the longest window admitting the runbook: refuse
   (:class:`~operators.errors.OutsideWindow`: it would wait forever);
 * no window open and nothing written yet by a *scheduled* run: refuse (its window closed);
+* the batch fits the open window's length but not what is left, and it already waited for an
+  opening: it starts within the resume allowance, else refuse (the guard's rule:
+  :func:`operators.windows.guard.decide_wave`);
 * otherwise: the batch is not started; the run notifies ``window_paused`` and waits, deferred
   (no worker held), until the next opening, then the step's ``resume_in_window`` decides again.
 
@@ -62,8 +65,12 @@ def hold_for_window(step: RunbookOperator, context: Any, folder: RunFolder, inde
                             f"admitting {dag_id} ({gate.longest}): it could never start. Lower the batch size or "
                             "batch_timeout_s, or lengthen the window; nothing was written")
     at = datetime.fromtimestamp(now, tz=timezone.utc)
-    decision = decide_wave(gate, at, predicted_s)
+    decision = decide_wave(gate, at, predicted_s, waited=windows.waited_before(index))
     windows.decided(index, now, decision, predicted_s, 1.0)
+    if decision.stop:
+        windows.refuse(index, now, f"{what}: {decision.reason}")
+        windows.save(folder)
+        raise OutsideWindow(f"{what} not started: {decision.reason}")
     if decision.start:
         windows.save(folder)
         step.log.info("window guard: %s starts: %s", what, decision.reason)

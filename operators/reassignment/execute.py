@@ -275,8 +275,13 @@ class ExecuteWavesOperator(RunbookOperator):
             windows.refuse(wave.id, self.clock(), reason)
             windows.save(folder)
             raise OutsideWindow(reason)
-        decision = decide_wave(gate, now, predicted)
+        decision = decide_wave(gate, now, predicted, waited=windows.waited_before(wave.id))
         windows.decided(wave.id, self.clock(), decision, predicted, factor)
+        if decision.stop:
+            reason = f"wave {wave.id}: {decision.reason}"
+            windows.refuse(wave.id, self.clock(), reason)
+            windows.save(folder)
+            raise OutsideWindow(reason)
         if decision.start:
             windows.save(folder)
             self.log.info("window guard: wave %d starts: %s", wave.id, decision.reason)

@@ -11,6 +11,12 @@ read here.
   model at the run's throttle, times the factor measured on this run's finished waves) fits in
   the time the window has left. A wave whose duration is unknown (no partition sizes) starts
   whenever a window is open.
+  A wave that fits a window's full length but not what is left of it waits for the next opening
+  — once: resumed there (``waited``) a few seconds late, it would again miss by the lateness and
+  wait forever. So a wave that waited starts at the opening it waited for when it overruns the
+  window's close by at most :func:`resume_allowance_s` (the resume's lateness is all it misses
+  by), and otherwise the decision is to stop (``stop``), naming the wave's prediction, the window
+  and the fix (docs/maintenance-windows.md, "A wave that fits only at the opening").
 * :func:`measured_factor` — actual over predicted wave durations so far (1.0 before any).
 * :func:`too_long_for_every_window` — waves no window is long enough for (refused before any
   write: they would wait forever).
@@ -29,6 +35,9 @@ from operators.windows.spec import ClusterWindows, WindowsFile
 
 #: bounds on the measured correction (one odd wave must not make the guard absurd)
 FACTOR_MIN, FACTOR_MAX = 0.25, 20.0
+#: how far past a window's close a wave that waited for that window's opening may be predicted to
+#: run (the resume's lateness): this share of the window's length, at least the minimum
+RESUME_ALLOWANCE_SHARE, RESUME_ALLOWANCE_MIN_S = 0.05, 60.0
 
 
 @dataclass(frozen=True)
@@ -45,12 +54,14 @@ class WindowGate:
 
 @dataclass(frozen=True)
 class WaveDecision:
-    """Start now, or wait until ``resume`` opens; ``reason`` says why in one sentence."""
+    """Start now, wait until ``resume`` opens, or (``stop``) neither: ``reason`` says why in one
+    sentence (and, for a stop, the fix)."""
 
     start: bool
     reason: str
     window: OpenWindow | None = None      # the window open now, if any
     resume: OpenWindow | None = None      # the next opening, when not starting
+    stop: bool = False                    # waiting again would not help (see the module docstring)
 
 
 def window_gate(windows: WindowsFile | None, conn_id: str, runbook: str, outside_window: bool) -> WindowGate | None:
@@ -82,8 +93,14 @@ def measured_factor(finished: Iterable[tuple[float | None, float]]) -> float:
     return min(FACTOR_MAX, max(FACTOR_MIN, factor))
 
 
-def decide_wave(gate: WindowGate, now: datetime, predicted_s: float | None) -> WaveDecision:
-    """Start the next wave now, or wait for the next opening (see module docstring)."""
+def resume_allowance_s(window_length_s: float) -> float:
+    """Seconds past the close a resumed wave may be predicted to run (see the module docstring)."""
+    return max(RESUME_ALLOWANCE_MIN_S, RESUME_ALLOWANCE_SHARE * window_length_s)
+
+
+def decide_wave(gate: WindowGate, now: datetime, predicted_s: float | None, waited: bool = False) -> WaveDecision:
+    """Start the next wave now, wait for the next opening, or stop (see module docstring);
+    ``waited``: this wave has already waited for an opening."""
     window = open_window(gate.cluster, gate.runbook, now)
     if window is None:
         resume = next_opening(gate.cluster, gate.runbook, now)
@@ -95,9 +112,30 @@ def decide_wave(gate: WindowGate, now: datetime, predicted_s: float | None) -> W
     if predicted_s <= left:
         return WaveDecision(True, f"predicted {predicted_s:.0f}s fits in the {left:.0f}s left in window "
                                   f"{window.window.name} (closes {_t(window.closes)})", window)
+    length = (window.closes - window.opens).total_seconds()
+    if waited and predicted_s <= length:
+        return _at_the_opening_waited_for(window, now, predicted_s, left, length)
     resume = next_opening(gate.cluster, gate.runbook, window.closes - timedelta(seconds=1))
     return WaveDecision(False, f"predicted {predicted_s:.0f}s does not fit in the {left:.0f}s left in window "
                                f"{window.window.name} (closes {_t(window.closes)})", window, resume)
+
+
+def _at_the_opening_waited_for(window: OpenWindow, now: datetime, predicted_s: float, left: float,
+                               length: float) -> WaveDecision:
+    """A wave that fits the window's length, resumed too late in the opening it waited for."""
+    late, over, allowance = (now - window.opens).total_seconds(), predicted_s - left, resume_allowance_s(length)
+    name = window.window.name
+    if over <= allowance:
+        return WaveDecision(True, f"predicted {predicted_s:.0f}s fits window {name}'s {length:.0f}s but not the "
+                                  f"{left:.0f}s left: it waited for this opening and was resumed {late:.0f}s after "
+                                  f"it, so it starts and may end {over:.0f}s after the close at {_t(window.closes)} "
+                                  f"(resume allowance {allowance:.0f}s)", window)
+    return WaveDecision(False, f"predicted {predicted_s:.0f}s fits window {name}'s {length:.0f}s but not the "
+                               f"{left:.0f}s left: it waited for this opening and was resumed {late:.0f}s after it "
+                               f"(opened {_t(window.opens)}), more than the {allowance:.0f}s a resume may be late; "
+                               "waiting again could miss again forever. Nothing of it was written. Widen the window and "
+                               "clear the step to resume at this wave, or plan again with smaller waves (a lower "
+                               "max_moves_per_broker)", window, stop=True)
 
 
 def too_long_for_every_window(gate: WindowGate, predicted: Sequence[float | None]) -> list[int]:

@@ -81,6 +81,10 @@ class WindowBook:
                             "throttles": "removed, re-set on resume" if throttles_removed else "kept",
                             "resumed_at": None})
 
+    def waited_before(self, wave_id: int) -> bool:
+        """Has this wave (or batch) already waited for a window's opening?"""
+        return any(p["before_wave"] == wave_id for p in self.pauses)
+
     def refuse(self, wave_id: int, now: float, reason: str) -> None:
         """A wave the run stops at because no window can ever hold it (the reason says why)."""
         self.refused.append({"wave": wave_id, "at": _iso(now), "reason": reason})

@@ -177,3 +177,38 @@ def test_topic_changes_waits_for_its_window_before_applying_and_not_when_the_dif
     assert again.state == "success", again.task_states
     assert not (again.run_folder / "windows.json").exists()
     assert again.task_states["window"] == "success"
+
+
+def test_a_batch_that_fits_its_window_only_at_the_opening_waits_once_then_starts_instead_of_deferring_forever(
+        cluster, tmp_path, monkeypatch, webhook_sink) -> None:
+    """A 1-minute window every minute and a batch predicted to take the whole minute (its timeout,
+    before any batch finished): it fits only if it starts the very second a window opens. The run
+    reaches it mid-window, so it waits for the next opening; resumed there a moment late it would
+    again not fit what is left, and before the resume allowance it deferred from opening to opening
+    forever (pytest-timeout ends that). Now it waits once and starts, within the allowance."""
+    from operators.local_run import run_dag
+    from operators.windows.guard import resume_allowance_s
+
+    emulator, conn_id, zk = cluster
+    emulator.create_topic("tmp-0", {0: [1, 2, 3]})
+    path = windows_file(tmp_path / "windows.yaml", conn_id,
+                        '      - name: every-minute\n        start: "* * * * *"\n        duration: 1m\n'
+                        '        timezone: UTC\n        runbooks: [delete_topics]\n')
+    monkeypatch.setenv("KAFKA_RUNBOOKS_WINDOWS_FILE", str(path))
+    result = run_dag("delete_topics", {
+        "zk_conn_id": conn_id, "run_root": str(tmp_path / "runs"), "topic_regex": "tmp-.*", "batch_size": 10,
+        "batch_timeout_s": 60, "poll_interval_s": 0.2}, answer="Approve", approver="bob.sre")
+    assert result.state == "success", result.task_states
+    assert "tmp-0" not in zk.get_children("/brokers/topics")
+
+    book = json.loads((result.run_folder / "windows.json").read_text())
+    [pause] = book["pauses"]                                      # waited once, not at every opening
+    assert pause["before_wave"] == 0 and "does not fit" in pause["reason"] and pause["resumed_at"], pause
+    first, second = book["decisions"]
+    assert not first["start"] and first["predicted_s"] == 60.0, first
+    assert second["start"] and "it waited for this opening" in second["reason"], second
+    assert f"resume allowance {resume_allowance_s(60):.0f}s" in second["reason"], second
+    # the marker was written in the window the batch waited for, after its opening
+    opened = datetime.fromisoformat(pause["resumes_at"])
+    [marker] = [r for r in AuditLog.read(result.run_folder / "audit.jsonl") if r.path.startswith("/admin/delete_topics/")]
+    assert opened <= at(marker) < opened + timedelta(minutes=1), (marker.time, pause)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from operators.windows.guard import (decide_wave, measured_factor, predicted_wave_seconds,
+from operators.windows.guard import (decide_wave, measured_factor, predicted_wave_seconds, resume_allowance_s,
                                      too_long_for_every_window, window_gate)
 from operators.windows.spec import parse_windows_text
 
@@ -59,6 +59,28 @@ def test_outside_every_window_nothing_starts_and_the_next_opening_is_named() -> 
 def test_unknown_duration_starts_whenever_a_window_is_open() -> None:
     d = decide_wave(gate(), datetime(2026, 1, 14, 3, 59, tzinfo=UTC), predicted_s=None)
     assert d.start and "duration unknown" in d.reason
+
+
+def test_a_wave_that_fits_only_at_the_opening_waits_once_then_starts_within_the_resume_allowance() -> None:
+    """The 30-minute 'short' window opens 12:00 UTC; a wave predicted 29.5 min fits only if it starts
+    in its first 30 s. Resumed 40 s late it would miss by 10 s at every opening, forever."""
+    late = datetime(2026, 1, 14, 12, 0, 50, tzinfo=UTC)
+    first = decide_wave(gate(), late, predicted_s=29.5 * 60)
+    assert not first.start and not first.stop and first.resume.opens == datetime(2026, 1, 15, 0, 0, tzinfo=UTC)
+    again = decide_wave(gate(), datetime(2026, 1, 14, 12, 0, 40, tzinfo=UTC), predicted_s=29.5 * 60, waited=True)
+    assert again.start and not again.stop and again.window.window.name == "short", again
+    assert "resumed 40s after it" in again.reason and "end 10s after the close" in again.reason and "resume allowance 90s" in again.reason, again.reason
+    assert resume_allowance_s(30 * 60) == 90.0 and resume_allowance_s(60) == 60.0     # 5 %, at least 1 min
+
+
+def test_a_waited_wave_resumed_later_than_the_allowance_stops_naming_the_fix() -> None:
+    d = decide_wave(gate(), datetime(2026, 1, 14, 12, 5, tzinfo=UTC), predicted_s=29.5 * 60, waited=True)
+    assert d.stop and not d.start and d.resume is None, d
+    assert "predicted 1770s fits window short's 1800s but not the 1500s left" in d.reason, d.reason
+    assert "resumed 300s after it" in d.reason and "Widen the window" in d.reason and "smaller waves" in d.reason
+    # a wave longer than this window (but not the longest) still waits for a window it fits, waited or not
+    longer = decide_wave(gate(), datetime(2026, 1, 14, 12, 0, 1, tzinfo=UTC), predicted_s=3600, waited=True)
+    assert not longer.start and not longer.stop and longer.resume.window.name == "night", longer
 
 
 def test_the_measured_factor_corrects_the_prediction_and_is_bounded() -> None:
