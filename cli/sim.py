@@ -65,6 +65,9 @@ def add_parser(subparsers) -> None:
                    help="each broker writes DIR/broker-<id>/state-change.log (Kafka 2.4's format)")
     p.add_argument("--disk-capacity", type=float, default=None, metavar="BYTES",
                    help="every broker's disk size; a full disk stops its followers fetching (default: unlimited)")
+    p.add_argument("--fixed-cost", choices=("kafka-2.4.1", "off"), default="kafka-2.4.1",
+                   help="each reassignment's fixed cost (~1 s per move, measured on Kafka 2.4.1; concurrent "
+                        "moves pay it once) or off: moves as fast as their copy (default: kafka-2.4.1)")
     p.add_argument("--from-snapshot", metavar="SNAPSHOT", default=None,
                    help="seed a copy of a real cluster from its snapshot.jsonl (brokers, racks, topics, "
                         "assignments, configs) instead of --brokers/--topics/...")
@@ -166,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_sim import seed
     from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+    from kafka_sim.spec import KAFKA_2_4_1_FIXED_COST, NO_FIXED_COST
     from kafka_sim.control import CommandQueue
     from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
     from kafka_zk.zk_auth import NO_AUTH
@@ -177,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
                            "its HOST:PORT")
     knobs = dict(network_rate=args.network_rate, speed=args.speed, delete_topic_enable=args.delete_topic_enable,
                  auto_leader_rebalance=args.auto_leader_rebalance, seed=args.seed,
-                 state_change_logs=args.state_change_logs, listener_base_port=args.listener_base_port)
+                 state_change_logs=args.state_change_logs, listener_base_port=args.listener_base_port,
+                 **(NO_FIXED_COST if args.fixed_cost == "off" else KAFKA_2_4_1_FIXED_COST))
     copy = _snapshot_copy(args, knobs)
     if copy is not None:
         spec, snapshot, copy_sizes = copy

@@ -32,9 +32,11 @@ FETCH_START = 0.5            # b-i: topic znode with the adding replicas 1.264 �
                              # first fetches; b-vi: 0.31, 0.11)
 REASSIGN_COMPLETION = 0.3    # b-i: the last ISR expansion 1.784 → phase B's multis 1.877–2.027,
                              # node deleted 2.082 (b-vi: 0.35, 0.23)
-#: ClusterSpec keyword arguments that turn the measured fixed cost on: ``ClusterSpec(..., **KAFKA_2_4_1_FIXED_COST)``
+#: ClusterSpec keyword arguments of the measured fixed cost (the defaults): ``ClusterSpec(..., **KAFKA_2_4_1_FIXED_COST)``
 KAFKA_2_4_1_FIXED_COST = {"reassign_reaction_s": REASSIGN_REACTION, "fetch_start_s": FETCH_START,
                           "reassign_completion_s": REASSIGN_COMPLETION}
+#: ... and the ones that turn it off (moves as fast as the copy alone): ``ClusterSpec(..., **NO_FIXED_COST)``
+NO_FIXED_COST = {name: 0.0 for name in KAFKA_2_4_1_FIXED_COST}
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,8 @@ class ClusterSpec:
     trajectories are :data:`REASSIGN_REACTION`, :data:`FETCH_START`, :data:`REASSIGN_COMPLETION`,
     :data:`KAFKA_2_4_1_FIXED_COST` gives all three): the controller's reaction to a new
     ``/admin/reassign_partitions``, a new replica's first fetch after it is created, and the
-    controller's completion after the ISR change that makes a move complete. 0 (the default for
-    now, see kafka_sim/README.md) turns each off.
+    controller's completion after the ISR change that makes a move complete. They default to the
+    measured values; 0 turns each off (:data:`NO_FIXED_COST`: all three).
     ``listener_base_port`` fixes the brokers' Kafka listeners: the n-th broker in id order listens
     on ``base + n`` (a port in use is an error); without it each takes a free port.
     """
@@ -81,10 +83,10 @@ class ClusterSpec:
     disk_capacity: Mapping[int, int] | None = None   # broker -> disk bytes (None: unlimited disks)
     log_dirs_every_s: float | None = None   # wall s between log-dirs publications (None: on demand)
     listener_base_port: int | None = None   # the n-th broker (ids sorted) listens on base + n (None: free ports)
-    # the per-move fixed cost: off by default until the DAG window tests ran with it (kafka_sim/README.md)
-    reassign_reaction_s: float = 0.0       # admin node created → controller acts (2.4.1: REASSIGN_REACTION)
-    fetch_start_s: float = 0.0             # new replica created → it starts fetching (FETCH_START)
-    reassign_completion_s: float = 0.0     # move's ISR complete → controller completes it (REASSIGN_COMPLETION)
+    # the per-move fixed cost of Kafka 2.4.1, on by default (kafka_sim/README.md); 0 turns each off
+    reassign_reaction_s: float = REASSIGN_REACTION      # admin node created → controller acts
+    fetch_start_s: float = FETCH_START                  # new replica created → it starts fetching
+    reassign_completion_s: float = REASSIGN_COMPLETION  # move's ISR complete → controller completes it
 
     def __post_init__(self) -> None:
         if not self.brokers:

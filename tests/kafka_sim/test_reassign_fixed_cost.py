@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from kafka_sim.spec import KAFKA_2_4_1_FIXED_COST
+from kafka_sim.spec import KAFKA_2_4_1_FIXED_COST, NO_FIXED_COST, ClusterSpec
 from tests.kafka_sim.zk_read import create_json, wait_for
 
 NODE = "/admin/reassign_partitions"
@@ -51,8 +51,14 @@ def test_concurrent_moves_pay_the_fixed_cost_once(make_cluster, zk):
     assert 0.7 * RECORDED_S <= end - t0 <= 1.3 * RECORDED_S, (end - t0, RECORDED_S)
 
 
+def test_the_fixed_cost_is_on_by_default():
+    spec = ClusterSpec(brokers={0: "a"})
+    assert {name: getattr(spec, name) for name in KAFKA_2_4_1_FIXED_COST} == KAFKA_2_4_1_FIXED_COST
+    assert all(v > 0 for v in KAFKA_2_4_1_FIXED_COST.values())
+
+
 def test_zero_delays_turn_the_fixed_cost_off(make_cluster, zk):
-    cluster = make_cluster(speed=1.0)          # the default, for now: no fixed cost
+    cluster = make_cluster(speed=1.0, **NO_FIXED_COST)
     cluster.create_topic("tb1", {0: [0, 1]})
     t0, end = _span_of_one_node(cluster, zk, {"version": 1, "partitions": [
         {"topic": "tb1", "partition": 0, "replicas": [2, 3]}]})
