@@ -165,6 +165,13 @@ def check_ports_free(wanted: list[tuple[str, int]]) -> None:
                                    "choose another port or stop what uses it") from None
 
 
+def _fixed_cost(spec) -> str:
+    """The per-move fixed cost the emulator pays, as the start line says it."""
+    delays = (spec.reassign_reaction_s, spec.fetch_start_s, spec.reassign_completion_s)
+    return ("per-move fixed cost off" if not any(delays) else
+            "per-move fixed cost " + "/".join(f"{d:g}" for d in delays) + " s (reaction/fetch start/completion)")
+
+
 def run(args: argparse.Namespace) -> int:
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_sim import seed
@@ -216,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
         if todo:
             cluster.create_topics(todo)
         print(f"kafka-runbook sim: {len(spec.brokers)} brokers, {_partitions(cluster, layout, copy)} "
-              f"partitions, controller {cluster.controller_id()}, speed {args.speed:g}x", flush=True)
+              f"partitions, controller {cluster.controller_id()}, speed {args.speed:g}x, {_fixed_cost(spec)}", flush=True)
         print(connect_string, flush=True)
         print(f"kafka-runbook sim: Kafka listeners: --broker-list {cluster.broker_list()}", file=sys.stderr, flush=True)
         commands = CommandQueue(cluster.tool_client)

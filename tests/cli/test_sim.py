@@ -24,10 +24,11 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 def test_sim_runs_until_sigterm_and_serves_log_dirs_and_faults(zk_connect, zk):
     proc = subprocess.Popen([*CLI, "sim", "--zookeeper", zk_connect, "--brokers", "4", "--racks", "2",
                              "--topics", "2", "--partitions", "3", "--replication-factor", "2",
-                             "--size-distribution", "fixed", "--mean-size", "1000", "--seed", "7"],
+                             "--size-distribution", "fixed", "--mean-size", "1000", "--seed", "7", "--fixed-cost", "off"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
-        assert proc.stdout.readline().startswith("kafka-runbook sim: 4 brokers, 6 partitions")
+        line = proc.stdout.readline()
+        assert line.startswith("kafka-runbook sim: 4 brokers, 6 partitions") and "fixed cost off" in line, line
         assert proc.stdout.readline().strip() == zk_connect
         assert sorted(zk.get_children("/brokers/ids")) == ["0", "1", "2", "3"]
         assert sorted(zk.get_children("/brokers/topics")) == ["topic-0000", "topic-0001"]
@@ -99,7 +100,9 @@ def test_sim_with_embedded_zookeeper_prints_its_connect_string():
                              "--delete-topic-enable", "false"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
-        assert proc.stdout.readline().startswith("kafka-runbook sim: 3 brokers, 2 partitions")
+        line = proc.stdout.readline()
+        assert line.startswith("kafka-runbook sim: 3 brokers, 2 partitions"), line
+        assert "per-move fixed cost 0.18/0.5/0.3 s" in line, line          # Kafka 2.4.1's, by default
         connect = proc.stdout.readline().strip()
         assert connect.startswith("127.0.0.1:") and connect.endswith("/kafka")
         client = KazooClient(hosts=connect, timeout=10)
