@@ -18,9 +18,11 @@ bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed from their environment,
 package runs). ``--zk-heap`` sets the embedded server's heap (default 4g for ``1m``: two million
 znodes do not fit 512 MB). ``--serve`` instead
 keeps the populated server up and prints both commands (for timing them from outside), until
-stdin closes. Figures only, no assertions.
+stdin closes; ``--zookeeper HOST:PORT`` then times against that server (no load: at 1m the load
+takes 1–2 min). Figures only, no assertions.
 
-Usage: ``python bench/bench_plan_zk.py [--shape 20k|100k|1m] [--runs 3] [--workdir D] [--zk-heap 4g] [--serve]``.
+Usage: ``python bench/bench_plan_zk.py [--shape 20k|100k|1m] [--runs 3] [--workdir D] [--zk-heap 4g]
+[--serve | --zookeeper HOST:PORT]``.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -122,28 +126,36 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--zk-heap", default=None, help="the embedded ZooKeeper's heap, -Xmx (default: 4g for 1m, "
                     "else 512m)")
     ap.add_argument("--serve", action="store_true")
+    ap.add_argument("--zookeeper", default=None, help="time against this server, already populated by a "
+                    "`--serve` run of the same --shape and --workdir (still serving): no load, no embedded server")
     args = ap.parse_args(argv)
     s = SHAPES[args.shape]
     os.makedirs(args.workdir, exist_ok=True)
-    snap = synthetic_cluster(s["brokers"], s["racks"], s["topics"], s["partitions"], 3, seed=3)
-    sizes = synthetic_sizes(snap, seed=4)
     sizes_path = os.path.join(args.workdir, f"log-dirs-{args.shape}.txt")
-    if not os.path.exists(sizes_path):
-        write_log_dirs(snap, sizes, sizes_path)
+    snap = sizes = None
+    if not args.zookeeper or not os.path.exists(sizes_path):
+        snap = synthetic_cluster(s["brokers"], s["racks"], s["topics"], s["partitions"], 3, seed=3)
+        sizes = synthetic_sizes(snap, seed=4)
+        if not os.path.exists(sizes_path):
+            write_log_dirs(snap, sizes, sizes_path)
     removed = ",".join(str(b) for b in s["removed"])
     # the commands as an installed package runs them: compiled modules cached (a shell with
     # PYTHONDONTWRITEBYTECODE=1 recompiles every project module on every start, ~0.5 s of CPU)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     heap = args.zk_heap or ZK_HEAP.get(args.shape, "512m")
-    with EmbeddedZooKeeper(heap=heap) as server:
+    running = SimpleNamespace(connect_string=args.zookeeper) if args.zookeeper else None
+    with nullcontext(running) if running else EmbeddedZooKeeper(heap=heap) as server:
         zk = KazooClient(hosts=server.connect_string, timeout=30)
         zk.start(timeout=30)
-        t = time.perf_counter()
-        populate(zk, snap)
-        print(f"{args.shape}: {len(snap.brokers)} brokers, {sum(len(t.partitions) for t in snap.topics.values())} "
-              f"partitions in {len(snap.topics)} topics loaded into ZooKeeper 3.8 (heap {heap}) in "
-              f"{time.perf_counter() - t:.1f} s; raw log-dirs sizes {os.path.getsize(sizes_path) / 1e6:.1f} MB",
-              flush=True)
+        if running:
+            print(f"{args.shape}: timing against the running server {args.zookeeper}", flush=True)
+        else:
+            t = time.perf_counter()
+            populate(zk, snap)
+            print(f"{args.shape}: {len(snap.brokers)} brokers, {sum(len(t.partitions) for t in snap.topics.values())} "
+                  f"partitions in {len(snap.topics)} topics loaded into ZooKeeper 3.8 (heap {heap}) in "
+                  f"{time.perf_counter() - t:.1f} s; raw log-dirs sizes {os.path.getsize(sizes_path) / 1e6:.1f} MB",
+                  flush=True)
         del snap, sizes
         out = os.path.join(args.workdir, f"plan-{args.shape}")
         ours = [sys.executable, "-W", "ignore", "-m", "cli.main", "plan", "decommission", "--zookeeper",
@@ -157,7 +169,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.stdin.read()
             return
         figures: dict[str, list[Run]] = {"ours": [], "kafka": []}
-        phases = []
+        phases: list[dict[str, float]] = []
+        cpu_phases: list[dict[str, float]] = []     # the command's own CPU per driver phase (summary's cpu_s)
         loads = []
         for run in range(args.runs + 1):
             shutil.rmtree(out, ignore_errors=True)
@@ -167,7 +180,9 @@ def main(argv: list[str] | None = None) -> None:
             if run:         # the first pair is the warm-up (and writes the compiled modules)
                 figures["ours"].append(mine)
                 figures["kafka"].append(theirs)
-                phases.append(json.load(open(os.path.join(out, "summary.json")))["timings_s"])
+                done = json.load(open(os.path.join(out, "summary.json")))
+                phases.append(done["timings_s"])
+                cpu_phases.append(done.get("cpu_s", {}))
             print(f"  run {run or 'warm-up'}: ours {mine.wall:.2f} s wall / {mine.cpu:.2f} s CPU, "
                   f"Kafka's {theirs.wall:.2f} s / {theirs.cpu:.2f} s", flush=True)
         zk.stop()
@@ -176,6 +191,9 @@ def main(argv: list[str] | None = None) -> None:
     ours_runs, kafka_runs = figures["ours"], figures["kafka"]
     keys = list(phases[0])
     phase_text = ", ".join(f"{k} {statistics.median(p.get(k, 0) for p in phases):.2f}" for k in keys)
+    if cpu_phases and cpu_phases[0]:
+        phase_text += "; its CPU: " + ", ".join(f"{k} {statistics.median(p.get(k, 0) for p in cpu_phases):.2f}"
+                                                for k in cpu_phases[0])
     print(f"\n{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, load average {min(loads):.1f}-{max(loads):.1f}, "
           f"median (each run) of {args.runs} runs after a warm-up; "
           f"`python bench/bench_plan_zk.py --shape {args.shape} --runs {args.runs}`\n")

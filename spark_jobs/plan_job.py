@@ -264,7 +264,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         raise
     succeeded = False
     try:
-        started = time.monotonic()
+        started, cpu = time.monotonic(), [time.process_time()]
         direct = spark is None and snapshot is not None
         if direct:
             data = input_from_snapshot(snapshot, sizes.columns, selection(args))
@@ -279,9 +279,11 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
 
             data = load_input(spark, args.snapshot, sizes.path, selection(args))
         loaded = time.monotonic()
+        cpu.append(time.process_time())
         if states is not None:
             data = dataclasses.replace(data, snapshot=with_states(data.snapshot, states()))
         states_ready = time.monotonic()
+        cpu.append(time.process_time())
         plan, check = run_kernel_checks_later(args, data)
         # a large plan is validated in a forked child while the waves are packed (spark_jobs/forked_check.py)
         large = len(plan.moves) >= FORKED_CHECK_MIN_MOVES
@@ -289,6 +291,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         if checking.pid is None:
             checking.wait()
         planned = time.monotonic()
+        cpu.append(time.process_time())
         try:
             waves = pack_waves(plan.moves, limits)
             ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
@@ -322,6 +325,10 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
                                 **({} if states is None else {"states_wait": round(states_ready - loaded, 3)}),
                                 "kernel_and_validate": round(planned - states_ready, 3),
                                 "waves_summary": round(time.monotonic() - planned, 3)}
+        # this process's CPU (all its threads; not the forked children) in the same phases
+        cpu.append(time.process_time())
+        summary["cpu_s"] = {k: round(b - a, 3) for k, a, b in zip(
+            ("input", "states_wait", "kernel_and_validate", "waves_summary"), cpu, cpu[1:])}
         digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle, writing.wait())
         summary["plan_hash"] = digest
         succeeded = True
