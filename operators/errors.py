@@ -57,4 +57,5 @@ class RunRejected(KafkaZkError):
 
 
 class OutsideWindow(KafkaZkError, AirflowFailException):
-    """The run may not write now (no maintenance window open, or a wave longer than every window)."""
+    """The run may not write now (no maintenance window open, a wave longer than every window, or one
+    resumed later than the resume allowance into the opening it waited for)."""

@@ -68,7 +68,7 @@ def hold_for_window(step: RunbookOperator, context: Any, folder: RunFolder, inde
     decision = decide_wave(gate, at, predicted_s, waited=windows.waited_before(index))
     windows.decided(index, now, decision, predicted_s, 1.0)
     if decision.stop:
-        windows.refuse(index, now, f"{what}: {decision.reason}")
+        windows.refuse(index, now, decision.reason)
         windows.save(folder)
         raise OutsideWindow(f"{what} not started: {decision.reason}")
     if decision.start:

@@ -278,10 +278,9 @@ class ExecuteWavesOperator(RunbookOperator):
         decision = decide_wave(gate, now, predicted, waited=windows.waited_before(wave.id))
         windows.decided(wave.id, self.clock(), decision, predicted, factor)
         if decision.stop:
-            reason = f"wave {wave.id}: {decision.reason}"
-            windows.refuse(wave.id, self.clock(), reason)
+            windows.refuse(wave.id, self.clock(), decision.reason)     # the report says "wave N was not started"
             windows.save(folder)
-            raise OutsideWindow(reason)
+            raise OutsideWindow(f"wave {wave.id} not started: {decision.reason}")
         if decision.start:
             windows.save(folder)
             self.log.info("window guard: wave %d starts: %s", wave.id, decision.reason)
