@@ -34,7 +34,7 @@ brokers, their bytes, and what would fit: :func:`spark_jobs.kernels.capacity.sho
 from __future__ import annotations
 
 import bisect
-from typing import Collection, Mapping
+from typing import Callable, Collection, Mapping
 
 from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import TopicPartition
@@ -116,8 +116,96 @@ def repair_counts(placer: Placer, targets: dict[TopicPartition, list[int]],
                     break
             if changed:
                 break
-        if not changed:
+        if not changed and not _relocate_along_a_chain(placer, targets, received, worst, low):
             return
+
+
+def _relocate_along_a_chain(placer: Placer, targets: dict[TopicPartition, list[int]],
+                            received: dict[int, list[tuple[TopicPartition, int, int]]], start: int, low: int) -> bool:
+    """Hand one new replica from ``start`` down a chain of brokers to one holding two fewer.
+
+    Where no broker two replicas below ``start`` can take any of its new replicas directly (the
+    partitions it received already have replicas there, or the rack rule forbids it), a chain
+    can: ``start`` gives a partition to ``x``, ``x`` gives another to ``c`` — counts on the way
+    stay, ``start`` loses one, ``c`` gains one, moves stay as many (breadth-first search over
+    brokers; each partition used once per chain). Found by the planner's property test: a
+    sized plan ended with counts 10 and 8 where the unsized one ended even. True if one moved.
+    """
+    counts = placer.loads.replicas
+    goal = counts.get(start, 0) - 1
+    racks = placer.racks
+    seen: dict[tuple[TopicPartition, int], tuple[frozenset[int], frozenset[str], bool]] = {}
+
+    def facts(item: tuple[TopicPartition, int, int], holder: int) -> tuple[frozenset[int], frozenset[str], bool]:
+        """The replica's other brokers, their racks, whether ``holder`` shares one of them."""
+        tp, i, _size = item
+        if (tp, i) not in seen:       # nothing changes during the search: one look per replica
+            others = frozenset(x for j, x in enumerate(targets[tp]) if j != i)
+            used = frozenset(rack_of(racks, o) for o in others)
+            seen[tp, i] = others, used, rack_of(racks, holder) in used
+        return seen[tp, i]
+
+    def can_take(item: tuple[TopicPartition, int, int], holder: int, c: int) -> bool:
+        """Whether ``c`` could hold ``holder``'s new replica ``item`` instead (rack rule, disk)."""
+        others, used, shares = facts(item, holder)
+        return c not in others and placer.fits(c, item[2]) and (shares or rack_of(racks, c) not in used)
+
+    all_racks = frozenset(rack_of(racks, c) for c in placer.candidates)
+    reach: dict[int, frozenset[str]] = {}
+
+    def racks_reached(u: int) -> frozenset[str]:
+        """Racks some new replica of ``u`` may move to (skips hopeless scans: with as many
+        racks as replicas, a new replica can only move within its rack)."""
+        if u not in reach:
+            out: set[str] = set()
+            for item in received.get(u, ()):
+                _others, used, shares = facts(item, u)
+                out |= all_racks if shares else all_racks - used
+                if len(out) == len(all_racks):
+                    break
+            reach[u] = frozenset(out)
+        return reach[u]
+
+    parent: dict[int, tuple[int, int]] = {start: (-1, -1)}      # broker -> (from broker, item index)
+    frontier = [start]
+    used: dict[int, set[TopicPartition]] = {start: set()}
+    while frontier:
+        nxt = []
+        for u in frontier:
+            reached = racks_reached(u)
+            for c in placer.candidates:
+                if c in parent or rack_of(racks, c) not in reached:
+                    continue
+                for k, item in enumerate(received.get(u, ())):
+                    if item[0] in used[u] or not can_take(item, u, c):
+                        continue
+                    parent[c] = (u, k)
+                    used[c] = used[u] | {item[0]}
+                    if counts.get(c, 0) < goal:
+                        _apply_chain(placer, targets, received, parent, c)
+                        return True
+                    nxt.append(c)
+                    break
+        frontier = nxt
+    return False
+
+
+def _apply_chain(placer: Placer, targets: dict[TopicPartition, list[int]],
+                 received: dict[int, list[tuple[TopicPartition, int, int]]],
+                 parent: dict[int, tuple[int, int]], end: int) -> None:
+    steps = []
+    c = end
+    while parent[c][0] != -1:
+        u, k = parent[c]
+        steps.append((u, received[u][k], c))
+        c = u
+    for u, item, c in steps:          # items were read before any change: indices stay valid
+        tp, i, size = item
+        targets[tp][i] = c
+        received[u].remove(item)
+        received.setdefault(c, []).append(item)
+        placer.add(u, size, -1)
+        placer.add(c, size)
 
 
 def repair_bytes(placer: Placer, targets: dict[TopicPartition, list[int]],
@@ -133,6 +221,36 @@ def repair_bytes(placer: Placer, targets: dict[TopicPartition, list[int]],
     what least movement cannot change.
     """
     loads = placer.loads.bytes
+    counts = placer.loads.replicas
+    low = min((counts.get(c, 0) for c in placer.candidates), default=0)
+
+    new_at: dict[TopicPartition, list[int]] = {}          # target-list positions of new replicas
+    for items in received.values():
+        for tp, i, _size in items:
+            new_at.setdefault(tp, []).append(i)
+
+    def fits(item: Received, b: int) -> bool:
+        """With ``item`` given to ``b``, no new replica of its partition sits on a broker that has two
+        replicas more than one that could take it (the balance rule plans are validated by,
+        ``kernels/validate.py``). A swap keeps counts, but it changes who holds the partition's
+        other replicas, hence which brokers could take each of its new ones."""
+        size, tp, i = item
+        target = list(targets[tp])
+        target[i] = b
+        for j in new_at[tp]:
+            holder = target[j]
+            if counts.get(holder, 0) <= low + 1:
+                continue
+            others = target[:j] + target[j + 1:]
+            used = {rack_of(placer.racks, o) for o in others}
+            shares = rack_of(placer.racks, holder) in used
+            if any(counts.get(c, 0) < counts[holder] - 1 and c not in others
+                   and (shares or rack_of(placer.racks, c) not in used)
+                   and (c not in placer.limits or loads.get(c, 0) + size <= placer.limits[c])
+                   for c in placer.candidates):
+                return False
+        return True
+
     got = {b: sorted((size, tp, i) for tp, i, size in items) for b, items in received.items()}
     groups: dict[str, list[int]] = {}
     for b in sorted(received):
@@ -147,7 +265,7 @@ def repair_bytes(placer: Placer, targets: dict[TopicPartition, list[int]],
                 gap = loads.get(heavy, 0) - loads.get(light, 0)
                 limit = placer.limits.get(light)
                 room = gap if limit is None else limit - loads.get(light, 0)   # light's disk headroom
-                swap = _best_swap(targets, got[heavy], got[light], heavy, light, gap, room) \
+                swap = _best_swap(targets, got[heavy], got[light], heavy, light, gap, room, fits) \
                     if gap > 0 and room > 0 else None
                 if swap is not None:
                     break
@@ -172,9 +290,11 @@ Received = tuple[int, TopicPartition, int]   # (size, tp, index in the target li
 
 
 def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Received], light_got: list[Received],
-               heavy: int, light: int, gap: int, room: float) -> tuple[Received, Received] | None:
+               heavy: int, light: int, gap: int, room: float,
+               fits: Callable[[Received, int], bool]) -> tuple[Received, Received] | None:
     """The (heavy's, light's) pair of received replicas whose size difference is in (0, gap),
-    at most ``room`` (the light broker's disk headroom) and nearest gap / 2, or None. Both lists are sorted by size; the heavy side is read from its
+    at most ``room`` (the light broker's disk headroom) and nearest gap / 2, each allowed on its
+    new broker by ``fits``, or None. Both lists are sorted by size; the heavy side is read from its
     largest down and the search stops at a difference within gap / 64 of the ideal, or when no
     smaller replica can beat the best found."""
     best, best_err = None, None
@@ -194,6 +314,8 @@ def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Receive
             d = s1 - sizes[jj]
             two = light_got[jj]
             if not 0 < d < gap or d > room or heavy in targets[two[1]]:
+                continue
+            if not (fits(one, light) and fits(two, heavy)):
                 continue
             err = abs(d - gap / 2)
             if best_err is None or err < best_err:

@@ -141,6 +141,24 @@ def test_invariants_on_random_clusters(case) -> None:
     assert again == plan
 
 
+@pytest.mark.parametrize("brokers,racks,partitions,rf,seed,removed,alpha,topics", [
+    (8, 0, 18, 4, 5602, [0, 5], 1.1, 1),     # a byte swap let broker 3 (11) take a replica of 7's (13)
+    (10, 5, 20, 3, 5933, [2], 1.5, 3),       # the same through a swap of another replica's holder
+    (6, 0, 11, 4, 4433, [4], 1.5, 1),        # counts 10 and 8: evened only by a chain of two moves
+])
+def test_sized_plans_keep_counts_as_even_as_the_rules_allow(brokers, racks, partitions, rf, seed, removed, alpha,
+                                                            topics) -> None:
+    # Found by test_invariants_on_random_clusters with random examples (2026-11-26): ordering by
+    # size and the byte pass left a replica on a broker two above one that could take it.
+    snap = synthetic_cluster(brokers, racks, topics, partitions, rf, seed=seed)
+    sizes = synthetic_sizes(snap, seed=seed, alpha=alpha)
+    plan = plan_decommission(snap, removed, sizes, seed=seed)
+    assert plan_violations(snap, plan, removed, sizes) == []
+    live = [b for b in snap.brokers if b not in removed]
+    if racks == 0:
+        assert spread(cluster_loads(snap.partitions(), live, sizes, None, plan.target).replicas[b] for b in live) <= 1
+
+
 def _rack_byte_spreads(snap, removed, sizes, target) -> dict[str, float]:
     from spark_jobs.kernels.loads import relative_spread
 
