@@ -67,14 +67,10 @@ print(round(time.perf_counter() - t, 2), out["plan_hash"])
 
 def write_log_dirs(snap, sizes, path: str) -> None:
     """``sizes`` of every replica of ``snap`` as ``kafka-log-dirs.sh --describe`` prints them."""
-    from kafka_zk.log_dirs import encode_log_dirs
+    from spark_jobs.synthetic import synthetic_log_dirs
 
-    by_broker: dict = {}
-    for p in snap.partitions():
-        for b in p.replicas:
-            by_broker.setdefault(b, {})[p.tp] = sizes[p.tp]
     with open(path, "w", encoding="utf-8") as f:
-        f.write(encode_log_dirs(by_broker))
+        f.write(synthetic_log_dirs(snap, sizes))
 
 
 def inputs(shape: str, workdir: str) -> tuple[str, str]:

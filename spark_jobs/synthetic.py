@@ -47,6 +47,17 @@ def synthetic_sizes(snapshot: ClusterSnapshot, seed: int = 0, mean: int = 1 << 3
     return {p.tp: int(scale * rng.paretovariate(alpha)) for p in snapshot.partitions()}
 
 
+def synthetic_log_dirs(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int]) -> str:
+    """``sizes`` of every replica of ``snapshot`` as ``kafka-log-dirs.sh --describe`` prints them."""
+    from kafka_zk.log_dirs import encode_log_dirs
+
+    by_broker: dict[int, dict[TopicPartition, int]] = {}
+    for p in snapshot.partitions():
+        for b in p.replicas:
+            by_broker.setdefault(b, {})[p.tp] = sizes[p.tp]
+    return encode_log_dirs(by_broker)
+
+
 def skewed_cluster(snapshot: ClusterSnapshot, hot_per_rack: int = 2, shift: float = 0.10,
                    lead: float = 0.5, seed: int = 0) -> ClusterSnapshot:
     """``snapshot`` made lopsided the way clusters drift: ``hot_per_rack`` brokers of every rack

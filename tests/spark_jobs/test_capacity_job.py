@@ -14,7 +14,7 @@ from kafka_zk.snapshot_file import write_snapshot
 from kafka_zk.log_dirs import encode_log_dirs
 from spark_jobs import plan_job
 from spark_jobs.kernels.loads import cluster_loads
-from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
+from spark_jobs.synthetic import synthetic_cluster, synthetic_log_dirs, synthetic_sizes
 
 pytestmark = pytest.mark.spark
 
@@ -25,11 +25,7 @@ def files(tmp_path_factory):
     snap = synthetic_cluster(9, 3, 4, 30, 3, seed=21)
     sizes = synthetic_sizes(snap, seed=22)
     write_snapshot(snap, str(d / "snap.jsonl"))
-    per_broker: dict = {}
-    for p in snap.partitions():
-        for b in p.replicas:
-            per_broker.setdefault(b, {})[p.tp] = sizes[p.tp]
-    (d / "log_dirs.json").write_text(encode_log_dirs(per_broker))
+    (d / "log_dirs.json").write_text(synthetic_log_dirs(snap, sizes))
     before = cluster_loads(snap.partitions(), sorted(snap.brokers), sizes).bytes
     return d, snap, before
 

@@ -11,8 +11,7 @@ import pytest
 from kafka_zk.planning.artifacts import MOVE_FILES
 from kafka_zk.planning.model import Move, PlanInvalid, make_plan
 from spark_jobs import forked_check, operations, plan_job
-from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
-from kafka_zk.log_dirs import encode_log_dirs
+from spark_jobs.synthetic import synthetic_cluster, synthetic_log_dirs, synthetic_sizes
 from kafka_zk.snapshot_file import write_snapshot
 
 
@@ -44,11 +43,7 @@ def _job(tmp_path, out: str):
     snap = synthetic_cluster(12, 3, 8, 40, 3, seed=5)
     sizes = synthetic_sizes(snap, seed=6)
     write_snapshot(snap, str(tmp_path / "snap.jsonl"))
-    by_broker: dict = {}
-    for p in snap.partitions():
-        for b in p.replicas:
-            by_broker.setdefault(b, {})[p.tp] = sizes[p.tp]
-    (tmp_path / "log-dirs.txt").write_text(encode_log_dirs(by_broker))
+    (tmp_path / "log-dirs.txt").write_text(synthetic_log_dirs(snap, sizes))
     return plan_job.parse_args(["--snapshot", str(tmp_path / "snap.jsonl"), "--op", "decommission", "--brokers", "2,7",
                                 "--sizes", str(tmp_path / "log-dirs.txt"), "--throttle", "1000000",
                                 "--engine", "driver", "--out", str(tmp_path / out)])
