@@ -49,18 +49,23 @@ from kafka_zk.codecs import PartitionState, TopicPartition
 #: the child's session and the hand-over cost more than the GIL they free)
 STATES_IN_CHILD_MIN = 20_000
 from kafka_zk.validation import parse_broker_ids
-from spark_jobs import plan_job, sizes_input
+from spark_jobs import forked_check, plan_job, sizes_input
 from spark_jobs.operations import selection
 
 
 def _rewrite(assignments, states: Future, path: str) -> str:
     """The assignments with the states read, written beside ``path``; returns where."""
+    return _rewrite_now(assignments, states.result(), path)
+
+
+def _rewrite_now(assignments, states: dict, path: str) -> str:
+    """:func:`_rewrite` with the states in hand."""
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.snapshot import with_states
     from kafka_zk.snapshot_file import write_snapshot
 
     staged = f"{path}.with-states"
-    write_snapshot(with_states(assignments, states.result()), staged)
+    write_snapshot(with_states(assignments, states), staged)
     return staged
 
 
@@ -142,15 +147,37 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
                 read = pool.submit(states)
                 if not direct:
                     write_snapshot(assignments, path)       # Spark reads the file
-                recorded = pool.submit(_rewrite, assignments, read, path)
+                # a large read's snapshot is recorded by a child forked when the kernel takes the states
+                # (spark_jobs/forked_check.py), not by this thread beside the kernel: ~1.6 s of CPU at 10⁶
+                forked = in_child is not None
+                recording: list[forked_check.Pending] = []
+
+                def states_then_record() -> dict[TopicPartition, PartitionState | None]:
+                    got = read.result()
+                    if not recording:
+                        recording.append(forked_check.start(lambda: _rewrite_now(assignments, got, path)))
+                    return got
+
+                recorded = None if forked else pool.submit(_rewrite, assignments, read, path)
                 try:
                     prepared = sizes_pending.result() if job_args.sizes else None
-                    summary = plan_job.execute(job_args, spark, sizes=prepared, states=read.result, timings=timings,
-                                               snapshot=assignments if direct else None)
+                    summary = plan_job.execute(job_args, spark, sizes=prepared,
+                                               states=states_then_record if forked else read.result,
+                                               timings=timings, snapshot=assignments if direct else None)
                     succeeded = True
                 finally:
-                    if read.exception() is None and recorded.exception() is None:
-                        os.replace(recorded.result(), path)
+                    if read.exception() is None:
+                        staged = None
+                        try:
+                            if recorded is not None:
+                                staged = recorded.result()
+                            else:       # the kernel never took the states (a failure before it): here
+                                staged = recording[0].wait() if recording else \
+                                    _rewrite_now(assignments, read.result(), path)
+                        except Exception:   # noqa: BLE001 - as before: a snapshot not recorded, the plan's own outcome stands
+                            staged = None
+                        if staged:
+                            os.replace(staged, path)
         finally:
             close(client)
             if collecting:
