@@ -13,19 +13,20 @@ in the per-broker baseline, by their replica lists. So, in this order:
    a second child is forked with it (both before any thread starts) for step 3;
 2. the assignments: live brokers, topic znodes, configs, admin nodes, and no partition state
    (:func:`kafka_zk.snapshot.read_snapshot` with ``states=False``);
-3. a thread reads the touched partitions' states while the job builds its kernel input; from
-   :data:`STATES_IN_CHILD_MIN` touched partitions the reading itself (kazoo's request and reply
-   handling, the decoding: ~4 s of CPU for 263,615 states) is done by the second child on a
-   session of its own, so it does not share this process's GIL with the input build (at 10⁶
-   partitions it took 10 s in a thread beside it; BENCHMARKS.md), and the thread only waits
-   and takes the states back as rows;
+3. a thread reads the touched partitions' states while the job builds its kernel input
    straight from the assignments in memory (:mod:`spark_jobs.direct_input`: no file written
    and read back, no pyarrow); the job waits for the states only when its kernel is about to
    run, and merges them into the touched partitions (:func:`spark_jobs.plan_job.run`), so the
-   kernel's input is the one a full snapshot gives;
+   kernel's input is the one a full snapshot gives. From :data:`STATES_IN_CHILD_MIN` touched
+   partitions the reading itself (kazoo's request and reply handling, the decoding: ~4 s of
+   CPU for 263,615 states) is done by the second child on a session of its own, so it does not
+   share this process's GIL with the input build (at 10⁶ partitions it took 10 s in a thread
+   beside it; BENCHMARKS.md); the thread only waits and takes the states back as rows;
 4. the same thread then writes the assignments with those states as ``<out>/snapshot.jsonl``
-   (once, while the kernel runs), so ``--snapshot <out>/snapshot.jsonl`` plans the same plan
-   again. Untouched partitions have no leader or ISR in it (``null`` / ``[]``).
+   (once, while the kernel runs; when the states came from the child, a child forked as the
+   kernel takes them writes it instead, :mod:`spark_jobs.forked_check`), so ``--snapshot
+   <out>/snapshot.jsonl`` plans the same plan again. Untouched partitions have no leader or
+   ISR in it (``null`` / ``[]``).
 
 With Spark (``--engine spark``, a master, a Connect server, an embedding session) the job
 reads a file: the assignments are written first as ``snapshot.jsonl``, read by Spark while

@@ -1,5 +1,6 @@
 """Work run in a forked copy of this process while this one goes on: the plan's validation beside
-the wave packing, the move files beside the summary.
+the wave packing, the move files beside the summary, the CLI's ``snapshot.jsonl`` beside the
+kernel (cli/plan_zookeeper.py).
 
 After the kernel, :func:`spark_jobs.kernels.validate.validate_plan` (2–3 s of CPU at 10⁶
 partitions) only reads the plan and the snapshot, and the wave packing, disk profile and
