@@ -1,20 +1,19 @@
-"""Work run in a forked copy of this process while this one goes on: the plan's validation beside
-the wave packing, the move files beside the summary, the CLI's ``snapshot.jsonl`` beside the
-kernel (cli/plan_zookeeper.py).
+"""Work run in a forked copy of this process while this one goes on: the CLI's ``snapshot.jsonl``
+(1M partitions: ~1.6 s of CPU) written beside the kernel (cli/plan_zookeeper.py), off the GIL
+the kernel holds.
 
-After the kernel, :func:`spark_jobs.kernels.validate.validate_plan` (2–3 s of CPU at 10⁶
-partitions) only reads the plan and the snapshot, and the wave packing, disk profile and
-summary do not need its answer until the artifacts are written; once the waves are final, the
-files made from the moves (:func:`kafka_zk.planning.artifacts.write_move_files`: ~4 s of CPU)
-need nothing from the summary but give it the plan hash. On a machine with a second core
-(idle by then: the ZooKeeper reads and the sizes parse are over) :func:`start` forks, the child
-runs the call and reports through a pipe: done, with the call's short text result, or not.
-:meth:`Pending.wait` reads it; on anything but "done" — a call that raised (an invalid plan), a
-child that died, no fork on this platform — it runs the call again in this process, so what is
-raised is exactly what the call raises there (``PlanInvalid`` with every violation) and a
-result is the call's own. The calls are safe to run twice (a check; files written to a
-temporary name and renamed). The child touches no lock, logger or connection (pure
-computation and its own files on a copy-on-write image) and leaves with ``os._exit``.
+:func:`start` forks; the child runs the call and reports through a pipe: done, with the call's
+short text result, or not. :meth:`Pending.wait` reads it; on anything but "done" — a call that
+raised, a child that died, no fork on this platform — it runs the call again in this process,
+so what is raised is exactly what the call raises there and a result is the call's own. A call
+given here must be safe to run twice (a file written to a temporary name and renamed). The
+child touches no lock, logger or connection (pure computation and its own file on a
+copy-on-write image) and leaves with ``os._exit``.
+
+Measured and not kept (BENCHMARKS.md): validating a 1M plan beside its wave packing and writing
+its move files beside its summary the same way made the plan slower on the shared 2-core
+machine (the main process waited 9–23 s more for the children), so the plan job runs both
+in-process.
 
 Failure: none of its own; the call's own exception, from :meth:`Pending.wait`.
 """

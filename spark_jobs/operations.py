@@ -12,7 +12,6 @@ raise :class:`kafka_zk.errors.InvalidInput` naming the flag to fix.
 from __future__ import annotations
 
 import argparse
-from contextvars import ContextVar
 from typing import Callable
 
 from kafka_zk.admin.reassignment import targets_from_file_entries
@@ -86,16 +85,8 @@ def capacity_of(args: argparse.Namespace) -> DiskCapacity | None:
     return cached
 
 
-#: while set (:func:`run_kernel_checks_later`), the validations :func:`_checked` would run, collected
-_LATER: ContextVar[list[Callable[[], None]] | None] = ContextVar("plan_checks_later", default=None)
-
-
 def _checked(data: PlanInput, plan: Plan, removed=(), capacity: DiskCapacity | None = None) -> Plan:
     limits = capacity.limits(sorted(set(data.snapshot.brokers) | set(data.baseline or {}))) if capacity else None
-    later = _LATER.get()
-    if later is not None:
-        later.append(lambda: validate_plan(data.snapshot, plan, removed, data.sizes, data.baseline, limits))
-        return plan
     validate_plan(data.snapshot, plan, removed, data.sizes, data.baseline, limits)
     return plan
 
@@ -153,18 +144,3 @@ def selection(args: argparse.Namespace) -> Selection:
 def run_kernel(args: argparse.Namespace, data: PlanInput) -> Plan:
     return OPERATIONS[args.op][1](args, data)
 
-
-def run_kernel_checks_later(args: argparse.Namespace, data: PlanInput) -> tuple[Plan, Callable[[], None]]:
-    """:func:`run_kernel` with its validation not yet run: the plan, and a call that validates it
-    (raises :class:`kafka_zk.planning.model.PlanInvalid` as :func:`run_kernel` would have)."""
-    checks: list[Callable[[], None]] = []
-    token = _LATER.set(checks)
-    try:
-        plan = run_kernel(args, data)
-    finally:
-        _LATER.reset(token)
-
-    def check() -> None:
-        for c in checks:
-            c()
-    return plan, check

@@ -49,7 +49,7 @@ from kafka_zk.command_line import ArgvParser
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.artifacts import MOVE_FILES, write_move_files, write_plan_artifacts
+from kafka_zk.planning.artifacts import write_plan_artifacts
 from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_throttle
 from spark_jobs import sizes_input
@@ -58,14 +58,9 @@ from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, 
 from spark_jobs.kernels.capacity import plan_disk
 from spark_jobs.kernels.loads import cluster_loads, rack_map
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
-from spark_jobs import forked_check
-from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel_checks_later, selection
+from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, selection
 from spark_jobs.summary import build_summary
 
-
-#: plans with at least this many moves are validated in a forked child beside the wave packing, and
-#: their move files written by another beside the summary (spark_jobs/forked_check.py)
-FORKED_CHECK_MIN_MOVES = 20_000
 
 #: returns the touched partitions' states (``None``: no state znode), waiting for them if need be
 StatesLater = Callable[[], Mapping[TopicPartition, PartitionState | None]]
@@ -284,37 +279,16 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
             data = dataclasses.replace(data, snapshot=with_states(data.snapshot, states()))
         states_ready = time.monotonic()
         cpu.append(time.process_time())
-        plan, check = run_kernel_checks_later(args, data)
-        # a large plan is validated in a forked child while the waves are packed (spark_jobs/forked_check.py)
-        large = len(plan.moves) >= FORKED_CHECK_MIN_MOVES
-        checking = forked_check.start(check, fork=large)
-        if checking.pid is None:
-            checking.wait()
+        plan = run_kernel(args, data)
         planned = time.monotonic()
         cpu.append(time.process_time())
-        try:
-            waves = pack_waves(plan.moves, limits)
-            ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
-            before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
-            waves, disk = plan_disk(before.bytes, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
-                                    capacity_of(args), bool(data.sizes), limits)
-        except BaseException:
-            checking.wait()             # an invalid plan is refused as such, not by what it broke downstream
-            raise
-        checking.wait()                 # before anything is written: an invalid plan raises here
-        # a large plan's move files are written by a forked child while the summary is built
-        final_waves = waves
-        writing = forked_check.start(lambda: write_move_files(args.out, plan, final_waves, args.throttle), fork=large)
-        try:
-            summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
-                                    data.partitions_total, before)
-        except BaseException:
-            if writing.pid is not None:     # the child wrote (or is writing) the move files: none stay
-                writing.wait()
-                for name in MOVE_FILES:
-                    if os.path.exists(os.path.join(args.out, name)):
-                        os.unlink(os.path.join(args.out, name))
-            raise
+        waves = pack_waves(plan.moves, limits)
+        ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
+        before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
+        waves, disk = plan_disk(before.bytes, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
+                                capacity_of(args), bool(data.sizes), limits)
+        summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
+                                data.partitions_total, before)
         summary["disk"] = disk
         if engine is not None:
             summary["engine"] = {"engine": engine.engine, "reason": engine.reason}
@@ -329,7 +303,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         cpu.append(time.process_time())
         summary["cpu_s"] = {k: round(b - a, 3) for k, a, b in zip(
             ("input", "states_wait", "kernel_and_validate", "waves_summary"), cpu, cpu[1:])}
-        digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle, writing.wait())
+        digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle)
         summary["plan_hash"] = digest
         succeeded = True
     finally:

@@ -194,14 +194,9 @@ def throttles_json(waves: Sequence[Wave], throttle: int | None) -> bytes:
             + "]}").encode("utf-8")
 
 
-#: what :func:`write_move_files` writes
-MOVE_FILES = ("plan.json", "rollback.json", "waves.json", "throttles.json")
-
-
 def write_move_files(out_dir: str, plan: Plan, waves: Sequence[Wave], throttle: int | None) -> str:
     """The files made from the moves and waves (``plan.json``, ``rollback.json``, ``waves.json``,
-    ``throttles.json``); returns the plan hash. The first half of :func:`write_plan_artifacts`
-    (the plan job may run it in a forked child while it builds the summary)."""
+    ``throttles.json``); returns the plan hash. The first half of :func:`write_plan_artifacts`."""
     os.makedirs(out_dir, exist_ok=True)
     text = _MoveText()
     digest = plan_hash(plan, waves, text)
@@ -214,11 +209,9 @@ def write_move_files(out_dir: str, plan: Plan, waves: Sequence[Wave], throttle: 
 
 
 def write_plan_artifacts(out_dir: str, plan: Plan, waves: Sequence[Wave], summary: Mapping[str, Any],
-                         throttle: int | None, digest: str | None = None) -> str:
-    """Write every artifact; return the plan hash. The hash file is written last. ``digest``:
-    :func:`write_move_files` already ran for this plan and gave it (only the rest is written)."""
-    if digest is None:
-        digest = write_move_files(out_dir, plan, waves, throttle)
+                         throttle: int | None) -> str:
+    """Write every artifact; return the plan hash. The hash file is written last."""
+    digest = write_move_files(out_dir, plan, waves, throttle)
     _write(out_dir, "election.json", _dump({"version": 1, "batches": [
         [{"topic": tp.topic, "partition": tp.partition} for tp in b] for b in plan.election]}))
     _write(out_dir, "deletion.json", _dump({"version": 1, "batches": [list(b) for b in plan.deletion]}))
