@@ -6,7 +6,8 @@ the last two brokers in a child process (``python -m spark_jobs.plan_job``, driv
 100 MiB/s, ``--max-moves-per-broker``), then rehearses the plan in another child process (the
 real path: a private embedded ZooKeeper on 127.0.0.1, the emulator seeded from the snapshot, the
 executor driven at simulated speed) and prints: partitions, moves, waves, simulated hours, the
-rehearsal's wall seconds per phase (inputs, seed, drive, total) and the child's peak RSS.
+rehearsal's wall seconds per phase (inputs, seed, drive, total), its CPU seconds (and the private
+ZooKeeper's), the child's peak RSS and the load, then the row for BENCHMARKS.md's table.
 Figures go to BENCHMARKS.md; nothing is asserted. ``python -m bench.bench_rehearsal
 --partitions 20000``.
 """
@@ -50,10 +51,12 @@ def _child(d: str) -> None:
     t = time.monotonic()
     r = rehearse(RehearsalInput(snapshot=f"{d}/snapshot.jsonl", sizes=f"{d}/sizes.jsonl", plan_dir=f"{d}/plan",
                                 out_dir=f"{d}/rehearsal"))
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"headline": r.headline(), "wall_s": time.monotonic() - t, "timings": r.timings_s,
                       "speed": r.speed, "copying_h": r.copying_s / 3600, "elapsed_h": r.elapsed_s / 3600,
-                      "problems": list(r.problems),
-                      "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                      "problems": list(r.problems), "seeded": r.seeded,
+                      "cpu_s": me.ru_utime + me.ru_stime, "zookeeper_cpu_s": kids.ru_utime + kids.ru_stime,
+                      "max_rss_mib": me.ru_maxrss / 1024, "zookeeper_rss_mib": kids.ru_maxrss / 1024}))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,11 +84,18 @@ def main(argv: list[str] | None = None) -> int:
         r = json.loads(out.stdout.strip().splitlines()[-1])
     with open("/proc/loadavg", encoding="ascii") as f:
         load = f.read().split()[0]
-    print(f"{r['headline']}\nrehearsal wall {r['wall_s']:.0f} s (inputs+ZooKeeper {r['timings']['inputs_and_zookeeper']:.0f} s, "
-          f"seed {r['timings']['seed']:.0f} s, drive {r['timings']['drive']:.0f} s) at x{r['speed']:g}; "
-          f"copying {r['copying_h']:.2f} h simulated; peak RSS {r['max_rss_mib']:.0f} MiB; load {load}")
+    t = r["timings"]
+    print(f"{r['headline']}\nseeded: {r['seeded']}\nrehearsal wall {r['wall_s']:.0f} s (inputs+ZooKeeper "
+          f"{t['inputs_and_zookeeper']:.0f} s, seed {t['seed']:.0f} s, drive {t['drive']:.0f} s) at x{r['speed']:g}; "
+          f"CPU {r['cpu_s']:.0f} s (+ ZooKeeper {r['zookeeper_cpu_s']:.0f} s); copying {r['copying_h']:.2f} h simulated; "
+          f"peak RSS {r['max_rss_mib']:.0f} MiB (ZooKeeper {r['zookeeper_rss_mib']:.0f} MiB); load {load}")
     for problem in r["problems"]:
         print(f"  problem: {problem}")
+    print("BENCHMARKS row: "
+          f"| {plan['partitions']:,} ({args.brokers} brokers) | {plan['moves']:,} / {plan['waves']} | "
+          f"{r['copying_h']:.2f} h (planner {plan['predicted_h']:.2f} h) | {r['wall_s']:.0f} s "
+          f"({t['inputs_and_zookeeper']:.0f} / {t['seed']:.0f} / {t['drive']:.0f} s) at x{r['speed']:g} | "
+          f"{r['cpu_s']:.0f} s + ZooKeeper {r['zookeeper_cpu_s']:.0f} s | {r['max_rss_mib']:.0f} MiB | {load} |")
     return 0
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Literal, Mapping
+from typing import NamedTuple, Iterable, Literal, Mapping
 
 from kafka_zk.codecs import TopicPartition
 
@@ -62,8 +62,10 @@ class CatchUp:
     leader: int
 
 
-@dataclass(frozen=True)
-class Flow:
+class Flow(NamedTuple):
+    """One follower copying from its leader, limited by every key (``("out"|"in"|"lthr"|"fthr",
+    broker)``). A tuple: a re-plan builds one per copying replica (thousands in a large wave)."""
+
     tp: TopicPartition
     leader: int
     follower: int
@@ -83,11 +85,10 @@ def allocate(flows: list[Flow], caps: Mapping[tuple[str, int], float]) -> list[f
     active = set(range(len(flows)))
     while active:
         best_key, best_share = None, math.inf
-        for k, n in count.items():
-            if n:
-                share = max(0.0, remaining[k]) / n
-                if share < best_share:
-                    best_key, best_share = k, share
+        for k, n in count.items():          # keys whose users are all set are dropped below
+            share = max(0.0, remaining[k]) / n
+            if share < best_share:
+                best_key, best_share = k, share
         if best_key is None:
             for i in active:
                 rates[i] = math.inf
@@ -99,6 +100,8 @@ def allocate(flows: list[Flow], caps: Mapping[tuple[str, int], float]) -> list[f
                 if k in remaining:
                     remaining[k] -= best_share
                     count[k] -= 1
+                    if not count[k]:
+                        del count[k]
     return rates
 
 
@@ -299,30 +302,49 @@ class ReplicationModel:
             out = []
             used = self.disks_used() if self.disk else {}
             full = self.full_disks(used) if self.disk else set()
+            parts, live, stalled, starts = self.parts, self.live, self.stalled, self.starts
             for tp in self._copying:
-                pd = self.parts[tp]
-                if not pd.have or pd.leader < 0 or pd.leader not in self.live:
+                pd = parts[tp]
+                leader = pd.leader
+                if not pd.have or leader < 0 or leader not in live:
                     continue
                 lists = self.throttles.get(tp.topic)
                 for r in pd.have:
-                    if r in pd.caught or r not in self.live or (tp, r) in self.stalled or r in full \
-                            or (tp, r) in self.starts:
+                    if r in pd.caught or r not in live or (tp, r) in stalled or r in full or (tp, r) in starts:
                         continue
-                    keys = [("out", pd.leader), ("in", r)]
-                    if lists is not None:
-                        if self._listed(lists[0], tp.partition, pd.leader):
-                            keys.append(("lthr", pd.leader))
-                        if self._listed(lists[1], tp.partition, r):
-                            keys.append(("fthr", r))
-                    out.append(Flow(tp, pd.leader, r, tuple(keys)))
-            out.sort(key=lambda f: (f.tp, f.follower))
+                    if lists is None:
+                        keys: tuple[tuple[str, int], ...] = (("out", leader), ("in", r))
+                    else:
+                        lthr = lists[0] == "*" or (tp.partition, leader) in lists[0]
+                        fthr = lists[1] == "*" or (tp.partition, r) in lists[1]
+                        keys = (("out", leader), ("in", r)) + ((("lthr", leader),) if lthr else ()) \
+                            + ((("fthr", r),) if fthr else ())
+                    out.append(Flow(tp, leader, r, keys))
+            # (tp, follower) order: a partition has one leader, so the tuples' own order is that order
+            out.sort()
             self._flows = out
             self._rates = allocate(out, self._caps(out))
             # rates stay constant until the next change, so finish times are absolute
-            self._finish = [self.now + self._time_to_finish(f, r) for f, r in zip(out, self._rates)]
+            self._finish = self._finish_times(out, self._rates)
             self._fill = self._fill_times(out, self._rates, used)
             self._next_start = min(self.starts.values(), default=math.inf)
         return self._flows
+
+    def _finish_times(self, flows: list[Flow], rates: list[float]) -> list[float]:
+        """:meth:`_time_to_finish` of every flow, as absolute times (inlined: thousands per re-plan)."""
+        now, parts, produce = self.now, self.parts, self.produce_rate
+        out = []
+        for f, rate in zip(flows, rates):
+            pd = parts[f.tp]
+            grows = produce > 0 and pd.leader >= 0 and pd.leader in self.live
+            size = pd.size + (produce * (now - pd.t) if grows and now > pd.t else 0.0)
+            remaining = size - pd.have[f.follower]
+            if remaining <= _EPS:
+                out.append(now + 0.0)
+                continue
+            gain = rate - (produce if grows else 0.0)
+            out.append(now + (remaining / gain if gain > 0 else math.inf))
+        return out
 
     def _fill_times(self, flows: list[Flow], rates: list[float], used: Mapping[int, float]) -> list[float]:
         inflow: dict[int, float] = {}
