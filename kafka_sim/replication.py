@@ -386,7 +386,14 @@ class ReplicationModel:
         return None if best == math.inf else best
 
     def advance(self, t: float) -> list[CatchUp]:
-        """Move to simulated time ``t``; every catch-up on the way, in time order."""
+        """Move to simulated time ``t``; every catch-up on the way, in time order.
+
+        When no time passes (``t`` not after now: the engine handling events back to back, its
+        clock paused) and views changed since the last re-plan, the re-plan waits until time
+        passes or the flows are asked for: a catch-up due at this instant (nothing left to copy)
+        is then found with its time, this instant, before any later one."""
+        if t <= self.now and self._flows is None:
+            return []
         events: list[CatchUp] = []
         while True:
             flows = self.flows()
