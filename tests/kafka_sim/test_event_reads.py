@@ -16,6 +16,14 @@ TP = TopicPartition("t", 0)
 STATE = "/brokers/topics/t/partitions/0/state"
 
 
+def _engine(make_cluster):
+    """The engine of a 3-broker cluster with topic ``t`` (one partition on 0, 1, 2), idle."""
+    cluster = make_cluster(brokers={0: "a", 1: "b", 2: "c"})
+    cluster.create_topic("t", {0: [0, 1, 2]})
+    cluster.wait_idle(30)
+    return cluster._engine
+
+
 def _hand_edit_isr(zk, isr: list[int]) -> int:
     data, stat = zk.get(STATE)
     doc = json.loads(data)
@@ -24,10 +32,7 @@ def _hand_edit_isr(zk, isr: list[int]) -> int:
 
 
 def test_a_second_read_in_one_event_is_the_first_and_the_next_event_reads_zookeeper(make_cluster, zk):
-    cluster = make_cluster(brokers={0: "a", 1: "b", 2: "c"})
-    cluster.create_topic("t", {0: [0, 1, 2]})
-    cluster.wait_idle(30)
-    eng = cluster._engine
+    eng = _engine(make_cluster)
 
     def read_edit_read():
         ctrl = eng.controller
@@ -43,10 +48,7 @@ def test_a_second_read_in_one_event_is_the_first_and_the_next_event_reads_zookee
 
 
 def test_the_controllers_own_write_is_what_the_same_event_reads_next(make_cluster, zk):
-    cluster = make_cluster(brokers={0: "a", 1: "b", 2: "c"})
-    cluster.create_topic("t", {0: [0, 1, 2]})
-    cluster.wait_idle(30)
-    eng = cluster._engine
+    eng = _engine(make_cluster)
 
     def bump_then_read():
         ctrl = eng.controller
@@ -60,10 +62,7 @@ def test_the_controllers_own_write_is_what_the_same_event_reads_next(make_cluste
 
 
 def test_a_stale_read_fails_the_conditional_write_and_the_retry_reads_zookeeper(make_cluster, zk):
-    cluster = make_cluster(brokers={0: "a", 1: "b", 2: "c"})
-    cluster.create_topic("t", {0: [0, 1, 2]})
-    cluster.wait_idle(30)
-    eng = cluster._engine
+    eng = _engine(make_cluster)
 
     def read_edit_update():
         ctrl = eng.controller
@@ -77,10 +76,7 @@ def test_a_stale_read_fails_the_conditional_write_and_the_retry_reads_zookeeper(
 
 
 def test_a_view_change_that_changes_nothing_does_not_replan_the_model(make_cluster):
-    cluster = make_cluster(brokers={0: "a", 1: "b", 2: "c"})
-    cluster.create_topic("t", {0: [0, 1, 2]})
-    cluster.wait_idle(30)
-    eng = cluster._engine
+    eng = _engine(make_cluster)
 
     def same_then_other():
         pd = eng.model.parts[TP]
