@@ -3,7 +3,8 @@
 For ``--partitions N`` (topics of 100 partitions, RF 3, ``--brokers`` in 3 racks, Pareto-skewed
 sizes of mean ``--mean-gib``), it writes a snapshot and a sizes file, plans the decommission of
 the last two brokers in a child process (``python -m spark_jobs.plan_job``, driver engine,
-100 MiB/s, ``--max-moves-per-broker``), then rehearses the plan in another child process (the
+100 MiB/s, ``--max-moves-per-broker``), then rehearses the plan in another child process as the
+decommission runbook's ``rehearse`` step does (leadership demoted off the removed brokers first; the
 real path: a private embedded ZooKeeper on 127.0.0.1, the emulator seeded from the snapshot, the
 executor driven at simulated speed) and prints: partitions, moves, waves, simulated hours, the
 rehearsal's wall seconds per phase (inputs, seed, drive, total), its CPU seconds (and the private
@@ -42,15 +43,15 @@ def _prepare(d: Path, brokers: int, partitions: int, mean_gib: float, moves: int
                     "--max-moves-per-broker", str(moves)], check=True, cwd=REPO, capture_output=True)
     summary = json.loads((d / "plan" / "summary.json").read_text())
     return {"partitions": snap.partition_count, "moves": summary["moves"], "waves": summary["waves"],
-            "predicted_h": summary["predicted_seconds"] / 3600, "plan_s": time.monotonic() - t}
+            "predicted_h": summary["predicted_seconds"] / 3600, "plan_s": time.monotonic() - t, "removed": removed}
 
 
-def _child(d: str) -> None:
+def _child(d: str, demote: str) -> None:
     from cli.rehearsal_run import RehearsalInput, rehearse
 
     t = time.monotonic()
     r = rehearse(RehearsalInput(snapshot=f"{d}/snapshot.jsonl", sizes=f"{d}/sizes.jsonl", plan_dir=f"{d}/plan",
-                                out_dir=f"{d}/rehearsal"))
+                                out_dir=f"{d}/rehearsal", demote=tuple(int(b) for b in demote.split(",") if b)))
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"headline": r.headline(), "wall_s": time.monotonic() - t, "timings": r.timings_s,
                       "speed": r.speed, "copying_h": r.copying_s / 3600, "elapsed_h": r.elapsed_s / 3600,
@@ -66,9 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mean-gib", type=float, default=1.0)
     p.add_argument("--max-moves-per-broker", type=int, default=250)
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--demote", default="", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        _child(args.child)
+        _child(args.child, args.demote)
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-rehearsal-") as tmp:
         d = Path(tmp)
@@ -76,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cluster: {plan['partitions']:,} partitions on {args.brokers} brokers; plan: {plan['moves']:,} moves "
               f"in {plan['waves']} waves, planner {plan['predicted_h']:.2f} h ({plan['plan_s']:.0f} s to plan)",
               flush=True)
-        out = subprocess.run([sys.executable, "-m", "bench.bench_rehearsal", "--child", str(d)], cwd=REPO,
-                             capture_output=True, text=True)
+        out = subprocess.run([sys.executable, "-m", "bench.bench_rehearsal", "--child", str(d),
+                              "--demote", plan["removed"]], cwd=REPO, capture_output=True, text=True)
         if out.returncode != 0:
             print(out.stderr[-3000:], file=sys.stderr)
             return 1
