@@ -101,6 +101,9 @@ def test_sim_with_embedded_zookeeper_prints_its_connect_string():
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
         line = proc.stdout.readline()
+        if not line:                        # the command ended: say why (its stderr), not just ''
+            proc.wait(timeout=30)
+            pytest.fail(f"kafka-runbook sim exited {proc.returncode}: {proc.stderr.read()[-3000:]}")
         assert line.startswith("kafka-runbook sim: 3 brokers, 2 partitions"), line
         assert "per-move fixed cost 0.18/0.5/0.3 s" in line, line          # Kafka 2.4.1's, by default
         connect = proc.stdout.readline().strip()
