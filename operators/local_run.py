@@ -45,6 +45,9 @@ from kafka_zk.run_folder import RunFolder
 REPO = Path(__file__).resolve().parent.parent
 
 
+LOCAL_BUNDLE = "airflow.dag_processing.bundles.local.LocalDagBundle"
+
+
 def runbook_bundles(home: Path, dags_folder: Path) -> str:
     """One DAG bundle per runbook file (``dag_bundle_config_list``), for ``dag.test()``.
 
@@ -70,9 +73,6 @@ def runbook_bundles(home: Path, dags_folder: Path) -> str:
         bundles.append({"name": f"runbook-{path.stem}", "classpath": LOCAL_BUNDLE,
                         "kwargs": {"path": str(folder), "refresh_interval": 0}})
     return json.dumps(bundles)
-
-
-LOCAL_BUNDLE = "airflow.dag_processing.bundles.local.LocalDagBundle"
 
 
 def local_airflow_env(home: str | os.PathLike, dags_folder: str | os.PathLike | None = None) -> dict[str, str]:
@@ -276,7 +276,7 @@ def shorten_dag_test_idle_polls() -> None:
     at its first of 15 tasks spent 11–14 s asleep (measured 2026-11-26: 11 sleeps); a parked
     approval is also re-read only once a second. The scheduler does not wait like this. Other
     callers of ``time.sleep`` (the emulator, kazoo, the tasks) are untouched: the caller's frame
-    must be ``dag.test`` itself. Installed once per process, by :func:`run_dag`.
+    must be ``dag.test`` itself. Called by every :func:`run_dag` (installing it again changes nothing).
     """
     time.sleep = _sleep_shorter_in_dag_test
 
