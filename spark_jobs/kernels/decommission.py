@@ -116,12 +116,12 @@ def repair_counts(placer: Placer, targets: dict[TopicPartition, list[int]],
                     break
             if changed:
                 break
-        if not changed and not _relocate_along_a_chain(placer, targets, received, worst, low):
+        if not changed and not _relocate_along_a_chain(placer, targets, received, worst):
             return
 
 
 def _relocate_along_a_chain(placer: Placer, targets: dict[TopicPartition, list[int]],
-                            received: dict[int, list[tuple[TopicPartition, int, int]]], start: int, low: int) -> bool:
+                            received: dict[int, list[tuple[TopicPartition, int, int]]], start: int) -> bool:
     """Hand one new replica from ``start`` down a chain of brokers to one holding two fewer.
 
     Where no broker two replicas below ``start`` can take any of its new replicas directly (the
@@ -168,7 +168,7 @@ def _relocate_along_a_chain(placer: Placer, targets: dict[TopicPartition, list[i
 
     parent: dict[int, tuple[int, int]] = {start: (-1, -1)}      # broker -> (from broker, item index)
     frontier = [start]
-    used: dict[int, set[TopicPartition]] = {start: set()}
+    on_path: dict[int, set[TopicPartition]] = {start: set()}    # partitions the chain to a broker moves
     while frontier:
         nxt = []
         for u in frontier:
@@ -177,10 +177,10 @@ def _relocate_along_a_chain(placer: Placer, targets: dict[TopicPartition, list[i
                 if c in parent or rack_of(racks, c) not in reached:
                     continue
                 for k, item in enumerate(received.get(u, ())):
-                    if item[0] in used[u] or not can_take(item, u, c):
+                    if item[0] in on_path[u] or not can_take(item, u, c):
                         continue
                     parent[c] = (u, k)
-                    used[c] = used[u] | {item[0]}
+                    on_path[c] = on_path[u] | {item[0]}
                     if counts.get(c, 0) < goal:
                         _apply_chain(placer, targets, received, parent, c)
                         return True
