@@ -24,7 +24,7 @@ in the per-broker baseline, by their replica lists. So, in this order:
    beside it; BENCHMARKS.md); the thread only waits and takes the states back as rows;
 4. the same thread then writes the assignments with those states as ``<out>/snapshot.jsonl``
    (once, while the kernel runs; when the states came from the child, a child forked as the
-   kernel takes them writes it instead, :mod:`spark_jobs.forked_check`), so ``--snapshot
+   kernel takes them writes it instead, :mod:`spark_jobs.forked_call`), so ``--snapshot
    <out>/snapshot.jsonl`` plans the same plan again. Untouched partitions have no leader or
    ISR in it (``null`` / ``[]``).
 
@@ -50,7 +50,7 @@ from kafka_zk.codecs import PartitionState, TopicPartition
 #: the child's session and the hand-over cost more than the GIL they free)
 STATES_IN_CHILD_MIN = 20_000
 from kafka_zk.validation import parse_broker_ids
-from spark_jobs import forked_check, plan_job, sizes_input
+from spark_jobs import forked_call, plan_job, sizes_input
 from spark_jobs.operations import selection
 
 
@@ -149,14 +149,14 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
                 if not direct:
                     write_snapshot(assignments, path)       # Spark reads the file
                 # a large read's snapshot is recorded by a child forked when the kernel takes the states
-                # (spark_jobs/forked_check.py), not by this thread beside the kernel: ~1.6 s of CPU at 10⁶
+                # (spark_jobs/forked_call.py), not by this thread beside the kernel: ~1.6 s of CPU at 10⁶
                 forked = in_child is not None
-                recording: list[forked_check.Pending] = []
+                recording: list[forked_call.Pending] = []
 
                 def states_then_record() -> dict[TopicPartition, PartitionState | None]:
                     got = read.result()
                     if not recording:
-                        recording.append(forked_check.start(lambda: _rewrite_now(assignments, got, path)))
+                        recording.append(forked_call.start(lambda: _rewrite_now(assignments, got, path)))
                     return got
 
                 recorded = None if forked else pool.submit(_rewrite, assignments, read, path)

@@ -1,4 +1,4 @@
-"""spark_jobs/forked_check.py: a call run in a forked child reports done (with its result) or not; on
+"""spark_jobs/forked_call.py: a call run in a forked child reports done (with its result) or not; on
 "not" the call runs again here, so its own exception is raised in this process (the CLI records
 its 1M snapshot.jsonl this way; tests/cli/test_plan_reads.py checks the file)."""
 
@@ -9,12 +9,12 @@ import os
 import pytest
 
 from kafka_zk.planning.model import PlanInvalid
-from spark_jobs import forked_check
+from spark_jobs import forked_call
 
 
 def test_a_passing_check_runs_in_the_child_only() -> None:
     ran: list[int] = []
-    pending = forked_check.start(lambda: ran.append(os.getpid()))
+    pending = forked_call.start(lambda: ran.append(os.getpid()))
     pending.wait()
     assert ran == []                    # the append happened in the child's copy
 
@@ -24,13 +24,13 @@ def test_a_failing_check_raises_its_own_error_here() -> None:
         raise PlanInvalid("decommission", ["a violation", "another"])
 
     with pytest.raises(PlanInvalid) as caught:
-        forked_check.start(check).wait()
+        forked_call.start(check).wait()
     assert caught.value.violations == ["a violation", "another"]
 
 
 def test_without_fork_the_check_runs_at_wait() -> None:
     ran: list[int] = []
-    pending = forked_check.start(lambda: ran.append(1), fork=False)
+    pending = forked_call.start(lambda: ran.append(1), fork=False)
     assert ran == []
     pending.wait()
     assert ran == [1]
@@ -43,8 +43,8 @@ def test_a_result_comes_back_from_the_child_and_a_call_runs_once() -> None:
         ran.append(1)
         return f"pid {os.getpid()}"
 
-    forked = forked_check.start(call)
+    forked = forked_call.start(call)
     assert forked.wait() == forked.wait() != f"pid {os.getpid()}" and ran == []
-    here = forked_check.start(call, fork=False)
+    here = forked_call.start(call, fork=False)
     assert here.wait() == here.wait() == f"pid {os.getpid()}" and ran == [1]
 
