@@ -36,6 +36,9 @@ from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of
 
 RF_CHANGING = frozenset({"change-rf", "reassign-json", "rollback"})   # a user JSON may change RF (listed), a rollback restores it
 BALANCED = frozenset({"decommission", "add-brokers"})
+#: from this many moves a plan is first checked over arrays (:mod:`spark_jobs.kernels.validate_columns`):
+#: below it, loading numpy and making the arrays cost more than the per-move check
+COLUMNAR_MIN_MOVES = 20_000
 
 
 class _Racks(dict):
@@ -183,7 +186,17 @@ def validate_plan(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int
                   sizes: Mapping[TopicPartition, int] | None = None,
                   baseline: Mapping[int, BrokerLoad] | None = None,
                   limits: Mapping[int, int] | None = None) -> None:
-    """Raise :class:`PlanInvalid` listing every violation; return quietly for a valid plan."""
+    """Raise :class:`PlanInvalid` listing every violation; return quietly for a valid plan.
+
+    A plan of :data:`~spark_jobs.kernels.validate_columns.COLUMNAR_MIN_MOVES` moves or more is
+    first checked over arrays (:func:`~spark_jobs.kernels.validate_columns.surely_valid`); only
+    when that cannot show it valid does the per-move check run, and name what it finds."""
+    if len(plan.moves) >= COLUMNAR_MIN_MOVES and not (limits and sizes):
+        # local: numpy is loaded only for plans this large (CLI start-up of small plans)
+        from spark_jobs.kernels.validate_columns import surely_valid
+
+        if surely_valid(snapshot, plan, removed, baseline):
+            return
     violations = plan_violations(snapshot, plan, removed, sizes, baseline, limits)
     if violations:
         raise PlanInvalid(plan.operation, violations)
