@@ -5,8 +5,11 @@ election), which plan in the task. The format's one reader is
 :func:`kafka_zk.plan_artifacts.load_plan_artifacts` (the runbooks read plans without importing the planner). Here the files are
 written (all JSON, compact, deterministic). ``plan.json``, ``rollback.json``, ``waves.json``,
 ``throttles.json`` and the hash are encoded directly, byte for byte what the canonical dump of
-their documents gives (``tests/spark_jobs/test_fast_paths.py``): each move's topic and replica
-lists are turned into text once (:class:`_MoveText`) and reused by every file, and the
+their documents gives (``tests/spark_jobs/test_fast_paths.py``): the per-move parts of the hash,
+``plan.json``, ``rollback.json`` and ``waves.json`` are encoded by msgspec from tuples and
+structs whose fields are in the files' key order (msgspec writes every string exactly as
+``json.dumps(..., ensure_ascii=False)`` does; at 10⁶ partitions the hash and those files went
+from ~4.2 to ~1.5 s of CPU), and the
 throttle lists of a wave are built from its moves in (topic, partition) order without the
 sets and re-sorting of :func:`kafka_zk.planning.throttles.wave_throttles` (at 10⁶ partitions the
 plain path spent ~12 s of CPU on 263,616 moves; BENCHMARKS.md). :func:`plan_hash` computes
@@ -21,7 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from operator import attrgetter
 from typing import Any, Mapping, Sequence
+
+import msgspec
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.plan_artifacts import canonical_json as _dump
@@ -38,38 +44,19 @@ def _write(directory: str, name: str, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-class _MoveText:
-    """Each move's JSON pieces, made once: its topic as a JSON string, its current and target
-    lists as comma-joined ids (the text between the brackets). Keyed by the move object."""
-
-    def __init__(self) -> None:
-        self.names: dict[str, str] = {}
-        self.of: dict[int, tuple[Move, str, str, str]] = {}
-
-    def __call__(self, m: Move) -> tuple[Move, str, str, str]:
-        got = self.of.get(id(m))
-        if got is None or got[0] is not m:
-            got = self.of[id(m)] = (m, _json_str(self.names, m.tp.topic), ",".join(map(str, m.current)),
-                                    ",".join(map(str, m.target)))
-        return got
+_encode = msgspec.json.Encoder().encode     # compact JSON; strings exactly as json.dumps(ensure_ascii=False)
+_tp = attrgetter("tp")
 
 
-def plan_hash(plan: Plan, waves: Sequence[Wave], text: _MoveText | None = None) -> str:
+def plan_hash(plan: Plan, waves: Sequence[Wave]) -> str:
     """sha256 of :func:`kafka_zk.plan_artifacts.canonical_content` for the plan and its waves (written directly, same bytes)."""
-    text = text or _MoveText()
-    moves = ",".join([f"[{t},{m.tp.partition},[{cur}],[{tgt}]]"
-                      for m, t, cur, tgt in map(text, sorted(plan.moves, key=_tp))])
-    wave_text = ",".join(["[" + ",".join([f"[{t},{m.tp.partition}]" for m, t, _, _ in map(text, sorted(w.moves, key=_tp))])
-                          + "]" for w in waves])
-    election = _dump([[[tp.topic, tp.partition] for tp in b] for b in plan.election]).decode("utf-8")
-    deletion = _dump([list(b) for b in plan.deletion]).decode("utf-8")
-    out = (f'{{"deletion":{deletion},"election":{election},"moves":[{moves}],'
-           f'"operation":{json.dumps(plan.operation, ensure_ascii=False)},"waves":[{wave_text}]}}')
-    return hashlib.sha256(out.encode("utf-8")).hexdigest()
-
-
-def _tp(m: Move) -> TopicPartition:
-    return m.tp
+    moves = _encode([(m.tp.topic, m.tp.partition, m.current, m.target) for m in sorted(plan.moves, key=_tp)])
+    wave_text = _encode([[m.tp for m in sorted(w.moves, key=_tp)] for w in waves])
+    election = _dump([[[tp.topic, tp.partition] for tp in b] for b in plan.election])
+    deletion = _dump([list(b) for b in plan.deletion])
+    out = b"".join((b'{"deletion":', deletion, b',"election":', election, b',"moves":', moves,
+                    b',"operation":', _dump(plan.operation), b',"waves":', wave_text, b"}"))
+    return hashlib.sha256(out).hexdigest()
 
 
 def _json_str(cache: dict[str, str], text: str) -> str:
@@ -90,33 +77,49 @@ def reassignment_json(entries: Mapping[TopicPartition, Sequence[int]]) -> bytes:
     return ('{"version":1,"partitions":[' + ",".join(items) + "]}").encode("utf-8")
 
 
-def _plan_files(plan: Plan, text: _MoveText) -> tuple[bytes, bytes]:
+class _Entry(msgspec.Struct):
+    """One ``partitions`` entry of Kafka's reassignment JSON, fields in Kafka's order."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+
+
+class _WaveEntry(msgspec.Struct):
+    """One partition of ``waves.json``, fields in sorted order (the canonical dump's)."""
+
+    current: tuple[int, ...]
+    partition: int
+    replicas: tuple[int, ...]
+    size: int
+    topic: str
+
+
+def _plan_files(plan: Plan) -> tuple[bytes, bytes]:
     """``reassignment_json(plan.target)`` and ``reassignment_json(plan.current())`` from the
-    moves' text, when the moves name each partition once and are exactly the target map (what
+    moves, when the moves name each partition once and are exactly the target map (what
     :func:`kafka_zk.planning.model.make_plan` gives); else the plain encoding of both."""
     moves = sorted(plan.moves, key=_tp)
     target = plan.target
     if len(target) != len(moves) or len({m.tp for m in moves}) != len(moves) or \
             any(target.get(m.tp) != m.target for m in moves):
         return reassignment_json(plan.target), reassignment_json(plan.current())
-    rows = [(f'{{"topic":{t},"partition":{m.tp.partition},"replicas":[', tgt, cur) for m, t, cur, tgt in map(text, moves)]
-    head = '{"version":1,"partitions":['
-    return ((head + ",".join([f"{p}{tgt}]}}" for p, tgt, _ in rows]) + "]}").encode("utf-8"),
-            (head + ",".join([f"{p}{cur}]}}" for p, _, cur in rows]) + "]}").encode("utf-8"))
+    head = b'{"version":1,"partitions":'
+    return (head + _encode([_Entry(m.tp.topic, m.tp.partition, m.target) for m in moves]) + b"}",
+            head + _encode([_Entry(m.tp.topic, m.tp.partition, m.current) for m in moves]) + b"}")
 
 
-def waves_json(waves: Sequence[Wave], text: _MoveText | None = None) -> bytes:
+def waves_json(waves: Sequence[Wave]) -> bytes:
     """``_dump(waves_doc(waves))``, byte for byte (keys sorted), written directly."""
-    text = text or _MoveText()
     dump = json.dumps
     parts = []
     for w in waves:
-        moves = ",".join([f'{{"current":[{cur}],"partition":{m.tp.partition},"replicas":[{tgt}],"size":{m.size},'
-                          f'"topic":{t}}}' for m, t, cur, tgt in map(text, w.moves)])
-        parts.append(f'{{"busiest_broker":{dump(w.busiest_broker)},"busiest_bytes":{dump(w.busiest_bytes)},'
-                     f'"bytes":{dump(w.bytes)},"index":{dump(w.index)},"partitions":[{moves}],'
-                     f'"predicted_seconds":{dump(w.predicted_seconds)},"znode_bytes":{dump(w.znode_bytes)}}}')
-    return ('{"version":1,"waves":[' + ",".join(parts) + "]}").encode("utf-8")
+        moves = _encode([_WaveEntry(m.current, m.tp.partition, m.target, m.size, m.tp.topic) for m in w.moves])
+        parts.append(b"".join((f'{{"busiest_broker":{dump(w.busiest_broker)},"busiest_bytes":{dump(w.busiest_bytes)},'
+                               f'"bytes":{dump(w.bytes)},"index":{dump(w.index)},"partitions":'.encode("utf-8"), moves,
+                               f',"predicted_seconds":{dump(w.predicted_seconds)},"znode_bytes":{dump(w.znode_bytes)}}}'
+                               .encode("utf-8"))))
+    return b'{"version":1,"waves":[' + b",".join(parts) + b"]}"
 
 
 def waves_doc(waves: Sequence[Wave]) -> dict[str, Any]:
@@ -198,12 +201,11 @@ def write_move_files(out_dir: str, plan: Plan, waves: Sequence[Wave], throttle: 
     """The files made from the moves and waves (``plan.json``, ``rollback.json``, ``waves.json``,
     ``throttles.json``); returns the plan hash. The first half of :func:`write_plan_artifacts`."""
     os.makedirs(out_dir, exist_ok=True)
-    text = _MoveText()
-    digest = plan_hash(plan, waves, text)
-    target, rollback = _plan_files(plan, text)
+    digest = plan_hash(plan, waves)
+    target, rollback = _plan_files(plan)
     _write(out_dir, "plan.json", target)
     _write(out_dir, "rollback.json", rollback)
-    _write(out_dir, "waves.json", waves_json(waves, text))
+    _write(out_dir, "waves.json", waves_json(waves))
     _write(out_dir, "throttles.json", throttles_json(waves, throttle))
     return digest
 
