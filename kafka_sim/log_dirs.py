@@ -44,7 +44,7 @@ def render(model: ReplicationModel, live: list[int], log_dir: str) -> str:
         for r in pd.replicas:
             if r not in per_broker:
                 continue
-            have = int(pd.have[r]) if r in pd.have else size
+            have = int(model.replica_bytes(tp, r)) if r in pd.have else size
             per_broker[r].append({"partition": f"{tp.topic}-{tp.partition}", "size": have,
                                   "offsetLag": max(0, size - have), "isFuture": False})
     doc = {"version": 1, "brokers": [

@@ -3,9 +3,10 @@
 What brokers know about each partition (replicas, leader, ISR: what LeaderAndIsr told them) is
 held here as a *view*; the controller and the leaders update it after each ZooKeeper write.
 Every partition has a size (the leader's log); a follower that is live, not in the ISR and not
-stalled copies from a live leader. Rates are shared max-min fairly (progressive filling) over
-these resources: each broker's network out and in (``network_rate``), and for throttled
-replicas the leader broker's ``leader.replication.throttled.rate`` and the follower broker's
+stalled copies from a live leader. Rates are shared max-min fairly (progressive filling,
+kafka_sim/maxmin.py) over these resources: each broker's network out and in
+(``network_rate``), and for throttled replicas the leader broker's
+``leader.replication.throttled.rate`` and the follower broker's
 ``follower.replication.throttled.rate``. A replica is throttled on the leader side when
 ``p:leader`` is in the topic's leader list (or ``*``), on the follower side when ``p:follower``
 is in the follower list; in-sync replicas are never throttled.
@@ -25,14 +26,25 @@ stay exact. Produce traffic to in-sync replicas is not limited by the disk (simp
 :meth:`ReplicationModel.advance` moves from one time to another exactly (piecewise constant
 rates), returning each catch-up with the simulated time it happened, so results do not depend
 on how often it is called. Nothing here touches ZooKeeper or reads a clock.
+
+The plan is incremental (kafka_sim/replication_plan.py): a change re-derives the flows of the
+partitions it touched only; the rates are shared out per class of flows using the same resources
+(:func:`kafka_sim.maxmin.allocate_classes`) and only flows whose rate moved get a new finish time
+on a heap; a follower's bytes are brought up to date when read or when its rate changes. So an
+event costs O(classes + changed flows · log) rather than O(every copying flow), and a wave of
+thousands of concurrent moves is no longer quadratic (issue 28; BENCHMARKS.md "Rehearsals").
+``tests/kafka_sim/test_replication_incremental.py`` pins it against the straightforward full
+re-plan (``tests/kafka_sim/replication_reference.py``) over random flow sets and events.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple, Iterable, Literal, Mapping
+from typing import Iterable, Literal, Mapping
 
+from kafka_sim.maxmin import Flow, allocate  # noqa: F401 - re-exported: the model's rule, for callers
+from kafka_sim.replication_plan import Plan
 from kafka_zk.codecs import TopicPartition
 
 Pairs = frozenset[tuple[int, int]] | Literal["*"]
@@ -48,7 +60,7 @@ class PartitionData:
     isr: tuple[int, ...] = ()
     size: float = 0.0           # leader's log size at time ``t``
     t: float = 0.0
-    have: dict[int, float] = field(default_factory=dict)   # out-of-sync replicas' bytes
+    have: dict[int, float] = field(default_factory=dict)   # out-of-sync replicas' bytes (see Plan.held)
     caught: set[int] = field(default_factory=set)          # caught up, ISR join pending
 
 
@@ -62,57 +74,16 @@ class CatchUp:
     leader: int
 
 
-class Flow(NamedTuple):
-    """One follower copying from its leader, limited by every key (``("out"|"in"|"lthr"|"fthr",
-    broker)``). A tuple: a re-plan builds one per copying replica (thousands in a large wave)."""
-
-    tp: TopicPartition
-    leader: int
-    follower: int
-    keys: tuple[tuple[str, int], ...]
-
-
-def allocate(flows: list[Flow], caps: Mapping[tuple[str, int], float]) -> list[float]:
-    """Max-min fair rates by progressive filling; a key absent from ``caps`` is unlimited."""
-    rates = [0.0] * len(flows)
-    users: dict[tuple[str, int], list[int]] = {}
-    for i, f in enumerate(flows):
-        for k in f.keys:
-            if k in caps:
-                users.setdefault(k, []).append(i)
-    remaining = dict(caps)
-    count = {k: len(us) for k, us in users.items()}
-    active = set(range(len(flows)))
-    while active:
-        best_key, best_share = None, math.inf
-        for k, n in count.items():          # keys whose users are all set are dropped below
-            share = max(0.0, remaining[k]) / n
-            if share < best_share:
-                best_key, best_share = k, share
-        if best_key is None:
-            for i in active:
-                rates[i] = math.inf
-            break
-        for i in [i for i in users[best_key] if i in active]:
-            rates[i] = best_share
-            active.discard(i)
-            for k in flows[i].keys:
-                if k in remaining:
-                    remaining[k] -= best_share
-                    count[k] -= 1
-                    if not count[k]:
-                        del count[k]
-    return rates
-
-
 class ReplicationModel:
-    """All partitions' data and views; brokers' liveness, rates and throttle views."""
+    """All partitions' data and views; brokers' liveness, rates and throttle views.
+
+    ``PartitionData.have`` of a copying follower is its bytes when its flow's rate last changed;
+    :meth:`replica_bytes` (and every method here) reads it brought up to now."""
 
     def __init__(self, network_rate: float, produce_rate: float = 0.0, fetch_start: float = 0.0) -> None:
         self.default_network_rate = float(network_rate)
         self.fetch_start = float(fetch_start)
         self.starts: dict[tuple[TopicPartition, int], float] = {}   # new replica -> when it first fetches
-        self._next_start = math.inf
         self.produce_rate = float(produce_rate)
         self.parts: dict[TopicPartition, PartitionData] = {}
         self.live: set[int] = set()
@@ -122,17 +93,15 @@ class ReplicationModel:
         self.throttles: dict[str, tuple[Pairs, Pairs]] = {}  # topic -> (leader list, follower list)
         self.stalled: set[tuple[TopicPartition, int]] = set()
         self.disk: dict[int, float] = {}        # broker -> disk capacity in bytes (absent: unlimited)
-        self._fill: list[float] = []            # absolute times a disk fills at the current rates
         self._copying: set[TopicPartition] = set()     # partitions with an out-of-sync replica
         self.now = 0.0
         self.version = 0        # bumped on every change of views, sizes or rates
-        self._flows: list[Flow] | None = None
-        self._rates: list[float] = []
-        self._finish: list[float] = []
+        self.plan = Plan(self)
 
     # ----------------------------------------------------------------------------- mutation
-    def _dirty(self) -> None:
-        self._flows = None
+    def _dirty(self, tp: TopicPartition | None = None) -> None:
+        """``tp``'s flows (None: every partition's) must be derived again before time passes."""
+        self.plan.touch(tp)
         self.version += 1
 
     def _grows(self, pd: PartitionData) -> bool:
@@ -151,9 +120,10 @@ class ReplicationModel:
 
     def set_size(self, tp: TopicPartition, nbytes: float) -> None:
         pd = self.parts.setdefault(tp, PartitionData(t=self.now))
+        self.plan.sync(tp)
         self._settle(pd, self.now)
         pd.size = float(nbytes)
-        self._dirty()
+        self._dirty(tp)
 
     def ensure(self, tp: TopicPartition, size: float = 0.0) -> PartitionData:
         pd = self.parts.get(tp)
@@ -165,6 +135,7 @@ class ReplicationModel:
                  leader: int | None = None, isr: Iterable[int] | None = None) -> None:
         """What LeaderAndIsr (or a leader's own ISR change) tells the brokers about ``tp``."""
         pd = self.ensure(tp)
+        self.plan.sync(tp)
         self._settle(pd, self.now)
         new_replicas = pd.replicas if replicas is None else tuple(replicas)
         new_leader = pd.leader if leader is None else leader
@@ -183,10 +154,12 @@ class ReplicationModel:
                 pd.have[r] = size if r in in_sync_before else 0.0
                 if self.fetch_start > 0 and hosted_before and r not in hosted_before:
                     self.starts[(tp, r)] = self.now + self.fetch_start
+                    self.plan.starts_changed()
         for r in list(pd.have):
             if r not in new_replicas or r in new_isr or r == new_leader:
                 del pd.have[r]
-                self.starts.pop((tp, r), None)
+                if self.starts.pop((tp, r), None) is not None:
+                    self.plan.starts_changed()
         # a caught-up follower waiting to join re-syncs with a new leader (a new catch-up event)
         pd.caught = {r for r in pd.caught if r in pd.have} if new_leader == pd.leader else set()
         pd.replicas, pd.leader, pd.isr = new_replicas, new_leader, new_isr
@@ -194,7 +167,7 @@ class ReplicationModel:
             self._copying.add(tp)
         else:
             self._copying.discard(tp)
-        self._dirty()
+        self._dirty(tp)
 
     def _settled(self, tp: TopicPartition, pd: PartitionData) -> bool:
         """Whether :meth:`set_view` with ``pd``'s own views would leave ``pd`` as it is: every
@@ -204,14 +177,17 @@ class ReplicationModel:
             and bool(pd.have) == (tp in self._copying)
 
     def remove(self, tp: TopicPartition) -> None:
+        self.plan.drop(tp)
         self.parts.pop(tp, None)
         for key in [k for k in self.starts if k[0] == tp]:
             del self.starts[key]
+            self.plan.starts_changed()
         self._copying.discard(tp)
         self.stalled = {s for s in self.stalled if s[0] != tp}
-        self._dirty()
+        self.version += 1
 
     def broker_up(self, broker: int) -> None:
+        self.plan.sync_all()
         for pd in self.parts.values():
             if pd.leader == broker:
                 self._settle(pd, self.now)
@@ -219,6 +195,7 @@ class ReplicationModel:
         self._dirty()
 
     def broker_down(self, broker: int) -> None:
+        self.plan.sync_all()
         for tp, pd in self.parts.items():
             if broker in pd.replicas:
                 self._settle(pd, self.now)
@@ -233,7 +210,8 @@ class ReplicationModel:
             self.network.pop(broker, None)
         else:
             self.network[broker] = float(rate)
-        self._dirty()
+        self.plan.caps_changed()
+        self.version += 1
 
     def set_throttle_rates(self, broker: int, leader: float | None, follower: float | None) -> None:
         for table, value in ((self.leader_rate, leader), (self.follower_rate, follower)):
@@ -241,21 +219,26 @@ class ReplicationModel:
                 table.pop(broker, None)
             else:
                 table[broker] = float(value)
-        self._dirty()
+        self.plan.caps_changed()
+        self.version += 1
 
     def set_throttle_lists(self, topic: str, leader: Pairs, follower: Pairs) -> None:
         if not leader and not follower:
             self.throttles.pop(topic, None)
         else:
             self.throttles[topic] = (leader, follower)
-        self._dirty()
+        for tp in self._copying:
+            if tp.topic == topic:
+                self.plan.touch(tp)
+        self.plan.changed()
+        self.version += 1
 
     def set_stalled(self, tp: TopicPartition, broker: int, stalled: bool) -> None:
         if stalled:
             self.stalled.add((tp, broker))
         else:
             self.stalled.discard((tp, broker))
-        self._dirty()
+        self._dirty(tp)
 
     def set_disk_capacity(self, broker: int, nbytes: float | None) -> None:
         """Give ``broker`` a disk of ``nbytes`` (None: unlimited)."""
@@ -266,23 +249,26 @@ class ReplicationModel:
         self._dirty()
 
     def disk_used(self, broker: int, t: float | None = None) -> float:
-        """Bytes on ``broker``'s disk at time ``t`` (default: now): every replica it hosts."""
+        """Bytes on ``broker``'s disk at time ``t`` (default: now): every replica it hosts (a
+        copying follower's bytes as of now)."""
         t = self.now if t is None else t
         used = 0.0
+        held = self.plan.held
         for tp, pd in self.parts.items():
             if broker in pd.replicas:
-                used += pd.have[broker] if broker in pd.have else self.size(tp, t)
+                used += held(tp, pd, broker) if broker in pd.have else self.size(tp, t)
         return used
 
     def disks_used(self) -> dict[int, float]:
         """Bytes on the disk of every broker that has a capacity, now (one pass over partitions)."""
         used = {b: 0.0 for b in self.disk}
+        held = self.plan.held
         for tp, pd in self.parts.items():
             size = None
             for b in pd.replicas:
                 if b in used:
                     if b in pd.have:
-                        used[b] += pd.have[b]
+                        used[b] += held(tp, pd, b)
                     else:
                         size = self.size(tp) if size is None else size
                         used[b] += size
@@ -294,137 +280,83 @@ class ReplicationModel:
         return {b for b, cap in self.disk.items() if used[b] >= cap - 1.0}
 
     # ----------------------------------------------------------------------------- flows
-    def _listed(self, pairs: Pairs, partition: int, broker: int) -> bool:
-        return pairs == "*" or (partition, broker) in pairs
-
-    def flows(self) -> list[Flow]:
-        if self._flows is None:
-            out = []
-            used = self.disks_used() if self.disk else {}
-            full = self.full_disks(used) if self.disk else set()
-            parts, live, stalled, starts = self.parts, self.live, self.stalled, self.starts
-            for tp in self._copying:
-                pd = parts[tp]
-                leader = pd.leader
-                if not pd.have or leader < 0 or leader not in live:
-                    continue
-                lists = self.throttles.get(tp.topic)
-                for r in pd.have:
-                    if r in pd.caught or r not in live or (tp, r) in stalled or r in full or (tp, r) in starts:
-                        continue
-                    if lists is None:
-                        keys: tuple[tuple[str, int], ...] = (("out", leader), ("in", r))
-                    else:
-                        lthr = lists[0] == "*" or (tp.partition, leader) in lists[0]
-                        fthr = lists[1] == "*" or (tp.partition, r) in lists[1]
-                        keys = (("out", leader), ("in", r)) + ((("lthr", leader),) if lthr else ()) \
-                            + ((("fthr", r),) if fthr else ())
-                    out.append(Flow(tp, leader, r, keys))
-            # (tp, follower) order: a partition has one leader, so the tuples' own order is that order
-            out.sort()
-            self._flows = out
-            self._rates = allocate(out, self._caps(out))
-            # rates stay constant until the next change, so finish times are absolute
-            self._finish = self._finish_times(out, self._rates)
-            self._fill = self._fill_times(out, self._rates, used)
-            self._next_start = min(self.starts.values(), default=math.inf)
-        return self._flows
-
-    def _finish_times(self, flows: list[Flow], rates: list[float]) -> list[float]:
-        """:meth:`_time_to_finish` of every flow, as absolute times (inlined: thousands per re-plan)."""
-        now, parts, produce = self.now, self.parts, self.produce_rate
+    def flows_of(self, tp: TopicPartition, full: set[int]) -> list[Flow]:
+        """The followers of ``tp`` copying now (given the brokers whose disk is ``full``)."""
+        pd = self.parts.get(tp)
+        if pd is None or not pd.have or pd.leader < 0 or pd.leader not in self.live:
+            return []
+        leader, live, stalled, starts = pd.leader, self.live, self.stalled, self.starts
+        lists = self.throttles.get(tp.topic)
         out = []
-        for f, rate in zip(flows, rates):
-            pd = parts[f.tp]
-            grows = produce > 0 and pd.leader >= 0 and pd.leader in self.live
-            size = pd.size + (produce * (now - pd.t) if grows and now > pd.t else 0.0)
-            remaining = size - pd.have[f.follower]
-            if remaining <= _EPS:
-                out.append(now + 0.0)
+        for r in sorted(pd.have):
+            if r in pd.caught or r not in live or (tp, r) in stalled or r in full or (tp, r) in starts:
                 continue
-            gain = rate - (produce if grows else 0.0)
-            out.append(now + (remaining / gain if gain > 0 else math.inf))
+            if lists is None:
+                keys: tuple[tuple[str, int], ...] = (("out", leader), ("in", r))
+            else:
+                lthr = lists[0] == "*" or (tp.partition, leader) in lists[0]
+                fthr = lists[1] == "*" or (tp.partition, r) in lists[1]
+                keys = (("out", leader), ("in", r)) + ((("lthr", leader),) if lthr else ()) \
+                    + ((("fthr", r),) if fthr else ())
+            out.append(Flow(tp, leader, r, keys))
         return out
 
-    def _fill_times(self, flows: list[Flow], rates: list[float], used: Mapping[int, float]) -> list[float]:
-        inflow: dict[int, float] = {}
-        for f, r in zip(flows, rates):
-            if f.follower in self.disk and r > 0:
-                inflow[f.follower] = inflow.get(f.follower, 0.0) + r
-        return [self.now + max(0.0, self.disk[b] - used[b]) / rate for b, rate in inflow.items()]
-
-    def _caps(self, flows: list[Flow]) -> dict[tuple[str, int], float]:
+    def caps(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        """Each capped resource among ``keys`` and its rate (an absent throttle: unlimited)."""
         caps: dict[tuple[str, int], float] = {}
-        for f in flows:
-            for kind, b in f.keys:
-                if kind in ("out", "in"):
-                    caps[(kind, b)] = self.network.get(b, self.default_network_rate)
-                elif kind == "lthr" and b in self.leader_rate:
-                    caps[(kind, b)] = self.leader_rate[b]
-                elif kind == "fthr" and b in self.follower_rate:
-                    caps[(kind, b)] = self.follower_rate[b]
+        for kind, b in keys:
+            if kind in ("out", "in"):
+                caps[(kind, b)] = self.network.get(b, self.default_network_rate)
+            elif kind == "lthr" and b in self.leader_rate:
+                caps[(kind, b)] = self.leader_rate[b]
+            elif kind == "fthr" and b in self.follower_rate:
+                caps[(kind, b)] = self.follower_rate[b]
         return caps
 
+    def flows(self) -> list[Flow]:
+        """Every copying flow now, in (partition, follower) order."""
+        return self.plan.flows()
+
     def rates(self) -> dict[tuple[TopicPartition, int], float]:
-        flows = self.flows()
-        return {(f.tp, f.follower): r for f, r in zip(flows, self._rates)}
-
-    def _remaining(self, f: Flow, t: float) -> float:
-        return self.size(f.tp, t) - self.parts[f.tp].have[f.follower]
-
-    def _time_to_finish(self, f: Flow, rate: float) -> float:
-        remaining = self._remaining(f, self.now)
-        if remaining <= _EPS:
-            return 0.0
-        gain = rate - (self.produce_rate if self._grows(self.parts[f.tp]) else 0.0)
-        return remaining / gain if gain > 0 else math.inf
+        return self.plan.rates()
 
     def next_event_time(self) -> float | None:
-        """Simulated time of the next catch-up or fetch start, or None when nothing is copying."""
-        self.flows()
-        best = min(min(self._finish, default=math.inf), min(self._fill, default=math.inf), self._next_start)
+        """Simulated time of the next catch-up, fetch start or full disk, or None when nothing is copying."""
+        best = self.plan.next_event()
         return None if best == math.inf else best
 
     def advance(self, t: float) -> list[CatchUp]:
-        """Move to simulated time ``t``; every catch-up on the way, in time order.
+        """Move to simulated time ``t``; every catch-up on the way, in time order (and in
+        (partition, follower) order at one time).
 
         When no time passes (``t`` not after now: the engine handling events back to back, its
         clock paused) and views changed since the last re-plan, the re-plan waits until time
         passes or the flows are asked for: a catch-up due at this instant (nothing left to copy)
         is then found with its time, this instant, before any later one."""
-        if t <= self.now and self._flows is None:
+        if t <= self.now and self.plan.pending():
             return []
         events: list[CatchUp] = []
         while True:
-            flows = self.flows()
-            if not flows and self._next_start > t:
-                break
-            finish = self._finish
-            end = min(min(finish, default=math.inf), min(self._fill, default=math.inf), self._next_start)
+            end = self.plan.next_event()
             if end > t:
-                self._apply(flows, t)
                 break
-            self._apply(flows, end)     # a disk that fills at ``end`` stops its flows at the re-plan
-            for f, done_at in zip(flows, finish):
-                if done_at <= end or self._remaining(f, end) <= max(_EPS, 1e-9 * self.size(f.tp, end)):
-                    pd = self.parts[f.tp]
-                    pd.have[f.follower] = self.size(f.tp, end)
-                    pd.caught.add(f.follower)
-                    events.append(CatchUp(end, f.tp, f.follower, f.leader))
-            for key in [k for k, at in self.starts.items() if at <= end]:
+            self.now = max(self.now, end)
+            for f in self.plan.due(end):
+                pd = self.parts[f.tp]
+                pd.have[f.follower] = self.size(f.tp, end)
+                pd.caught.add(f.follower)
+                events.append(CatchUp(end, f.tp, f.follower, f.leader))
+                self.plan.touch(f.tp)
+            started = [k for k, at in self.starts.items() if at <= end]
+            for key in started:
                 del self.starts[key]            # these replicas fetch from ``end`` on
-            self._dirty()
+                self.plan.touch(key[0])
+            if started:
+                self.plan.starts_changed()
+            self.plan.touch_disks()             # a disk that fills at ``end`` stops its flows
+            self.version += 1
         self.now = max(self.now, t)
         return events
-
-    def _apply(self, flows: list[Flow], end: float) -> None:
-        dt = end - self.now
-        if dt > 0:
-            for f, rate in zip(flows, self._rates):
-                if rate > 0:
-                    pd = self.parts[f.tp]
-                    pd.have[f.follower] = min(pd.have[f.follower] + rate * dt, self.size(f.tp, end))
-        self.now = max(self.now, end)
 
     # ----------------------------------------------------------------------------- reading
     def replica_bytes(self, tp: TopicPartition, broker: int) -> float | None:
@@ -433,5 +365,5 @@ class ReplicationModel:
         if pd is None or broker not in pd.replicas:
             return None
         if broker in pd.have:
-            return pd.have[broker]
+            return self.plan.held(tp, pd, broker)
         return self.size(tp)
