@@ -56,6 +56,7 @@ from spark_jobs import sizes_input
 from spark_jobs.direct_input import input_from_snapshot
 from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
 from spark_jobs.kernels.capacity import plan_disk
+from spark_jobs.kernels.decommission import with_leaders
 from spark_jobs.kernels.loads import cluster_loads, rack_map
 from spark_jobs.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, selection
@@ -259,7 +260,15 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         raise
     succeeded = False
     try:
-        started, cpu = time.monotonic(), [time.process_time()]
+        wall: dict[str, float] = {}
+        cpu: dict[str, float] = {}      # this process's CPU (all its threads; not the forked children)
+        mark = [time.monotonic(), time.process_time()]
+
+        def phase(name: str) -> None:
+            now, used = time.monotonic(), time.process_time()
+            wall[name], cpu[name] = now - mark[0], used - mark[1]
+            mark[:] = [now, used]
+
         direct = spark is None and snapshot is not None
         if direct:
             data = input_from_snapshot(snapshot, sizes.columns, selection(args))
@@ -273,15 +282,20 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
             from spark_jobs.spark_io import load_input
 
             data = load_input(spark, args.snapshot, sizes.path, selection(args))
-        loaded = time.monotonic()
-        cpu.append(time.process_time())
-        if states is not None:
-            data = dataclasses.replace(data, snapshot=with_states(data.snapshot, states()))
-        states_ready = time.monotonic()
-        cpu.append(time.process_time())
-        plan = run_kernel(args, data)
-        planned = time.monotonic()
-        cpu.append(time.process_time())
+        phase("input")
+        if states is not None and _states_after_kernel(args):
+            # a decommission uses a state only for the broker a move copies from: planned while
+            # the states are still being read, their leaders applied after (decommission.with_leaders)
+            plan = run_kernel(args, data)
+            phase("kernel_and_validate")
+            plan = with_leaders(plan, states())
+            phase("states_wait")
+        else:
+            if states is not None:
+                data = dataclasses.replace(data, snapshot=with_states(data.snapshot, states()))
+                phase("states_wait")
+            plan = run_kernel(args, data)
+            phase("kernel_and_validate")
         waves = pack_waves(plan.moves, limits)
         ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
         before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
@@ -295,20 +309,26 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         summary["timings_s"] = {**(timings or {}), **({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
                                 **({"sizes_driver": round(sizes.seconds, 3)} if sizes.path else {}),
                                 ("spark_read_aggregate" if spark is not None else
-                                 "driver_input" if direct else "driver_read_aggregate"): round(loaded - started, 3),
-                                **({} if states is None else {"states_wait": round(states_ready - loaded, 3)}),
-                                "kernel_and_validate": round(planned - states_ready, 3),
-                                "waves_summary": round(time.monotonic() - planned, 3)}
-        # this process's CPU (all its threads; not the forked children) in the same phases
-        cpu.append(time.process_time())
-        summary["cpu_s"] = {k: round(b - a, 3) for k, a, b in zip(
-            ("input", "states_wait", "kernel_and_validate", "waves_summary"), cpu, cpu[1:])}
+                                 "driver_input" if direct else "driver_read_aggregate"): round(wall["input"], 3),
+                                **({} if states is None else {"states_wait": round(wall["states_wait"], 3)}),
+                                "kernel_and_validate": round(wall["kernel_and_validate"], 3)}
+        phase("waves_summary")
+        summary["timings_s"]["waves_summary"] = round(wall["waves_summary"], 3)
+        summary["cpu_s"] = {k: round(cpu[k], 3) for k in ("input", "states_wait", "kernel_and_validate",
+                                                          "waves_summary") if k in cpu}
         digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle)
         summary["plan_hash"] = digest
         succeeded = True
     finally:
         sizes_input.finish(sizes, succeeded)
     return summary
+
+
+def _states_after_kernel(args: argparse.Namespace) -> bool:
+    """Whether this job's kernel can run before the partition states arrive: a decommission
+    (without extra moves, which may move any partition) uses them only for each move's
+    copy-from leader, applied after it (:func:`spark_jobs.kernels.decommission.with_leaders`)."""
+    return args.op == "decommission" and not getattr(args, "allow_extra_moves", False)
 
 
 def main(argv: list[str] | None = None) -> int:

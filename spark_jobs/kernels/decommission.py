@@ -34,10 +34,11 @@ brokers, their bytes, and what would fit: :func:`spark_jobs.kernels.capacity.sho
 from __future__ import annotations
 
 import bisect
+from dataclasses import replace
 from typing import Callable, Collection, Mapping
 
 from kafka_zk.capacity import DiskCapacity
-from kafka_zk.codecs import TopicPartition
+from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.model import ClusterSnapshot, Partition
 from kafka_zk.planning.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.capacity import shortfall_message
@@ -420,6 +421,31 @@ def _plan(snapshot: ClusterSnapshot, removed: Collection[int], sizes: Mapping[To
              for p, tp, size in zip(affected, tps, psizes)]
     return make_plan("decommission", moves, seed, removed=gone, sized=bool(sizes),
                      params={"brokers": ",".join(str(b) for b in sorted(gone))})
+
+
+def with_leaders(plan: Plan, states: Mapping[TopicPartition, PartitionState | None]) -> Plan:
+    """``plan`` made without partition states, given the leaders ``states`` name: what
+    :func:`plan_decommission` makes from a snapshot holding those states.
+
+    A decommission reads a partition's state for one thing only: the broker its new replicas
+    copy from (each :class:`Move`'s ``leader``, :func:`_leader_after_demotion`); placement,
+    counts and preferred leaders use the replica lists alone. So the plan job can run this
+    kernel while the states are still being read and apply them after
+    (:func:`spark_jobs.plan_job.run`); ``tests/spark_jobs/test_decommission_states_later.py``
+    pins that both ways give the same plan. A move whose partition ``states`` does not name
+    keeps its leader; ``None`` (no state znode) means no leader, as in the snapshot.
+    """
+    gone = plan.removed
+    moves = []
+    for m in plan.moves:
+        if m.tp in states:
+            st = states[m.tp]
+            leader = st.leader if st is not None else None
+            if leader is None or leader < 0 or leader in gone:
+                leader = next((b for b in m.current if b not in gone), leader)
+            m = Move(m.tp, m.current, m.target, m.size, leader)
+        moves.append(m)
+    return replace(plan, moves=tuple(moves))
 
 
 def _leader_after_demotion(p: Partition, gone: Collection[int]) -> int | None:
