@@ -13,7 +13,7 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.model import BrokerLoad, Plan, Wave
 from spark_jobs.kernels.loads import Loads, cluster_loads, moved_loads, rack_map, relative_spread, spread
-from spark_jobs.kernels.waves import WaveLimits, fixed_batch_bounds, wave_bounds
+from spark_jobs.kernels.waves import COLUMNAR_MIN_MOVES, WaveLimits, fixed_batch_bounds, wave_bounds
 
 
 def _balance(loads, brokers: Sequence[int], racks: Mapping[int, str]) -> dict[str, Any]:
@@ -44,7 +44,13 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
     ids = sorted(set(snapshot.brokers) | set(baseline or {}) | {b for m in plan.moves for b in m.current})
     if before is None:
         before = cluster_loads(snapshot.partitions(), ids, sizes, baseline)
-    after = moved_loads(before, plan.moves)  # = cluster_loads(..., plan.target): moves carry the sizes
+    if len(plan.moves) >= COLUMNAR_MIN_MOVES:
+        # local: numpy only for plans this large
+        from spark_jobs.kernels.move_columns import moved_loads_columns
+
+        after = moved_loads_columns(before, plan.moves)
+    else:
+        after = moved_loads(before, plan.moves)  # = cluster_loads(..., plan.target): moves carry the sizes
     bounds = wave_bounds(plan.moves, waves, limits)
     fixed = fixed_batch_bounds(plan.moves, 10, limits, bounds)
     on_removed = sum(1 for p in snapshot.partitions() for b in p.replicas if b in plan.removed) \

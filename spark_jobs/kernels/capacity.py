@@ -25,9 +25,10 @@ from typing import Mapping, Sequence
 
 from kafka_zk.capacity import DiskCapacity
 from kafka_zk.planning.model import PlanRefused, Wave
-from spark_jobs.kernels.waves import WaveLimits, wave_of
+from spark_jobs.kernels.waves import COLUMNAR_MIN_MOVES, WaveLimits, wave_of
 
 GROWTH_FACTOR = 1.5      # the report explains every broker whose bytes grow more than this
+DISK_WALK_CELLS_MAX = 2_000_000     # waves × brokers up to which the disk walk runs over arrays
 
 
 def human(n: float) -> str:
@@ -143,6 +144,26 @@ class BrokerDisk:
 def disk_profile(waves: Sequence[Wave], before: Mapping[int, int], capacity: DiskCapacity | None,
                  brokers: Sequence[int]) -> list[BrokerDisk]:
     """Per broker: bytes before, the highest peak inside any wave, after, capacity and limit."""
+    return _disk_profile(waves, before, capacity, brokers)[0]
+
+
+def _disk_profile(waves: Sequence[Wave], before: Mapping[int, int], capacity: DiskCapacity | None,
+                  brokers: Sequence[int]) -> tuple[list[BrokerDisk], dict[int, int]]:
+    """:func:`disk_profile`, and the new replicas each broker receives."""
+    if sum(len(w.moves) for w in waves) >= COLUMNAR_MIN_MOVES and \
+            len(waves) * (len(brokers) + 1) <= DISK_WALK_CELLS_MAX:
+        # local: numpy only for plans this large (spark_jobs.kernels.move_columns)
+        from spark_jobs.kernels.move_columns import disk_walk
+
+        walk = disk_walk(waves, before, brokers)
+        return [BrokerDisk(b, before.get(b, 0), pk, pw, after, capacity.capacity(b) if capacity else None,
+                           capacity.limit(b) if capacity else None)
+                for b, pk, pw, after in zip(brokers, walk.peak, walk.peak_wave, walk.after)], walk.received
+    received: dict[int, int] = {}
+    for w in waves:
+        for m in w.moves:
+            for b in m.destinations:
+                received[b] = received.get(b, 0) + 1
     used = {b: before.get(b, 0) for b in brokers}
     peak = dict(used)
     peak_wave: dict[int, int | None] = {b: None for b in brokers}
@@ -157,7 +178,7 @@ def disk_profile(waves: Sequence[Wave], before: Mapping[int, int], capacity: Dis
         cap = capacity.capacity(b) if capacity else None
         lim = capacity.limit(b) if capacity else None
         out.append(BrokerDisk(b, before.get(b, 0), peak.get(b, 0), peak_wave.get(b), used.get(b, 0), cap, lim))
-    return out
+    return out, received
 
 
 def shortfall_message(after: Mapping[int, int], limits: Mapping[int, int], capacity: DiskCapacity,
@@ -273,12 +294,7 @@ def plan_disk(before: Mapping[int, int], brokers: Sequence[int], removed: Sequen
     """
     limits = capacity.limits(list(brokers)) if capacity is not None and sized else {}
     ordered = order_waves(waves, before, limits, wave_limits) if limits else list(waves)
-    profile = disk_profile(ordered, before, capacity, brokers)
-    received: dict[int, int] = {}
-    for w in ordered:
-        for m in w.moves:
-            for b in m.destinations:
-                received[b] = received.get(b, 0) + 1
+    profile, received = _disk_profile(ordered, before, capacity, brokers)
     if not sized:
         status = "partition sizes unknown: disk usage during and after the move not checked"
     elif capacity is None:

@@ -33,12 +33,11 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.model import BrokerLoad, Plan, PlanInvalid
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of
+# from this many moves a plan is first checked over arrays (below, numpy's import and the arrays cost more)
+from spark_jobs.kernels.waves import COLUMNAR_MIN_MOVES
 
 RF_CHANGING = frozenset({"change-rf", "reassign-json", "rollback"})   # a user JSON may change RF (listed), a rollback restores it
 BALANCED = frozenset({"decommission", "add-brokers"})
-#: from this many moves a plan is first checked over arrays (:mod:`spark_jobs.kernels.validate_columns`):
-#: below it, loading numpy and making the arrays cost more than the per-move check
-COLUMNAR_MIN_MOVES = 20_000
 
 
 class _Racks(dict):
@@ -188,7 +187,7 @@ def validate_plan(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int
                   limits: Mapping[int, int] | None = None) -> None:
     """Raise :class:`PlanInvalid` listing every violation; return quietly for a valid plan.
 
-    A plan of :data:`~spark_jobs.kernels.validate_columns.COLUMNAR_MIN_MOVES` moves or more is
+    A plan of :data:`~spark_jobs.kernels.waves.COLUMNAR_MIN_MOVES` moves or more is
     first checked over arrays (:func:`~spark_jobs.kernels.validate_columns.surely_valid`); only
     when that cannot show it valid does the per-move check run, and name what it finds."""
     if len(plan.moves) >= COLUMNAR_MIN_MOVES and not (limits and sizes):

@@ -26,23 +26,9 @@ import numpy as np
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.model import BrokerLoad, Plan
 from spark_jobs.kernels.loads import rack_map, rack_of
+from spark_jobs.kernels.move_columns import PAD, flat, padded
 from spark_jobs.kernels.validate import BALANCED, RF_CHANGING
 
-_PAD = -1
-
-
-def _flat(rows: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
-    """(lengths, the ids one after another) of ``rows``."""
-    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
-    return lengths, flat
-
-
-def _padded(lengths: np.ndarray, codes: np.ndarray, width: int) -> np.ndarray:
-    """``rows × width`` matrix of ``codes`` (one row per length), :data:`_PAD` after each row's end."""
-    out = np.full((len(lengths), width), _PAD, dtype=np.int64)
-    out[np.arange(width)[None, :] < lengths[:, None]] = codes
-    return out
 
 
 def _distinct(matrix: np.ndarray) -> np.ndarray:
@@ -94,10 +80,10 @@ def surely_valid(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int]
     if not _named_right(moves, topics, plan.target):
         return False
     gone = frozenset(int(b) for b in removed) | plan.removed
-    cur_len, cur_flat = _flat([m.current for m in moves])
-    tgt_len, tgt_flat = _flat([m.target for m in moves])
+    cur_len, cur_flat = flat([m.current for m in moves])
+    tgt_len, tgt_flat = flat([m.target for m in moves])
     reps = [p.replicas for t in topics.values() for p in t.partitions.values()]
-    rep_len, rep_flat = _flat(reps)
+    rep_len, rep_flat = flat(reps)
     if not cur_len.all() or not tgt_len.all():
         return False                # an empty list: the per-move checker names it
     brokers = snapshot.brokers
@@ -115,8 +101,8 @@ def surely_valid(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int]
     rack_index = {r: i for i, r in enumerate(sorted(set(rack_names)))}
     rack_code = np.fromiter((rack_index[r] for r in rack_names), dtype=np.int64, count=len(id_list))
     width = int(max(cur_len.max(), tgt_len.max()))
-    cur = _padded(cur_len, code(cur_flat), width)
-    tgt = _padded(tgt_len, code(tgt_flat), width)
+    cur = padded(cur_len, code(cur_flat), width)
+    tgt = padded(tgt_len, code(tgt_flat), width)
     real_t = tgt >= 0
     # rule 2: no broker twice in a target
     st = np.sort(tgt, axis=1)
@@ -134,8 +120,8 @@ def surely_valid(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int]
         return False
     # rule 6: rack spread
     allowed = len({rack_of(racks, b) for b in brokers if b not in gone})
-    cur_racks = np.where(cur >= 0, rack_code[np.maximum(cur, 0)], _PAD)
-    tgt_racks = np.where(real_t, rack_code[np.maximum(tgt, 0)], _PAD)
+    cur_racks = np.where(cur >= 0, rack_code[np.maximum(cur, 0)], PAD)
+    tgt_racks = np.where(real_t, rack_code[np.maximum(tgt, 0)], PAD)
     need = np.minimum(np.minimum(_distinct(cur_racks), tgt_len), allowed)
     if (_distinct(tgt_racks) < need).any():
         return False

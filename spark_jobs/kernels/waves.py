@@ -50,6 +50,9 @@ from spark_jobs.kernels.wave_items import (ZNODE_WRAPPER, Item, OpenWave, WaveLi
 from spark_jobs.kernels.wave_search import improve, search_budget
 
 WINDOW = 32                     # feasible waves a move compares while packing
+#: from this many moves the bounds, loads, disk walk (spark_jobs.kernels.move_columns) and validation
+#: (spark_jobs.kernels.validate_columns) work over numpy arrays; below it numpy's import costs more
+COLUMNAR_MIN_MOVES = 20_000
 
 
 def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
@@ -179,6 +182,22 @@ class WaveBounds:
 
 
 def wave_bounds(moves: Sequence[Move], waves: Sequence[Wave], limits: WaveLimits) -> WaveBounds:
+    if len(moves) >= COLUMNAR_MIN_MOVES:
+        # local: numpy only for plans this large (spark_jobs.kernels.move_columns)
+        from spark_jobs.kernels.move_columns import MoveColumns, in_out_largest
+
+        max_in, max_out, largest = in_out_largest(MoveColumns.of(moves))
+    else:
+        max_in, max_out, largest = _in_out_largest(moves)
+    lb = max(max_in, max_out, largest)
+    total = sum(w.busiest_bytes for w in waves)
+    t = limits.throttle_bytes_per_s
+    return WaveBounds(len(waves), total, lb, max_in, max_out, largest,
+                      total / t if t else None, lb / t if t else None)
+
+
+def _in_out_largest(moves: Sequence[Move]) -> tuple[int, int, int]:
+    """(max inbound, max outbound over brokers, largest moving partition's bytes)."""
     inb: dict[int, int] = {}
     out: dict[int, int] = {}
     largest = 0
@@ -192,12 +211,7 @@ def wave_bounds(moves: Sequence[Move], waves: Sequence[Wave], limits: WaveLimits
             inb[d] = inb.get(d, 0) + size
         leader = m.source_leader
         out[leader] = out.get(leader, 0) + size * len(dests)
-    max_in, max_out = max(inb.values(), default=0), max(out.values(), default=0)
-    lb = max(max_in, max_out, largest)
-    total = sum(w.busiest_bytes for w in waves)
-    t = limits.throttle_bytes_per_s
-    return WaveBounds(len(waves), total, lb, max_in, max_out, largest,
-                      total / t if t else None, lb / t if t else None)
+    return max(inb.values(), default=0), max(out.values(), default=0), largest
 
 
 def fixed_batch_bounds(moves: Sequence[Move], batch: int, limits: WaveLimits,
@@ -206,6 +220,19 @@ def fixed_batch_bounds(moves: Sequence[Move], batch: int, limits: WaveLimits,
 
     ``like`` is :func:`wave_bounds` of the same moves (the lower bounds do not depend on waves).
     """
+    if len(moves) >= COLUMNAR_MIN_MOVES:
+        # local: numpy only for plans this large (spark_jobs.kernels.move_columns)
+        from spark_jobs.kernels.move_columns import fixed_batches_busiest_sum
+
+        count, total = fixed_batches_busiest_sum(moves, batch)
+    else:
+        count, total = _fixed_batches_busiest_sum(moves, batch)
+    t = limits.throttle_bytes_per_s
+    return WaveBounds(count, total, like.lower_bound_bytes, like.max_inbound, like.max_outbound,
+                      like.largest_move_bytes, total / t if t else None, like.lower_bound_seconds)
+
+
+def _fixed_batches_busiest_sum(moves: Sequence[Move], batch: int) -> tuple[int, int]:
     order = sorted(moves, key=lambda m: m.tp)
     total = 0
     count = 0
@@ -223,9 +250,7 @@ def fixed_batch_bounds(moves: Sequence[Move], batch: int, limits: WaveLimits,
             leader = m.source_leader
             out[leader] = out.get(leader, 0) + size * len(dests)
         total += max(max(inb.values(), default=0), max(out.values(), default=0))
-    t = limits.throttle_bytes_per_s
-    return WaveBounds(count, total, like.lower_bound_bytes, like.max_inbound, like.max_outbound,
-                      like.largest_move_bytes, total / t if t else None, like.lower_bound_seconds)
+    return count, total
 
 
 def wave_of(index: int, moves: Iterable[Move], limits: WaveLimits) -> Wave:
