@@ -20,6 +20,7 @@ read from ZooKeeper always has its cluster header).
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 from kafka_zk.codecs import TopicPartition
@@ -30,6 +31,9 @@ from spark_jobs.plan_input import HEAD_COLUMNS, PARTITION_COLUMNS, BaselineRow, 
 from spark_jobs.selection import Selection
 
 _COLUMNS = ("kind", *PARTITION_COLUMNS, *HEAD_COLUMNS, "size")
+#: from this many partitions a selection on brokers is picked, joined with the sizes and summed
+#: into the baseline over numpy arrays (:func:`_on_brokers_over_arrays`); below, numpy's import costs more
+COLUMNAR_MIN_PARTITIONS = 200_000
 
 
 def _header_slice(snapshot: ClusterSnapshot, names: list[str]) -> Slice:
@@ -43,6 +47,9 @@ def input_from_snapshot(snapshot: ClusterSnapshot, sizes: PartitionSizes | None,
     """The kernel input for ``selection`` from ``snapshot`` and the checked ``sizes`` columns."""
     names = sorted(snapshot.topics)
     head = _header_slice(snapshot, names)
+    if selection.brokers is not None and sum(len(t.partitions) for t in snapshot.topics.values()) \
+            >= COLUMNAR_MIN_PARTITIONS:
+        return _on_brokers_over_arrays(snapshot, sizes, selection.brokers, names, head)
     size_of: dict[tuple[str, int], int] = {} if sizes is None else dict(
         zip(zip(sizes.topics, sizes.partitions), sizes.sizes))
     picks = selection.picker()
@@ -85,3 +92,80 @@ def input_from_snapshot(snapshot: ClusterSnapshot, sizes: PartitionSizes | None,
     sliced = ClusterSnapshot(hs.brokers, topics, hs.broker_configs, hs.reassignment, hs.preferred_election,
                              hs.delete_markers, hs.controller_id, hs.controller_epoch, hs.taken_at_ms)
     return plan_input(Slice(sliced, touched_sizes, touched), baseline, sizes is not None)
+
+
+class _Index(dict):
+    """Topic name -> its index among the snapshot's names; -1 for a name it does not have."""
+
+    def __missing__(self, name: str) -> int:
+        return -1
+
+
+def _on_brokers_over_arrays(snapshot: ClusterSnapshot, sizes: PartitionSizes | None, brokers: tuple[int, ...],
+                            names: list[str], head: Slice) -> PlanInput:
+    """:func:`input_from_snapshot` for a selection on brokers, with the picking, the sizes' join
+    and the baseline's sums over numpy arrays (one row per partition, topics by name, partitions
+    by id): the same touched partitions, sizes and baseline."""
+    # local: numpy only for snapshots this large
+    import numpy as np
+
+    from spark_jobs.kernels.move_columns import flat
+
+    parts_of = [snapshot.topics[name].partitions for name in names]
+    pids_of = [sorted(parts) for parts in parts_of]
+    plist = [parts[pid] for parts, pids in zip(parts_of, pids_of) for pid in pids]
+    counts = np.fromiter(map(len, pids_of), dtype=np.int64, count=len(names))
+    n = len(plist)
+    topic_ix = np.repeat(np.arange(len(names), dtype=np.int64), counts)
+    pid = np.fromiter(chain.from_iterable(pids_of), dtype=np.int64, count=n)
+    n_rep, rep = flat([p.replicas for p in plist])
+    owner = np.repeat(np.arange(n, dtype=np.int64), n_rep)
+    picked = np.zeros(n, dtype=bool)
+    picked[owner[np.isin(rep, np.asarray(brokers, dtype=np.int64))]] = True
+    size = np.zeros(n, dtype=np.int64)
+    if sizes is not None and len(sizes):
+        index = _Index((name, i) for i, name in enumerate(names))
+        s_topic = np.fromiter(map(index.__getitem__, sizes.topics), dtype=np.int64, count=len(sizes))
+        s_pid = np.asarray(sizes.partitions, dtype=np.int64)
+        s_size = np.asarray(sizes.sizes, dtype=np.int64)
+        span = int(max(pid.max(initial=0), s_pid.max(initial=0))) + 1
+        known = (s_topic >= 0) & (s_pid >= 0)
+        keys = (s_topic * span + s_pid)[known][::-1]            # reversed: a repeated partition's last size wins
+        uniq, first = np.unique(keys, return_index=True)
+        values = s_size[known][::-1][first]
+        at = np.searchsorted(uniq, topic_ix * span + pid)
+        at = np.minimum(at, max(len(uniq) - 1, 0))
+        hit = (uniq[at] == topic_ix * span + pid) if len(uniq) else np.zeros(n, dtype=bool)
+        size[hit] = values[at[hit]]
+    touched_sizes: dict[TopicPartition, int] = {}
+    chosen: list[dict[int, Partition]] = [{} for _ in names]
+    rows = np.flatnonzero(picked)
+    for k, ti, sz in zip(rows.tolist(), topic_ix[rows].tolist(), size[rows].tolist()):
+        p = plist[k]
+        chosen[ti][p.partition] = p
+        if sz:
+            touched_sizes[TopicPartition(p.topic, p.partition)] = sz
+    rest = ~picked[owner]
+    kept = rep[rest]
+    codes = np.unique(kept) if kept.size else kept
+    where = np.searchsorted(codes, kept)
+    replicas = np.bincount(where, minlength=len(codes))
+    bytes_ = np.zeros(len(codes), dtype=np.int64)
+    np.add.at(bytes_, where, size[owner[rest]])
+    starts = np.concatenate([[0], np.cumsum(n_rep)[:-1]]).astype(np.int64)
+    led = ~picked & (n_rep > 0)
+    leaders = np.zeros(len(codes), dtype=np.int64)
+    np.add.at(leaders, np.searchsorted(codes, rep[starts[led]]), 1)
+    baseline = [BaselineRow(b, r, y, ld, ld) for b, r, y, ld in
+                zip(codes.tolist(), replicas.tolist(), bytes_.tolist(), leaders.tolist())]
+    empty = int((~picked & (n_rep == 0)).sum())
+    if empty:
+        baseline.append(BaselineRow(None, 0, 0, 0, empty))
+    topics: dict[str, Topic] = {}
+    for name, got in zip(names, chosen):
+        t = head.snapshot.topics[name]
+        topics[name] = Topic(t.name, got, t.config, t.topic_id, t.marked_for_deletion, t.assignment_version)
+    hs = head.snapshot
+    sliced = ClusterSnapshot(hs.brokers, topics, hs.broker_configs, hs.reassignment, hs.preferred_election,
+                             hs.delete_markers, hs.controller_id, hs.controller_epoch, hs.taken_at_ms)
+    return plan_input(Slice(sliced, touched_sizes, int(picked.sum())), baseline, sizes is not None)

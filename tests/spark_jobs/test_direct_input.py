@@ -60,3 +60,20 @@ def test_input_from_the_snapshot_in_memory_equals_the_input_read_from_its_file(c
     path = str(tmp_path / "snapshot.jsonl")
     write_snapshot(snap, path)
     assert input_from_snapshot(snap, sizes, selection) == load_input_in_driver(path, sizes, selection)
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=cases(), brokers=st.lists(st.integers(0, 7), max_size=3))
+def test_a_selection_on_brokers_over_arrays_gives_the_same_input(case, brokers) -> None:
+    # large snapshots pick, join the sizes and sum the baseline over numpy arrays (_on_brokers_over_arrays)
+    from spark_jobs import direct_input
+
+    snap, sizes, _selection = case
+    selection = Selection.on_brokers(brokers)
+    plain = input_from_snapshot(snap, sizes, selection)
+    saved = direct_input.COLUMNAR_MIN_PARTITIONS
+    direct_input.COLUMNAR_MIN_PARTITIONS = 0
+    try:
+        assert input_from_snapshot(snap, sizes, selection) == plain
+    finally:
+        direct_input.COLUMNAR_MIN_PARTITIONS = saved
