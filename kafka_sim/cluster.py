@@ -271,6 +271,30 @@ class EmulatedCluster(FaultsMixin):
         finally:
             clock.release()
 
+    @contextmanager
+    def clock_runs_until(self, sim_at: float) -> Iterator[None]:
+        """Inside :meth:`clock_held`: let simulated time run while the tool sleeps, to ``sim_at`` at
+        most (it wakes at exactly that simulated time, however late the host runs it). The engine
+        first hears every write made so far (:meth:`settle`): a controller hears a tool's write
+        within milliseconds, not the simulated minutes a slow watch delivery would otherwise cost."""
+        self.settle()
+        clock = self._engine.clock
+        held = clock.held
+        clock.limit(sim_at)
+        if held:
+            clock.release()
+        try:
+            yield
+        finally:
+            if held:
+                clock.hold()
+            clock.limit(None)
+
+    def settle(self) -> None:
+        """Return once every watch that writes made so far fired is queued on the engine (it handles
+        them before simulated time next runs; kafka_sim.engine.Engine.settle_own_watches)."""
+        self._engine.call(self._engine.settle_own_watches)
+
     def skip_time(self, seconds: float) -> None:
         """Jump ``seconds`` of simulated time (a rehearsal waiting for a window; see clock.py)."""
         self._engine.call(lambda: self._engine.clock.skip(seconds))

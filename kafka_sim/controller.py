@@ -59,6 +59,12 @@ class TopicMeta:
             3 if self.topic_id else 2)
 
 
+#: watches whose firing a controller acts on: children of these parents, and these nodes themselves
+CHILD_WATCH_KINDS = {paths.BROKER_IDS: "brokers", paths.BROKER_TOPICS: "topics", paths.DELETE_TOPICS: "delete_topics",
+                     paths.ISR_CHANGE_NOTIFICATION: "isr"}
+NODE_WATCH_KINDS = {paths.REASSIGN_PARTITIONS: "reassign", paths.PREFERRED_REPLICA_ELECTION: "preferred"}
+
+
 class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
     """The controller logic of broker ``broker_id`` for epoch ``epoch``."""
 
@@ -104,6 +110,24 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
             self._watchers[(kind, key)] = w
         self._armed.add((kind, key))
         return w
+
+    def fires_on(self, op: str, path: str) -> bool:
+        """Whether an armed watch of this controller fires when ``op`` (create | set | delete)
+        commits at ``path`` — the engine's own writes whose firing it waits for before simulated
+        time runs (:meth:`kafka_sim.engine.Engine.settle_own_watches`)."""
+        parent, _, name = path.rpartition("/")
+        keys: list[tuple] = []
+        if op in ("create", "delete") and parent in CHILD_WATCH_KINDS:
+            keys.append((CHILD_WATCH_KINDS[parent], None))
+        if path in NODE_WATCH_KINDS:
+            keys.append((NODE_WATCH_KINDS[path], None))
+        elif parent == paths.BROKER_TOPICS:
+            keys.append(("topic", name))
+        elif name == "state":
+            parts = path.split("/")      # '', brokers, topics, <t>, partitions, <p>, state
+            if len(parts) == 7 and parts[5].isdigit():
+                keys.append(("state", TopicPartition(parts[3], int(parts[5]))))
+        return any(k in self._armed for k in keys)
 
     def resync(self) -> list[str]:
         """After the session answers again (a connection loss, a ZooKeeper server restart): set

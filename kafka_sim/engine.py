@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kazoo.exceptions import ConnectionLoss, KazooException, NoNodeError
+from kazoo.protocol.states import Callback
 
 from kafka_sim import zk_io
 from kafka_sim.broker import SimBroker
@@ -47,6 +48,7 @@ from kafka_zk.errors import InvalidConfig
 from kafka_zk.zk_auth import NO_AUTH, ZkCredentials
 
 RETRY_AFTER_CONNECTION_LOSS_S = 0.2     # wall seconds: the session's reconnect, not simulated time
+SETTLE_TIMEOUT_S = 2.0                  # wall seconds: kazoo's callback thread reaching our marker
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,8 @@ class Engine:
         self.clock = SimClock(spec.speed)
         self.state_log = StateChangeLog(None)
         self.journal = Journal(spec.journal)
+        self.journal.on_write = self._wrote
+        self._own_watch_writes = False     # a write of ours fired a watch of our controller (settle_own_watches)
         self.reads = EventReads()          # state znodes this event read or wrote (zk_io.EventReads)
         self.model = ReplicationModel(spec.network_rate, spec.produce_rate, fetch_start=spec.fetch_start_s)
         for b, cap in (spec.disk_capacity or {}).items():
@@ -186,15 +190,20 @@ class Engine:
 
     def _turn(self) -> None:
         self._step()
+        self.busy = True
+        try:
+            self._handle_queued()
+        finally:
+            self.busy = False
         wait = 0.5
-        nxt = self.model.next_event_time()
-        if nxt is not None:
-            wait = min(wait, self.clock.wall_delay(nxt))
+        due = self.model.next_event_time()
         if self._timers:
-            wait = min(wait, self.clock.wall_delay(self._timers[0][0]))
+            due = self._timers[0][0] if due is None else min(due, self._timers[0][0])
+        if due is not None:
+            wait = min(wait, self.clock.wall_delay(due))
         if self.pending_joins:
             wait = min(wait, 0.05)
-        self.clock.resume()
+        self.clock.resume(until=due)
         try:
             item = self._queue.get(timeout=max(wait, 0.0005))
         except queue.Empty:
@@ -205,15 +214,51 @@ class Engine:
         try:
             self._step()
             self._handle(item)
-            while True:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                self._step()
-                self._handle(item)
+            self._handle_queued()
         finally:
             self.busy = False
+
+    def _handle_queued(self) -> None:
+        """Handle every queued event, and every event our own writes are about to queue."""
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                if not self._own_watch_writes:
+                    return
+                self.settle_own_watches()
+                continue
+            self._step()
+            self._handle(item)
+
+    def _wrote(self, op: str, path: str) -> None:
+        ctrl = self.controller
+        if ctrl is not None and ctrl.fires_on(op, path):
+            self._own_watch_writes = True
+
+    def settle_own_watches(self) -> None:
+        """Wait (simulated time paused) until the watches our own writes fired are queued.
+
+        A leader's ISR write fires the controller's watch on that state znode, and the reassignment
+        completes when the controller handles it: a real controller hears it within milliseconds,
+        but here the notification crosses ZooKeeper and kazoo's threads, and every wall millisecond
+        that takes with the clock running is 3.6 simulated seconds at 3600× — on a loaded host a
+        wave's end moved by minutes. ZooKeeper sends a session its notifications in order with its
+        replies, so after one round trip on the controller's session every notification our writes
+        caused has arrived; a marker through kazoo's callback thread (which runs watch callbacks in
+        order) then means each has been posted to our queue. Bounded: a lost connection ends it."""
+        self._own_watch_writes = False
+        ctrl = self.controller
+        if ctrl is None:
+            return
+        client = ctrl.zk
+        try:
+            client.exists(paths.CONTROLLER_EPOCH)
+        except KazooException:
+            return
+        posted = threading.Event()
+        client.handler.dispatch_callback(Callback("watch", posted.set, ()))
+        posted.wait(timeout=SETTLE_TIMEOUT_S)
 
     def _step(self) -> None:
         """Advance the model to now; ISR joins; due timers."""

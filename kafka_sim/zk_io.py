@@ -27,7 +27,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from kazoo.client import KazooClient, TransactionRequest, _prefix_root
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
@@ -55,15 +55,20 @@ class Write:
 
 
 class Journal:
-    """Bounded, thread-safe list of committed writes (disabled unless asked for)."""
+    """Bounded, thread-safe list of committed writes (disabled unless asked for). Every emulator
+    write is told to it, so it also tells ``on_write`` (op, path) of each, enabled or not: the
+    engine's way to know its own writes (:meth:`kafka_sim.engine.Engine.settle_own_watches`)."""
 
     def __init__(self, enabled: bool, maxlen: int = 500_000) -> None:
         self.enabled = enabled
+        self.on_write: Callable[[str, str], None] | None = None
         self._items: deque[Write] = deque(maxlen=maxlen)
         self._lock = threading.Lock()
         self._seq = 0
 
     def add(self, writer: str, op: str, path: str, data: bytes | None) -> None:
+        if self.on_write is not None:
+            self.on_write(op, path)
         if not self.enabled:
             return
         with self._lock:

@@ -13,9 +13,11 @@ the trigger's first event fed to ``execute_complete``, or — for a window pause
 clock jumped to the opening (nothing of the run copies while it waits between waves) and
 ``resume_after_window``. The wave trigger is :class:`operators.triggers.reassignment.WaveDoneTrigger`
 itself (:class:`RehearsalWaveTrigger` only gives it the emulator's client and clock and samples
-the brokers' disks at each poll). Simulated time stands still while the executor or the trigger
-works (:meth:`kafka_sim.cluster.EmulatedCluster.clock_held`), so the timeline does not depend on
-how loaded this machine is.
+the brokers' disks at each poll). Simulated time runs only while the trigger sleeps, and then to
+exactly its wake-up, after the emulator has heard the executor's writes
+(:meth:`kafka_sim.cluster.EmulatedCluster.clock_runs_until`); it stands still while the executor or
+the trigger works. So the timeline does not depend on how loaded this machine is: two rehearsals of
+one plan give the same timeline.
 
 Failure: what the executor raises ends the drive and is returned as the rehearsal's problem
 (:class:`DriveOutcome`), never raised: a rehearsal that finds a stall has done its job.
@@ -54,13 +56,15 @@ class SimEpochClock:
         return self.epoch0 + self.cluster.now()
 
     async def sleep(self, seconds: float) -> None:
+        """The only time a drive lets simulated time run (see :func:`drive`), to exactly the wake-up."""
         until = self.cluster.now() + max(0.0, float(seconds))
         speed = self.cluster.spec.speed
-        while True:
-            left = until - self.cluster.now()
-            if left <= 0:
-                return
-            await asyncio.sleep(min(0.05, max(0.0005, left / speed)))
+        with self.cluster.clock_runs_until(until):
+            while True:
+                left = until - self.cluster.now()
+                if left <= 0:
+                    return
+                await asyncio.sleep(min(0.05, max(0.0005, left / speed)))
 
 
 @dataclass
@@ -101,9 +105,8 @@ class RehearsalWaveTrigger(WaveDoneTrigger):
         return None                          # progress from ISR joins, as a cluster without a source
 
     def _poll(self):
-        with self.rehearsal.cluster.clock_held():
-            self.rehearsal.disks.sample()
-            return super()._poll()
+        self.rehearsal.disks.sample()
+        return super()._poll()
 
     def _notify_stall(self, what: str, progress: Any, causes: str, *_more: Any) -> None:
         """No notification from a rehearsal: the stall goes into its report instead."""
@@ -239,11 +242,15 @@ def drive(op: RehearsalExecutor, context: dict[str, Any]) -> DriveOutcome:
     """Run the executor to its end as Airflow would (see the module docstring)."""
 
     sim = op.rehearsal
+    with sim.cluster.clock_held():           # simulated time runs only in the trigger's sleeps
+        return _drive(op, context, sim)
+
+
+def _drive(op: RehearsalExecutor, context: dict[str, Any], sim: Rehearsal) -> DriveOutcome:
     step: Callable[[], dict] = lambda: run_step(op, context)
     while True:
         try:
-            with sim.cluster.clock_held():
-                return DriveOutcome(step(), None, None)
+            return DriveOutcome(step(), None, None)
         except _Deferred as d:
             trigger, method = d.trigger, d.method_name
             if isinstance(trigger, WaveDoneTrigger):

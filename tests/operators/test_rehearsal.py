@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -80,6 +80,23 @@ def test_a_rehearsal_runs_every_wave_of_the_exact_plan_and_writes_nothing_to_the
     audit = [json.loads(line) for line in (report_dir / "audit.jsonl").read_text().splitlines()]
     assert audit and all(r["actor"].startswith("kafka-runbook rehearse") for r in audit)
     assert {d.broker for d in report.disks} == set(range(6))
+
+
+def test_the_timeline_is_the_same_at_x3600_and_x200000_simulated_speed(real, zk_server):
+    """Simulated time runs only while the trigger sleeps, to its exact wake-up, and the emulator hears
+    every write before it runs (operators/rehearsal/executor.py): at ×200,000 a wall millisecond is
+    200 simulated seconds, so any host-dependent delay left would show here as minutes."""
+    plan = real.plan("plan", throttle=100 * MiB)
+    base = _input(real, plan)
+    slow = rehearse(replace(base, speed=3600.0, out_dir=str(real.root / "slow")), zookeeper=zk_server.connect_string)
+    fast = rehearse(replace(base, speed=200_000.0, out_dir=str(real.root / "fast")), zookeeper=zk_server.connect_string)
+    assert slow.passed and fast.passed, (slow.problems, fast.problems)
+    # from the first wave's start: the demote step before it polls in wall time on the running clock
+    spans = lambda report: [(w.start_s - report.waves[0].start_s, w.end_s - report.waves[0].start_s)
+                            for w in report.waves]
+    assert len(spans(slow)) > 1
+    for (s0, e0), (s1, e1) in zip(spans(slow), spans(fast), strict=True):
+        assert s1 == pytest.approx(s0, abs=1.0) and e1 == pytest.approx(e0, abs=1.0), (spans(slow), spans(fast))
 
 
 def test_a_plan_that_would_overfill_a_disk_mid_move_is_reported(real, zk_server):
