@@ -125,9 +125,14 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
             if retiring_file:
                 assignments, excluded = _without_retiring(client, assignments, retiring_file, job_args)
             t_assign = time.monotonic() - t0
-            picks = wanted.picker()
-            by_topic = {name: [pid for pid, p in sorted(assignments.topics[name].partitions.items())
-                               if picks(name, p.replicas)] for name in sorted(assignments.topics)}
+            if wanted.brokers is not None:      # one frozenset test per partition, no call (10⁶ of them)
+                off = frozenset(wanted.brokers).isdisjoint
+                by_topic = {name: [pid for pid, p in sorted(assignments.topics[name].partitions.items())
+                                   if not off(p.replicas)] for name in sorted(assignments.topics)}
+            else:
+                picks = wanted.picker()
+                by_topic = {name: [pid for pid, p in sorted(assignments.topics[name].partitions.items())
+                                   if picks(name, p.replicas)] for name in sorted(assignments.topics)}
             touched = [TopicPartition(name, pid) for name, pids in by_topic.items() for pid in pids]
             timings: dict[str, float] = {"zk_assignments": round(t_assign, 3)}
             in_child = workers.submit(_states_in_child, connect_string, {n: p for n, p in by_topic.items() if p}) \

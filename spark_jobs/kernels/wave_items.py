@@ -149,7 +149,11 @@ class OpenWave:
         return peak
 
     def add(self, it: Item) -> None:
-        self.peak = self.peak_with(it)
+        self.add_at(it, self.peak_with(it))
+
+    def add_at(self, it: Item, peak: int) -> None:
+        """:meth:`add` when the caller has computed :meth:`peak_with` of ``it`` already."""
+        self.peak = peak
         self.items[it] = None
         self._shift(it, 1)
 

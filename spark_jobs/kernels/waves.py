@@ -41,6 +41,7 @@ exceeds the znode budget.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Iterable, Sequence
 
 from kafka_zk.planning.model import Move, PlanRefused, Wave
@@ -50,6 +51,7 @@ from spark_jobs.kernels.wave_items import (ZNODE_WRAPPER, Item, OpenWave, WaveLi
 from spark_jobs.kernels.wave_search import improve, search_budget
 
 WINDOW = 32                     # feasible waves a move compares while packing
+_NBYTES, _TP = attrgetter("nbytes"), attrgetter("tp")
 #: from this many moves the bounds, loads, disk walk (spark_jobs.kernels.move_columns) and validation
 #: (spark_jobs.kernels.validate_columns) work over numpy arrays; below it numpy's import costs more
 COLUMNAR_MIN_MOVES = 20_000
@@ -63,7 +65,10 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
         if ZNODE_WRAPPER + it.zbytes > limits.max_znode_bytes:
             raise PlanRefused(f"{it.move.tp}: its reassignment entry ({it.zbytes} B) alone exceeds the "
                               f"znode budget {limits.max_znode_bytes} B; raise max_znode_bytes")
-    items.sort(key=lambda it: (-it.nbytes, it.move.tp))
+    if all(a.move.tp < b.move.tp for a, b in zip(items, items[1:])):
+        items.sort(key=_NBYTES, reverse=True)   # stable: equal bytes stay in (topic, partition) order
+    else:
+        items.sort(key=lambda it: (-it.nbytes, it.move.tp))
     for rank, it in enumerate(items):
         it.rank = rank
     overhead = limits.overhead_bytes()
@@ -127,8 +132,11 @@ def _construct(items: Sequence[Item], limits: WaveLimits, overhead: float) -> li
             for b, fl in free.items():
                 fl.append(best)
                 free_set[b].add(best)
-        w = waves[best]
-        w.add(it)
+            w = waves[best]
+            w.add(it)
+        else:
+            w = waves[best]
+            w.add_at(it, w.peak + best_cost)         # its peak with the item: computed while choosing
         for b in brokers:
             if w.slots[b] >= cap:
                 if b not in free:
@@ -146,7 +154,7 @@ def _finish(index: int, w: OpenWave, limits: WaveLimits) -> Wave:
     busiest = max(sorted(per_broker), key=lambda b: per_broker[b], default=None)
     peak = per_broker.get(busiest, 0) if busiest is not None else 0
     seconds = None if not limits.throttle_bytes_per_s else peak / limits.throttle_bytes_per_s
-    return Wave(index, tuple(sorted((it.move for it in w.items), key=lambda m: m.tp)), w.bytes, busiest,
+    return Wave(index, tuple(sorted((it.move for it in w.items), key=_TP)), w.bytes, busiest,
                 peak, seconds, w.znode - 1 if w.items else w.znode, dict(sorted(w.inb.items())),
                 dict(sorted(w.out.items())))
 
