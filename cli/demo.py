@@ -66,6 +66,18 @@ def _wave_sim_seconds(events, waves: list[dict]) -> list[float]:
     return [s.seconds for s in spans if s is not None]
 
 
+def rehearsal_fidelity(rehearsed: list[dict], run_seconds: list[float]) -> str:
+    """How the rehearsal's per-wave durations (rehearsal.json's waves) compare with the run's."""
+    ours = [w["end_s"] - w["start_s"] for w in rehearsed if w.get("start_s") is not None and w.get("end_s") is not None]
+    if not ours or len(ours) != len(run_seconds):
+        return f"rehearsal vs run: {len(ours)} rehearsed wave(s) against {len(run_seconds)} run: not compared"
+    gaps = [abs(a - b) / b for a, b in zip(ours, run_seconds) if b > 0]
+    worst = max(range(len(gaps)), key=gaps.__getitem__)
+    total = abs(sum(ours) - sum(run_seconds)) / sum(run_seconds)
+    return (f"rehearsal vs run: per-wave durations within {gaps[worst]:.1%} (largest gap wave {worst}), "
+            f"total within {total:.1%}")
+
+
 def _final_state(zk: KazooClient, removed: set[int]) -> dict:
     replicas_left = leaders_left = 0
     for topic in zk.get_children("/brokers/topics"):
@@ -171,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{summary.get('predicted_seconds', 0) / 3600:.2f} h")
         rehearsal = folder / "rehearsal" / "rehearsal.json" if folder else None
         if rehearsal is not None and rehearsal.is_file():
-            print(f"  before approval:    {json.loads(rehearsal.read_text())['headline']} (rehearsal_report.md)")
+            rehearsed = json.loads(rehearsal.read_text())
+            print(f"  before approval:    {rehearsed['headline']} (rehearsal_report.md)")
+            print(f"  {rehearsal_fidelity(rehearsed['waves'], wave_times)}")
         print(f"  replicas left on brokers {removed}: {final['replicas_left']}; leaders left: {final['leaders_left']}")
         print(f"  throttles left: {final['throttles_left']}; reassignment znode left: "
               f"{'yes' if final['reassignment_left'] else 'no'}")
