@@ -38,6 +38,11 @@ ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
 
+#: a JVM starting beside four test workers and Spark on two loaded cores can take well over 30 s
+#: (CI: `sim --embedded-zookeeper` exited 1 once at load ~7); only a server that never answers waits this long
+START_TIMEOUT_S = 90.0
+
+
 class EmbeddedZooKeeperError(RuntimeError):
     """The private ZooKeeper could not be started."""
 
@@ -66,7 +71,7 @@ class EmbeddedZooKeeper:
     """One standalone ZooKeeper on 127.0.0.1; use as a context manager or start()/stop()."""
 
     def __init__(self, port: int | None = None, data_dir: str | None = None,
-                 max_buffer: int = 0xFFFFF, start_timeout: float = 30.0,
+                 max_buffer: int = 0xFFFFF, start_timeout: float = START_TIMEOUT_S,
                  sasl_users: Mapping[str, str] | None = None, require_sasl: bool = True,
                  heap: str = "512m") -> None:
         if not re.fullmatch(r"[1-9][0-9]*[mMgG]", heap):
