@@ -239,6 +239,9 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     reads partition states while the input is loaded), a call that returns the states of the
     partitions the operation touches, waited for once the input is loaded and merged into them
     before the kernel runs; the kernel gets the same input as from a snapshot with every state.
+    A decommission (:func:`_states_after_kernel`) takes them after its kernel instead, and only
+    for the moves' copy-from leaders (:func:`spark_jobs.kernels.decommission.with_leaders`): the
+    same plan, planned while the states are still being read.
     ``timings``: phases the caller measured (its ZooKeeper reads), reported first in ``timings_s``.
 
     ``sizes`` is :func:`spark_jobs.sizes_input.prepare` of ``--sizes`` when the caller made it
