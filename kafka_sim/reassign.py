@@ -30,14 +30,24 @@ from kafka_sim import elections
 from kafka_sim.phases import Phase, PartitionReassignment, advance
 from kafka_sim.zk_io import ControllerMoved, Op
 from kafka_zk import paths
-from kafka_zk.codecs import (InvalidPayload, ReassignmentRequest, TopicPartition,
-                             decode_reassignment)
+from kafka_zk.codecs import (InvalidPayload, ReassignmentEntry, ReassignmentRequest, TopicPartition,
+                             decode_reassignment, dumps)
 from kafka_zk.java_order import scala213_hashmap_order, topic_partition_hash
 
 if TYPE_CHECKING:
     from kafka_sim.controller import Controller
 
 log = logging.getLogger(__name__)
+
+
+def entry_json(e: ReassignmentEntry) -> bytes:
+    """One entry of ``/admin/reassign_partitions`` as ``ReassignmentRequest.encode`` writes it."""
+    return dumps({"topic": e.topic, "partition": e.partition, "replicas": list(e.replicas)})
+
+
+def node_json(version: int, entries_json: list[bytes]) -> bytes:
+    """The whole document from its entries' JSON: ``ReassignmentRequest(entries, version).encode()``."""
+    return b'{"version":%d,"partitions":[' % version + b",".join(entries_json) + b"]}"
 Full = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]   # (RS, ARS, RRS)
 
 
@@ -126,22 +136,32 @@ class ReassignMixin:
 
     def remove_from_node(self: "Controller", tps: set[TopicPartition],
                          only_if_target: dict[TopicPartition, tuple[int, ...]] | None) -> None:
-        """Drop entries (fresh read); delete the node when empty and re-arm the watch."""
+        """Drop entries (fresh read); delete the node when empty and re-arm the watch.
+
+        The node is rewritten after every completed move, so with thousands of moves in one
+        node the rewrite is kept cheap: the entries kept are matched by (topic, partition)
+        tuples and the document is joined from each entry's JSON, kept from the last rewrite
+        (:func:`node_json`, byte for byte ``ReassignmentRequest.encode``)."""
         req = self._read_node(watch=True)
         if not req:
             return
-        keep = []
-        for e in req.entries:
-            drop = e.tp in tps and (only_if_target is None or only_if_target.get(e.tp) == e.replicas)
-            if not drop:
-                keep.append(e)
+        cached = self._node_frags
+        frags = cached[1] if cached is not None and cached[0] is req else [entry_json(e) for e in req.entries]
+        keep, kept = [], []
+        for e, frag in zip(req.entries, frags):
+            key = (e.topic, e.partition)       # equal to, and hashed as, its TopicPartition
+            if key in tps and (only_if_target is None or only_if_target.get(key) == e.replicas):  # type: ignore[call-overload]
+                continue
+            keep.append(e)
+            kept.append(frag)
         if len(keep) == len(req.entries):
             return
         if keep:
             new = ReassignmentRequest(tuple(keep), req.version)
-            r = self.fenced.write(Op("set", paths.REASSIGN_PARTITIONS, new.encode()))
+            r = self.fenced.write(Op("set", paths.REASSIGN_PARTITIONS, node_json(new.version, kept)))
             if hasattr(r, "mzxid"):
                 self._node_cache = (r.mzxid, new)
+                self._node_frags = (new, kept)
         else:
             self.fenced.write(Op("delete", paths.REASSIGN_PARTITIONS))
             # 2.4.1: "Ensure we detect future reassignments" — an event queued after the delete
