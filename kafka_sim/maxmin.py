@@ -67,25 +67,42 @@ def allocate(flows: list[Flow], caps: Mapping[Key, float]) -> list[float]:
     return rates
 
 
-def allocate_classes(counts: Mapping[Keys, int], caps: Mapping[Key, float]) -> dict[Keys, float]:
+def allocate_classes(counts: Mapping[Keys, int], caps: Mapping[Key, float],
+                     keep: Mapping[Keys, float] | None = None, below: float = 0.0) -> dict[Keys, float]:
     """:func:`allocate` for ``counts[keys]`` flows using ``keys`` each: one rate per class.
 
     The key to fill next comes off a heap of (fair share, key) whose stale entries (a key's
     share changes when a class through it is set) are skipped, so a fill costs
-    O((keys + classes × keys per class) · log) rather than keys² scans."""
+    O((keys + classes × keys per class) · log) rather than keys² scans.
+
+    ``keep``/``below``: the rates of the last sharing, when since then flows only *left* (no
+    class grew, no cap moved) and ``below`` is the lowest old rate among the classes that lost
+    flows. Progressive filling below that level is then what it was — a flow that left was still
+    growing there, and none of its keys had filled (else it would have stopped lower) — so every
+    class kept below ``below`` keeps its rate: its use is taken off its keys and only the other
+    classes are filled again. The same rates as a fill from scratch (pinned by a property test)."""
     users: dict[Key, list[Keys]] = {}
     count: dict[Key, int] = {}
+    rates: dict[Keys, float] = {}
+    taken: dict[Key, float] = {}
     for cls, n in counts.items():
         if n <= 0:
             continue
+        if keep is not None:
+            old = keep.get(cls)
+            if old is not None and old < below:
+                rates[cls] = old
+                for k in cls:
+                    if k in caps:
+                        taken[k] = taken.get(k, 0.0) + old * n
+                continue
         for k in cls:
             if k in caps:
                 users.setdefault(k, []).append(cls)
                 count[k] = count.get(k, 0) + n
-    remaining = {k: float(caps[k]) for k in count}
+    remaining = {k: float(caps[k]) - taken.get(k, 0.0) for k in count}
     heap = [(max(0.0, remaining[k]) / n, k) for k, n in count.items()]
     heapq.heapify(heap)
-    rates: dict[Keys, float] = {}
     while heap:
         share, key = heapq.heappop(heap)
         n = count.get(key)

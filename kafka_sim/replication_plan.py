@@ -59,6 +59,8 @@ class Plan:
         self._stale: set[TopicPartition] = set()
         self._all = False
         self._realloc = False
+        self._delta: dict[Keys, int] = {}      # flows each class gained (+) or lost (-) since the last sharing
+        self._caps_moved = False
         self._starts_dirty = False
         self._pending = False
         self._full: set[int] = set()
@@ -79,7 +81,7 @@ class Plan:
             self._pending = True
 
     def caps_changed(self) -> None:
-        self._realloc = self._pending = True
+        self._caps_moved = self._realloc = self._pending = True
 
     def starts_changed(self) -> None:
         self._starts_dirty = self._pending = True
@@ -180,6 +182,7 @@ class Plan:
     # ----------------------------------------------------------------------------- re-plan
     def _forget(self, fid: FlowId, f: Flow) -> None:
         del self._flow[fid]
+        self._delta[f.keys] = self._delta.get(f.keys, 0) - 1
         members = self._members[f.keys]
         members.discard(fid)
         if not members:
@@ -204,6 +207,7 @@ class Plan:
             for f in new:
                 fid = (tp, f.follower)
                 self._flow[fid] = f
+                self._delta[f.keys] = self._delta.get(f.keys, 0) + 1
                 self._members.setdefault(f.keys, set()).add(fid)
                 self._since[fid] = m.now
                 repush.add(fid)
@@ -215,11 +219,22 @@ class Plan:
                 self._realloc = True
 
     def _reallocate(self, repush: set[FlowId]) -> None:
+        """Share the rates out again; when flows only left since the last sharing, the classes
+        below the lowest old rate of those that lost flows keep theirs (maxmin.allocate_classes)."""
         m = self.m
         counts = {cls: len(fids) for cls, fids in self._members.items()}
+        lost = [cls for cls, d in self._delta.items() if d < 0]
+        if self._caps_moved or any(d > 0 for d in self._delta.values()):
+            keep, below = None, 0.0
+        elif lost:
+            keep, below = self._class_rate, min(self._class_rate.get(cls, 0.0) for cls in lost)
+        else:
+            keep, below = self._class_rate, math.inf      # the same flows: the same rates
+        self._delta, self._caps_moved, self._realloc = {}, False, False
         caps = m.caps({k for cls in counts for k in cls})
+        rates = allocate_classes(counts, caps, keep, below)
         self._class_rate = {cls: rate for cls, rate in self._class_rate.items() if cls in counts}
-        for cls, rate in allocate_classes(counts, caps).items():
+        for cls, rate in rates.items():
             old = self._class_rate.get(cls)
             if old is not None and (old == rate or abs(old - rate) <= _SAME_RATE * max(abs(old), abs(rate))):
                 continue
@@ -227,7 +242,6 @@ class Plan:
             for fid in self._members[cls]:
                 self._sync_flow(fid, m.parts[fid[0]])    # its bytes so far, at the old rate
                 repush.add(fid)
-        self._realloc = False
 
     def _finish(self, f: Flow, rate: float) -> float:
         m = self.m

@@ -48,6 +48,28 @@ def test_class_allocation_equals_per_flow_allocation(specs, caps) -> None:
     assert all(close(per_class[f.keys], r) for f, r in zip(flows, per_flow))
 
 
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), keys_st, st.integers(1, 4)), min_size=1, max_size=30),
+       st.dictionaries(st.tuples(st.sampled_from(["out", "in", "lthr", "fthr"]), st.integers(0, 3)),
+                       st.sampled_from([0.0, 1.0, 10.0, 100.0, 1e8]), max_size=16),
+       st.data())
+@settings(max_examples=300)
+def test_refilling_above_the_lowest_rate_that_lost_flows_equals_a_fill_from_scratch(specs, caps, data) -> None:
+    """After flows leave, keeping every class below the lowest old rate of the classes that lost
+    flows and filling only the rest gives the rates a fill from scratch gives."""
+    counts: dict = {}
+    for lead, fol, kinds, n in specs:
+        keys = tuple((kind, lead if kind in ("out", "lthr") else fol) for kind in kinds)
+        counts[keys] = counts.get(keys, 0) + n
+    old = allocate_classes(counts, caps)
+    after = {cls: n - data.draw(st.integers(0, n), label=f"leave {cls}") for cls, n in counts.items()}
+    lost = [cls for cls in counts if after[cls] < counts[cls]]
+    after = {cls: n for cls, n in after.items() if n > 0}
+    below = min((old[cls] for cls in lost), default=float("inf"))
+    kept = allocate_classes(after, caps, old, below)
+    fresh = allocate_classes(after, caps)
+    assert kept.keys() == fresh.keys() and all(close(kept[c], fresh[c]) for c in fresh)
+
+
 sizes_st = st.one_of(st.integers(0, 5000).map(float), st.floats(0.0, 1e12, allow_nan=False))
 rate_st = st.one_of(st.none(), st.sampled_from([1.0, 10.0, 100.0, 1000.0]), st.floats(0.5, 1e9))
 broker_st = st.integers(0, 5)
