@@ -154,18 +154,18 @@ def _wave_throttles_json(w: Wave, names: dict[str, str], suffix: dict[int, str])
         dests = m.destinations
         if not dests:
             continue
-        tp = m.tp
-        if tp.topic != topic:
+        name, pid = m.tp
+        if name != topic:
             if topic is not None:
                 topics.append(f'{_json_str(names, topic)}:{{"follower":"{",".join(follower)}",'
                               f'"leader":"{",".join(leader)}"}}')
-            topic, leader, follower = tp.topic, [], []
-        p = str(tp.partition)
+            topic, leader, follower = name, [], []
+        p = str(pid)
         cur = m.current
         brokers.update(cur)
         brokers.update(dests)
-        leader.extend([p + suffix[b] for b in sorted(set(cur))])
-        follower.extend([p + suffix[b] for b in sorted(set(dests))])
+        leader += [p + suffix[b] for b in (sorted(set(cur)) if len(cur) > 1 else cur)]
+        follower += [p + suffix[b] for b in (sorted(set(dests)) if len(dests) > 1 else dests)]
     if topic is not None:
         topics.append(f'{_json_str(names, topic)}:{{"follower":"{",".join(follower)}","leader":"{",".join(leader)}"}}')
     return f'{{"brokers":[{",".join(map(str, sorted(brokers)))}],"index":{json.dumps(w.index)},"topics":{{{",".join(topics)}}}}}'
