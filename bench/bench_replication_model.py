@@ -14,17 +14,12 @@ seconds. Nothing is asserted. ``python -m bench.bench_replication_model --partit
 
 from __future__ import annotations
 
-import argparse
 import heapq
-import tempfile
 import time
-from pathlib import Path
 
-from bench.bench_rehearsal import _prepare
+from bench.bench_wave_fluid import bench_args, planned_cluster
 from kafka_sim.replication import ReplicationModel
 from kafka_sim.spec import FETCH_START, REASSIGN_COMPLETION
-from kafka_zk.plan_artifacts import load_plan_artifacts
-from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
 THROTTLE = 100 * 1024 ** 2          # bench_rehearsal's plan throttle (the emulator's network rate too)
 
@@ -73,17 +68,8 @@ def drive(plan, snap, sizes, removed: set[int]) -> tuple[float, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--partitions", type=int, default=3000)
-    p.add_argument("--brokers", type=int, default=6)
-    p.add_argument("--max-moves-per-broker", type=int, default=250)
-    args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="bench-replication-model-") as tmp:
-        info = _prepare(Path(tmp), args.brokers, args.partitions, 1.0, args.max_moves_per_broker)
-        plan = load_plan_artifacts(str(Path(tmp) / "plan"))
-    snap = synthetic_cluster(args.brokers, 3, max(1, args.partitions // 100), min(100, args.partitions), 3, seed=3)
-    sizes = synthetic_sizes(snap, seed=4, mean=1024 ** 3)
-    removed = set(sorted(snap.brokers)[-2:])
+    args = bench_args(__doc__, argv)
+    info, plan, snap, sizes, removed = planned_cluster(args)
     cpu = time.process_time()
     simulated, caught = drive(plan, snap, sizes, removed)
     cpu = time.process_time() - cpu

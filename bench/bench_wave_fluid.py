@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import Any, Callable
 
 from bench.bench_rehearsal import _prepare
 from kafka_sim.replication import Flow, allocate
@@ -53,19 +54,32 @@ def replay_wave(wave: WaveArtifact, leader_of: dict, sizes: dict, removed: set[i
     return len(flows), max(load.values(), default=0) / THROTTLE, now
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def bench_args(doc: str, argv: list[str] | None, extra: Callable[[argparse.ArgumentParser], None] | None = None,
+               ) -> argparse.Namespace:
+    """The cluster arguments bench_rehearsal's cluster takes (``--partitions``, ``--brokers``, ...)."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--partitions", type=int, default=3000)
     p.add_argument("--brokers", type=int, default=6)
     p.add_argument("--max-moves-per-broker", type=int, default=250)
-    p.add_argument("--leaders-stay", action="store_true", help="the removed brokers keep leading (no demote step)")
-    args = p.parse_args(argv)
+    if extra is not None:
+        extra(p)
+    return p.parse_args(argv)
+
+
+def planned_cluster(args: argparse.Namespace) -> tuple[dict, Any, Any, dict, set[int]]:
+    """bench_rehearsal's cluster and its decommission plan: (plan info, plan, snapshot, sizes, removed brokers)."""
     with tempfile.TemporaryDirectory(prefix="bench-wave-fluid-") as tmp:
         info = _prepare(Path(tmp), args.brokers, args.partitions, 1.0, args.max_moves_per_broker)
         plan = load_plan_artifacts(str(Path(tmp) / "plan"))
     snap = synthetic_cluster(args.brokers, 3, max(1, args.partitions // 100), min(100, args.partitions), 3, seed=3)
     sizes = synthetic_sizes(snap, seed=4, mean=1024 ** 3)
-    removed = set(sorted(snap.brokers)[-2:])
+    return info, plan, snap, sizes, set(sorted(snap.brokers)[-2:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = bench_args(__doc__, argv, lambda p: p.add_argument(
+        "--leaders-stay", action="store_true", help="the removed brokers keep leading (no demote step)"))
+    info, plan, snap, sizes, removed = planned_cluster(args)
     leader_of = {part.tp: part.leader for part in snap.partitions()}
     total = 0.0
     for wave in plan.waves:
