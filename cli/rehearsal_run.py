@@ -56,7 +56,7 @@ from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot_file import load_snapshot
 from operators.reassignment.waves import WaveBook
 from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
-                                          SimEpochClock, drive, DriveOutcome, RehearsalDemote, run_step,
+                                          SimEpochClock, drive, DriveOutcome, RehearsalDemote, run_held,
                                           RehearsalElection)
 from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
 from operators.windows.pause import WindowBook
@@ -179,25 +179,26 @@ def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, cli
                       speed: float, poll: float, wall0: float, timings: dict[str, float],
                       baseline: dict[int, int]) -> RehearsalReport:
     start_at = inp.start_at or datetime.now(timezone.utc)
-    sim0 = cluster.now()
-    rehearsal = Rehearsal(cluster, client, SimEpochClock(cluster, start_at.timestamp() - sim0),
-                          DiskSampler(cluster, baseline=dict(baseline)))
-    op = RehearsalExecutor(rehearsal=rehearsal, folder=folder, windows=inp.windows, runbook=inp.runbook,
-                           zk_conn_id=inp.cluster, run_root=str(folder.root), poll_interval_s=poll,
-                           throttle_bytes_per_sec=inp.throttle_bytes_per_s or plan.throttle_bytes_per_s,
-                           wave_timeout_s=inp.wave_timeout_s,
-                           stall_timeout_s=inp.stall_timeout_s, stall_warning_s=inp.stall_timeout_s,
-                           between_windows=inp.between_windows,
-                           outside_window=inp.outside_window)
-    context = {"dag": SimpleNamespace(dag_id=inp.runbook), "run_id": "rehearsal",
-               "task": SimpleNamespace(task_id="rehearse"), "params": {}}
-    started = time.monotonic()
-    outcome = _demote(inp, rehearsal, folder, context)
-    if outcome is None:
-        outcome = drive(op, context)
-    elections = _elect(rehearsal, folder, context, plan) if outcome.error is None else \
-        {"not_run": "the waves did not all finish", "batches_planned": len(plan.election)}
-    timings["drive"] = time.monotonic() - started
+    with cluster.clock_held():        # from here simulated time runs only in the steps' and trigger's sleeps
+        sim0 = cluster.now()
+        rehearsal = Rehearsal(cluster, client, SimEpochClock(cluster, start_at.timestamp() - sim0),
+                              DiskSampler(cluster, baseline=dict(baseline)))
+        op = RehearsalExecutor(rehearsal=rehearsal, folder=folder, windows=inp.windows, runbook=inp.runbook,
+                               zk_conn_id=inp.cluster, run_root=str(folder.root), poll_interval_s=poll,
+                               throttle_bytes_per_sec=inp.throttle_bytes_per_s or plan.throttle_bytes_per_s,
+                               wave_timeout_s=inp.wave_timeout_s,
+                               stall_timeout_s=inp.stall_timeout_s, stall_warning_s=inp.stall_timeout_s,
+                               between_windows=inp.between_windows,
+                               outside_window=inp.outside_window)
+        context = {"dag": SimpleNamespace(dag_id=inp.runbook), "run_id": "rehearsal",
+                   "task": SimpleNamespace(task_id="rehearse"), "params": {}}
+        started = time.monotonic()
+        outcome = _demote(inp, rehearsal, folder, context)
+        if outcome is None:
+            outcome = drive(op, context)
+        elections = _elect(rehearsal, folder, context, plan) if outcome.error is None else \
+            {"not_run": "the waves did not all finish", "batches_planned": len(plan.election)}
+        timings["drive"] = time.monotonic() - started
     rehearsal.disks.sample()
     book = WaveBook.load(folder.wave_progress)
     spans = wave_spans(cluster.history(), [[(m.tp.topic, m.tp.partition) for m in w.moves] for w in plan_book(book)])
@@ -263,7 +264,7 @@ def _demote(inp: RehearsalInput, rehearsal, folder: RunFolder, context: dict):
     step = RehearsalDemote(rehearsal=rehearsal, folder=folder, zk_conn_id=inp.cluster, run_root=str(folder.root),
                            brokers_to_remove=list(inp.demote))
     try:
-        run_step(step, context)          # the clock runs: the controller's work between batches takes its time
+        run_held(step, context)          # simulated time runs in its polls only: the controller's own time
     except (KafkaZkError, TimeoutError) as exc:
         return DriveOutcome(None, f"demote: {exc}", type(exc).__name__)
     return None
@@ -275,7 +276,7 @@ def _elect(rehearsal, folder: RunFolder, context: dict, plan) -> dict:
     step = RehearsalElection(rehearsal=rehearsal, folder=folder, zk_conn_id="rehearsal", run_root=str(folder.root))
     before = rehearsal.cluster.now()
     try:
-        done = run_step(step, context)
+        done = run_held(step, context)
     except (KafkaZkError, TimeoutError) as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
     return {"elected": done["elected"], "batches": done["batches"], "not_eligible": done["not_eligible"][:10],

@@ -88,9 +88,18 @@ class SimClock:
         with self._lock:
             self._limit = None if sim_at is None else max(float(sim_at), self._base)
 
-    @property
-    def held(self) -> bool:
-        return self._held > 0
+    def suspend_holds(self) -> int:
+        """Lift every hold at once (a tool about to sleep: nobody else works); returns how many, for
+        :meth:`restore_holds`."""
+        self._change()
+        with self._lock:
+            count, self._held = self._held, 0
+            if count and self._running():
+                self._since = time.monotonic()
+            return count
+
+    def restore_holds(self, count: int) -> None:
+        self._change(held=count)
 
     def hold(self) -> None:
         """Stop the clock for a tool's work (counted; see the class docstring)."""

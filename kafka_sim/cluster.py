@@ -273,21 +273,18 @@ class EmulatedCluster(FaultsMixin):
 
     @contextmanager
     def clock_runs_until(self, sim_at: float) -> Iterator[None]:
-        """Inside :meth:`clock_held`: let simulated time run while the tool sleeps, to ``sim_at`` at
+        """Inside :meth:`clock_held` (however nested): let simulated time run while the tool sleeps, to ``sim_at`` at
         most (it wakes at exactly that simulated time, however late the host runs it). The engine
         first hears every write made so far (:meth:`settle`): a controller hears a tool's write
         within milliseconds, not the simulated minutes a slow watch delivery would otherwise cost."""
         self.settle()
         clock = self._engine.clock
-        held = clock.held
         clock.limit(sim_at)
-        if held:
-            clock.release()
+        holds = clock.suspend_holds()
         try:
             yield
         finally:
-            if held:
-                clock.hold()
+            clock.restore_holds(holds)
             clock.limit(None)
 
     def settle(self) -> None:

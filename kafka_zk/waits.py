@@ -12,6 +12,7 @@ znode, the time waited and what was found of the controller (:func:`controller_l
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 from kazoo.client import KazooClient
 
@@ -49,11 +50,13 @@ def controller_liveness(client: KazooClient) -> str:
             f"(delete {paths.CONTROLLER}) makes the next controller read it")
 
 
-def wait_node_gone(client: KazooClient, path: str, timeout: float, poll: float = 0.1) -> None:
-    """Return once ``path`` does not exist; :class:`ZnodeNotConsumed` after ``timeout`` seconds."""
+def wait_node_gone(client: KazooClient, path: str, timeout: float, poll: float = 0.1,
+                   sleep: Callable[[float], None] = time.sleep) -> None:
+    """Return once ``path`` does not exist; :class:`ZnodeNotConsumed` after ``timeout`` wall seconds.
+    ``sleep`` waits between polls (a rehearsal's sleeps on its emulated copy's simulated clock)."""
     deadline = time.monotonic() + timeout
     while client.exists(path) is not None:
         if time.monotonic() >= deadline:
             raise ZnodeNotConsumed(f"{path} still exists after {timeout:g}s: the controller has not processed it; "
                                    f"{controller_liveness(client)}")
-        time.sleep(poll)
+        sleep(poll)

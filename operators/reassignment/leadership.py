@@ -23,6 +23,7 @@ A wave of this run still in flight (a resumed run) does not block: nothing is le
 
 from __future__ import annotations
 
+import time
 from typing import Any, Sequence
 
 from kafka_zk import paths
@@ -45,11 +46,15 @@ class _ElectionSteps(RunbookOperator):
         super().__init__(**kwargs)
         self.wait_timeout = wait_timeout
 
+    def poll_sleep(self, seconds: float) -> None:
+        """The wait between polls of the controller's progress (a rehearsal sleeps on simulated time)."""
+        time.sleep(seconds)
+
     def _elect(self, client, writer, partitions: Sequence[TopicPartition] | None) -> dict:
         """Batched preferred election of ``partitions`` (None: every partition), waiting each batch."""
         if client.exists(paths.PREFERRED_REPLICA_ELECTION) is not None and not self.is_dry_run:
             self.log.info("an election node exists (earlier attempt or another tool): waiting for the controller")
-            wait_node_gone(client, paths.PREFERRED_REPLICA_ELECTION, float(self.wait_timeout))
+            wait_node_gone(client, paths.PREFERRED_REPLICA_ELECTION, float(self.wait_timeout), sleep=self.poll_sleep)
         snap = read_snapshot(client, with_configs=False)
         eligible, not_eligible, batches = election_steps(snap, partitions)
         for i, batch in enumerate(batches):
@@ -59,7 +64,7 @@ class _ElectionSteps(RunbookOperator):
             self.log.info("election batch %d/%d: %d partition(s)%s", i + 1, len(batches), len(batch),
                           " (dry run: planned only)" if self.is_dry_run else "")
             if not self.is_dry_run:
-                wait_node_gone(client, paths.PREFERRED_REPLICA_ELECTION, float(self.wait_timeout))
+                wait_node_gone(client, paths.PREFERRED_REPLICA_ELECTION, float(self.wait_timeout), sleep=self.poll_sleep)
         for ne in not_eligible:
             if "already the leader" not in ne.reason:
                 self.log.warning("not elected: %s: %s", ne.tp, ne.reason)
@@ -86,7 +91,7 @@ class DemoteOperator(_ElectionSteps, DecommissionStep):
                         f"/admin/reassign_partitions holds another reassignment "
                         f"({len(snap.reassignment.entries)} partition(s)); wait for it, then clear demote")
                 self.log.info("a re-ordering from an earlier attempt is in ZooKeeper: waiting for it")
-                wait_node_gone(client, paths.REASSIGN_PARTITIONS, float(self.wait_timeout))
+                wait_node_gone(client, paths.REASSIGN_PARTITIONS, float(self.wait_timeout), sleep=self.poll_sleep)
                 snap = read_snapshot(client, with_configs=False)
                 targets = demotion_targets(snap, removed)
             batches = reorder_batches(targets)
@@ -97,7 +102,7 @@ class DemoteOperator(_ElectionSteps, DecommissionStep):
                 self.log.info("re-order batch %d/%d: %d partition(s) now list removed brokers last%s",
                               i + 1, len(batches), len(batch), " (dry run: planned only)" if self.is_dry_run else "")
                 if not self.is_dry_run:
-                    wait_node_gone(client, paths.REASSIGN_PARTITIONS, float(self.wait_timeout))
+                    wait_node_gone(client, paths.REASSIGN_PARTITIONS, float(self.wait_timeout), sleep=self.poll_sleep)
             led = [p.tp for p in read_snapshot(client, with_configs=False).partitions()
                    if p.leader in removed or (self.is_dry_run and p.tp in targets)]
             result = self._elect(client, writer, led)

@@ -26,6 +26,7 @@ Failure: what the executor raises ends the drive and is returned as the rehearsa
 from __future__ import annotations
 
 import asyncio
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,13 +59,19 @@ class SimEpochClock:
     async def sleep(self, seconds: float) -> None:
         """The only time a drive lets simulated time run (see :func:`drive`), to exactly the wake-up."""
         until = self.cluster.now() + max(0.0, float(seconds))
-        speed = self.cluster.spec.speed
         with self.cluster.clock_runs_until(until):
-            while True:
-                left = until - self.cluster.now()
-                if left <= 0:
-                    return
-                await asyncio.sleep(min(0.05, max(0.0005, left / speed)))
+            while (left := until - self.cluster.now()) > 0:
+                await asyncio.sleep(self._slice(left))
+
+    def sleep_sync(self, seconds: float) -> None:
+        """:meth:`sleep` for a step's blocking polls (the demote and election steps' waits)."""
+        until = self.cluster.now() + max(0.0, float(seconds))
+        with self.cluster.clock_runs_until(until):
+            while (left := until - self.cluster.now()) > 0:
+                time.sleep(self._slice(left))
+
+    def _slice(self, left: float) -> float:
+        return min(0.05, max(0.0005, left / self.cluster.spec.speed))
 
 
 @dataclass
@@ -169,6 +176,10 @@ class _OnTheCopy:
     def write_authority(self, folder: RunFolder) -> PrivateCopy:
         return PrivateCopy(self.rehearsal.client.chroot or "")
 
+    def poll_sleep(self, seconds: float) -> None:
+        """A poll interval of simulated time (the step runs with the clock held: :func:`run_held`)."""
+        self.rehearsal.clock.sleep_sync(seconds)
+
 
 class RehearsalDemote(_OnTheCopy, DemoteOperator):
     """Decommission's ``demote`` step on the copy (leadership off the removed brokers first)."""
@@ -220,6 +231,14 @@ class DriveOutcome:
     result: dict | None
     error: str | None
     error_type: str | None
+
+
+def run_held(op: Any, context: dict[str, Any]) -> Any:
+    """:func:`run_step` of a demote or election step on the copy with the clock held: simulated time
+    runs only in its polls' sleeps (:meth:`_OnTheCopy.poll_sleep`), so the step takes the simulated
+    time the controller takes, not the wall time this machine takes to poll."""
+    with op.rehearsal.cluster.clock_held():
+        return run_step(op, context)
 
 
 def run_step(op: Any, context: dict[str, Any]) -> Any:
