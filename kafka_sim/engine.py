@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kazoo.exceptions import ConnectionLoss, KazooException, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import Callback
 
 from kafka_sim import zk_io
@@ -253,8 +254,8 @@ class Engine:
             return
         client = ctrl.zk
         try:
-            client.exists(paths.CONTROLLER_EPOCH)
-        except KazooException:
+            client.exists_async(paths.CONTROLLER_EPOCH).get(timeout=SETTLE_TIMEOUT_S)
+        except (KazooException, KazooTimeoutError):     # no session now: nothing arrives meanwhile either
             return
         posted = threading.Event()
         client.handler.dispatch_callback(Callback("watch", posted.set, ()))
