@@ -215,8 +215,10 @@ class EmulatedCluster(FaultsMixin):
         eng = self._engine
         return eng.call(lambda: {tp: int(eng.model.size(tp)) for tp in sorted(eng.model.parts)})
 
-    def disk_usage(self) -> dict[int, int]:
-        """Bytes on every broker's disk now (every replica it hosts; followers: what they copied)."""
+    def disk_usage(self, timeout: float = 120.0) -> dict[int, int]:
+        """Bytes on every broker's disk now (every replica it hosts; followers: what they copied),
+        read on the engine thread once it has handled what is queued before (at most ``timeout``
+        wall seconds, else ``TimeoutError``)."""
         eng = self._engine
 
         def usage() -> dict[int, int]:
@@ -226,7 +228,7 @@ class EmulatedCluster(FaultsMixin):
                     got = eng.model.replica_bytes(tp, b)
                     used[b] = used.get(b, 0.0) + (got or 0.0)
             return {b: int(v) for b, v in sorted(used.items())}
-        return eng.call(usage)
+        return eng.call(usage, timeout=timeout)
 
     def set_disk_capacity(self, broker: int, nbytes: int | None) -> None:
         """Give ``broker`` a disk of ``nbytes`` (None: unlimited); a full disk stops its fetchers."""

@@ -74,6 +74,13 @@ class SimEpochClock:
         return min(0.05, max(0.0005, left / self.cluster.spec.speed))
 
 
+#: how long a disk sample waits for the emulator's engine (wall seconds). One engine event can be
+#: long at scale: the controller starting a one-wave plan of 5,526 moves (100,000 partitions) makes
+#: three ZooKeeper writes per partition in that one event, over two minutes under a load of 10 on 2
+#: cores (BENCHMARKS.md "Rehearsals"); the rehearsal's own time limit bounds the whole.
+DISK_SAMPLE_WAIT_S = 1800.0
+
+
 @dataclass
 class DiskSampler:
     """Per-broker peak of bytes on disk, sampled at every poll of the wave trigger; ``baseline``:
@@ -87,7 +94,7 @@ class DiskSampler:
     def sample(self) -> None:
         now = self.cluster.now()
         self.samples += 1
-        for b, used in self.cluster.disk_usage().items():
+        for b, used in self.cluster.disk_usage(timeout=DISK_SAMPLE_WAIT_S).items():
             used += self.baseline.get(b, 0)
             if used > self.peaks.get(b, (-1, 0.0))[0]:
                 self.peaks[b] = (used, now)
