@@ -41,6 +41,7 @@ from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.model import ClusterSnapshot, Partition
 from kafka_zk.planning.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
+from spark_jobs.kernels.balance_rule import NewReplica, lower_taker
 from spark_jobs.kernels.capacity import shortfall_message
 from spark_jobs.kernels.disk_relief import relieve
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
@@ -95,13 +96,11 @@ def repair_counts(placer: Placer, targets: dict[TopicPartition, list[int]],
             if counts.get(b, 0) <= low + 1:
                 break
             for k, (tp, i, size) in enumerate(received[b]):
-                others = [x for j, x in enumerate(targets[tp]) if j != i]
-                b_shares = rack_of(placer.racks, b) in {rack_of(placer.racks, o) for o in others}
+                replica = NewReplica.at(targets[tp], i, placer.racks)
                 best = None
                 for c in cands:
-                    if counts.get(c, 0) >= counts[b] - 1 or c in others or not placer.fits(c, size):
-                        continue
-                    if not b_shares and not placer.eligible(c, others):
+                    if counts.get(c, 0) >= counts[b] - 1 or not replica.may_move_to(c, placer.racks) \
+                            or not placer.fits(c, size):
                         continue
                     key = placer._key(c)
                     if best is None or key < best[0]:
@@ -135,21 +134,17 @@ def _relocate_along_a_chain(placer: Placer, targets: dict[TopicPartition, list[i
     counts = placer.loads.replicas
     goal = counts.get(start, 0) - 1
     racks = placer.racks
-    seen: dict[tuple[TopicPartition, int], tuple[frozenset[int], frozenset[str], bool]] = {}
+    seen: dict[tuple[TopicPartition, int], NewReplica] = {}
 
-    def facts(item: tuple[TopicPartition, int, int], holder: int) -> tuple[frozenset[int], frozenset[str], bool]:
-        """The replica's other brokers, their racks, whether ``holder`` shares one of them."""
+    def facts(item: tuple[TopicPartition, int, int]) -> NewReplica:
         tp, i, _size = item
         if (tp, i) not in seen:       # nothing changes during the search: one look per replica
-            others = frozenset(x for j, x in enumerate(targets[tp]) if j != i)
-            used = frozenset(rack_of(racks, o) for o in others)
-            seen[tp, i] = others, used, rack_of(racks, holder) in used
+            seen[tp, i] = NewReplica.at(targets[tp], i, racks)
         return seen[tp, i]
 
-    def can_take(item: tuple[TopicPartition, int, int], holder: int, c: int) -> bool:
-        """Whether ``c`` could hold ``holder``'s new replica ``item`` instead (rack rule, disk)."""
-        others, used, shares = facts(item, holder)
-        return c not in others and placer.fits(c, item[2]) and (shares or rack_of(racks, c) not in used)
+    def can_take(item: tuple[TopicPartition, int, int], c: int) -> bool:
+        """Whether ``c`` could hold the new replica ``item`` instead (rack rule, disk)."""
+        return facts(item).may_move_to(c, racks) and placer.fits(c, item[2])
 
     all_racks = frozenset(rack_of(racks, c) for c in placer.candidates)
     reach: dict[int, frozenset[str]] = {}
@@ -160,8 +155,8 @@ def _relocate_along_a_chain(placer: Placer, targets: dict[TopicPartition, list[i
         if u not in reach:
             out: set[str] = set()
             for item in received.get(u, ()):
-                _others, used, shares = facts(item, u)
-                out |= all_racks if shares else all_racks - used
+                replica = facts(item)
+                out |= all_racks if replica.holder_shares_rack else all_racks - replica.racks_used
                 if len(out) == len(all_racks):
                     break
             reach[u] = frozenset(out)
@@ -178,7 +173,7 @@ def _relocate_along_a_chain(placer: Placer, targets: dict[TopicPartition, list[i
                 if c in parent or rack_of(racks, c) not in reached:
                     continue
                 for k, item in enumerate(received.get(u, ())):
-                    if item[0] in on_path[u] or not can_take(item, u, c):
+                    if item[0] in on_path[u] or not can_take(item, c):
                         continue
                     parent[c] = (u, k)
                     on_path[c] = on_path[u] | {item[0]}
@@ -242,13 +237,8 @@ def repair_bytes(placer: Placer, targets: dict[TopicPartition, list[int]],
             holder = target[j]
             if counts.get(holder, 0) <= low + 1:
                 continue
-            others = target[:j] + target[j + 1:]
-            used = {rack_of(placer.racks, o) for o in others}
-            shares = rack_of(placer.racks, holder) in used
-            if any(counts.get(c, 0) < counts[holder] - 1 and c not in others
-                   and (shares or rack_of(placer.racks, c) not in used)
-                   and (c not in placer.limits or loads.get(c, 0) + size <= placer.limits[c])
-                   for c in placer.candidates):
+            if lower_taker(NewReplica.at(target, j, placer.racks), counts[holder], placer.candidates, counts,
+                           placer.racks, lambda c: placer.fits(c, size)) is not None:
                 return False
         return True
 

@@ -32,6 +32,7 @@ from typing import Collection, Mapping
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.model import BrokerLoad, Plan, PlanInvalid
+from spark_jobs.kernels.balance_rule import NewReplica, lower_taker
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of
 # from this many moves a plan is first checked over arrays (below, numpy's import and the arrays cost more)
 from spark_jobs.kernels.waves import COLUMNAR_MIN_MOVES
@@ -131,16 +132,12 @@ def _balance(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int],
             for i, b in enumerate(m.target):
                 if b in m.current or counts.get(b, 0) <= low + 1:
                     continue
-                others = [x for j, x in enumerate(m.target) if j != i]
-                used = {rack_of(racks, o) for o in others}
-                shares = rack_of(racks, b) in used
                 size = int((sizes or {}).get(m.tp, 0))
-                better = [c for c in cands if counts.get(c, 0) < counts[b] - 1 and c not in others
-                          and (shares or racks[c] not in used)
-                          and (c not in limits or final.bytes.get(c, 0) + size <= limits[c])]
-                if better:
+                better = lower_taker(NewReplica.at(m.target, i, racks), counts[b], cands, counts, racks,
+                                     lambda c: c not in limits or final.bytes.get(c, 0) + size <= limits[c])
+                if better is not None:
                     out.append(f"{m.tp}: new replica on broker {b} ({counts[b]} replicas) while broker "
-                               f"{better[0]} ({counts[better[0]]}) could take it")
+                               f"{better} ({counts[better]}) could take it")
     for m in plan.moves:
         lead = m.target[0]
         if lead == m.current[0] or len(m.target) < 2:
