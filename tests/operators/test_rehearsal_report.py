@@ -84,3 +84,14 @@ def test_a_missing_or_foreign_report_is_refused_naming_the_file(tmp_path) -> Non
     (tmp_path / "rehearsal.json").write_text('{"plan_hash": "x"}')
     with pytest.raises(RehearsalReportError, match="is not a rehearsal report"):
         read_report(tmp_path)
+
+
+def test_rehearse_auto_covers_the_measured_100k_plan_and_refuses_beyond_the_bound() -> None:
+    """rehearse=auto's bound is BENCHMARKS' measured one: the 100,000-partition plan (5,526 moves in
+    one wave) is rehearsed; a plan above 6,000 moves is not, and the reason names rehearse=on."""
+    from operators.rehearsal.step import should_rehearse
+
+    assert should_rehearse("auto", 100_000, 5_526) == (True, "")
+    wanted, why = should_rehearse("auto", 100_000, 6_001)
+    assert not wanted and "6,000" in why and "rehearse=on" in why
+    assert should_rehearse("on", 100_000, 6_001) == (True, "")
