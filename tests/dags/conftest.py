@@ -40,6 +40,15 @@ def zk_via(request, zk_proxies):
 OLD_SERVERS = ["3.8", "3.5", "3.4"]
 
 
+def through_proxy(via) -> dict:
+    """Conf for a run whose ZooKeeper steps go through the old-server proxy ``via``: ``rehearse=off``
+    (``{}`` when ``via`` is None, ZooKeeper 3.8 directly). The rehearse step never talks to the run's
+    cluster (it rehearses on a chroot of ``$KAFKA_RUNBOOKS_REHEARSAL_ZOOKEEPER``, directly), so
+    through a proxy it pins nothing that the same runbook's direct run in the same file does not;
+    it was ~8-15 s of each such run on a loaded machine (2026-11-27), mostly its child importing Airflow."""
+    return {} if via is None else {"rehearse": "off"}
+
+
 def zk_connection(zk_server, chroot: str, via=None, log_dirs_source: str | None = None) -> str:
     """Define an Airflow connection on ``chroot`` (through the proxy ``via`` if given; reading replica
     sizes from ``log_dirs_source`` if given); return its id."""

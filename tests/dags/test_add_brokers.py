@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.conftest import new_chroot, plain_client, through_proxy, zk_connection
 from tests.dags.moving_runbook import (assert_settled, check_dry_run_writes_nothing, check_failure_mid_wave_restores_throttles,
                                        check_rejection_writes_nothing, check_stale_plan_refused, counts,
                                        set_user_throttles, start, write_kernel_plan)
@@ -139,7 +139,7 @@ def test_the_runbook_runs_to_the_end_through_old_zookeeper_servers(zk_server, tm
         write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan",
                           lambda snap, sizes: plan_add_brokers(snap, sorted(NEW), sizes), THROTTLE)
         result = run_dag("add_brokers", conf(zk_connection(zk_server, chroot, zk_via), tmp_path / "runs",
-                                             plan_from=str(tmp_path / "plan")), answer="Approve")
+                                             plan_from=str(tmp_path / "plan"), **through_proxy(zk_via)), answer="Approve")
         assert result.state == "success", result.task_states
         assert_settled(zk, result, before, users)
         assert all(counts(zk).get(b, 0) > 0 for b in NEW)

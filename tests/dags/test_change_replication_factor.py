@@ -17,7 +17,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
+from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, through_proxy, zk_connection
 from tests.dags.moving_runbook import (assert_settled, check_dry_run_writes_nothing,
                                        check_failure_mid_wave_with_a_kernel_plan, check_rejection_writes_nothing,
                                        check_stale_plan_refused, emulated, set_user_throttles, start,
@@ -79,7 +79,7 @@ def test_raising_rf_two_to_three_adds_a_replica_in_the_missing_rack_and_keeps_th
 
 
 @pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
-def test_lowering_rf_three_to_two_keeps_the_preferred_leaders_and_full_isrs(env, tmp_path: Path) -> None:
+def test_lowering_rf_three_to_two_keeps_the_preferred_leaders_and_full_isrs(env, tmp_path: Path, zk_via) -> None:
     from operators.local_run import run_dag
     from spark_jobs.kernels.replication import plan_change_replication_factor
 
@@ -87,8 +87,8 @@ def test_lowering_rf_three_to_two_keeps_the_preferred_leaders_and_full_isrs(env,
     write_kernel_plan(connect, tmp_path / "plan",
                       lambda snap, sizes: plan_change_replication_factor(snap, ["orders"], 2, sizes), THROTTLE)
     before = assignment(zk)
-    result = run_dag(DAG_ID, conf(conn_id, run_root, ["orders"], 2, plan_from=str(tmp_path / "plan")),
-                     answer="Approve")
+    result = run_dag(DAG_ID, conf(conn_id, run_root, ["orders"], 2, plan_from=str(tmp_path / "plan"),
+                                  **through_proxy(zk_via)), answer="Approve")
     assert result.state == "success", result.task_states
     assert_settled(zk, result, before, {})
     for p, replicas in topic_assignment(zk, "orders").items():

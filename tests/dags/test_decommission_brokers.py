@@ -22,7 +22,7 @@ import pytest
 
 from kafka_sim.cluster import EmulatedCluster
 from kafka_zk.health import find_throttle_owners
-from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.conftest import new_chroot, plain_client, through_proxy, zk_connection
 from tests.zk_helpers import set_config_by_hand
 from tests.dags.scenario import (REMOVED, Env, THROTTLE, TOPICS, assignment, audit, config, data_tree, plan_targets,
                                  read, start_cluster, states, submit_by_hand, throttle_configs,
@@ -131,7 +131,8 @@ def test_every_zookeeper_step_works_on_zookeeper_3_5_and_3_4(zk_server, tmp_path
     try:
         before = assignment(zk)
         result = run_dag("decommission_brokers", conf(zk_connection(zk_server, chroot, zk_via), tmp_path / "runs",
-                                                      plan_from=str(spark_run[0].run_folder / "plan")),
+                                                      plan_from=str(spark_run[0].run_folder / "plan"),
+                                                      **through_proxy(zk_via)),
                          answer="Approve")
         assert result.state == "success", result.task_states
         assert_decommissioned(zk, result.run_folder, before)

@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 
 from kafka_zk.codecs import decode_reassignment_file
-from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.conftest import new_chroot, plain_client, through_proxy, zk_connection
 from tests.dags.moving_runbook import (assert_settled, check_dry_run_writes_nothing,
                                        check_failure_mid_wave_with_a_kernel_plan, check_rejection_writes_nothing,
                                        check_stale_plan_refused, emulated, set_user_throttles, start,
@@ -125,7 +125,7 @@ def test_each_kind_of_mistake_is_refused_before_any_write(shared_cluster, capfd,
 
 
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)   # 3.8: the Spark run above
-def test_through_old_zookeeper_servers(env, tmp_path: Path) -> None:
+def test_through_old_zookeeper_servers(env, tmp_path: Path, zk_via) -> None:
     from operators.local_run import run_dag
     from spark_jobs.kernels.batches import plan_user_reassignment
 
@@ -133,7 +133,8 @@ def test_through_old_zookeeper_servers(env, tmp_path: Path) -> None:
     write_kernel_plan(connect, tmp_path / "plan",
                       lambda snap, sizes: plan_user_reassignment(snap, decode_reassignment_file(GOOD), sizes), THROTTLE)
     before = assignment(zk)
-    result = run_dag(DAG_ID, conf(conn_id, run_root, plan_from=str(tmp_path / "plan")), answer="Approve")
+    result = run_dag(DAG_ID, conf(conn_id, run_root, plan_from=str(tmp_path / "plan"), **through_proxy(zk_via)),
+                     answer="Approve")
     assert result.state == "success", result.task_states
     assert_settled(zk, result, before, {})
 

@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, zk_connection
+from tests.dags.conftest import OLD_SERVERS, new_chroot, plain_client, through_proxy, zk_connection
 from tests.dags.moving_runbook import (SIZES, assert_settled, check_dry_run_writes_nothing,
                                        check_failure_mid_wave_restores_throttles, check_rejection_writes_nothing,
                                        check_stale_plan_refused, counts, set_user_throttles, start, write_kernel_plan)
@@ -105,7 +105,7 @@ def test_spread_shrinks_to_the_target_within_the_budget_with_the_fewest_moves(sp
 
 
 @pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
-def test_a_binding_budget_is_spent_exactly_and_the_spread_still_shrinks(env, tmp_path: Path) -> None:
+def test_a_binding_budget_is_spent_exactly_and_the_spread_still_shrinks(env, tmp_path: Path, zk_via) -> None:
     from operators.local_run import run_dag
     from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
 
@@ -116,7 +116,7 @@ def test_a_binding_budget_is_spent_exactly_and_the_spread_still_shrinks(env, tmp
                       THROTTLE)
     before = assignment(zk)
     result = run_dag("rebalance", conf(conn_id, run_root, max_replicas_moved=2,
-                                       plan_from=str(tmp_path / "plan")), answer="Approve")
+                                       plan_from=str(tmp_path / "plan"), **through_proxy(zk_via)), answer="Approve")
     assert result.state == "success", result.task_states
     assert_settled(zk, result, before, {})
     assert moved_replicas(zk, before) == 2

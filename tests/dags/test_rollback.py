@@ -24,7 +24,7 @@ from typing import Iterator
 import pytest
 
 from kafka_zk.codecs import TopicPartition, decode_reassignment_file
-from tests.dags.conftest import new_chroot, plain_client, zk_connection
+from tests.dags.conftest import new_chroot, plain_client, through_proxy, zk_connection
 from tests.dags.kernel_plan import write_kernel_plan as write_decommission_plan
 from tests.dags.moving_runbook import check_dry_run_writes_nothing, check_rejection_writes_nothing, write_kernel_plan
 from tests.dags.scenario import (REMOVED, THROTTLE, TOPICS, assignment, data_tree, start_cluster, submit_by_hand,
@@ -154,12 +154,12 @@ def drifted(zk_server, tmp_path: Path, zk_via) -> Iterator[tuple]:
 
 
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)
-def test_a_kafka_format_json_is_restored_through_old_zookeeper_servers(drifted, tmp_path: Path) -> None:
+def test_a_kafka_format_json_is_restored_through_old_zookeeper_servers(drifted, tmp_path: Path, zk_via) -> None:
     from operators.local_run import run_dag
 
     cluster, zk, conn_id, run_root, text, original = drifted
-    result = run_dag("rollback", conf(conn_id, run_root, rollback_json=text, plan_from=str(tmp_path / "plan")),
-                     answer="Approve")
+    result = run_dag("rollback", conf(conn_id, run_root, rollback_json=text, plan_from=str(tmp_path / "plan"),
+                                      **through_proxy(zk_via)), answer="Approve")
     assert result.state == "success", result.task_states
     assert assignment(zk)[("orders", 0)] == original
     assert zk.exists("/admin/reassign_partitions") is None and throttle_configs(zk) == {}
