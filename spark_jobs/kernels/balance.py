@@ -409,11 +409,14 @@ def _bytes_phase(led: Ledger, receivers: set[int], limits: Limits, count_moves: 
         heavy, light = order[-1], order[0]
         pairs = [(heavy, b) for b in _partners(led, heavy, same_rack, lighter=True)]
         pairs += [(a, light) for a in _partners(led, light, same_rack, lighter=False)]
+        pairs += [(heavy, b) for b in _donors(led, heavy)]
         found = None
         for a, b in dict.fromkeys(pairs):
             found = _best_exchange(led, a, b, receivers, limits, extra_left, mean)
             if found is not None:
                 break
+        if found is None:        # the spread is stuck at a broker we cannot trade with: still bring the
+            found = _unload_a_receiver(led, receivers, limits, extra_left, mean, same_rack)   # receivers in
         if found is None:
             return "no swap or hand-over narrows the bytes spread further" + (
                 "" if extra_left > 0 or not limits.paid_bytes_moves else
@@ -421,6 +424,31 @@ def _bytes_phase(led: Ledger, receivers: set[int], limits: Limits, count_moves: 
         for tp, i, dst in found:
             led.relocate(tp, i, dst)
     return ""
+
+
+def _unload_a_receiver(led: Ledger, receivers: set[int], limits: Limits, extra_left: int, mean: float,
+                       same_rack: Mapping[str, list[int]]) -> list[tuple[TopicPartition, int, int]] | None:
+    """An exchange that brings the heaviest receiver above half the target's share nearer the mean,
+    when the spread itself is held by a broker nothing can trade with (an old broker holding the
+    largest partitions): the receivers' bytes are the plan's to set. Both brokers of an exchange end
+    between where they were, so the sum of squared bytes still falls and the phase still ends."""
+    over = sorted((b for b in receivers if led.bytes[b] > mean * (1 + limits.bytes_relative_spread / 2)),
+                  key=lambda b: (-led.bytes[b], b))
+    for heavy in over:
+        for b in dict.fromkeys(_partners(led, heavy, same_rack, lighter=True) + _donors(led, heavy)):
+            found = _best_exchange(led, heavy, b, receivers, limits, extra_left, mean)
+            if found is not None:
+                return found
+    return None
+
+
+def _donors(led: Ledger, b: int) -> list[int]:
+    """The brokers lighter than ``b`` that gave it a replica it received, lightest first: ``b`` can
+    hand a replica back only to where it came from, and when the lightest brokers gave it only small
+    ones, a middle one that gave it a large one is the trade that narrows the spread."""
+    key = led.bytes
+    homes = {led.current[tp][i] for _size, tp, i in led.received[b]}
+    return sorted((x for x in homes if x in key and key[x] < key[b]), key=lambda x: (key[x], x))
 
 
 def _partners(led: Ledger, b: int, same_rack: Mapping[str, list[int]], lighter: bool) -> list[int]:
