@@ -56,7 +56,7 @@ from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot_file import load_snapshot
 from operators.reassignment.waves import WaveBook
 from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
-                                          SimEpochClock, drive, DriveOutcome, RehearsalDemote, run_held,
+                                          SimEpochClock, drive, DriveOutcome, RehearsalDemote, run_step,
                                           RehearsalElection)
 from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
 from operators.windows.pause import WindowBook
@@ -264,7 +264,7 @@ def _demote(inp: RehearsalInput, rehearsal, folder: RunFolder, context: dict):
     step = RehearsalDemote(rehearsal=rehearsal, folder=folder, zk_conn_id=inp.cluster, run_root=str(folder.root),
                            brokers_to_remove=list(inp.demote))
     try:
-        run_held(step, context)          # simulated time runs in its polls only: the controller's own time
+        run_step(step, context)          # simulated time runs in its polls only: the controller's own time
     except (KafkaZkError, TimeoutError) as exc:
         return DriveOutcome(None, f"demote: {exc}", type(exc).__name__)
     return None
@@ -276,7 +276,7 @@ def _elect(rehearsal, folder: RunFolder, context: dict, plan) -> dict:
     step = RehearsalElection(rehearsal=rehearsal, folder=folder, zk_conn_id="rehearsal", run_root=str(folder.root))
     before = rehearsal.cluster.now()
     try:
-        done = run_held(step, context)
+        done = run_step(step, context)
     except (KafkaZkError, TimeoutError) as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
     return {"elected": done["elected"], "batches": done["batches"], "not_eligible": done["not_eligible"][:10],

@@ -16,7 +16,8 @@ itself (:class:`RehearsalWaveTrigger` only gives it the emulator's client and cl
 the brokers' disks at each poll). Simulated time runs only while the trigger sleeps, and then to
 exactly its wake-up, after the emulator has heard the executor's writes
 (:meth:`kafka_sim.cluster.EmulatedCluster.clock_runs_until`); it stands still while the executor or
-the trigger works. So the timeline does not depend on how loaded this machine is: two rehearsals of
+the trigger works — the caller holds the clock (``cluster.clock_held()``) around the drive and the
+demote and election steps (:mod:`cli.rehearsal_run`). So the timeline does not depend on how loaded this machine is: two rehearsals of
 one plan give the same timeline.
 
 Failure: what the executor raises ends the drive and is returned as the rehearsal's problem
@@ -184,7 +185,7 @@ class _OnTheCopy:
         return PrivateCopy(self.rehearsal.client.chroot or "")
 
     def poll_sleep(self, seconds: float) -> None:
-        """A poll interval of simulated time (the step runs with the clock held: :func:`run_held`)."""
+        """A poll interval of simulated time (the rehearsal holds the clock around its steps)."""
         self.rehearsal.clock.sleep_sync(seconds)
 
 
@@ -240,14 +241,6 @@ class DriveOutcome:
     error_type: str | None
 
 
-def run_held(op: Any, context: dict[str, Any]) -> Any:
-    """:func:`run_step` of a demote or election step on the copy with the clock held: simulated time
-    runs only in its polls' sleeps (:meth:`_OnTheCopy.poll_sleep`), so the step takes the simulated
-    time the controller takes, not the wall time this machine takes to poll."""
-    with op.rehearsal.cluster.clock_held():
-        return run_step(op, context)
-
-
 def run_step(op: Any, context: dict[str, Any]) -> Any:
     """``op.execute(context)`` as Airflow's task runner calls it (its executor safeguard's sentinel:
     the rehearsal *is* the task running these steps, in-process)."""
@@ -265,14 +258,10 @@ def _first_event(trigger: WaveDoneTrigger) -> dict:
 
 
 def drive(op: RehearsalExecutor, context: dict[str, Any]) -> DriveOutcome:
-    """Run the executor to its end as Airflow would (see the module docstring)."""
+    """Run the executor to its end as Airflow would (see the module docstring; call it with the
+    cluster's clock held)."""
 
     sim = op.rehearsal
-    with sim.cluster.clock_held():           # simulated time runs only in the trigger's sleeps
-        return _drive(op, context, sim)
-
-
-def _drive(op: RehearsalExecutor, context: dict[str, Any], sim: Rehearsal) -> DriveOutcome:
     step: Callable[[], dict] = lambda: run_step(op, context)
     while True:
         try:
