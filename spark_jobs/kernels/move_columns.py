@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -44,14 +44,25 @@ def padded(lengths: np.ndarray, values: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
+def id_coder(ids: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """id -> its index in the sorted, distinct ``ids``, for arrays of ids that are all in ``ids`` (a
+    lookup table when the ids are small, else a binary search)."""
+    if ids.size and int(ids[-1]) < 1 << 22:
+        table = np.full(int(ids[-1]) + 1, -1, dtype=np.int64)
+        table[ids] = np.arange(ids.size)
+        return lambda x: table[x]
+    return ids.searchsorted
+
+
 class _Codes:
     """Broker ids -> dense codes 0..n-1 (sorted ids), and back."""
 
     def __init__(self, *arrays: np.ndarray) -> None:
         self.ids = np.unique(np.concatenate([a.ravel() for a in arrays])) if arrays else np.zeros(0, np.int64)
+        self._code = id_coder(self.ids)
 
     def __call__(self, a: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.ids, a)
+        return self._code(a)
 
     def sums(self, at: np.ndarray, values: np.ndarray | int) -> np.ndarray:
         out = np.zeros(len(self.ids), dtype=np.int64)

@@ -26,7 +26,7 @@ import numpy as np
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.model import BrokerLoad, Plan
 from spark_jobs.kernels.loads import rack_map, rack_of
-from spark_jobs.kernels.move_columns import PAD, flat, padded
+from spark_jobs.kernels.move_columns import PAD, flat, id_coder, padded
 from spark_jobs.kernels.validate import BALANCED, RF_CHANGING
 
 
@@ -53,15 +53,6 @@ def _named_right(moves, topics, target_map) -> bool:
     except KeyError:
         return False
     return True
-
-
-def _coder(ids: np.ndarray):
-    """id -> its index in the sorted ``ids``, for arrays of ids (a lookup table when ids are small)."""
-    if ids.size and int(ids[-1]) < 1 << 22:
-        table = np.full(int(ids[-1]) + 1, -1, dtype=np.int64)
-        table[ids] = np.arange(ids.size)
-        return lambda x: table[x]
-    return ids.searchsorted
 
 
 def surely_valid(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int] = (),
@@ -92,7 +83,7 @@ def surely_valid(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int]
     if every.size and every.min() < 0:
         return False
     ids = np.unique(np.fromiter(set(every.tolist()), dtype=np.int64))   # broker id -> code: its index here
-    code = _coder(ids)
+    code = id_coder(ids)
     id_list = ids.tolist()
     is_gone = np.fromiter((b in gone for b in id_list), dtype=bool, count=len(id_list))
     is_live = np.fromiter((b in brokers and b not in gone for b in id_list), dtype=bool, count=len(id_list))
