@@ -54,6 +54,9 @@ CANDIDATES = 6
 SCAN = 64
 #: replicas of the heavier broker examined per swap search, largest first
 SWAP_SCAN = 32
+#: replicas of the lighter broker examined each side of the ideal size per replica of the heavier
+#: one, until one the rules allow (racks, a partition's second replica, the leadership range)
+Y_SCAN = 16
 #: partners tried for the heaviest (lightest) broker per bytes step
 PARTNERS = 2
 #: bytes steps at most, per member broker (each strictly lowers the sum of squared bytes)
@@ -467,6 +470,9 @@ def _best_exchange(led: Ledger, a: int, b: int, receivers: set[int], limits: Lim
     a swap (a larger replica of ``a`` for a smaller one of ``b``) or, when ``a`` holds a replica
     more than ``b``, a hand-over of one. Free ones first; a paid one (at most ``extra_left`` new
     copies) only when it narrows the pair by at least :data:`PAID_GAIN` of the mean per copy.
+    For each replica of ``a`` (largest first), the replicas of ``b`` tried are the nearest the middle
+    on each side that the rules allow (up to :data:`Y_SCAN` a side: the nearest may be refused by the
+    racks, a shared partition or the leadership range, and a refused one must not hide the next).
     The search stops at the first free exchange within a quarter of the gap from the middle."""
     gap = led.bytes[a] - led.bytes[b]
     lo_l, hi_l = min(led.leaders.values()), max(led.leaders.values())
@@ -476,19 +482,40 @@ def _best_exchange(led: Ledger, a: int, b: int, receivers: set[int], limits: Lim
     best = None   # ((cost, error), slots)
     lead_a, lead_b = led.leaders[a], led.leaders[b]
 
-    def consider(slots: list[tuple[TopicPartition, int, int]], cost: int, d: int) -> None:
+    def consider(slots: list[tuple[TopicPartition, int, int]], cost: int, d: int) -> bool | None:
+        """Keep ``slots`` if the best so far: True; refused by the leadership range: False; by
+        what it costs (copies, gain per copy, bytes budget): None."""
         nonlocal best
         cost = max(0, cost)
         if cost > extra_left or (cost and d < PAID_GAIN * mean * cost):
-            return
+            return None
         if budget_b is not None and sum(size[tp] * led.cost(tp, i, dst) for tp, i, dst in slots) > budget_b:
-            return
+            return None
         lead = sum((1 if dst == b else -1) for tp, i, dst in slots if i == 0)   # b's leaderships gained
         if lead and not (lo_l <= lead_a - lead <= hi_l and lo_l <= lead_b + lead <= hi_l):
-            return
+            return False
         key = (cost, abs(d - gap / 2))
         if best is None or key < best[0]:
             best = (key, slots)
+        return True
+
+    def swap(sx: int, tpx: TopicPartition, ix: int, cx: int, y: Entry, y_hosted: bool) -> bool | None:
+        """Consider trading x for ``y``: True if allowed; False if refused for ``y`` itself (its
+        partition, racks, home, leadership): the next one may do; None if out of (0, gap) of x or
+        refused for its cost, and the next ones are no better."""
+        sy, tpy, iy = y
+        d = sx - sy
+        if not 0 < d < gap:
+            return None
+        if tpy == tpx:
+            return False
+        home_y = current[tpy][iy]
+        cy = 1 if y_hosted else (-1 if home_y == a else 0)
+        if cx + cy > extra_left:
+            return None if y_hosted else False
+        if not (reach_a or home_y == a) or not led.can_take(tpy, iy, a):
+            return False
+        return consider([(tpx, ix, b), (tpy, iy, a)], cx + cy, d)
 
     ys_all = [(ys, kind) for ys, kind in ((led.received[b], 0), (led.hosted[b], 1)) if ys]
     if extra_left <= 0:     # free only: b's own replicas go to a only where a gave b one (cost −1 + 1)
@@ -514,17 +541,16 @@ def _best_exchange(led: Ledger, a: int, b: int, receivers: set[int], limits: Lim
             if one_way and sx < gap:
                 consider([(tpx, ix, b)], cx, sx)
             for ys, y_hosted in ys_all:
+                if y_hosted and (not reach_a or cx + 1 > extra_left):
+                    continue                  # b's own replicas go only to a receiver, each a new copy
+                # the replicas of b nearest the middle, one each side of it: the nearest the rules
+                # allow (those nearer may share a partition with a's, or break the racks or leaders)
                 j = bisect.bisect_left(ys, (sx - gap // 2,))
-                for jj in range(max(0, j - 1), min(len(ys), j + 1)):
-                    sy, tpy, iy = ys[jj]
-                    d = sx - sy
-                    if not 0 < d < gap or tpy == tpx:
-                        continue
-                    home_y = current[tpy][iy]
-                    cy = 1 if y_hosted else (-1 if home_y == a else 0)
-                    if cx + cy > extra_left or not (reach_a or home_y == a) or not led.can_take(tpy, iy, a):
-                        continue
-                    consider([(tpx, ix, b), (tpy, iy, a)], cx + cy, d)
+                for side in (range(j - 1, max(-1, j - 1 - Y_SCAN), -1), range(j, min(len(ys), j + Y_SCAN))):
+                    for jj in side:
+                        allowed = swap(sx, tpx, ix, cx, ys[jj], y_hosted)
+                        if allowed is not False:
+                            break
             if best is not None and best[0][0] == 0 and best[0][1] * 4 <= gap:
                 return best[1]
     return None if best is None else best[1]
