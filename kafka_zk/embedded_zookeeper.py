@@ -2,7 +2,11 @@
 
 Runs Debian's ``zookeeper`` package (jars under /usr/share/java) as a standalone server bound
 to 127.0.0.1 on a free port, with its own temporary data dir; waits until it answers
-``ruok``; stops it by its own pid (SIGTERM, then SIGKILL) and removes the data dir.
+``ruok``; stops it by its own pid (SIGTERM, then SIGKILL) and removes the data dir. The server never outlives
+the process that started it: a guard (a shell waiting on a pipe only the starter holds) stops it
+when the starter ends without :meth:`EmbeddedZooKeeper.stop` — a rehearsal child killed at its
+step's time limit (SIGKILL runs no cleanup) would otherwise leave a 512 MB JVM on the Airflow worker
+for good.
 
 Secured mode (``sasl_users={"kafka": "secret", ...}``): the server reads a JAAS file (its
 ``Server`` section lists the DIGEST-MD5 users), authenticates clients with
@@ -41,6 +45,19 @@ MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 #: a JVM starting beside four test workers and Spark on two loaded cores can take well over 30 s
 #: (CI: `sim --embedded-zookeeper` exited 1 once at load ~7); only a server that never answers waits this long
 START_TIMEOUT_S = 90.0
+
+#: the guard's script ($1: the server's process group, $2: its own data dir or ""): the pipe on its
+#: stdin reaches EOF when every holder of its write end is gone — the starter's stop() kills the guard
+#: first, so EOF means the starter ended without it; then TERM the server, KILL it if it is still
+#: there 10 s later, and remove the data dir
+GUARD_SCRIPT = """read -r _
+if kill -TERM -- "-$1" 2>/dev/null; then
+  i=0
+  while kill -0 -- "-$1" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL -- "-$1" 2>/dev/null
+fi
+[ -z "$2" ] || rm -rf -- "$2"
+"""
 
 
 class EmbeddedZooKeeperError(RuntimeError):
@@ -85,6 +102,7 @@ class EmbeddedZooKeeper:
         self.max_buffer = max_buffer
         self.start_timeout = start_timeout
         self.process: subprocess.Popen[bytes] | None = None
+        self._guard: subprocess.Popen[bytes] | None = None
         for user in sasl_users or {}:
             if not user.replace("-", "").replace("_", "").isalnum():
                 raise EmbeddedZooKeeperError(f"SASL user {user!r}: use letters, digits, '-' and '_'")
@@ -151,11 +169,17 @@ class EmbeddedZooKeeper:
         self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True)
         log.close()
+        self._guard = subprocess.Popen(["/bin/sh", "-c", GUARD_SCRIPT, "zookeeper-guard", str(self.process.pid),
+                                        str(self.data_dir) if self._own_dir else ""],
+                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise EmbeddedZooKeeperError(f"ZooKeeper exited with {self.process.returncode}: "
-                                             + self._log_tail())
+                error = EmbeddedZooKeeperError(f"ZooKeeper exited with {self.process.returncode}: "
+                                               + self._log_tail())
+                self.stop()
+                raise error
             try:
                 if four_letter_word(self.host, self.port, "ruok", 0.5) == "imok":
                     return self
@@ -174,6 +198,11 @@ class EmbeddedZooKeeper:
             return "(no log)"
 
     def stop(self) -> None:
+        guard, self._guard = self._guard, None
+        if guard is not None:           # first, so it never signals a process group that is gone
+            guard.kill()
+            guard.wait()
+            guard.stdin.close()
         proc, self.process = self.process, None
         if proc is not None and proc.poll() is None:
             try:
