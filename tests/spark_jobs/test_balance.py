@@ -11,13 +11,17 @@ from hypothesis import strategies as st
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 from kafka_zk.planning.model import PlanRefused
-from spark_jobs.kernels.balance import count_minimum
+from spark_jobs.kernels.balance import Ledger, Limits, _best_exchange, count_minimum
 from spark_jobs.kernels.budget_rebalance import RebalanceBudget, plan_budget_rebalance
 from spark_jobs.kernels.leaders import even_leaders
 from spark_jobs.kernels.loads import cluster_loads, rack_map
+from spark_jobs.kernels.placement import seeded_ranks
 from spark_jobs.kernels.rebalance import plan_add_brokers
 from spark_jobs.kernels.validate import validate_plan
 from spark_jobs.synthetic import skewed_cluster, synthetic_cluster, synthetic_sizes
+from tests.spark_jobs.conftest import literal_cluster
+
+TP = TopicPartition
 
 
 def spreads(snap: ClusterSnapshot, sizes, target=None, members=None) -> tuple[int, int, float]:
@@ -216,3 +220,18 @@ def test_add_brokers_on_the_dag_scenario_reaches_spread_one_with_the_minimum_nin
         validate_plan(snap, plan, (), known)
         after = spreads(snap, known, plan.target)
         assert plan.replica_moves == count_minimum(snap, snap.brokers) == 9 and after[0] <= 1 and after[1] <= 1
+
+
+def test_a_swap_passes_over_the_nearest_replicas_the_rules_refuse_to_the_next_one_allowed() -> None:
+    # new broker 2 received p (100 bytes) from old broker 1 and is far heavier; the replicas of 1
+    # nearest the ideal trade (a, b: 10 and 12 bytes) are of partitions 2 already holds, so the swap
+    # is p back home for c (30 bytes), the nearest that 2 may take (seed 299's add-brokers case)
+    snap = literal_cluster({"a": {0: (2, 1)}, "b": {0: (2, 1)}, "c": {0: (3, 1)}, "e": {0: (2, 3)},
+                            "p": {0: (3, 1)}}, {1: None, 2: None, 3: None})
+    sizes = {TP("a", 0): 10, TP("b", 0): 12, TP("c", 0): 30, TP("e", 0): 400, TP("p", 0): 100}
+    led = Ledger(snap, [1, 2, 3], sizes, rack_map(snap.brokers), seeded_ranks([1, 2, 3], 0))
+    led.relocate(TP("p", 0), 1, 2)
+    limits = Limits(paid_bytes_moves=False, one_move_per_partition=False, dst_first=True)
+    assert led.bytes[2] - led.bytes[1] == 470    # the ideal replica of 1: 100 − 235 bytes, below all
+    found = _best_exchange(led, 2, 1, {2}, limits, 0, led.mean_bytes(), swaps_only=True)
+    assert found == [(TP("p", 0), 1, 1), (TP("c", 0), 1, 2)]
