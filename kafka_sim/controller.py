@@ -86,7 +86,7 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         self._watchers: dict[tuple, Callable] = {}
         self._armed: set[tuple] = set()                      # (kind, key) of watches set, not fired
         self._node_cache: tuple[int, object] | None = None   # (mzxid, parsed reassignment node)
-        self._node_frags: tuple[object, list[bytes]] | None = None   # (that node, its entries' JSON)
+        self._node_frags: tuple[object, list[bytes], list[tuple[str, int]]] | None = None   # (that node, its entries' JSON, keys)
 
     # ------------------------------------------------------------------ watches
     def watcher(self, kind: str, key: object = None, on: tuple[str, ...] = ()) -> Callable:

@@ -51,6 +51,31 @@ def node_json(version: int, entries_json: list[bytes]) -> bytes:
 Full = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]   # (RS, ARS, RRS)
 
 
+def _positions(keys: list[tuple[str, int]], tps: set[TopicPartition]) -> list[int]:
+    """Where the entries for ``tps`` are in the node (a partition may be named twice), in order;
+    one partition (a completed move, the common case) is found by ``list.index``, not a Python loop."""
+    if len(tps) != 1:
+        return [i for i, key in enumerate(keys) if key in tps]
+    (tp,) = tps
+    found, i = [], -1
+    while True:
+        try:
+            i = keys.index(tp, i + 1)
+        except ValueError:
+            return found
+        found.append(i)
+
+
+def _without(items: list, gone: list[int]) -> list:
+    """``items`` without the positions ``gone`` (ascending), by slicing."""
+    out, start = [], 0
+    for i in gone:
+        out.extend(items[start:i])
+        start = i + 1
+    out.extend(items[start:])
+    return out
+
+
 def controller_order(tps: list[TopicPartition]) -> list[TopicPartition]:
     """The order 2.4.1's controller starts the partitions of one document in.
 
@@ -146,22 +171,22 @@ class ReassignMixin:
         if not req:
             return
         cached = self._node_frags
-        frags = cached[1] if cached is not None and cached[0] is req else [entry_json(e) for e in req.entries]
-        keep, kept = [], []
-        for e, frag in zip(req.entries, frags):
-            key = (e.topic, e.partition)       # equal to, and hashed as, its TopicPartition
-            if key in tps and (only_if_target is None or only_if_target.get(key) == e.replicas):  # type: ignore[call-overload]
-                continue
-            keep.append(e)
-            kept.append(frag)
-        if len(keep) == len(req.entries):
+        if cached is not None and cached[0] is req:
+            frags, keys = cached[1], cached[2]
+        else:
+            frags = [entry_json(e) for e in req.entries]
+            keys = [(e.topic, e.partition) for e in req.entries]   # equal to, and hashed as, TopicPartitions
+        gone = [i for i in _positions(keys, tps)
+                if only_if_target is None or only_if_target.get(keys[i]) == req.entries[i].replicas]  # type: ignore[call-overload]
+        if not gone:
             return
+        keep, kept, kept_keys = _without(list(req.entries), gone), _without(frags, gone), _without(keys, gone)
         if keep:
             new = ReassignmentRequest(tuple(keep), req.version)
             r = self.fenced.write(Op("set", paths.REASSIGN_PARTITIONS, node_json(new.version, kept)))
             if hasattr(r, "mzxid"):
                 self._node_cache = (r.mzxid, new)
-                self._node_frags = (new, kept)
+                self._node_frags = (new, kept, kept_keys)
         else:
             self.fenced.write(Op("delete", paths.REASSIGN_PARTITIONS))
             # 2.4.1: "Ensure we detect future reassignments" — an event queued after the delete
