@@ -6,11 +6,12 @@ session re-established after expiry), a broker:
 1. takes ``now`` (wall clock, before processing), reads the children sorted by name;
 2. hands every notification whose sequence number is above the last one it processed to its
    config handler, in order (their reads pipelined; the entity's config is read fresh; see broker.py);
-3. purges: for **every** child, processed now or long ago, reads its data and stat (the reads
-   pipelined, all sent before the first delete: Kafka awaits each read and delete before the
-   next; the same reads and the same deletes in the same order, nothing else writes between) and deletes
-   it when ``now - ctime`` exceeds the expiry (15 minutes, ``CONFIG_NOTIFICATION_MAX_AGE``). A
-   child with null data is left alone (Kafka checks ``data.isDefined``).
+3. purges: every child, processed now or long ago, is deleted when ``now - ctime`` exceeds the
+   expiry (15 minutes, ``CONFIG_NOTIFICATION_MAX_AGE``); a child with null data is left alone
+   (Kafka checks ``data.isDefined``). Kafka reads every child's data and stat, awaiting each read
+   and delete before the next; here the reads are pipelined a chunk at a time and stop at the
+   first child young enough to stay (ctime grows with the sequence number, so the rest stay too):
+   the same deletes in the same order, nothing else writes between.
 
 Every broker does this, so the brokers race on the same old children: the first delete wins,
 the others meet NoNode and ignore it silently (Kafka's ``deletePath``). Nothing here raises on
@@ -30,6 +31,7 @@ from kafka_sim.zk_io import Journal
 from kafka_zk import paths
 
 PREFIX = "config_change_"
+PURGE_READ_CHUNK = 128      # notifications read at once by a purge (pipelined)
 
 
 def notification_names(children: Iterable[str]) -> list[str]:
@@ -73,18 +75,23 @@ def purge_obsolete(client: KazooClient, names: list[str], now: float, max_age: f
     deleted (a delete lost to another broker is not among them and is not an error).
     """
     deleted: list[str] = []
-    # the reads are pipelined (sent in order, not each awaited before the next): one round trip
-    # for the lot instead of one per child; the deletes follow in the same order as before
-    pending = [(f"{paths.CONFIG_CHANGES}/{name}", client.get_async(f"{paths.CONFIG_CHANGES}/{name}"))
-               for name in names]
-    for path, res in pending:
-        try:
-            data, stat = res.get(timeout=30)
-        except NoNodeError:
-            continue
-        if data is None:
-            continue
-        if now * 1000.0 - stat.ctime > max_age * 1000.0:
+    # the reads are pipelined (sent in order, not each awaited before the next), a chunk at a time;
+    # the deletes follow in the same order as Kafka's. Kafka reads every child; here the reads stop
+    # at the first child young enough to stay: ZooKeeper stamps ctime in creation (= sequence)
+    # order, so every later child stays too — the same deletes, without 96 brokers each reading a
+    # thousand live throttle notifications after every new one
+    for start in range(0, len(names), PURGE_READ_CHUNK):
+        pending = [(f"{paths.CONFIG_CHANGES}/{name}", client.get_async(f"{paths.CONFIG_CHANGES}/{name}"))
+                   for name in names[start:start + PURGE_READ_CHUNK]]
+        for path, res in pending:
+            try:
+                data, stat = res.get(timeout=30)
+            except NoNodeError:
+                continue
+            if data is None:
+                continue
+            if now * 1000.0 - stat.ctime <= max_age * 1000.0:
+                return deleted
             if zk_io.plain_delete(client, path, journal, writer):
                 deleted.append(path)
     return deleted
