@@ -9,7 +9,7 @@ session re-established after expiry), a broker:
 3. purges: every child, processed now or long ago, is deleted when ``now - ctime`` exceeds the
    expiry (15 minutes, ``CONFIG_NOTIFICATION_MAX_AGE``); a child with null data is left alone
    (Kafka checks ``data.isDefined``). Kafka reads every child's data and stat, awaiting each read
-   and delete before the next; here the reads are pipelined a chunk at a time and stop at the
+   and delete before the next; here the reads are pipelined a chunk at a time (8, then doubling) and stop at the
    first child young enough to stay (ctime grows with the sequence number, so the rest stay too):
    the same deletes in the same order, nothing else writes between.
 
@@ -31,7 +31,8 @@ from kafka_sim.zk_io import Journal
 from kafka_zk import paths
 
 PREFIX = "config_change_"
-PURGE_READ_CHUNK = 128      # notifications read at once by a purge (pipelined)
+PURGE_FIRST_READS = 8       # notifications a purge reads at once (pipelined), doubling each round
+PURGE_MAX_READS = 256
 
 
 def notification_names(children: Iterable[str]) -> list[str]:
@@ -80,9 +81,11 @@ def purge_obsolete(client: KazooClient, names: list[str], now: float, max_age: f
     # at the first child young enough to stay: ZooKeeper stamps ctime in creation (= sequence)
     # order, so every later child stays too — the same deletes, without 96 brokers each reading a
     # thousand live throttle notifications after every new one
-    for start in range(0, len(names), PURGE_READ_CHUNK):
+    start, chunk = 0, PURGE_FIRST_READS
+    while start < len(names):
         pending = [(f"{paths.CONFIG_CHANGES}/{name}", client.get_async(f"{paths.CONFIG_CHANGES}/{name}"))
-                   for name in names[start:start + PURGE_READ_CHUNK]]
+                   for name in names[start:start + chunk]]
+        start, chunk = start + chunk, min(2 * chunk, PURGE_MAX_READS)
         for path, res in pending:
             try:
                 data, stat = res.get(timeout=30)

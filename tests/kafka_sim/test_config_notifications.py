@@ -65,3 +65,18 @@ def test_a_starting_broker_purges_expired_notifications(make_cluster, zk):
     cluster = make_cluster(config_notification_max_age=MAX_AGE)   # no new notification after this
     wait_for(lambda: all(zk.exists(p) is None for p in old), what="purged at startup")
     assert sum(len(_deletes(cluster, p)) for p in old) == 2
+
+
+def test_a_purge_deletes_every_expired_notification_of_a_long_list_and_keeps_the_young_ones(make_cluster, zk):
+    # the reads go a chunk at a time (8, 16, ...) and stop at the first young child: 30 expired ones
+    # span three chunks; the young ones after them stay
+    cluster = make_cluster(config_notification_max_age=MAX_AGE)
+    zk.ensure_path("/config/topics")
+    old = [_notify(zk, "topics/none") for _ in range(30)]
+    _wait_older_than(zk, old, MAX_AGE)
+    cluster.wait_idle(timeout=10)
+    young = [_notify(zk, "topics/none") for _ in range(3)]
+    wait_for(lambda: all(zk.exists(p) is None for p in old), what="30 expired notifications purged")
+    cluster.wait_idle(timeout=10)
+    assert all(zk.exists(p) is not None for p in young)
+    assert all(len(_deletes(cluster, p)) == 1 for p in old)
