@@ -11,12 +11,20 @@ as that user — the four-eyes tests need a person who triggers and another who 
 ``[api] base_url`` is set, so approval bodies carry absolute report links. The DAGs folder holds one shim per DAG asked for, importing it from this repository's
 ``dags/`` (the processes get the repository on ``PYTHONPATH``).
 
+Each component imports the modules the served DAG files import once, just before its first fork
+(``$AIRFLOW_HOME/config/airflow_local_settings.py``, :func:`preload_settings`), so the processes it
+forks — LocalExecutor workers and their task processes, the DAG processor's parsers — inherit them
+instead of importing them again: that import was ~75% of every task process's CPU (py-spy,
+tests/dags/test_real_airflow_race.py, 2026-11-27). The DAG file itself still runs in each task
+process; Airflow and the start method (fork) are as configured.
+
 Failure: a component that exits, or a run that does not end before its deadline, raises
 :class:`AssertionError` with the tail of each component's log.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import secrets
@@ -39,6 +47,34 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def dag_imports(dag_ids: tuple[str, ...]) -> list[str]:
+    """The modules the repository's DAG files ``dag_ids`` import at their top level, in file order."""
+    names: list[str] = []
+    for dag_id in dag_ids:
+        tree = ast.parse((REPO / "dags" / f"{dag_id}.py").read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level and node.module != "__future__":
+                names.append(node.module)
+            elif isinstance(node, ast.Import):
+                names.extend(a.name for a in node.names)
+    return list(dict.fromkeys(names))
+
+
+def preload_settings(modules: list[str]) -> str:
+    """An ``airflow_local_settings`` module that imports ``modules`` right before the process's first
+    fork (``os.register_at_fork``): by then Airflow has initialised, and every child inherits them.
+    It defines no policy (``__all__`` is empty)."""
+    return ("# written by tests/real_airflow.py: see its module docstring\n"
+            "import importlib\nimport os\n\n__all__: list = []\n"
+            f"_MODULES = {modules!r}\n_done = []\n\n\n"
+            "def _preload() -> None:\n"
+            "    if not _done:\n"
+            "        _done.append(True)\n"
+            "        for name in _MODULES:\n"
+            "            importlib.import_module(name)\n\n\n"
+            "os.register_at_fork(before=_preload)\n")
 
 
 @dataclass
@@ -106,6 +142,8 @@ class RealAirflow:
         self.home.mkdir(parents=True, exist_ok=True)
         self.dags.mkdir(exist_ok=True)
         (self.home / "passwords.json").write_text(json.dumps(self.passwords))
+        (self.home / "config").mkdir(exist_ok=True)
+        (self.home / "config" / "airflow_local_settings.py").write_text(preload_settings(dag_imports(self.dag_ids)))
         for dag_id in self.dag_ids:   # "airflow" and "dag" in the text: the processor's safe mode parses it
             (self.dags / f"{dag_id}.py").write_text(f"# airflow dag shim\nfrom dags.{dag_id} import dag  # noqa: F401\n")
         subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, cwd=self.home, check=True,
