@@ -42,8 +42,33 @@ CATCH_SLACK_S = 1e-3
 _SAME_RATE = 1e-12
 
 
+class _Class:
+    """One class of flows (the same resource keys, so the same rate at every instant).
+
+    ``progress(t)`` is the bytes each member copied since the class began: ``p`` at ``t0``, plus
+    ``rate · (t − t0)`` — brought to a new ``t0`` when the rate changes. A member is kept on
+    ``heap`` by its fixed *key* (its remaining bytes plus the class's progress, less the produce
+    growth: see :meth:`Plan._key`), so the members' order of finishing never changes while they
+    stay in the class; ``tok`` is the token of the class's entry on the plan's event heap."""
+
+    __slots__ = ("rate", "p", "t0", "heap", "n", "tok", "follower")
+
+    def __init__(self, rate: float, now: float, follower: int) -> None:
+        self.rate = rate
+        self.p = 0.0
+        self.t0 = now
+        self.heap: list[tuple[float, int, FlowId]] = []
+        self.n = 0
+        self.tok = -1
+        self.follower = follower
+
+    def progress(self, t: float) -> float:
+        return self.p + self.rate * (t - self.t0) if t > self.t0 and self.rate else self.p
+
+
 class Plan:
-    """Flows of the copying followers, their rates (per class) and a heap of finish times."""
+    """Flows of the copying followers, their rates (per class) and a heap of the classes' next
+    finish times (each class's heap of members by key)."""
 
     def __init__(self, model: "ReplicationModel") -> None:
         self.m = model
@@ -51,10 +76,11 @@ class Plan:
         self._flow: dict[FlowId, Flow] = {}
         self._members: dict[Keys, set[FlowId]] = {}
         self._class_rate: dict[Keys, float] = {}
-        self._rate: dict[FlowId, float] = {}
-        self._since: dict[FlowId, float] = {}
-        self._token: dict[FlowId, int] = {}
-        self._heap: list[tuple[float, int, FlowId]] = []
+        self._cls: dict[Keys, _Class] = {}
+        # flow -> [its class, the class's progress when its bytes (``pd.have``) were synced, token, key]
+        self._member: dict[FlowId, list] = {}
+        self._heap: list[tuple[float, int, Keys]] = []
+        self._repush: set[Keys] = set()
         self._seq = itertools.count()
         self._stale: set[TopicPartition] = set()
         self._all = False
@@ -107,20 +133,48 @@ class Plan:
 
     # ----------------------------------------------------------------------------- bytes
     def held(self, tp: TopicPartition, pd: "PartitionData", r: int) -> float:
-        """Bytes follower ``r`` of ``tp`` holds now (its flow's progress since it was last synced)."""
+        """Bytes follower ``r`` of ``tp`` holds now: its bytes when last synced plus its class's
+        progress since (at most the leader's size)."""
         have = pd.have[r]
-        rate = self._rate.get((tp, r))
-        if not rate:
+        rec = self._member.get((tp, r))
+        if rec is None:
             return have
-        dt = self.m.now - self._since[(tp, r)]
-        if dt <= 0:
+        gained = rec[0].progress(self.m.now) - rec[1]
+        if gained <= 0:
             return have
-        return min(have + rate * dt, self.m.size(tp))
+        return min(have + gained, self.m.size(tp))
+
+    def _key(self, tp: TopicPartition, pd: "PartitionData", have: float, p_sync: float) -> float:
+        """A member's fixed key: remaining(t) = key + produce · t − progress(t) while it stays in its
+        class (its leader's size grows by ``produce`` a second: flows exist only from a live leader)."""
+        return pd.size - self.m.produce_rate * pd.t - have + p_sync
 
     def _sync_flow(self, fid: FlowId, pd: "PartitionData") -> None:
-        if fid[1] in pd.have:
-            pd.have[fid[1]] = self.held(fid[0], pd, fid[1])
-        self._since[fid] = self.m.now
+        rec = self._member.get(fid)
+        if rec is None or fid[1] not in pd.have:
+            return
+        c = rec[0]
+        now_p = c.progress(self.m.now)
+        have = pd.have[fid[1]]
+        gained = now_p - rec[1]
+        if gained > 0:
+            size = self.m.size(fid[0])
+            held = have + gained
+            if held > size:           # clipped at the leader's size: its key moves
+                pd.have[fid[1]] = size
+                rec[1] = now_p
+                if rec[2] != -1:      # (-1: caught up, off the heap until it leaves)
+                    self._rekey(fid, rec, pd, size)
+                return
+            pd.have[fid[1]] = held
+        rec[1] = now_p
+
+    def _rekey(self, fid: FlowId, rec: list, pd: "PartitionData", have: float) -> None:
+        tok = next(self._seq)
+        rec[2], rec[3] = tok, self._key(fid[0], pd, have, rec[1])
+        heapq.heappush(rec[0].heap, (rec[3], tok, fid))
+        self._repush.add(self._flow[fid].keys)
+        self._pending = True
 
     def sync(self, tp: TopicPartition) -> None:
         """Bring ``tp``'s copying followers' bytes to now (before its views or size change)."""
@@ -143,55 +197,126 @@ class Plan:
 
     def rates(self) -> dict[FlowId, float]:
         self._replan()
-        return {fid: self._rate[fid] for fid in sorted(self._flow)}
+        flow, rate = self._flow, self._class_rate
+        return {fid: rate[flow[fid].keys] for fid in sorted(flow)}
 
     def next_event(self) -> float:
         """Earliest of: a flow's finish, a disk filling, a fetch start (``math.inf``: none)."""
         self._replan()
-        heap, token = self._heap, self._token
-        while heap and token.get(heap[0][2]) != heap[0][1]:
+        heap, cls = self._heap, self._cls
+        while heap:
+            c = cls.get(heap[0][2])
+            if c is not None and c.tok == heap[0][1]:
+                break
             heapq.heappop(heap)
         top = heap[0][0] if heap else math.inf
         return min(top, self._fill, self._next_start)
 
+    def _top(self, c: _Class) -> float | None:
+        """The key of ``c``'s first member to finish (stale entries dropped), None: no member."""
+        heap, member = c.heap, self._member
+        while heap:
+            key, tok, fid = heap[0]
+            rec = member.get(fid)
+            if rec is not None and rec[2] == tok:
+                return key
+            heapq.heappop(heap)
+        return None
+
+    def _finish_of(self, c: _Class, key: float, now: float) -> float:
+        """When the member of ``c`` with ``key`` finishes, seen from ``now`` (the rate of now on)."""
+        produce = self.m.produce_rate
+        remaining = key + produce * now - c.progress(now)
+        if remaining <= _EPS:
+            return now + 0.0
+        gain = c.rate - produce
+        return now + (remaining / gain if gain > 0 else math.inf)
+
+    def _push(self, cls: Keys, c: _Class, now: float) -> None:
+        if len(c.heap) > 4 * c.n + 64:
+            member = self._member
+            c.heap = [e for e in c.heap if (rec := member.get(e[2])) is not None and rec[2] == e[1]]
+            heapq.heapify(c.heap)
+        tok = next(self._seq)
+        c.tok = tok
+        key = self._top(c)
+        if key is not None:
+            finish = self._finish_of(c, key, now)
+            if finish < math.inf:
+                heapq.heappush(self._heap, (finish, tok, cls))
+
     def due(self, end: float) -> list[Flow]:
         """The flows caught up at ``end`` (the model's ``now``), in (partition, follower) order;
-        they leave the heap (the caller marks them caught and touches their partitions)."""
-        m, heap, token = self.m, self._heap, self._token
+        they leave their class's heap (the caller marks them caught and touches their partitions)."""
+        m, heap, cls_of, member = self.m, self._heap, self._cls, self._member
         out: list[Flow] = []
-        kept = []
+        classes = []
         while heap:
-            finish, tok, fid = heap[0]
-            if token.get(fid) != tok:
+            finish, tok, cls = heap[0]
+            c = cls_of.get(cls)
+            if c is None or c.tok != tok:
                 heapq.heappop(heap)
                 continue
             if finish > end + CATCH_SLACK_S:
                 break
             heapq.heappop(heap)
-            tp, r = fid
-            if finish <= end or m.size(tp, end) - self.held(tp, m.parts[tp], r) <= max(_EPS, 1e-9 * m.size(tp, end)):
-                del token[fid]
-                out.append(self._flow[fid])
-            else:
-                kept.append((finish, tok, fid))
-        for item in kept:
-            heapq.heappush(heap, item)
+            c.tok = -1
+            classes.append((cls, c))
+        for cls, c in classes:
+            kept = []
+            while True:
+                key = self._top(c)
+                if key is None:
+                    break
+                finish = self._finish_of(c, key, end)
+                if finish > end + CATCH_SLACK_S:
+                    break
+                entry = heapq.heappop(c.heap)
+                fid = entry[2]
+                tp, r = fid
+                if finish <= end or m.size(tp, end) - self.held(tp, m.parts[tp], r) <= max(_EPS, 1e-9 * m.size(tp, end)):
+                    member[fid][2] = -1            # off the heap; it leaves the class at the re-plan
+                    out.append(self._flow[fid])
+                else:
+                    kept.append(entry)
+            for entry in kept:
+                heapq.heappush(c.heap, entry)
+            self._push(cls, c, end)
         out.sort()
         return out
 
     # ----------------------------------------------------------------------------- re-plan
     def _forget(self, fid: FlowId, f: Flow) -> None:
         del self._flow[fid]
-        self._delta[f.keys] = self._delta.get(f.keys, 0) - 1
-        members = self._members[f.keys]
+        cls = f.keys
+        self._delta[cls] = self._delta.get(cls, 0) - 1
+        members = self._members[cls]
         members.discard(fid)
+        rec = self._member.pop(fid, None)
         if not members:
-            del self._members[f.keys]      # its rate stays until the next sharing (the same flows may return)
-        self._rate.pop(fid, None)
-        self._since.pop(fid, None)
-        self._token.pop(fid, None)
+            del self._members[cls]      # its rate stays until the next sharing (the same flows may return)
+            self._cls.pop(cls, None)    # its progress starts again from 0 if it returns
+            self._repush.discard(cls)
+        elif rec is not None:
+            c = rec[0]
+            c.n -= 1
+            self._repush.add(cls)       # it may have been the first to finish
 
-    def _rebuild(self, tp: TopicPartition, repush: set[FlowId]) -> None:
+    def _join(self, fid: FlowId, f: Flow, pd: "PartitionData", now: float) -> None:
+        cls = f.keys
+        c = self._cls.get(cls)
+        if c is None:
+            follower = next(b for kind, b in cls if kind == "in")
+            c = self._cls[cls] = _Class(self._class_rate.get(cls, 0.0), now, follower)
+        c.n += 1
+        p = c.progress(now)
+        tok = next(self._seq)
+        key = self._key(fid[0], pd, pd.have[fid[1]], p)
+        self._member[fid] = [c, p, tok, key]
+        heapq.heappush(c.heap, (key, tok, fid))
+        self._repush.add(cls)
+
+    def _rebuild(self, tp: TopicPartition) -> None:
         m = self.m
         old = self._flows_of.pop(tp, None)
         pd = m.parts.get(tp)
@@ -204,23 +329,25 @@ class Plan:
         new = m.flows_of(tp, self._full) if pd is not None else []
         if new:
             self._flows_of[tp] = new
+            now = m.now
             for f in new:
                 fid = (tp, f.follower)
                 self._flow[fid] = f
                 self._delta[f.keys] = self._delta.get(f.keys, 0) + 1
                 self._members.setdefault(f.keys, set()).add(fid)
-                self._since[fid] = m.now
-                repush.add(fid)
                 if f.keys not in self._class_rate:
                     self._realloc = True
+                self._join(fid, f, pd, now)
         if old or new:
             self._list = None
             if [f.keys for f in old or ()] != [f.keys for f in new]:
                 self._realloc = True
 
-    def _reallocate(self, repush: set[FlowId]) -> None:
+    def _reallocate(self) -> None:
         """Share the rates out again; when flows only left since the last sharing, the classes
-        below the lowest old rate of those that lost flows keep theirs (maxmin.allocate_classes)."""
+        below the lowest old rate of those that lost flows keep theirs (maxmin.allocate_classes).
+        A class whose rate moved has its progress brought to now at the old rate: its members'
+        bytes and order stand, only its entry on the event heap is pushed again."""
         m = self.m
         counts = {cls: len(fids) for cls, fids in self._members.items()}
         lost = [cls for cls, d in self._delta.items() if d < 0]
@@ -234,25 +361,17 @@ class Plan:
         caps = m.caps({k for cls in counts for k in cls})
         rates = allocate_classes(counts, caps, keep, below)
         self._class_rate = {cls: rate for cls, rate in self._class_rate.items() if cls in counts}
+        now, cls_of, repush = m.now, self._cls, self._repush
         for cls, rate in rates.items():
             old = self._class_rate.get(cls)
             if old is not None and (old == rate or abs(old - rate) <= _SAME_RATE * max(abs(old), abs(rate))):
                 continue
             self._class_rate[cls] = rate
-            for fid in self._members[cls]:
-                self._sync_flow(fid, m.parts[fid[0]])    # its bytes so far, at the old rate
-                repush.add(fid)
-
-    def _finish(self, f: Flow, rate: float) -> float:
-        m = self.m
-        pd, now, produce = m.parts[f.tp], m.now, m.produce_rate
-        grows = produce > 0 and pd.leader >= 0 and pd.leader in m.live
-        size = pd.size + (produce * (now - pd.t) if grows and now > pd.t else 0.0)
-        remaining = size - pd.have[f.follower]
-        if remaining <= _EPS:
-            return now + 0.0
-        gain = rate - (produce if grows else 0.0)
-        return now + (remaining / gain if gain > 0 else math.inf)
+            c = cls_of[cls]
+            c.p = c.progress(now)       # its members' bytes so far, at the old rate
+            c.t0 = now
+            c.rate = rate
+            repush.add(cls)
 
     def _replan(self) -> None:
         if not self._pending:
@@ -273,27 +392,19 @@ class Plan:
             self._stale.update(m._copying)
             self._all = False
         stale, self._stale = self._stale, set()
-        repush: set[FlowId] = set()
         for tp in stale:
-            self._rebuild(tp, repush)
+            self._rebuild(tp)
         if self._realloc:
-            self._reallocate(repush)
-        now, heap = m.now, self._heap
-        for fid in repush:
-            f = self._flow.get(fid)
-            if f is None:
-                continue
-            rate = self._class_rate[f.keys]
-            self._rate[fid] = rate
-            self._since[fid] = now
-            tok = next(self._seq)
-            self._token[fid] = tok
-            finish = self._finish(f, rate)
-            if finish < math.inf:
-                heapq.heappush(heap, (finish, tok, fid))
-        if len(heap) > 4 * len(self._flow) + 1024:
-            self._heap = heap = [e for e in heap if self._token.get(e[2]) == e[1]]
-            heapq.heapify(heap)
+            self._reallocate()
+        now, cls_of = m.now, self._cls
+        for cls in self._repush:
+            c = cls_of.get(cls)
+            if c is not None:
+                self._push(cls, c, now)
+        self._repush = set()
+        if len(self._heap) > 4 * len(cls_of) + 1024:
+            self._heap = [e for e in self._heap if (c := cls_of.get(e[2])) is not None and c.tok == e[1]]
+            heapq.heapify(self._heap)
         self._fill = self._fill_time(used) if used is not None else math.inf
         if self._starts_dirty:
             self._next_start = min(m.starts.values(), default=math.inf)
@@ -301,9 +412,11 @@ class Plan:
         self._pending = False
 
     def _fill_time(self, used: dict[int, float]) -> float:
+        """When the first disk fills at the rates of now: Σ rate · members of the classes into each broker."""
         m = self.m
         inflow: dict[int, float] = {}
-        for (_, b), rate in self._rate.items():
-            if b in m.disk and rate > 0:
-                inflow[b] = inflow.get(b, 0.0) + rate
+        for c in self._cls.values():
+            b = c.follower
+            if b in m.disk and c.rate > 0 and c.n > 0:
+                inflow[b] = inflow.get(b, 0.0) + c.rate * c.n
         return min((m.now + max(0.0, m.disk[b] - used[b]) / rate for b, rate in inflow.items()), default=math.inf)
