@@ -29,7 +29,7 @@ import itertools
 import math
 from typing import TYPE_CHECKING
 
-from kafka_sim.maxmin import Flow, Keys, allocate_classes
+from kafka_sim.maxmin import Flow, Key, Keys, allocate_classes
 from kafka_zk.codecs import TopicPartition
 
 if TYPE_CHECKING:
@@ -74,7 +74,10 @@ class Plan:
         self.m = model
         self._flows_of: dict[TopicPartition, list[Flow]] = {}
         self._flow: dict[FlowId, Flow] = {}
-        self._members: dict[Keys, set[FlowId]] = {}
+        self._counts: dict[Keys, int] = {}     # class -> its flows (what the sharing weighs)
+        self._gone: set[Keys] = set()          # classes emptied since the last sharing
+        self._caps: dict[Key, float] | None = None   # the sharing's caps (None: derive again)
+        self._cap_keys: set[Key] = set()       # keys whose cap ``_caps`` holds (or found unlimited)
         self._class_rate: dict[Keys, float] = {}
         self._cls: dict[Keys, _Class] = {}
         # flow -> [its class, the class's progress when its bytes (``pd.have``) were synced, token, key]
@@ -108,6 +111,7 @@ class Plan:
 
     def caps_changed(self) -> None:
         self._caps_moved = self._realloc = self._pending = True
+        self._caps = None
 
     def starts_changed(self) -> None:
         self._starts_dirty = self._pending = True
@@ -290,16 +294,16 @@ class Plan:
         del self._flow[fid]
         cls = f.keys
         self._delta[cls] = self._delta.get(cls, 0) - 1
-        members = self._members[cls]
-        members.discard(fid)
-        rec = self._member.pop(fid, None)
-        if not members:
-            del self._members[cls]      # its rate stays until the next sharing (the same flows may return)
+        n = self._counts[cls] - 1
+        self._member.pop(fid, None)
+        if not n:
+            del self._counts[cls]       # its rate stays until the next sharing (the same flows may return)
+            self._gone.add(cls)
             self._cls.pop(cls, None)    # its progress starts again from 0 if it returns
             self._repush.discard(cls)
-        elif rec is not None:
-            c = rec[0]
-            c.n -= 1
+        else:
+            self._counts[cls] = n
+            self._cls[cls].n = n
             self._repush.add(cls)       # it may have been the first to finish
 
     def _join(self, fid: FlowId, f: Flow, pd: "PartitionData", now: float) -> None:
@@ -308,6 +312,8 @@ class Plan:
         if c is None:
             follower = next(b for kind, b in cls if kind == "in")
             c = self._cls[cls] = _Class(self._class_rate.get(cls, 0.0), now, follower)
+            if self._caps is not None and not self._cap_keys.issuperset(cls):
+                self._add_caps(cls)
         c.n += 1
         p = c.progress(now)
         tok = next(self._seq)
@@ -334,7 +340,7 @@ class Plan:
                 fid = (tp, f.follower)
                 self._flow[fid] = f
                 self._delta[f.keys] = self._delta.get(f.keys, 0) + 1
-                self._members.setdefault(f.keys, set()).add(fid)
+                self._counts[f.keys] = self._counts.get(f.keys, 0) + 1
                 if f.keys not in self._class_rate:
                     self._realloc = True
                 self._join(fid, f, pd, now)
@@ -349,7 +355,7 @@ class Plan:
         A class whose rate moved has its progress brought to now at the old rate: its members'
         bytes and order stand, only its entry on the event heap is pushed again."""
         m = self.m
-        counts = {cls: len(fids) for cls, fids in self._members.items()}
+        counts = self._counts
         lost = [cls for cls, d in self._delta.items() if d < 0]
         if self._caps_moved or any(d > 0 for d in self._delta.values()):
             keep, below = None, 0.0
@@ -358,9 +364,16 @@ class Plan:
         else:
             keep, below = self._class_rate, math.inf      # the same flows: the same rates
         self._delta, self._caps_moved, self._realloc = {}, False, False
-        caps = m.caps({k for cls in counts for k in cls})
-        rates = allocate_classes(counts, caps, keep, below)
-        self._class_rate = {cls: rate for cls, rate in self._class_rate.items() if cls in counts}
+        if self._caps is None:
+            self._caps, self._cap_keys = {}, set()
+            for cls in counts:
+                if not self._cap_keys.issuperset(cls):
+                    self._add_caps(cls)
+        rates = allocate_classes(counts, self._caps, keep, below)
+        for cls in self._gone:
+            if cls not in counts:
+                self._class_rate.pop(cls, None)
+        self._gone = set()
         now, cls_of, repush = m.now, self._cls, self._repush
         for cls, rate in rates.items():
             old = self._class_rate.get(cls)
@@ -372,6 +385,26 @@ class Plan:
             c.t0 = now
             c.rate = rate
             repush.add(cls)
+
+    def _add_caps(self, keys: Keys) -> None:
+        """The sharing's caps of ``keys``: ``ReplicationModel.caps``, less a throttle no tighter than
+        its broker's network rate — a flow is throttled on a broker's leader (follower) side only
+        if it uses that broker's network out (in), so such a throttle is implied by the network key
+        and dropping it leaves the feasible rates, hence the max-min fair ones, as they are (and
+        halves the keys a fill goes through when throttles equal the network rate, as in a rehearsal)."""
+        m, caps, seen = self.m, self._caps, self._cap_keys
+        assert caps is not None
+        for kind, b in keys:
+            if (kind, b) in seen:
+                continue
+            seen.add((kind, b))
+            net = m.network.get(b, m.default_network_rate)
+            if kind in ("out", "in"):
+                caps[(kind, b)] = net
+            else:
+                limit = (m.leader_rate if kind == "lthr" else m.follower_rate).get(b)
+                if limit is not None and limit < net:
+                    caps[(kind, b)] = limit
 
     def _replan(self) -> None:
         if not self._pending:
