@@ -29,10 +29,11 @@ on how often it is called. Nothing here touches ZooKeeper or reads a clock.
 
 The plan is incremental (kafka_sim/replication_plan.py): a change re-derives the flows of the
 partitions it touched only; the rates are shared out per class of flows using the same resources
-(:func:`kafka_sim.maxmin.allocate_classes`) and only flows whose rate moved get a new finish time
-on a heap; a follower's bytes are brought up to date when read or when its rate changes. So an
-event costs O(classes + changed flows · log) rather than O(every copying flow), and a wave of
-thousands of concurrent moves is no longer quadratic (issue 28; BENCHMARKS.md "Rehearsals").
+(:func:`kafka_sim.maxmin.allocate_classes`); each class keeps its progress and a heap of its
+members, so a rate change re-times the class, not each of its flows; a follower's bytes are
+brought up to date when read or when its partition changes. So an event costs O(classes + touched
+flows · log) rather than O(every copying flow), and a wave of thousands of concurrent moves is no
+longer quadratic (issue 28; BENCHMARKS.md "Rehearsals").
 ``tests/kafka_sim/test_replication_incremental.py`` pins it against the straightforward full
 re-plan (``tests/kafka_sim/replication_reference.py``) over random flow sets and events.
 """
@@ -77,7 +78,7 @@ class CatchUp:
 class ReplicationModel:
     """All partitions' data and views; brokers' liveness, rates and throttle views.
 
-    ``PartitionData.have`` of a copying follower is its bytes when its flow's rate last changed;
+    ``PartitionData.have`` of a copying follower is its bytes when its flow was last synced;
     :meth:`replica_bytes` (and every method here) reads it brought up to now."""
 
     def __init__(self, network_rate: float, produce_rate: float = 0.0, fetch_start: float = 0.0) -> None:

@@ -7,19 +7,27 @@ and the plan brings itself up to date lazily, before time next passes or when as
 
 * the flows of the touched partitions only are derived again (``ReplicationModel.flows_of``);
 * the rates are shared out max-min fairly per *class* (the resource keys a flow uses:
-  ``kafka_sim.maxmin.allocate_classes``) when the classes' counts or the caps changed;
-* a flow whose rate moved has its bytes brought up to now at its old rate, then a new finish
-  time pushed on a heap (stale entries carry an old token and are skipped), so the next
-  catch-up is the heap's top rather than a scan of every flow.
+  ``kafka_sim.maxmin.allocate_classes``) when the classes' counts or the caps changed; a throttle
+  no tighter than its broker's network rate is left out of the fill (implied by the network key);
+* flows of one class share one rate at every instant, so the order in which they finish never
+  changes while they stay in it. Each class keeps its *progress* (∫ rate dt, brought to now when
+  its rate moves) and a heap of its members by a fixed key (remaining bytes + progress −
+  produce · t); the event heap holds one entry per class, its first member's finish (stale entries
+  carry an old token and are skipped). A rate change costs O(classes changed), not O(member flows).
 
-A copying follower's ``PartitionData.have`` is its bytes at ``since[flow]``; :meth:`Plan.held`
-reads it at now (``have + rate · (now − since)``, at most the leader's size). Any change to a
-partition's views or size first brings its flows' bytes to now (:meth:`Plan.sync`).
+A copying follower's ``PartitionData.have`` is its bytes when it was last synced (joined its class,
+or its partition changed); :meth:`Plan.held` reads it at now (``have`` + the class's progress
+since, at most the leader's size). Any change to a partition's views or size first brings its
+flows' bytes to now (:meth:`Plan.sync`); a follower leaving a class (its throttle lists changed, a
+disk filling, a catch-up) leaves with its bytes synced and joins its new class with them.
 
 Results are those of the full re-plan (every flow, every event) to float rounding: a class's
 rate recomputed within 1e-12 of its old one keeps the old one (no new finish times), and at an
 event time the flows due within :data:`CATCH_SLACK_S` are checked with the full re-plan's rule
-(nothing left to copy, within 1e-9 of the size). Nothing here reads a clock or touches ZooKeeper.
+(nothing left to copy, within 1e-9 of the size). A disk's fill time sums rate × members over
+the classes copying into it. ``tests/kafka_sim/test_replication_incremental.py`` pins all of it
+against the full re-plan (``tests/kafka_sim/replication_reference.py``). Nothing here reads a
+clock or touches ZooKeeper.
 """
 
 from __future__ import annotations
@@ -29,41 +37,17 @@ import itertools
 import math
 from typing import TYPE_CHECKING
 
+from kafka_sim.flow_class import FlowClass, FlowId, sharing_caps
 from kafka_sim.maxmin import Flow, Key, Keys, allocate_classes
 from kafka_zk.codecs import TopicPartition
 
 if TYPE_CHECKING:
     from kafka_sim.replication import PartitionData, ReplicationModel
 
-FlowId = tuple[TopicPartition, int]
 _EPS = 1e-6
 #: at an event time, flows whose finish is this close after it are checked for "nothing left"
 CATCH_SLACK_S = 1e-3
 _SAME_RATE = 1e-12
-
-
-class _Class:
-    """One class of flows (the same resource keys, so the same rate at every instant).
-
-    ``progress(t)`` is the bytes each member copied since the class began: ``p`` at ``t0``, plus
-    ``rate · (t − t0)`` — brought to a new ``t0`` when the rate changes. A member is kept on
-    ``heap`` by its fixed *key* (its remaining bytes plus the class's progress, less the produce
-    growth: see :meth:`Plan._key`), so the members' order of finishing never changes while they
-    stay in the class; ``tok`` is the token of the class's entry on the plan's event heap."""
-
-    __slots__ = ("rate", "p", "t0", "heap", "n", "tok", "follower")
-
-    def __init__(self, rate: float, now: float, follower: int) -> None:
-        self.rate = rate
-        self.p = 0.0
-        self.t0 = now
-        self.heap: list[tuple[float, int, FlowId]] = []
-        self.n = 0
-        self.tok = -1
-        self.follower = follower
-
-    def progress(self, t: float) -> float:
-        return self.p + self.rate * (t - self.t0) if t > self.t0 and self.rate else self.p
 
 
 class Plan:
@@ -79,7 +63,7 @@ class Plan:
         self._caps: dict[Key, float] | None = None   # the sharing's caps (None: derive again)
         self._cap_keys: set[Key] = set()       # keys whose cap ``_caps`` holds (or found unlimited)
         self._class_rate: dict[Keys, float] = {}
-        self._cls: dict[Keys, _Class] = {}
+        self._cls: dict[Keys, FlowClass] = {}
         # flow -> [its class, the class's progress when its bytes (``pd.have``) were synced, token, key]
         self._member: dict[FlowId, list] = {}
         self._heap: list[tuple[float, int, Keys]] = []
@@ -216,7 +200,7 @@ class Plan:
         top = heap[0][0] if heap else math.inf
         return min(top, self._fill, self._next_start)
 
-    def _top(self, c: _Class) -> float | None:
+    def _top(self, c: FlowClass) -> float | None:
         """The key of ``c``'s first member to finish (stale entries dropped), None: no member."""
         heap, member = c.heap, self._member
         while heap:
@@ -227,7 +211,7 @@ class Plan:
             heapq.heappop(heap)
         return None
 
-    def _finish_of(self, c: _Class, key: float, now: float) -> float:
+    def _finish_of(self, c: FlowClass, key: float, now: float) -> float:
         """When the member of ``c`` with ``key`` finishes, seen from ``now`` (the rate of now on)."""
         produce = self.m.produce_rate
         remaining = key + produce * now - c.progress(now)
@@ -236,7 +220,7 @@ class Plan:
         gain = c.rate - produce
         return now + (remaining / gain if gain > 0 else math.inf)
 
-    def _push(self, cls: Keys, c: _Class, now: float) -> None:
+    def _push(self, cls: Keys, c: FlowClass, now: float) -> None:
         if len(c.heap) > 4 * c.n + 64:
             member = self._member
             c.heap = [e for e in c.heap if (rec := member.get(e[2])) is not None and rec[2] == e[1]]
@@ -311,9 +295,9 @@ class Plan:
         c = self._cls.get(cls)
         if c is None:
             follower = next(b for kind, b in cls if kind == "in")
-            c = self._cls[cls] = _Class(self._class_rate.get(cls, 0.0), now, follower)
+            c = self._cls[cls] = FlowClass(self._class_rate.get(cls, 0.0), now, follower)
             if self._caps is not None and not self._cap_keys.issuperset(cls):
-                self._add_caps(cls)
+                sharing_caps(self.m, cls, self._caps, self._cap_keys)
         c.n += 1
         p = c.progress(now)
         tok = next(self._seq)
@@ -368,7 +352,7 @@ class Plan:
             self._caps, self._cap_keys = {}, set()
             for cls in counts:
                 if not self._cap_keys.issuperset(cls):
-                    self._add_caps(cls)
+                    sharing_caps(self.m, cls, self._caps, self._cap_keys)
         rates = allocate_classes(counts, self._caps, keep, below)
         for cls in self._gone:
             if cls not in counts:
@@ -385,26 +369,6 @@ class Plan:
             c.t0 = now
             c.rate = rate
             repush.add(cls)
-
-    def _add_caps(self, keys: Keys) -> None:
-        """The sharing's caps of ``keys``: ``ReplicationModel.caps``, less a throttle no tighter than
-        its broker's network rate — a flow is throttled on a broker's leader (follower) side only
-        if it uses that broker's network out (in), so such a throttle is implied by the network key
-        and dropping it leaves the feasible rates, hence the max-min fair ones, as they are (and
-        halves the keys a fill goes through when throttles equal the network rate, as in a rehearsal)."""
-        m, caps, seen = self.m, self._caps, self._cap_keys
-        assert caps is not None
-        for kind, b in keys:
-            if (kind, b) in seen:
-                continue
-            seen.add((kind, b))
-            net = m.network.get(b, m.default_network_rate)
-            if kind in ("out", "in"):
-                caps[(kind, b)] = net
-            else:
-                limit = (m.leader_rate if kind == "lthr" else m.follower_rate).get(b)
-                if limit is not None and limit < net:
-                    caps[(kind, b)] = limit
 
     def _replan(self) -> None:
         if not self._pending:
