@@ -6,6 +6,8 @@ raises :class:`kafka_zk.errors.InvalidInput` naming the field and the fix.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -98,8 +100,9 @@ class ClusterSpec:
             if rack is not None and (not isinstance(rack, str) or not rack):
                 raise InvalidInput(f"ClusterSpec.brokers: rack of broker {bid} must be a non-empty "
                                    "string or None")
-        if not self.network_rate > 0:
-            raise InvalidInput(f"ClusterSpec.network_rate {self.network_rate!r} must be > 0 bytes/s")
+        if not 0 < self.network_rate < math.inf:
+            raise InvalidInput(f"ClusterSpec.network_rate {self.network_rate!r} must be a finite rate > 0 bytes/s "
+                               "(a broker's network is never unlimited: give its NIC's rate)")
         if not self.speed > 0:
             raise InvalidInput(f"ClusterSpec.speed {self.speed!r} must be > 0 (simulated s per wall s)")
         if not self.config_notification_max_age > 0:

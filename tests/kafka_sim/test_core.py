@@ -81,6 +81,9 @@ def test_bad_input_is_refused_before_any_write(make_cluster, zk, zk_connect):
         ClusterSpec(brokers={})
     with pytest.raises(InvalidInput, match="speed"):
         ClusterSpec(brokers={0: None}, speed=0)
+    for rate in (0, float("inf"), float("nan")):     # an unlimited network would copy in no time: NaN bytes
+        with pytest.raises(InvalidInput, match="network_rate .* must be a finite rate > 0"):
+            ClusterSpec(brokers={0: None}, network_rate=rate)
     cluster = make_cluster()
     cluster.create_topic("x", {0: [0, 1]})
     before = tree(zk)
