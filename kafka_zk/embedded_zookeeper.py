@@ -49,12 +49,13 @@ START_TIMEOUT_S = 90.0
 #: the guard's script ($1: the server's process group, $2: its own data dir or ""): the pipe on its
 #: stdin reaches EOF when every holder of its write end is gone — the starter's stop() kills the guard
 #: first, so EOF means the starter ended without it; then TERM the server, KILL it if it is still
-#: there 10 s later, and remove the data dir
+#: there 10 s later, and remove the data dir. /bin/sh is dash on Debian: its ``kill`` takes a negative
+#: pid as a process group but not ``--`` (``kill -TERM -- -1234`` fails with "Illegal number")
 GUARD_SCRIPT = """read -r _
-if kill -TERM -- "-$1" 2>/dev/null; then
+if kill -TERM "-$1" 2>/dev/null; then
   i=0
-  while kill -0 -- "-$1" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-  kill -KILL -- "-$1" 2>/dev/null
+  while kill -0 "-$1" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL "-$1" 2>/dev/null
 fi
 [ -z "$2" ] || rm -rf -- "$2"
 """
