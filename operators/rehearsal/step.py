@@ -51,17 +51,17 @@ from operators.windows.spec import load_windows_file
 #: BENCHMARKS.md, "Rehearsals": a rehearsal's wall time follows the moves, not the partitions.
 #: Above 5,000 partitions only the plan's partitions are created in the copy (the rest are each
 #: broker's disk baseline; cli/rehearsal_run.py), so the partitions cost only the reading of the
-#: snapshot and the seed (23 s at 100,000): 100,000 partitions. The moves (2026-11-27, the
-#: incremental re-plan): one wave of 2,156 moves took 63 CPU s (+ ZooKeeper 24 s), one wave of
-#: 5,526 moves (the 100,000-partition plan) 384 CPU s (+ ZooKeeper 75 s) — 16.7 min of wall on 2
-#: cores at a load of ~25, more than 3x inside REHEARSAL_TIMEOUT_S; the cost grows faster than the
-#: moves copying at once (~moves^1.9), so a plan above 6,000 moves is rehearsed only when asked
-#: (rehearse=on). Nothing is sampled: a rehearsal always runs the whole plan.
+#: snapshot and the seed (11 s at 100,000): 100,000 partitions. The moves (2026-11-27 06:05 UTC, quiet
+#: machine, per-class replication progress): one wave of 2,156 moves took 92 s of wall (64 CPU s +
+#: ZooKeeper 27 s), one wave of 5,526 moves (the 100,000-partition plan) 323 s (259 CPU s + ZooKeeper
+#: 75 s) — 11x inside REHEARSAL_TIMEOUT_S; the cost still grows faster than the moves copying at once
+#: (~moves^1.5), so a plan above 6,000 moves is rehearsed only when asked (rehearse=on). Nothing is
+#: sampled: a rehearsal always runs the whole plan.
 AUTO_MAX_PARTITIONS = 100_000
 AUTO_MAX_MOVES = 6_000
 ZOOKEEPER_ENV = "KAFKA_RUNBOOKS_REHEARSAL_ZOOKEEPER"
 REPORT_NAME = "rehearsal_report.md"
-#: the longest a rehearsal may run (wall): the auto bounds above took 16.7 min under a load of ~25
+#: the longest a rehearsal may run (wall): the auto bounds above took 5.4 min quiet, 16.7 min at a load of ~25 before
 REHEARSAL_TIMEOUT_S = 3600
 
 
