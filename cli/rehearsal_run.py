@@ -49,7 +49,7 @@ from kafka_zk.capacity import read_capacity_file
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.connect import close, connect
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
-from kafka_zk.errors import InvalidInput, KafkaZkError
+from kafka_zk.errors import InvalidInput, KafkaZkError, ZkUnavailable
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
@@ -61,6 +61,11 @@ from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehea
 from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
 from operators.windows.pause import WindowBook
 from operators.windows.spec import WindowsFile
+
+#: the private server answered ``ruok`` before these sessions open, so a longer wait only matters on
+#: a starved host (CI: one rehearsal's first session took over 10 s at the start of a full run beside
+#: the demo); a failure names the server's state and log (EmbeddedZooKeeper.describe)
+PRIVATE_CONNECT_TIMEOUT_S = 60.0
 
 TARGET_WALL_S = 30.0
 #: above this many partitions the copy holds only the plan's partitions (module docstring, "Scale")
@@ -157,10 +162,14 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
             baseline = untouched_baseline(snapshot, sizes, only)
         spec = spec_from_snapshot(snapshot, capacity, baseline, speed=speed, network_rate=inp.network_rate)
         timings = {"inputs_and_zookeeper": time.monotonic() - wall0}
-        cluster = EmulatedCluster(connect_string, spec).start()
-        seeded = seed_from_snapshot(cluster, snapshot, sizes, who="kafka-runbook rehearse", only=only)
-        cluster.wait_idle(600)
-        client = connect(connect_string)
+        try:
+            cluster = EmulatedCluster(connect_string, spec)
+            cluster.start(connect_timeout=PRIVATE_CONNECT_TIMEOUT_S)
+            seeded = seed_from_snapshot(cluster, snapshot, sizes, who="kafka-runbook rehearse", only=only)
+            cluster.wait_idle(600)
+            client = connect(connect_string, timeout=PRIVATE_CONNECT_TIMEOUT_S)
+        except ZkUnavailable as exc:
+            raise ZkUnavailable(f"{exc} ({server.describe()})" if server is not None else str(exc)) from None
         timings["seed"] = time.monotonic() - wall0 - timings["inputs_and_zookeeper"]
         report = _drive_and_report(inp, plan, folder, cluster, client, capacity, seeded, speed, poll, wall0, timings,
                                    baseline or {})

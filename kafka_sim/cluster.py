@@ -60,18 +60,19 @@ class EmulatedCluster(FaultsMixin):
         self._publisher_stop = threading.Event()
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self, timeout: float = 60.0) -> "EmulatedCluster":
-        """Brokers register, a controller is elected and has loaded the cluster."""
+    def start(self, timeout: float = 60.0, connect_timeout: float = 10.0) -> "EmulatedCluster":
+        """Brokers register, a controller is elected and has loaded the cluster. ``connect_timeout``:
+        how long the first sessions may take (longer for a private server just started on a busy host)."""
         if self._started:
             return self
         cs = parse_connect_string(self.connect_string)
         if cs.chroot:
-            root = connect(cs.hosts_text, credentials=self.credentials)
+            root = connect(cs.hosts_text, timeout=connect_timeout, credentials=self.credentials)
             try:
                 zk_io.ensure_path(root, cs.chroot)
             finally:
                 close(root)
-        self._tool = connect(self.connect_string, credentials=self.credentials)
+        self._tool = connect(self.connect_string, timeout=connect_timeout, credentials=self.credentials)
         self._engine.start()
         self._started = True
         eng = self._engine

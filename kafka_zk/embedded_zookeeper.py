@@ -192,6 +192,17 @@ class EmbeddedZooKeeper:
             f"ZooKeeper did not answer on {self.connect_string} within {self.start_timeout}s: "
             + self._log_tail())
 
+    def describe(self) -> str:
+        """The server's state for an error message: running or exited, and its last log lines."""
+        proc = self.process
+        if proc is None:
+            state = "stopped"
+        elif proc.poll() is None:
+            state = f"running as pid {proc.pid}"
+        else:
+            state = f"exited with {proc.returncode}"
+        return f"private ZooKeeper on {self.connect_string} {state}; its log ends: {self._log_tail()[-600:]}"
+
     def _log_tail(self) -> str:
         try:
             return (self.data_dir / "server.log").read_text(errors="replace")[-2000:]

@@ -66,4 +66,6 @@ def test_a_stopped_server_leaves_no_guard_behind():
     with EmbeddedZooKeeper(heap="96m") as server:
         guard = server._guard
         assert guard is not None and guard.poll() is None
+        assert f"on {server.connect_string} running as pid {server.process.pid}" in server.describe()
     assert guard.poll() is not None and server.process is None
+    assert "stopped" in server.describe()
