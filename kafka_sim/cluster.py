@@ -60,9 +60,10 @@ class EmulatedCluster(FaultsMixin):
         self._publisher_stop = threading.Event()
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self, timeout: float = 60.0, connect_timeout: float = 10.0) -> "EmulatedCluster":
+    def start(self, timeout: float = 60.0, connect_timeout: float = 30.0) -> "EmulatedCluster":
         """Brokers register, a controller is elected and has loaded the cluster. ``connect_timeout``:
-        how long the first sessions may take (longer for a private server just started on a busy host)."""
+        how long the first sessions may take: 30 s (a loaded CI host beside the demo once left a server that had
+        answered ``ruok``, and later answered everything, silent for over 10 s)."""
         if self._started:
             return self
         cs = parse_connect_string(self.connect_string)
