@@ -29,7 +29,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -39,14 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from kafka_zk.embedded_zookeeper import free_port
+
 REPO = Path(__file__).resolve().parents[1]
 COMPONENTS = ("api-server", "dag-processor", "scheduler", "triggerer")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def dag_imports(dag_ids: tuple[str, ...]) -> list[str]:
