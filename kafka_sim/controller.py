@@ -18,8 +18,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from kazoo.exceptions import (BadVersionError, ConnectionClosedError, ConnectionLoss, NodeExistsError,
-                              NoNodeError, OperationTimeoutError)
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from kafka_sim import elections
 from kafka_sim.deletion import DeletionMixin
@@ -27,7 +26,7 @@ from kafka_sim.membership import MembershipMixin
 from kafka_sim.phases import PartitionReassignment
 from kafka_sim.preferred import PreferredMixin
 from kafka_sim.reassign import ReassignMixin
-from kafka_sim.zk_io import Fenced, Op, failed
+from kafka_sim.zk_io import CONNECTION_LOST, Fenced, Op, failed
 from kafka_zk import paths
 from kafka_zk.codecs import (InvalidPayload, PartitionState, TopicAssignment, TopicPartition,
                              decode_entity_config, decode_isr_change, decode_partition_state,
@@ -491,7 +490,7 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
             return
         try:
             handler()
-        except (ConnectionLoss, OperationTimeoutError, ConnectionClosedError):
+        except CONNECTION_LOST:
             # Kafka's ZooKeeperClient retries a request until the session answers, so the event is
             # handled in the end: armed again, the resync on reconnection handles it
             self._armed.add((kind, key))

@@ -21,14 +21,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from typing import TYPE_CHECKING, Callable
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from kazoo.exceptions import NoNodeError
 
 from kafka_sim import elections
 from kafka_sim.phases import Phase, PartitionReassignment, advance
-from kafka_sim.zk_io import ControllerMoved, Op
+from kafka_sim.zk_io import SESSION_GONE, ControllerMoved, Op
 from kafka_zk import paths
 from kafka_zk.codecs import (InvalidPayload, ReassignmentEntry, ReassignmentRequest, TopicPartition,
                              decode_reassignment, dumps)
@@ -150,8 +152,8 @@ class ReassignMixin:
                 continue
             try:
                 self.on_partition_reassignment(tp, plan(self.full(tp), targets[tp]))
-            except ControllerMoved:
-                raise
+            except (ControllerMoved, *SESSION_GONE):
+                raise                              # not this partition's failure: the event is run again
             except Exception:  # noqa: BLE001 - Kafka answers UNKNOWN_SERVER_ERROR and goes on
                 log.exception("reassignment of %s failed", tp)
                 errors.append(tp)
@@ -200,7 +202,47 @@ class ReassignMixin:
             r = self.reassigning[tp] = PartitionReassignment(since=self.engine.now())
         return r
 
+    @contextmanager
+    def _undone_if_cut_short(self: "Controller", tp: TopicPartition) -> Iterator[None]:
+        """A step for ``tp`` that raises before the move completes (B4, the topic znode := target)
+        leaves the controller's memory of the partition (its RS/ARS/RRS and reassignment phase) as
+        it was before the step, so running it again redoes the step from its start. A raise after
+        B4 (the node's entry, B5) keeps the completed move: the re-run finds the partition at its
+        target, a no-op move whose B removes the entry (as Kafka's would).
+
+        Kafka's controller never sees a step cut short by ZooKeeper: its ZooKeeperClient waits for
+        the session and sends the request again. The emulator's controller gives the event up on
+        a lost connection and runs it again when the session answers; without this, the memory
+        would already say "done" for a topic znode ZooKeeper never wrote, and the re-run would skip
+        the write and the catch-up it starts. Every write of the step is a set or conditional
+        update, so redoing one that did land writes the same again."""
+        meta = self.topics[tp.topic]
+        p = tp.partition
+        saved = (meta.partitions[p], meta.adding.get(p), meta.removing.get(p))
+        phase = self.reassigning.get(tp)
+        saved_phase = None if phase is None else dataclasses.replace(phase)
+        try:
+            yield
+        except BaseException:
+            if tp not in self.reassigning:
+                raise     # completed (B4 landed, then the partition left `reassigning`): memory is ZooKeeper's
+            meta.partitions[p] = saved[0]
+            for table, value in ((meta.adding, saved[1]), (meta.removing, saved[2])):
+                if value:
+                    table[p] = value
+                else:
+                    table.pop(p, None)
+            if saved_phase is None:
+                self.reassigning.pop(tp, None)
+            else:
+                self.reassigning[tp] = saved_phase
+            raise
+
     def on_partition_reassignment(self: "Controller", tp: TopicPartition, new: Full) -> None:
+        with self._undone_if_cut_short(tp):
+            self._reassign_partition(tp, new)
+
+    def _reassign_partition(self: "Controller", tp: TopicPartition, new: Full) -> None:
         now = self.engine.now()
         if tp.topic in self.to_delete:
             self.ineligible.add(tp.topic)          # only a queued topic can be marked ineligible
@@ -266,7 +308,13 @@ class ReassignMixin:
         self.reassigning.pop(tp, None)
         # recorded before B5, so whoever sees the entry leave the node also finds the event
         self.engine.history("reassign_done", tp, detail=f"replicas={list(target)}")
-        self.remove_from_node({tp}, only_if_target={tp: target})       # B5
+        try:
+            self.remove_from_node({tp}, only_if_target={tp: target})   # B5
+        except SESSION_GONE:
+            # the move is done; its entry is not: the node is read again when the session answers
+            # (a partition at its target is a no-op move whose B removes the entry)
+            self._armed.add(("reassign_run", None))
+            raise
         if tp.topic in self.to_delete:                                 # B6
             self.ineligible.discard(tp.topic)
             self.resume_deletions()

@@ -1,7 +1,9 @@
 """When each wave of a run copied, read from the emulator's history (simulated seconds).
 
 A partition's move opens with its first ``reassign_update`` (phase U; later updates of phase B
-do not reopen it) and closes with its ``reassign_done``. A wave's span is its earliest opening
+do not reopen it) and closes with its ``reassign_done``. An update with nothing to add or remove
+(a no-op entry, or the controller finishing a completed move's node entry again after a lost
+connection) opens nothing. A wave's span is its earliest opening
 to its latest closing: what the controller took, whatever the tool's polling added around it.
 The demo compares the sum of these spans with the physical lower bound; a rehearsal reports
 them as its timeline, and a test compares a rehearsal's with the real (emulated) run's.
@@ -36,7 +38,8 @@ def move_spans(events: Iterable[SimEvent]) -> dict[tuple[str, int], tuple[float,
     for ev in events:
         key = (ev.topic, ev.partition)
         if ev.kind == "reassign_update":
-            started.setdefault(key, ev.time)
+            if not ev.detail.endswith("ARS=[] RRS=[]"):     # a no-op (nothing to add or remove) is no move
+                started.setdefault(key, ev.time)
         elif ev.kind == "reassign_done" and key in started:
             span[key] = (started.pop(key), ev.time)
     return span

@@ -30,12 +30,21 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from kazoo.client import KazooClient, TransactionRequest, _prefix_root
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from kazoo.exceptions import (BadVersionError, ConnectionClosedError, ConnectionLoss, NodeExistsError, NoNodeError,
+                              OperationTimeoutError, RolledBackError, SessionExpiredError)
 from kazoo.protocol.serialization import Create
 from kafka_zk import paths
 from kafka_zk.acls import acls_for
 from kafka_zk.codecs import ProducerIdBlock, decode_producer_id_block, encode_controller_epoch
 from kafka_zk.log_dirs import PUBLISHED_PATH
+
+
+#: what a request answers when ZooKeeper could not be reached: Kafka's ZooKeeperClient never lets
+#: its controller see these (it waits for the session and sends the request again); the emulator's
+#: controller gives the event up and handles it again when the session answers
+#: (:meth:`kafka_sim.controller.Controller.resync`), or is elected again after an expiry
+CONNECTION_LOST = (ConnectionLoss, OperationTimeoutError, ConnectionClosedError)
+SESSION_GONE = CONNECTION_LOST + (SessionExpiredError,)
 
 
 class ControllerMoved(Exception):

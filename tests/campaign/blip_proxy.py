@@ -5,6 +5,9 @@ touched).
 :meth:`BlipProxy.blip` closes every open connection and refuses new ones (accepted, then closed
 at once) for ``seconds``; kazoo reconnects to the same session afterwards if the blip is shorter
 than its session timeout, and gets a new session (the old one expired) if it is longer.
+:meth:`BlipProxy.hold` stops forwarding (what arrives is kept, see :attr:`held_requests`) until
+the next blip drops it: a request cut off in flight, never seen by the server, for a test that
+needs the cut to land on one exact request.
 
 Failure: a forwarding error closes that connection only; ``close()`` stops everything.
 """
@@ -12,6 +15,7 @@ Failure: a forwarding error closes that connection only; ``close()`` stops every
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import time
 
@@ -30,6 +34,9 @@ class BlipProxy:
         self._socks: set[socket.socket] = set()
         self._down_until = 0.0
         self._closed = False
+        self._forwarding = threading.Event()
+        self._forwarding.set()
+        self._held: list[bytes] = []
         self.cuts = 0
         threading.Thread(target=self._accept, daemon=True, name="blip-accept").start()
 
@@ -38,13 +45,36 @@ class BlipProxy:
         return f"127.0.0.1:{self.port}"
 
     def blip(self, seconds: float) -> None:
-        """Cut every connection now and refuse new ones for ``seconds`` (returns at once)."""
+        """Cut every connection now and refuse new ones for ``seconds`` (returns at once); what
+        a :meth:`hold` kept is dropped with them."""
         with self._lock:
             self._down_until = time.monotonic() + seconds
             socks, self._socks = self._socks, set()
             self.cuts += 1
         for s in socks:
             _close(s)
+        self._forwarding.set()
+
+    def hold(self) -> None:
+        """Stop forwarding, both ways: bytes that arrive are kept (not sent on) until a blip."""
+        with self._lock:
+            self._held = []
+        self._forwarding.clear()
+
+    def held_requests(self) -> list[tuple[int, int]]:
+        """``(xid, opcode)`` of each whole client request kept since :meth:`hold` (ZooKeeper's
+        framing: a 4-byte length, then xid and opcode; a connect request has neither)."""
+        with self._lock:
+            chunks = list(self._held)
+        out = []
+        for data in chunks:
+            i = 0
+            while i + 12 <= len(data):
+                (length,) = struct.unpack_from(">i", data, i)
+                xid, opcode = struct.unpack_from(">ii", data, i + 4)
+                out.append((xid, opcode))
+                i += 4 + length
+        return out
 
     def close(self) -> None:
         self._closed = True
@@ -68,15 +98,22 @@ class BlipProxy:
                 continue
             with self._lock:
                 self._socks.update((client, upstream))
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True, name="blip-pipe").start()
+            for a, b, up in ((client, upstream, True), (upstream, client, False)):
+                threading.Thread(target=self._pipe, args=(a, b, up), daemon=True, name="blip-pipe").start()
 
-    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pipe(self, src: socket.socket, dst: socket.socket, to_server: bool) -> None:
         try:
             while True:
                 data = src.recv(65536)
                 if not data:
                     break
+                if not self._forwarding.is_set():
+                    if to_server:
+                        with self._lock:
+                            self._held.append(data)
+                    self._forwarding.wait()
+                    if dst.fileno() < 0:         # the blip that ended the hold closed it: dropped
+                        break
                 dst.sendall(data)
         except OSError:
             pass

@@ -13,11 +13,17 @@ admin nodes are written with plain kazoo straight to the server.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
+import pytest
+from kazoo.exceptions import ConnectionLoss
+
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_sim.timeline import move_spans
+from kafka_sim.zk_io import Fenced, Op
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from tests.campaign.blip_proxy import BlipProxy
 from tests.kafka_sim.zk_read import create_json, state, topic, wait_for
@@ -148,3 +154,69 @@ def test_a_zookeeper_server_restart_leaves_a_controller_that_still_acts_on_admin
         if not _expired(cluster):
             assert int(zk.get("/controller_epoch")[0]) == epoch
         assert json.loads(zk.get("/controller")[0])["brokerid"] == cluster.controller_id()
+
+
+MULTI = 14      # ZooKeeper's opcode for a multi: every controller write is one ([check epoch, op])
+
+
+#: the controller's writes of one move, each cut off in flight by one test: the topic znode's
+#: RS/ARS/RRS (U), the topic znode := target when the move completes (B4), the emptied node's delete (B5)
+MOVE_WRITES = {"start": ("set", "/brokers/topics/moving", 0), "complete": ("set", "/brokers/topics/moving", 1),
+               "node_delete": ("delete", "/admin/reassign_partitions", 0)}
+
+
+@pytest.mark.parametrize("cut", list(MOVE_WRITES))
+def test_a_connection_lost_under_a_controller_write_of_a_move_runs_the_step_again_not_drops_it(
+        cut: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One controller write of a move is cut off in flight: ZooKeeper never sees it and kazoo
+    answers ConnectionLoss. Kafka's controller would send it again on the same session; the
+    emulator's runs the event again when the session answers, from the partition as ZooKeeper has
+    it. Seen in the fault campaign (seed 269, zk_outage_6, the "start" write): the controller took
+    the cut for this partition's failure, removed its entry from the node and kept the new
+    assignment in memory only — the move never finished and the adding replica never started."""
+    kind, path, nth = MOVE_WRITES[cut]
+    proxy = BlipProxy((zk_server.host, zk_server.port))
+    cluster = _cluster(proxy.hosts + zk_chroot)
+    try:
+        cluster.create_topics({"moving": ({0: [1, 2]}, {0: 1000}, None)})
+        wait_for(lambda: state(zk, "moving", 0) and sorted(state(zk, "moving", 0)["isr"]) == [1, 2],
+                 what="the topic's ISR")
+        real_write, seen, passed = Fenced.write, [], []
+
+        def cut_in_flight(self: Fenced, op: Op):
+            if seen or op.kind != kind or op.path != path:
+                return real_write(self, op)
+            if len(passed) < nth:
+                passed.append(op)
+                return real_write(self, op)
+            proxy.hold()                 # the write reaches the proxy and goes no further
+
+            def cut_when_held() -> None:
+                deadline = time.monotonic() + 20
+                while not any(code == MULTI for _, code in proxy.held_requests()) and time.monotonic() < deadline:
+                    time.sleep(0.005)
+                proxy.blip(1.0)
+            threading.Thread(target=cut_when_held, daemon=True).start()
+            try:
+                result = real_write(self, op)
+            except Exception as exc:
+                seen.append(exc)
+                raise
+            seen.append(result)
+            return result
+
+        monkeypatch.setattr(Fenced, "write", cut_in_flight)
+        create_json(zk, "/admin/reassign_partitions",
+                    {"version": 1, "partitions": [{"topic": "moving", "partition": 0, "replicas": [2, 3]}]})
+        wait_for(lambda: seen, timeout=60, what=f"the controller's {kind} of {path}")
+        assert isinstance(seen[0], ConnectionLoss), f"the cut did not land on the write: {seen[0]!r}"
+        wait_for(lambda: zk.exists("/admin/reassign_partitions") is None
+                 and topic(zk, "moving")["partitions"]["0"] == [2, 3], timeout=60, what="the move to finish")
+        assert sorted(state(zk, "moving", 0)["isr"]) == [2, 3]
+        # one move in the timeline, closed at its first completion (a re-run of B5 finds a no-op move)
+        done = [e.time for e in cluster.history() if e.kind == "reassign_done"]
+        assert list(move_spans(cluster.history())) == [("moving", 0)]
+        assert move_spans(cluster.history())[("moving", 0)][1] == done[0]
+    finally:
+        cluster.stop()
+        proxy.close()
