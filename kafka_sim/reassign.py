@@ -204,18 +204,19 @@ class ReassignMixin:
 
     @contextmanager
     def _undone_if_cut_short(self: "Controller", tp: TopicPartition) -> Iterator[None]:
-        """A step for ``tp`` that raises before the move completes (B4, the topic znode := target)
-        leaves the controller's memory of the partition (its RS/ARS/RRS and reassignment phase) as
-        it was before the step, so running it again redoes the step from its start. A raise after
-        B4 (the node's entry, B5) keeps the completed move: the re-run finds the partition at its
-        target, a no-op move whose B removes the entry (as Kafka's would).
+        """A step for ``tp`` cut short by a lost connection before the move completes (B4, the
+        topic znode := target) leaves the controller's memory of the partition (its RS/ARS/RRS and
+        reassignment phase) as it was before the step, so running it again redoes the step from
+        its start. A loss after B4 (the node's entry, B5) keeps the completed move: the re-run
+        finds the partition at its target, a no-op move whose B removes the entry (as Kafka's would).
 
         Kafka's controller never sees a step cut short by ZooKeeper: its ZooKeeperClient waits for
         the session and sends the request again. The emulator's controller gives the event up on
         a lost connection and runs it again when the session answers; without this, the memory
         would already say "done" for a topic znode ZooKeeper never wrote, and the re-run would skip
         the write and the catch-up it starts. Every write of the step is a set or conditional
-        update, so redoing one that did land writes the same again."""
+        update, so redoing one that did land writes the same again. Any other error is not run
+        again (Kafka answers UNKNOWN_SERVER_ERROR): the memory keeps what the step wrote."""
         meta = self.topics[tp.topic]
         p = tp.partition
         saved = (meta.partitions[p], meta.adding.get(p), meta.removing.get(p))
@@ -223,7 +224,7 @@ class ReassignMixin:
         saved_phase = None if phase is None else dataclasses.replace(phase)
         try:
             yield
-        except BaseException:
+        except SESSION_GONE:
             if tp not in self.reassigning:
                 raise     # completed (B4 landed, then the partition left `reassigning`): memory is ZooKeeper's
             meta.partitions[p] = saved[0]
