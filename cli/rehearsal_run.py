@@ -62,9 +62,9 @@ from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
 from operators.windows.pause import WindowBook
 from operators.windows.spec import WindowsFile
 
-#: the private server answered ``ruok`` before these sessions open, so a longer wait only matters on
-#: a starved host (CI: one rehearsal's first session took over 10 s at the start of a full run beside
-#: the demo); a failure names the server's state and log (EmbeddedZooKeeper.describe)
+#: the private server serves sessions before these open (EmbeddedZooKeeper.start waits for it: CI's
+#: first sessions timed out at 10 s when start() returned at ``ruok``, before the server served), so a
+#: longer wait only matters on a starved host; a failure names the server's state and log (describe())
 PRIVATE_CONNECT_TIMEOUT_S = 60.0
 
 TARGET_WALL_S = 30.0

@@ -62,8 +62,8 @@ class EmulatedCluster(FaultsMixin):
     # ------------------------------------------------------------------ lifecycle
     def start(self, timeout: float = 60.0, connect_timeout: float = 30.0) -> "EmulatedCluster":
         """Brokers register, a controller is elected and has loaded the cluster. ``connect_timeout``:
-        how long the first sessions may take: 30 s (a loaded CI host beside the demo once left a server that had
-        answered ``ruok``, and later answered everything, silent for over 10 s)."""
+        how long the first sessions may take: 30 s, for a loaded host (CI's first sessions timed out at 10 s
+        when EmbeddedZooKeeper.start returned at ``ruok``, before its server served sessions)."""
         if self._started:
             return self
         cs = parse_connect_string(self.connect_string)

@@ -1,8 +1,9 @@
 """A private ZooKeeper server for tests, benchmarks, the demo and rehearsals.
 
 Runs Debian's ``zookeeper`` package (jars under /usr/share/java) as a standalone server bound
-to 127.0.0.1 on a free port, with its own temporary data dir; waits until it answers
-``ruok``; stops it by its own pid (SIGTERM, then SIGKILL) and removes the data dir. The server never outlives
+to 127.0.0.1 on a free port, with its own temporary data dir; waits until it serves sessions
+(``srvr``) and the server on the port is this one (``conf`` names its data dir; a free port taken
+by another server first is given up for a new one); stops it by its own pid (SIGTERM, then SIGKILL) and removes the data dir. The server never outlives
 the process that started it: a guard (a shell waiting on a pipe only the starter holds) stops it
 when the starter ends without :meth:`EmbeddedZooKeeper.stop` — a rehearsal child killed at its
 step's time limit (SIGKILL runs no cleanup) would otherwise leave a 512 MB JVM on the Airflow worker
@@ -38,6 +39,9 @@ import time
 from pathlib import Path
 from typing import Mapping
 
+from kafka_zk.server_features import four_letter_word
+
+__all__ = ["EmbeddedZooKeeper", "EmbeddedZooKeeperError", "four_letter_word", "free_port"]
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
@@ -45,6 +49,9 @@ MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 #: a JVM starting beside four test workers and Spark on two loaded cores can take well over 30 s
 #: (CI: `sim --embedded-zookeeper` exited 1 once at load ~7); only a server that never answers waits this long
 START_TIMEOUT_S = 90.0
+
+#: starts on a fresh free port when the one picked was taken before the JVM bound it
+PORT_ATTEMPTS = 3
 
 #: the guard's script ($1: the server's process group, $2: its own data dir or ""): the pipe on its
 #: stdin reaches EOF when every holder of its write end is gone — the starter's stop() kills the guard
@@ -72,19 +79,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def four_letter_word(host: str, port: int, word: str, timeout: float = 1.0) -> str:
-    """Send a ZooKeeper four-letter command (``ruok``, ``srvr``, ``mntr``) and return the answer."""
-    with socket.create_connection((host, port), timeout=timeout) as s:
-        s.sendall(word.encode("ascii"))
-        chunks = []
-        while True:
-            data = s.recv(4096)
-            if not data:
-                break
-            chunks.append(data)
-    return b"".join(chunks).decode("utf-8", "replace")
-
-
 class EmbeddedZooKeeper:
     """One standalone ZooKeeper on 127.0.0.1; use as a context manager or start()/stop()."""
 
@@ -97,6 +91,7 @@ class EmbeddedZooKeeper:
         self.heap = heap
         self.host = "127.0.0.1"
         self.require_sasl = require_sasl
+        self._fixed_port = port is not None
         self.port = port or free_port()
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-runbooks-zk-"))
@@ -128,7 +123,7 @@ class EmbeddedZooKeeper:
             f"clientPort={self.port}",
             f"clientPortAddress={self.host}",
             "admin.enableServer=false",
-            "4lw.commands.whitelist=ruok,srvr,mntr,stat",
+            "4lw.commands.whitelist=ruok,srvr,mntr,stat,conf",
             "maxClientCnxns=0",
             "globalOutstandingLimit=100000",
             "snapCount=1000000",
@@ -161,6 +156,19 @@ class EmbeddedZooKeeper:
         if not ZOOKEEPER_JAR.exists():
             raise EmbeddedZooKeeperError(
                 f"{ZOOKEEPER_JAR} not found: install Debian's ZooKeeper (apt-get install zookeeper)")
+        deadline = time.monotonic() + self.start_timeout
+        for attempt in range(1 if self._fixed_port else PORT_ATTEMPTS):
+            if attempt:
+                self.port = free_port()
+            self._launch(java)
+            if self._wait_until_serving(deadline):
+                return self
+            self._end_processes()       # the port was another server's: again on a new one
+        self.stop()
+        hint = "choose another port or leave it out" if self._fixed_port else "too many servers starting at once"
+        raise EmbeddedZooKeeperError(f"ZooKeeper could not get a port of its own (last {self.connect_string}): {hint}")
+
+    def _launch(self, java: str) -> None:
         cfg = self._write_config()
         log = open(self.data_dir / "server.log", "wb")
         security = [f"-Djava.security.auth.login.config={self._write_jaas()}"] if self.secured else []
@@ -174,23 +182,44 @@ class EmbeddedZooKeeper:
                                         str(self.data_dir) if self._own_dir else ""],
                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + self.start_timeout
+
+    def _wait_until_serving(self, deadline: float) -> bool:
+        """True once this JVM serves sessions on the port; False if another server holds the port
+        (found answering there, or this JVM exited on "Address already in use").
+
+        ``ruok`` is not enough: it answers ``imok`` as soon as the port is bound, while the server
+        still refuses sessions ("not currently serving requests", 0.7 s on a loaded CI machine, more
+        under heavier load), and a client's reconnection backoff can then outlast its own timeout;
+        and a ``free_port()`` taken by another starting server before this JVM binds it answers too.
+        So: ``srvr`` must show a serving server, and ``conf`` this server's own data dir."""
+        assert self.process is not None
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                if "Address already in use" in self._log_tail():
+                    return self._port_taken()
                 error = EmbeddedZooKeeperError(f"ZooKeeper exited with {self.process.returncode}: "
                                                + self._log_tail())
                 self.stop()
                 raise error
             try:
-                if four_letter_word(self.host, self.port, "ruok", 0.5) == "imok":
-                    return self
+                if "Mode: standalone" in four_letter_word(self.host, self.port, b"srvr", 0.5):
+                    if f"dataDir={self.data_dir / 'data'}/" in four_letter_word(self.host, self.port, b"conf", 0.5):
+                        return True
+                    return self._port_taken()
             except OSError:
                 pass
-            time.sleep(0.1)
+            time.sleep(0.05)
         self.stop()
         raise EmbeddedZooKeeperError(
-            f"ZooKeeper did not answer on {self.connect_string} within {self.start_timeout}s: "
-            + self._log_tail())
+            f"ZooKeeper did not serve on {self.connect_string} within {self.start_timeout}s: " + self._log_tail())
+
+    def _port_taken(self) -> bool:
+        """False (try another port) for a port picked here; a port the caller gave: the error."""
+        if not self._fixed_port:
+            return False
+        port = self.port
+        self.stop()
+        raise EmbeddedZooKeeperError(f"another server holds 127.0.0.1:{port}: choose another port or leave it out")
 
     def describe(self) -> str:
         """The server's state for an error message: running or exited, and its last log lines."""
@@ -210,6 +239,12 @@ class EmbeddedZooKeeper:
             return "(no log)"
 
     def stop(self) -> None:
+        self._end_processes()
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def _end_processes(self) -> None:
+        """The guard, then the server (TERM, KILL 10 s later); the data dir stays."""
         guard, self._guard = self._guard, None
         if guard is not None:           # first, so it never signals a process group that is gone
             guard.kill()
@@ -226,8 +261,6 @@ class EmbeddedZooKeeper:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
-        if self._own_dir:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def __enter__(self) -> "EmbeddedZooKeeper":
         return self.start()

@@ -12,7 +12,7 @@ from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper, EmbeddedZooKeeperErro
 
 def test_server_answers_ruok_on_loopback(zk_server):
     assert zk_server.host == "127.0.0.1"
-    assert four_letter_word(zk_server.host, zk_server.port, "ruok") == "imok"
+    assert four_letter_word(zk_server.host, zk_server.port, b"ruok") == "imok"
 
 
 def test_each_test_gets_an_empty_chroot(zk):
@@ -25,7 +25,7 @@ def test_the_server_runs_with_the_heap_it_is_given_and_refuses_a_heap_that_is_no
     with pytest.raises(EmbeddedZooKeeperError, match="heap '4 GB': give the JVM's -Xmx size"):
         EmbeddedZooKeeper(heap="4 GB")
     with EmbeddedZooKeeper(heap="96m") as server:
-        assert four_letter_word(server.host, server.port, "ruok") == "imok"
+        assert four_letter_word(server.host, server.port, b"ruok") == "imok"
         with open(f"/proc/{server.process.pid}/cmdline", "rb") as f:
             assert b"-Xmx96m" in f.read().split(b"\0")
 
@@ -49,7 +49,7 @@ def test_the_server_stops_when_the_process_that_started_it_is_killed_without_sto
         stdout=subprocess.PIPE, text=True, cwd=str(Path(__file__).resolve().parents[2]))
     try:
         pid, port, data_dir = starter.stdout.readline().split()
-        assert four_letter_word("127.0.0.1", int(port), "ruok") == "imok"
+        assert four_letter_word("127.0.0.1", int(port), b"ruok") == "imok"
         starter.kill()
         starter.wait(timeout=30)
         deadline = time.monotonic() + 60
@@ -69,3 +69,32 @@ def test_a_stopped_server_leaves_no_guard_behind():
         assert f"on {server.connect_string} running as pid {server.process.pid}" in server.describe()
     assert guard.poll() is not None and server.process is None
     assert "stopped" in server.describe()
+
+
+def test_start_returns_once_the_server_serves_sessions_not_when_it_first_answers_ruok():
+    # ruok answers "imok" as soon as the port is bound; sessions are refused for a while after
+    # ("not currently serving requests": 0.7 s on a loaded machine), long enough for a client's
+    # reconnection backoff to outlast its own timeout
+    with EmbeddedZooKeeper(heap="96m") as server:
+        assert "Mode: standalone" in four_letter_word(server.host, server.port, b"srvr")
+
+
+def test_a_picked_port_another_server_took_first_is_given_up_for_a_new_one(zk_server):
+    # free_port() checks a port that the JVM binds seconds later: another server can take it first
+    # and answer; start() must not take that server for its own
+    server = EmbeddedZooKeeper(heap="96m")
+    server.port = zk_server.port
+    with server:
+        assert server.port != zk_server.port
+        assert f"dataDir={server.data_dir / 'data'}/" in four_letter_word(server.host, server.port, b"conf")
+    assert "Mode: standalone" in four_letter_word(zk_server.host, zk_server.port, b"srvr")
+
+
+def test_a_port_given_that_another_server_holds_is_refused_with_the_fix():
+    with EmbeddedZooKeeper(heap="96m") as first:
+        second = EmbeddedZooKeeper(port=first.port, heap="96m")
+        with pytest.raises(EmbeddedZooKeeperError,
+                           match=f"another server holds 127.0.0.1:{first.port}: choose another port or leave it out"):
+            second.start()
+        assert second.process is None and not second.data_dir.exists()
+        assert "Mode: standalone" in four_letter_word(first.host, first.port, b"srvr")
