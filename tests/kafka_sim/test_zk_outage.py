@@ -13,7 +13,6 @@ admin nodes are written with plain kazoo straight to the server.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,9 +22,9 @@ from kazoo.exceptions import ConnectionLoss
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_sim.timeline import move_spans
-from kafka_sim.zk_io import Fenced, Op
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from tests.campaign.blip_proxy import BlipProxy
+from tests.kafka_sim.cut_write import cut_first_write
 from tests.kafka_sim.zk_read import create_json, state, topic, wait_for
 
 BROKERS = {1: "a", 2: "b", 3: "c"}
@@ -156,9 +155,6 @@ def test_a_zookeeper_server_restart_leaves_a_controller_that_still_acts_on_admin
         assert json.loads(zk.get("/controller")[0])["brokerid"] == cluster.controller_id()
 
 
-MULTI = 14      # ZooKeeper's opcode for a multi: every controller write is one ([check epoch, op])
-
-
 #: the controller's writes of one move, each cut off in flight by one test: the topic znode's
 #: RS/ARS/RRS (U), the topic znode := target when the move completes (B4), the emptied node's delete (B5)
 MOVE_WRITES = {"start": ("set", "/brokers/topics/moving", 0), "complete": ("set", "/brokers/topics/moving", 1),
@@ -181,31 +177,7 @@ def test_a_connection_lost_under_a_controller_write_of_a_move_runs_the_step_agai
         cluster.create_topics({"moving": ({0: [1, 2]}, {0: 1000}, None)})
         wait_for(lambda: state(zk, "moving", 0) and sorted(state(zk, "moving", 0)["isr"]) == [1, 2],
                  what="the topic's ISR")
-        real_write, seen, passed = Fenced.write, [], []
-
-        def cut_in_flight(self: Fenced, op: Op):
-            if seen or op.kind != kind or op.path != path:
-                return real_write(self, op)
-            if len(passed) < nth:
-                passed.append(op)
-                return real_write(self, op)
-            proxy.hold()                 # the write reaches the proxy and goes no further
-
-            def cut_when_held() -> None:
-                deadline = time.monotonic() + 20
-                while not any(code == MULTI for _, code in proxy.held_requests()) and time.monotonic() < deadline:
-                    time.sleep(0.005)
-                proxy.blip(1.0)
-            threading.Thread(target=cut_when_held, daemon=True).start()
-            try:
-                result = real_write(self, op)
-            except Exception as exc:
-                seen.append(exc)
-                raise
-            seen.append(result)
-            return result
-
-        monkeypatch.setattr(Fenced, "write", cut_in_flight)
+        seen = cut_first_write(monkeypatch, proxy, kind, path, nth)
         create_json(zk, "/admin/reassign_partitions",
                     {"version": 1, "partitions": [{"topic": "moving", "partition": 0, "replicas": [2, 3]}]})
         wait_for(lambda: seen, timeout=60, what=f"the controller's {kind} of {path}")

@@ -1,0 +1,74 @@
+"""Cut one exact controller write of the emulator off in flight (tests only).
+
+The first fenced write (``Fenced.write``) or pipelined batch (``Fenced.write_many``) of the
+emulator's controller that holds an op of ``kind`` at ``path`` (the ``nth`` such, counting from 0)
+is sent while the loopback proxy holds every byte (:meth:`BlipProxy.hold`); once the request sits
+in the proxy, a blip cuts every connection: ZooKeeper never sees the write, kazoo answers
+ConnectionLoss, the sessions survive (the blip is shorter than their timeout). Kafka's
+controller never sees that (its ZooKeeperClient sends the request again); the emulator's gives
+the event up and runs it again when the session answers.
+
+Failure: :func:`cut_first_write` returns a list that gets the write's outcome (its exception, or
+its result if the cut did not land): the test asserts on it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Iterable
+
+import pytest
+
+from kafka_sim.zk_io import Fenced, Op
+from tests.campaign.blip_proxy import BlipProxy
+
+MULTI = 14      # ZooKeeper's opcode for a multi: every controller write is one ([check epoch, op])
+
+
+def cut_first_write(monkeypatch: pytest.MonkeyPatch, proxy: BlipProxy, kind: str, path: str,
+                    nth: int = 0, blip_s: float = 1.0) -> list[Any]:
+    """Patch the controller's write path so that write (or the batch holding it) is cut off."""
+    real_write, real_many = Fenced.write, Fenced.write_many
+    seen: list[Any] = []
+    passed: list[Op] = []
+
+    def is_the_one(ops: list[Op]) -> bool:
+        if seen or not any(op.kind == kind and op.path == path for op in ops):
+            return False
+        if len(passed) < nth:
+            passed.append(ops[0])
+            return False
+        return True
+
+    def cut(send):
+        proxy.hold()                 # the write reaches the proxy and goes no further
+
+        def cut_when_held() -> None:
+            deadline = time.monotonic() + 20
+            while not any(code == MULTI for _, code in proxy.held_requests()) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            proxy.blip(blip_s)
+        threading.Thread(target=cut_when_held, daemon=True).start()
+        try:
+            result = send()
+        except Exception as exc:
+            seen.append(exc)
+            raise
+        seen.append(result)
+        return result
+
+    def write(self: Fenced, op: Op) -> Any:
+        if not is_the_one([op]):
+            return real_write(self, op)
+        return cut(lambda: real_write(self, op))
+
+    def write_many(self: Fenced, ops: Iterable[Op]) -> list[Any]:
+        ops = list(ops)
+        if not is_the_one(ops):
+            return real_many(self, ops)
+        return cut(lambda: real_many(self, ops))
+
+    monkeypatch.setattr(Fenced, "write", write)
+    monkeypatch.setattr(Fenced, "write_many", write_many)
+    return seen
