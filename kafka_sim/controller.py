@@ -10,6 +10,10 @@ deletion and preferred election live in mixins (:mod:`kafka_sim.reassign`,
 Every write is a fenced multi (:class:`kafka_sim.zk_io.Fenced`); a failed fence raises
 :class:`kafka_sim.zk_io.ControllerMoved` and the engine drops this controller. Partition-state
 writes are conditional on the cached zkVersion; a BADVERSION is re-read and retried.
+A lost connection gives the event up (re-armed; run again when the session answers, by
+:meth:`Controller.resync` or the engine's retry): a handler cut short leaves its memory as it was
+for what ZooKeeper may not have seen (new topics, new partitions, live brokers, a started
+deletion), so the re-run does it again.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from kafka_sim.membership import MembershipMixin
 from kafka_sim.phases import PartitionReassignment
 from kafka_sim.preferred import PreferredMixin
 from kafka_sim.reassign import ReassignMixin
-from kafka_sim.zk_io import CONNECTION_LOST, Fenced, Op, failed
+from kafka_sim.zk_io import CONNECTION_LOST, SESSION_GONE, Fenced, Op, failed
 from kafka_zk import paths
 from kafka_zk.codecs import (InvalidPayload, PartitionState, TopicAssignment, TopicPartition,
                              decode_entity_config, decode_isr_change, decode_partition_state,
@@ -426,10 +430,18 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         names = set(self.zk.get_children(paths.BROKER_TOPICS, watch=self.watcher("topics")))
         for gone in sorted(set(self.topics) - names):
             self.forget_topic(gone)
-        added = self._load_topics(sorted(names - set(self.topics)))
-        tps = [tp for t in added for tp in self.tps(t)]
-        if tps:
-            self.create_partitions(tps)
+        known = set(self.topics)
+        try:
+            added = self._load_topics(sorted(names - known))
+            tps = [tp for t in added for tp in self.tps(t)]
+            if tps:
+                self.create_partitions(tps)
+        except SESSION_GONE:
+            # cut short: the re-run must find these topics new again and create their partitions
+            # (a create that landed answers NODEEXISTS and is read back)
+            for t in sorted(set(self.topics) - known):
+                self.forget_topic(t)
+            raise
 
     def forget_topic(self, topic: str) -> None:
         for tp in self.tps(topic):
@@ -454,7 +466,13 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
             return
         for p in added:
             meta.partitions[p] = assignment.partitions[p]
-        self.create_partitions([TopicPartition(topic, p) for p in added])
+        try:
+            self.create_partitions([TopicPartition(topic, p) for p in added])
+        except SESSION_GONE:
+            for p in added:             # cut short: the re-run must find these partitions new again
+                meta.partitions.pop(p, None)
+                self.states.pop(TopicPartition(topic, p), None)
+            raise
 
     # ------------------------------------------------------------------ ISR notifications (§2.6)
     def on_isr_notifications(self) -> None:

@@ -12,13 +12,15 @@
   topic is not deferred (marking ineligible only affects topics already queued); the
   reassignment is abandoned and its admin-node entry stays until the controller changes. A
   controller that takes over and finds both waits for the reassignment to finish.
+* A deletion cut short by a lost connection is started again when the session answers (the
+  ``delete_topics`` event resumes every queued topic, as 2.4.1's ``enqueueTopicsForDeletion`` does).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from kafka_sim.zk_io import Op
+from kafka_sim.zk_io import SESSION_GONE, Op
 from kafka_zk import paths
 from kafka_zk.codecs import TopicPartition
 
@@ -61,13 +63,12 @@ class DeletionMixin:
         if not self.engine.spec.delete_topic_enable:
             self._delete_markers(markers)
             return
-        new = markers - self.to_delete
-        if not new:
-            return
         # (2.4.1: "mark ineligible if a reassignment is in progress" runs before the topic is
-        # queued, so it has no effect; the deletion goes ahead.)
-        self.to_delete |= new
-        self.resume_deletions()
+        # queued, so it has no effect; the deletion goes ahead.) enqueueTopicsForDeletion resumes
+        # deletions whether or not a marker is new: what a lost connection cut short starts again.
+        self.to_delete |= markers
+        if markers:
+            self.resume_deletions()
 
     def resume_deletions(self: "Controller") -> None:
         for t in sorted(self.to_delete):
@@ -79,6 +80,16 @@ class DeletionMixin:
         """onTopicDeletion (or the retry for replicas that were ineligible): live replicas not
         yet deleted go offline (ISR writes) and are deleted; dead ones make the topic wait."""
         self.deletion_started.add(topic)
+        try:
+            self._delete_topic(topic)
+        except SESSION_GONE:
+            # cut short by a lost connection: not started for the re-run (the delete_topics event
+            # when the session answers), which redoes what ZooKeeper did not see (the ISR writes
+            # re-read their states, the deletes of gone znodes answer NONODE)
+            self.deletion_started.discard(topic)
+            raise
+
+    def _delete_topic(self: "Controller", topic: str) -> None:
         live = self.live_set()
         tps = self.tps(topic)
         for tp in tps:

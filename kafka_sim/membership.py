@@ -11,6 +11,9 @@ controlled shutdown.
 * Bounced broker (same id, new czxid): failure then startup.
 * Controlled shutdown: leaderships moved with the controlled-shutdown strategy (RF 1 and
   deleting topics skipped), then it leaves the ISRs where it follows.
+
+A broker change cut short by a lost connection leaves the controller's list of live brokers as it
+was, so the re-run (when the session answers) sees the same new, dead or bounced brokers.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafka_sim import elections
+from kafka_sim.zk_io import SESSION_GONE
 from kafka_zk import paths
 
 if TYPE_CHECKING:
@@ -33,17 +37,25 @@ class MembershipMixin:
         new = sorted(set(current) - set(self.live))
         dead = sorted(set(self.live) - set(current))
         bounced = sorted(b for b in current if b in self.live and current[b] != self.live[b])
+        before = self.live
         self.live = dict(current)          # a copy: a bounce pops from it below and reads current
-        if new:
-            self.on_broker_startup(new)
-        if bounced:
-            for b in bounced:
-                self.live.pop(b)
-            self.on_broker_failure(bounced)
-            self.live.update({b: current[b] for b in bounced})
-            self.on_broker_startup(bounced)
-        if dead:
-            self.on_broker_failure(dead)
+        try:
+            if new:
+                self.on_broker_startup(new)
+            if bounced:
+                for b in bounced:
+                    self.live.pop(b)
+                self.on_broker_failure(bounced)
+                self.live.update({b: current[b] for b in bounced})
+                self.on_broker_startup(bounced)
+            if dead:
+                self.on_broker_failure(dead)
+        except SESSION_GONE:
+            # cut short by a lost connection: the event is run again when the session answers, and
+            # must find the same changes (every reaction re-reads the states it writes: redoing one
+            # that landed writes nothing)
+            self.live = before
+            raise
 
     def on_broker_failure(self: "Controller", dead: list[int]) -> None:
         self.shutting_down -= set(dead)

@@ -1,0 +1,103 @@
+"""The controller's other handlers when one of their writes is cut off in flight.
+
+A lost connection under a controller write gives the event up (Kafka's controller never sees
+one: its ZooKeeperClient sends the request again); the emulator runs the event again when the
+session answers (``Engine._retry_soon``, ``Controller.resync``). Running it again must redo what
+the cut write was part of: the handler's memory must not already say "done" for a write
+ZooKeeper never saw. Each test cuts one exact write (tests/kafka_sim/cut_write.py) and reads the
+end state from ZooKeeper with plain kazoo. The reassignment's own writes are pinned in
+tests/kafka_sim/test_zk_outage.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kazoo.exceptions import ConnectionLoss
+
+from tests.campaign.blip_proxy import BlipProxy
+from tests.kafka_sim.cut_write import cut_first_write
+from tests.kafka_sim.test_zk_outage import BROKERS, _cluster
+from tests.kafka_sim.zk_read import state, topic, wait_for
+
+
+def _cut_landed(seen: list, what: str) -> None:
+    wait_for(lambda: seen, timeout=60, what=what)
+    assert isinstance(seen[0], ConnectionLoss), f"the cut did not land on {what}: {seen[0]!r}"
+
+
+def test_a_broker_failure_whose_offline_election_is_cut_off_still_moves_the_leadership(
+        zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controller hears a broker die and its first state write (the offline election of a
+    partition the broker led) is cut: the re-run must see the broker as just dead again, not
+    find "no change" in its memory of live brokers and leave the partition led by a dead broker."""
+    proxy = BlipProxy((zk_server.host, zk_server.port))
+    cluster = _cluster(proxy.hosts + zk_chroot)
+    try:
+        ctrl = cluster.controller_id()
+        victim, other = [b for b in sorted(BROKERS) if b != ctrl][:2]
+        cluster.create_topics({"led": ({0: [victim, other]}, None, None)})
+        wait_for(lambda: state(zk, "led", 0) and sorted(state(zk, "led", 0)["isr"]) == sorted([victim, other]),
+                 what="the topic's ISR")
+        seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state")
+        cluster.kill_broker(victim)
+        _cut_landed(seen, "the offline election's state write")
+        wait_for(lambda: state(zk, "led", 0)["leader"] == other and state(zk, "led", 0)["isr"] == [other],
+                 timeout=60, what=f"leadership moved to {other}, {victim} out of the ISR")
+    finally:
+        cluster.stop()
+        proxy.close()
+
+
+#: the deletion's writes, each cut by one run: a replica going offline (its ISR write), the topic znode's delete
+DELETION_WRITES = {"offline": ("set", "/brokers/topics/doomed/partitions/0/state"),
+                   "complete": ("delete", "/brokers/topics/doomed")}
+
+
+@pytest.mark.parametrize("cut", list(DELETION_WRITES))
+def test_a_topic_deletion_cut_off_in_flight_still_deletes_the_topic(
+        cut: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deletion marker is acted on and one of the deletion's writes is cut: the re-run must
+    start the deletion again, not find the topic already queued and wait for ever."""
+    proxy = BlipProxy((zk_server.host, zk_server.port))
+    cluster = _cluster(proxy.hosts + zk_chroot)
+    try:
+        cluster.create_topics({"doomed": ({0: [1, 2]}, None, None), "kept": ({0: [2, 3]}, None, None)})
+        wait_for(lambda: state(zk, "doomed", 0) and sorted(state(zk, "doomed", 0)["isr"]) == [1, 2],
+                 what="the topic's ISR")
+        seen = cut_first_write(monkeypatch, proxy, *DELETION_WRITES[cut])
+        zk.create("/admin/delete_topics/doomed", b"", makepath=True)
+        _cut_landed(seen, f"the deletion's {cut} write")
+        wait_for(lambda: zk.exists("/brokers/topics/doomed") is None and zk.get_children("/admin/delete_topics") == [],
+                 timeout=60, what="the deletion to finish")
+        assert zk.exists("/brokers/topics/kept/partitions/0/state") is not None
+    finally:
+        cluster.stop()
+        proxy.close()
+
+
+def test_a_topic_created_by_hand_whose_first_leader_write_is_cut_off_still_gets_its_leader(
+        zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A topic znode written as ``kafka-topics.sh --zookeeper`` does, then a new partition added
+    to it the same way: each time the controller's state create is cut. The re-run must create
+    the partition's state, not find the topic (or partition) already known and do nothing."""
+    proxy = BlipProxy((zk_server.host, zk_server.port))
+    cluster = _cluster(proxy.hosts + zk_chroot)
+    try:
+        seen = cut_first_write(monkeypatch, proxy, "create", "/brokers/topics/fresh/partitions/0/state")
+        zk.create("/brokers/topics/fresh", json.dumps({"version": 1, "partitions": {"0": [1, 2]}}).encode(),
+                  makepath=True)
+        _cut_landed(seen, "the new topic's state create")
+        wait_for(lambda: state(zk, "fresh", 0) and state(zk, "fresh", 0)["leader"] == 1, timeout=60,
+                 what="the new topic's leader")
+        monkeypatch.undo()
+        seen = cut_first_write(monkeypatch, proxy, "create", "/brokers/topics/fresh/partitions/1/state")
+        zk.set("/brokers/topics/fresh", json.dumps({"version": 1, "partitions": {"0": [1, 2], "1": [2, 3]}}).encode())
+        _cut_landed(seen, "the added partition's state create")
+        wait_for(lambda: state(zk, "fresh", 1) and state(zk, "fresh", 1)["leader"] == 2, timeout=60,
+                 what="the added partition's leader")
+        assert topic(zk, "fresh")["partitions"] == {"0": [1, 2], "1": [2, 3]}
+    finally:
+        cluster.stop()
+        proxy.close()
