@@ -175,7 +175,9 @@ class SimBroker:
         see whether ``/controller`` is still there, and let our controller catch up."""
         self.engine.history("broker_reconnected", None, self.id)
         ctrl = self.engine.controller
-        if ctrl is not None and ctrl.id == self.id:    # first: nothing else may keep it from catching up
+        if ctrl is not None and ctrl.id == self.id and not ctrl.loaded:
+            self.engine.redo_failover(ctrl)            # its failover was cut short: all of it again
+        elif ctrl is not None and ctrl.id == self.id:  # first: nothing else may keep it from catching up
             found = ctrl.resync()
             self.engine.history("controller_resync", None, self.id,
                                 detail="admin nodes found: " + (", ".join(found) or "none"))

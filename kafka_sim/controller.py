@@ -90,6 +90,7 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         self._armed: set[tuple] = set()                      # (kind, key) of watches set, not fired
         self._node_cache: tuple[int, object] | None = None   # (mzxid, parsed reassignment node)
         self._node_frags: tuple[object, list[bytes], list[tuple[str, int]]] | None = None   # (that node, its entries' JSON, keys)
+        self.loaded = False          # failover() ran to its end (a lost connection can cut it short)
 
     # ------------------------------------------------------------------ watches
     def watcher(self, kind: str, key: object = None, on: tuple[str, ...] = ()) -> Callable:
@@ -333,6 +334,7 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         self.resume_reassignments()
         self.resume_deletions()
         self.process_preferred_node()
+        self.loaded = True
 
     def _read_brokers(self, ids: list[str]) -> dict[int, int]:
         pending = [(int(i), self.zk.exists_async(paths.broker(int(i)))) for i in ids if i.isdigit()]

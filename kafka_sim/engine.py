@@ -390,15 +390,27 @@ class Engine:
                     return
                 continue
             self.wanted_controller = None
-            self.reads.clear()                   # a failover reads everything from ZooKeeper
             self.controller_epoch = epoch + 1
-            self.controller = Controller(self, b, epoch + 1, version)
             self.history("controller_elected", None, b, detail=f"epoch={epoch + 1}")
-            ctrl = self.controller
-            ctrl.failover()
-            if self.spec.auto_leader_rebalance:     # docs/zookeeper.md §2.1 step 9: after 5 s, then every 300 s
-                self.at(self.model.now + AUTO_REBALANCE_FIRST_DELAY, lambda: self._auto_rebalance(ctrl))
+            self._take_office(b, epoch + 1, version)
             return
+
+    def _take_office(self, broker_id: int, epoch: int, epoch_zk_version: int) -> None:
+        """A fresh controller for ``broker_id`` (it holds ``/controller``) and its failover. A lost
+        connection cuts the failover short (raised): the controller stays, not loaded
+        (``Controller.loaded``), until :meth:`redo_failover` runs it again from the start — Kafka's
+        failover sends each request again until the session answers."""
+        self.reads.clear()                       # a failover reads everything from ZooKeeper
+        self.controller = ctrl = Controller(self, broker_id, epoch, epoch_zk_version)
+        ctrl.failover()
+        if self.spec.auto_leader_rebalance:     # docs/zookeeper.md §2.1 step 9: after 5 s, then every 300 s
+            self.at(self.model.now + AUTO_REBALANCE_FIRST_DELAY, lambda: self._auto_rebalance(ctrl))
+
+    def redo_failover(self, ctrl: Controller) -> None:
+        """The session of ``ctrl`` (a controller whose failover a lost connection cut short)
+        answers again: a fresh controller of the same epoch loads everything and acts on it."""
+        self.history("controller_failover_redone", None, ctrl.id, detail=f"epoch={ctrl.epoch}")
+        self._take_office(ctrl.id, ctrl.epoch, ctrl.fenced.epoch_zk_version)
 
     def _auto_rebalance(self, ctrl: Controller) -> None:
         if ctrl is not self.controller:

@@ -101,3 +101,29 @@ def test_a_topic_created_by_hand_whose_first_leader_write_is_cut_off_still_gets_
     finally:
         cluster.stop()
         proxy.close()
+
+
+def test_a_failover_cut_off_in_flight_is_run_again_and_elects_the_dead_controllers_partitions(
+        zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controller's broker dies; the new controller's failover elects a leader for the
+    partition the dead broker led, and that state write is cut. Kafka's failover sends it again;
+    the emulator's must load and act again when the session answers, not keep a half-loaded
+    controller whose memory already says the dead broker is gone and the partition is seen."""
+    proxy = BlipProxy((zk_server.host, zk_server.port))
+    cluster = _cluster(proxy.hosts + zk_chroot)
+    try:
+        ctrl = cluster.controller_id()
+        other = min(b for b in BROKERS if b != ctrl)
+        cluster.create_topics({"led": ({0: [ctrl, other]}, None, None)})
+        wait_for(lambda: state(zk, "led", 0) and sorted(state(zk, "led", 0)["isr"]) == sorted([ctrl, other]),
+                 what="the topic's ISR")
+        seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state")
+        cluster.kill_broker(ctrl)
+        _cut_landed(seen, "the failover's offline election")
+        wait_for(lambda: state(zk, "led", 0)["leader"] == other, timeout=60,
+                 what=f"leadership moved to {other} after the failover")
+        assert cluster.controller_id() != ctrl
+        assert [e.broker for e in cluster.history() if e.kind == "controller_failover_redone"] == [cluster.controller_id()]
+    finally:
+        cluster.stop()
+        proxy.close()
