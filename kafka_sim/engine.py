@@ -424,13 +424,20 @@ class Engine:
 
     def apply_topic_config(self, topic: str, seq: int, client) -> None:
         """A ``topics/<t>`` notification: throttled-replica lists; unclean election trigger."""
-        if self.topic_config_seq.get(topic, -1) >= seq:
+        before = self.topic_config_seq.get(topic, -1)
+        if before >= seq:
             return
         self.topic_config_seq[topic] = seq
-        self.load_topic_config(topic, client)
-        ctrl = self.controller
-        if ctrl is not None and topic in ctrl.topics and ctrl.unclean_allowed(topic):
-            ctrl.elect_offline_and_new(only=ctrl.tps(topic))
+        try:
+            self.load_topic_config(topic, client)
+            ctrl = self.controller
+            if ctrl is not None and topic in ctrl.topics and ctrl.unclean_allowed(topic):
+                ctrl.elect_offline_and_new(only=ctrl.tps(topic))
+        except zk_io.SESSION_GONE:
+            # cut short: not applied, so the broker that reads the notification again when its
+            # session answers (its own last sequence number did not move) applies it again
+            self.topic_config_seq[topic] = before
+            raise
 
     def load_topic_config(self, topic: str, client) -> None:
         self.wire.topic_config_changed(topic)

@@ -20,6 +20,7 @@ from tests.campaign.blip_proxy import BlipProxy
 from tests.kafka_sim.cut_write import cut_first_write
 from tests.kafka_sim.test_zk_outage import BROKERS, _cluster
 from tests.kafka_sim.zk_read import state, topic, wait_for
+from tests.zk_helpers import set_config_by_hand
 
 
 def _cut_landed(seen: list, what: str) -> None:
@@ -124,6 +125,33 @@ def test_a_failover_cut_off_in_flight_is_run_again_and_elects_the_dead_controlle
                  what=f"leadership moved to {other} after the failover")
         assert cluster.controller_id() != ctrl
         assert [e.broker for e in cluster.history() if e.kind == "controller_failover_redone"] == [cluster.controller_id()]
+    finally:
+        cluster.stop()
+        proxy.close()
+
+
+def test_an_unclean_election_enabled_by_config_and_cut_off_in_flight_still_elects(
+        zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A partition without a live ISR member; ``unclean.leader.election.enable=true`` set by hand
+    on its topic, and the controller's election write it triggers is cut. The notification is
+    read again when the sessions answer: it must be applied again, not found already seen."""
+    proxy = BlipProxy((zk_server.host, zk_server.port))
+    cluster = _cluster(proxy.hosts + zk_chroot)
+    try:
+        ctrl = cluster.controller_id()
+        leader, follower = [b for b in sorted(BROKERS) if b != ctrl][:2]
+        cluster.create_topics({"u": ({0: [leader, follower]}, {0: 1000}, None)})
+        wait_for(lambda: state(zk, "u", 0) and sorted(state(zk, "u", 0)["isr"]) == sorted([leader, follower]),
+                 what="the topic's ISR")
+        cluster.stall_replica("u", 0, follower)
+        wait_for(lambda: state(zk, "u", 0)["isr"] == [leader], timeout=60, what="the follower dropped")
+        cluster.kill_broker(leader)
+        wait_for(lambda: state(zk, "u", 0)["leader"] == -1, timeout=60, what="no eligible leader")
+        seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/u/partitions/0/state")
+        set_config_by_hand(zk, "topics/u", {"unclean.leader.election.enable": "true"})
+        _cut_landed(seen, "the unclean election's state write")
+        wait_for(lambda: state(zk, "u", 0)["leader"] == follower, timeout=60, what="the unclean leader")
+        assert state(zk, "u", 0)["isr"] == [follower]
     finally:
         cluster.stop()
         proxy.close()
