@@ -431,7 +431,10 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
     def on_topics_change(self) -> None:
         names = set(self.zk.get_children(paths.BROKER_TOPICS, watch=self.watcher("topics")))
         for gone in sorted(set(self.topics) - names):
-            self.forget_topic(gone)
+            if gone in self.to_delete:
+                self.topic_gone(gone)        # a deletion whose writes landed, their replies lost
+            else:
+                self.forget_topic(gone)
         known = set(self.topics)
         try:
             added = self._load_topics(sorted(names - known))

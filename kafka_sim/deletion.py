@@ -13,7 +13,8 @@
   reassignment is abandoned and its admin-node entry stays until the controller changes. A
   controller that takes over and finds both waits for the reassignment to finish.
 * A deletion cut short by a lost connection is started again when the session answers (the
-  ``delete_topics`` event resumes every queued topic, as 2.4.1's ``enqueueTopicsForDeletion`` does).
+  ``delete_topics`` event resumes every queued topic, as 2.4.1's ``enqueueTopicsForDeletion`` does);
+  one whose last writes landed (their replies lost) is finished when the topic is seen gone.
 """
 
 from __future__ import annotations
@@ -134,7 +135,14 @@ class DeletionMixin:
                 self.engine.state_log.replicas_deleted(self.id, self.epoch, now, tp, self.replicas(tp), live)
                 self.engine.state_log.partition_deleted(self.id, self.epoch, now, tp, live)
         self.fenced.write_many(ops)
-        for tp in tps:
+        self.topic_gone(topic)
+
+    def topic_gone(self: "Controller", topic: str) -> None:
+        """The end of a deletion: the topic's znodes are gone, the controller forgets it. Also
+        when a topic queued for deletion is seen gone (:meth:`Controller.on_topics_change`): the
+        deletion's writes landed but a lost connection cut their replies, so the re-run finds no
+        marker to resume from."""
+        for tp in self.tps(topic):
             self.engine.model.remove(tp)
         self.forget_topic(topic)
         self.to_delete.discard(topic)

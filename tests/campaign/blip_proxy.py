@@ -7,7 +7,8 @@ at once) for ``seconds``; kazoo reconnects to the same session afterwards if the
 than its session timeout, and gets a new session (the old one expired) if it is longer.
 :meth:`BlipProxy.hold` stops forwarding (what arrives is kept, see :attr:`held_requests`) until
 the next blip drops it: a request cut off in flight, never seen by the server, for a test that
-needs the cut to land on one exact request.
+needs the cut to land on one exact request. ``hold(replies_only=True)`` forwards the requests and
+keeps the replies (:meth:`answered`): the server did the request, its client never hears so.
 
 Failure: a forwarding error closes that connection only; ``close()`` stops everything.
 """
@@ -34,9 +35,14 @@ class BlipProxy:
         self._socks: set[socket.socket] = set()
         self._down_until = 0.0
         self._closed = False
-        self._forwarding = threading.Event()
+        self._forwarding = threading.Event()       # requests flow to the server
         self._forwarding.set()
+        self._replying = threading.Event()          # replies flow to the clients
+        self._replying.set()
         self._held: list[bytes] = []
+        self._sent_while_held: list[tuple[int, int, int]] = []     # (connection, xid, opcode)
+        self._held_replies: list[tuple[int, bytes]] = []           # (connection, bytes)
+        self._conns = 0
         self.cuts = 0
         threading.Thread(target=self._accept, daemon=True, name="blip-accept").start()
 
@@ -54,27 +60,33 @@ class BlipProxy:
         for s in socks:
             _close(s)
         self._forwarding.set()
+        self._replying.set()
 
-    def hold(self) -> None:
-        """Stop forwarding, both ways: bytes that arrive are kept (not sent on) until a blip."""
+    def hold(self, replies_only: bool = False) -> None:
+        """Stop forwarding, both ways (or the replies only): bytes that arrive are kept (not sent
+        on) until a blip."""
         with self._lock:
-            self._held = []
-        self._forwarding.clear()
+            self._held, self._sent_while_held, self._held_replies = [], [], []
+        self._replying.clear()
+        if not replies_only:
+            self._forwarding.clear()
 
     def held_requests(self) -> list[tuple[int, int]]:
         """``(xid, opcode)`` of each whole client request kept since :meth:`hold` (ZooKeeper's
         framing: a 4-byte length, then xid and opcode; a connect request has neither)."""
         with self._lock:
             chunks = list(self._held)
-        out = []
-        for data in chunks:
-            i = 0
-            while i + 12 <= len(data):
-                (length,) = struct.unpack_from(">i", data, i)
-                xid, opcode = struct.unpack_from(">ii", data, i + 4)
-                out.append((xid, opcode))
-                i += 4 + length
-        return out
+        return [frame for data in chunks for frame in _frames(data)]
+
+    def answered(self, opcode: int) -> bool:
+        """Since ``hold(replies_only=True)``: the first request of ``opcode`` sent on to the
+        server has its reply kept here (a reply starts with the request's xid)."""
+        with self._lock:
+            sent = next((r for r in self._sent_while_held if r[2] == opcode), None)
+            replies = list(self._held_replies)
+        if sent is None:
+            return False
+        return any(conn == sent[0] and xid == sent[1] for conn, data in replies for xid, _ in _frames(data))
 
     def close(self) -> None:
         self._closed = True
@@ -98,22 +110,28 @@ class BlipProxy:
                 continue
             with self._lock:
                 self._socks.update((client, upstream))
+                self._conns += 1
+                conn = self._conns
             for a, b, up in ((client, upstream, True), (upstream, client, False)):
-                threading.Thread(target=self._pipe, args=(a, b, up), daemon=True, name="blip-pipe").start()
+                threading.Thread(target=self._pipe, args=(a, b, up, conn), daemon=True, name="blip-pipe").start()
 
-    def _pipe(self, src: socket.socket, dst: socket.socket, to_server: bool) -> None:
+    def _pipe(self, src: socket.socket, dst: socket.socket, to_server: bool, conn: int) -> None:
+        gate = self._forwarding if to_server else self._replying
         try:
             while True:
                 data = src.recv(65536)
                 if not data:
                     break
-                if not self._forwarding.is_set():
-                    if to_server:
-                        with self._lock:
-                            self._held.append(data)
-                    self._forwarding.wait()
+                if not gate.is_set():
+                    with self._lock:
+                        (self._held if to_server else self._held_replies).append(
+                            data if to_server else (conn, data))
+                    gate.wait()
                     if dst.fileno() < 0:         # the blip that ended the hold closed it: dropped
                         break
+                elif to_server and not self._replying.is_set():
+                    with self._lock:
+                        self._sent_while_held.extend((conn, xid, op) for xid, op in _frames(data))
                 dst.sendall(data)
         except OSError:
             pass
@@ -123,6 +141,17 @@ class BlipProxy:
                 self._socks.discard(dst)
             _close(src)
             _close(dst)
+
+
+def _frames(data: bytes) -> list[tuple[int, int]]:
+    """The first two ints of each whole frame in ``data`` (a 4-byte length, then the frame): a
+    request's xid and opcode, or a reply's xid and the high half of its zxid."""
+    out, i = [], 0
+    while i + 12 <= len(data):
+        (length,) = struct.unpack_from(">i", data, i)
+        out.append(struct.unpack_from(">ii", data, i + 4))
+        i += 4 + length
+    return out
 
 
 def _close(sock: socket.socket) -> None:

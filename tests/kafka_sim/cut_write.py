@@ -4,7 +4,9 @@ The first fenced write (``Fenced.write``) or pipelined batch (``Fenced.write_man
 emulator's controller that holds an op of ``kind`` at ``path`` (the ``nth`` such, counting from 0)
 is sent while the loopback proxy holds every byte (:meth:`BlipProxy.hold`); once the request sits
 in the proxy, a blip cuts every connection: ZooKeeper never sees the write, kazoo answers
-ConnectionLoss, the sessions survive (the blip is shorter than their timeout). Kafka's
+ConnectionLoss, the sessions survive (the blip is shorter than their timeout). With
+``lost="reply"`` the proxy forwards the request and keeps the reply: ZooKeeper did the write (a
+pipelined batch: its first multi at least), the controller hears ConnectionLoss all the same. Kafka's
 controller never sees that (its ZooKeeperClient sends the request again); the emulator's gives
 the event up and runs it again when the session answers.
 
@@ -27,8 +29,11 @@ MULTI = 14      # ZooKeeper's opcode for a multi: every controller write is one 
 
 
 def cut_first_write(monkeypatch: pytest.MonkeyPatch, proxy: BlipProxy, kind: str, path: str,
-                    nth: int = 0, blip_s: float = 1.0) -> list[Any]:
-    """Patch the controller's write path so that write (or the batch holding it) is cut off."""
+                    nth: int = 0, blip_s: float = 1.0, lost: str = "request") -> list[Any]:
+    """Patch the controller's write path so that write (or the batch holding it) is cut off:
+    its request (``lost="request"``) or its reply (``"reply"``) lost."""
+    if lost not in ("request", "reply"):
+        raise ValueError(f"lost={lost!r}: 'request' or 'reply'")
     real_write, real_many = Fenced.write, Fenced.write_many
     seen: list[Any] = []
     passed: list[Op] = []
@@ -42,11 +47,16 @@ def cut_first_write(monkeypatch: pytest.MonkeyPatch, proxy: BlipProxy, kind: str
         return True
 
     def cut(send):
-        proxy.hold()                 # the write reaches the proxy and goes no further
+        proxy.hold(replies_only=lost == "reply")   # the request (or its reply) goes no further
+
+        def held() -> bool:
+            if lost == "reply":
+                return proxy.answered(MULTI)
+            return any(code == MULTI for _, code in proxy.held_requests())
 
         def cut_when_held() -> None:
             deadline = time.monotonic() + 20
-            while not any(code == MULTI for _, code in proxy.held_requests()) and time.monotonic() < deadline:
+            while not held() and time.monotonic() < deadline:
                 time.sleep(0.005)
             proxy.blip(blip_s)
         threading.Thread(target=cut_when_held, daemon=True).start()

@@ -19,17 +19,35 @@ from kazoo.exceptions import ConnectionLoss
 from tests.campaign.blip_proxy import BlipProxy
 from tests.kafka_sim.cut_write import cut_first_write
 from tests.kafka_sim.test_zk_outage import BROKERS, _cluster
-from tests.kafka_sim.zk_read import state, topic, wait_for
+from tests.kafka_sim.zk_read import create_json, state, topic, wait_for
 from tests.zk_helpers import set_config_by_hand
 
 
-def _cut_landed(seen: list, what: str) -> None:
+#: what the cut loses: the request (ZooKeeper never saw the write) or its reply (ZooKeeper did it)
+LOST = ["request", "reply"]
+
+
+#: what the controller's broker records when its session answers after the cut (the re-run)
+CAUGHT_UP = ("controller_resync", "controller_failover_redone")
+
+
+def _caught_up(cluster) -> int:
+    return sum(e.kind in CAUGHT_UP for e in cluster.history())
+
+
+def _cut_landed(seen: list, what: str, cluster, before: int) -> None:
+    """The cut landed on the write, then the controller caught up (``before``: :func:`_caught_up`
+    ahead of the cut) and went idle: with the reply lost, ZooKeeper already holds what the write
+    wrote, and the test's assertions must see what the re-run left."""
     wait_for(lambda: seen, timeout=60, what=what)
     assert isinstance(seen[0], ConnectionLoss), f"the cut did not land on {what}: {seen[0]!r}"
+    wait_for(lambda: _caught_up(cluster) > before, timeout=60, what="the controller caught up after the cut")
+    assert cluster.wait_idle(60), "the controller did not go idle after the cut"
 
 
+@pytest.mark.parametrize("lost", LOST)
 def test_a_broker_failure_whose_offline_election_is_cut_off_still_moves_the_leadership(
-        zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+        lost: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
     """The controller hears a broker die and its first state write (the offline election of a
     partition the broker led) is cut: the re-run must see the broker as just dead again, not
     find "no change" in its memory of live brokers and leave the partition led by a dead broker."""
@@ -41,9 +59,10 @@ def test_a_broker_failure_whose_offline_election_is_cut_off_still_moves_the_lead
         cluster.create_topics({"led": ({0: [victim, other]}, None, None)})
         wait_for(lambda: state(zk, "led", 0) and sorted(state(zk, "led", 0)["isr"]) == sorted([victim, other]),
                  what="the topic's ISR")
-        seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state")
+        before = _caught_up(cluster)
+        seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state", lost=lost)
         cluster.kill_broker(victim)
-        _cut_landed(seen, "the offline election's state write")
+        _cut_landed(seen, "the offline election's state write", cluster, before)
         wait_for(lambda: state(zk, "led", 0)["leader"] == other and state(zk, "led", 0)["isr"] == [other],
                  timeout=60, what=f"leadership moved to {other}, {victim} out of the ISR")
     finally:
@@ -57,8 +76,9 @@ DELETION_WRITES = {"offline": ("set", "/brokers/topics/doomed/partitions/0/state
 
 
 @pytest.mark.parametrize("cut", list(DELETION_WRITES))
+@pytest.mark.parametrize("lost", LOST)
 def test_a_topic_deletion_cut_off_in_flight_still_deletes_the_topic(
-        cut: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+        cut: str, lost: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
     """A deletion marker is acted on and one of the deletion's writes is cut: the re-run must
     start the deletion again, not find the topic already queued and wait for ever."""
     proxy = BlipProxy((zk_server.host, zk_server.port))
@@ -67,35 +87,43 @@ def test_a_topic_deletion_cut_off_in_flight_still_deletes_the_topic(
         cluster.create_topics({"doomed": ({0: [1, 2]}, None, None), "kept": ({0: [2, 3]}, None, None)})
         wait_for(lambda: state(zk, "doomed", 0) and sorted(state(zk, "doomed", 0)["isr"]) == [1, 2],
                  what="the topic's ISR")
-        seen = cut_first_write(monkeypatch, proxy, *DELETION_WRITES[cut])
+        before = _caught_up(cluster)
+        seen = cut_first_write(monkeypatch, proxy, *DELETION_WRITES[cut], lost=lost)
         zk.create("/admin/delete_topics/doomed", b"", makepath=True)
-        _cut_landed(seen, f"the deletion's {cut} write")
+        _cut_landed(seen, f"the deletion's {cut} write", cluster, before)
         wait_for(lambda: zk.exists("/brokers/topics/doomed") is None and zk.get_children("/admin/delete_topics") == [],
                  timeout=60, what="the deletion to finish")
         assert zk.exists("/brokers/topics/kept/partitions/0/state") is not None
+        # nothing of it is left in the controller: the same name created again gets a leader
+        create_json(zk, "/brokers/topics/doomed", {"version": 1, "partitions": {"0": [2, 3]}})
+        wait_for(lambda: state(zk, "doomed", 0) and state(zk, "doomed", 0)["leader"] == 2, timeout=60,
+                 what="the topic created again to get its leader")
     finally:
         cluster.stop()
         proxy.close()
 
 
+@pytest.mark.parametrize("lost", LOST)
 def test_a_topic_created_by_hand_whose_first_leader_write_is_cut_off_still_gets_its_leader(
-        zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+        lost: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
     """A topic znode written as ``kafka-topics.sh --zookeeper`` does, then a new partition added
     to it the same way: each time the controller's state create is cut. The re-run must create
     the partition's state, not find the topic (or partition) already known and do nothing."""
     proxy = BlipProxy((zk_server.host, zk_server.port))
     cluster = _cluster(proxy.hosts + zk_chroot)
     try:
-        seen = cut_first_write(monkeypatch, proxy, "create", "/brokers/topics/fresh/partitions/0/state")
+        before = _caught_up(cluster)
+        seen = cut_first_write(monkeypatch, proxy, "create", "/brokers/topics/fresh/partitions/0/state", lost=lost)
         zk.create("/brokers/topics/fresh", json.dumps({"version": 1, "partitions": {"0": [1, 2]}}).encode(),
                   makepath=True)
-        _cut_landed(seen, "the new topic's state create")
+        _cut_landed(seen, "the new topic's state create", cluster, before)
         wait_for(lambda: state(zk, "fresh", 0) and state(zk, "fresh", 0)["leader"] == 1, timeout=60,
                  what="the new topic's leader")
         monkeypatch.undo()
-        seen = cut_first_write(monkeypatch, proxy, "create", "/brokers/topics/fresh/partitions/1/state")
+        before = _caught_up(cluster)
+        seen = cut_first_write(monkeypatch, proxy, "create", "/brokers/topics/fresh/partitions/1/state", lost=lost)
         zk.set("/brokers/topics/fresh", json.dumps({"version": 1, "partitions": {"0": [1, 2], "1": [2, 3]}}).encode())
-        _cut_landed(seen, "the added partition's state create")
+        _cut_landed(seen, "the added partition's state create", cluster, before)
         wait_for(lambda: state(zk, "fresh", 1) and state(zk, "fresh", 1)["leader"] == 2, timeout=60,
                  what="the added partition's leader")
         assert topic(zk, "fresh")["partitions"] == {"0": [1, 2], "1": [2, 3]}
@@ -104,8 +132,9 @@ def test_a_topic_created_by_hand_whose_first_leader_write_is_cut_off_still_gets_
         proxy.close()
 
 
+@pytest.mark.parametrize("lost", LOST)
 def test_a_failover_cut_off_in_flight_is_run_again_and_elects_the_dead_controllers_partitions(
-        zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+        lost: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
     """The controller's broker dies; the new controller's failover elects a leader for the
     partition the dead broker led, and that state write is cut. Kafka's failover sends it again;
     the emulator's must load and act again when the session answers, not keep a half-loaded
@@ -118,20 +147,23 @@ def test_a_failover_cut_off_in_flight_is_run_again_and_elects_the_dead_controlle
         cluster.create_topics({"led": ({0: [ctrl, other]}, None, None)})
         wait_for(lambda: state(zk, "led", 0) and sorted(state(zk, "led", 0)["isr"]) == sorted([ctrl, other]),
                  what="the topic's ISR")
-        seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state")
+        before = _caught_up(cluster)
+        seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state", lost=lost)
         cluster.kill_broker(ctrl)
-        _cut_landed(seen, "the failover's offline election")
+        _cut_landed(seen, "the failover's offline election", cluster, before)
         wait_for(lambda: state(zk, "led", 0)["leader"] == other, timeout=60,
                  what=f"leadership moved to {other} after the failover")
         assert cluster.controller_id() != ctrl
-        assert [e.broker for e in cluster.history() if e.kind == "controller_failover_redone"] == [cluster.controller_id()]
+        redone = [e.broker for e in cluster.history() if e.kind == "controller_failover_redone"]
+        assert redone == [cluster.controller_id()]
     finally:
         cluster.stop()
         proxy.close()
 
 
+@pytest.mark.parametrize("lost", LOST)
 def test_an_unclean_election_enabled_by_config_and_cut_off_in_flight_still_elects(
-        zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+        lost: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
     """A partition without a live ISR member; ``unclean.leader.election.enable=true`` set by hand
     on its topic, and the controller's election write it triggers is cut. The notification is
     read again when the sessions answer: it must be applied again, not found already seen."""
@@ -147,9 +179,10 @@ def test_an_unclean_election_enabled_by_config_and_cut_off_in_flight_still_elect
         wait_for(lambda: state(zk, "u", 0)["isr"] == [leader], timeout=60, what="the follower dropped")
         cluster.kill_broker(leader)
         wait_for(lambda: state(zk, "u", 0)["leader"] == -1, timeout=60, what="no eligible leader")
-        seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/u/partitions/0/state")
+        before = _caught_up(cluster)
+        seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/u/partitions/0/state", lost=lost)
         set_config_by_hand(zk, "topics/u", {"unclean.leader.election.enable": "true"})
-        _cut_landed(seen, "the unclean election's state write")
+        _cut_landed(seen, "the unclean election's state write", cluster, before)
         wait_for(lambda: state(zk, "u", 0)["leader"] == follower, timeout=60, what="the unclean leader")
         assert state(zk, "u", 0)["isr"] == [follower]
     finally:
