@@ -26,6 +26,25 @@ from kafka_sim.zk_io import Fenced, Op
 from tests.campaign.blip_proxy import BlipProxy
 
 MULTI = 14      # ZooKeeper's opcode for a multi: every controller write is one ([check epoch, op])
+#: what the controller's broker records when its session answers after a cut (the re-run)
+CAUGHT_UP = ("controller_resync", "controller_failover_redone")
+
+
+def caught_up(cluster: Any) -> int:
+    """How many times a controller caught up after a cut so far (count it before the cut)."""
+    return sum(e.kind in CAUGHT_UP for e in cluster.history())
+
+
+def wait_caught_up(cluster: Any, before: int, timeout: float = 60.0) -> None:
+    """Until the controller caught up after the cut (``before``: :func:`caught_up` ahead of it)
+    and went idle: with the reply lost, ZooKeeper holds what the write wrote at once, and a
+    test's assertions must see what the re-run left."""
+    deadline = time.monotonic() + timeout
+    while caught_up(cluster) <= before:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the controller did not catch up within {timeout}s after the cut")
+        time.sleep(0.02)
+    assert cluster.wait_idle(timeout), "the controller did not go idle after the cut"
 
 
 def cut_first_write(monkeypatch: pytest.MonkeyPatch, proxy: BlipProxy, kind: str, path: str,

@@ -24,7 +24,7 @@ from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_sim.timeline import move_spans
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from tests.campaign.blip_proxy import BlipProxy
-from tests.kafka_sim.cut_write import cut_first_write
+from tests.kafka_sim.cut_write import caught_up, cut_first_write, wait_caught_up
 from tests.kafka_sim.zk_read import create_json, state, topic, wait_for
 
 BROKERS = {1: "a", 2: "b", 3: "c"}
@@ -162,10 +162,11 @@ MOVE_WRITES = {"start": ("set", "/brokers/topics/moving", 0), "complete": ("set"
 
 
 @pytest.mark.parametrize("cut", list(MOVE_WRITES))
+@pytest.mark.parametrize("lost", ["request", "reply"])
 def test_a_connection_lost_under_a_controller_write_of_a_move_runs_the_step_again_not_drops_it(
-        cut: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One controller write of a move is cut off in flight: ZooKeeper never sees it and kazoo
-    answers ConnectionLoss. Kafka's controller would send it again on the same session; the
+        cut: str, lost: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One controller write of a move is cut off in flight: ZooKeeper never sees it (or does it
+    and its reply is lost) and kazoo answers ConnectionLoss. Kafka's controller would send it again on the same session; the
     emulator's runs the event again when the session answers, from the partition as ZooKeeper has
     it. Seen in the fault campaign (seed 269, zk_outage_6, the "start" write): the controller took
     the cut for this partition's failure, removed its entry from the node and kept the new
@@ -177,11 +178,13 @@ def test_a_connection_lost_under_a_controller_write_of_a_move_runs_the_step_agai
         cluster.create_topics({"moving": ({0: [1, 2]}, {0: 1000}, None)})
         wait_for(lambda: state(zk, "moving", 0) and sorted(state(zk, "moving", 0)["isr"]) == [1, 2],
                  what="the topic's ISR")
-        seen = cut_first_write(monkeypatch, proxy, kind, path, nth)
+        before = caught_up(cluster)
+        seen = cut_first_write(monkeypatch, proxy, kind, path, nth, lost=lost)
         create_json(zk, "/admin/reassign_partitions",
                     {"version": 1, "partitions": [{"topic": "moving", "partition": 0, "replicas": [2, 3]}]})
         wait_for(lambda: seen, timeout=60, what=f"the controller's {kind} of {path}")
         assert isinstance(seen[0], ConnectionLoss), f"the cut did not land on the write: {seen[0]!r}"
+        wait_caught_up(cluster, before)
         wait_for(lambda: zk.exists("/admin/reassign_partitions") is None
                  and topic(zk, "moving")["partitions"]["0"] == [2, 3], timeout=60, what="the move to finish")
         assert sorted(state(zk, "moving", 0)["isr"]) == [2, 3]

@@ -17,7 +17,7 @@ import pytest
 from kazoo.exceptions import ConnectionLoss
 
 from tests.campaign.blip_proxy import BlipProxy
-from tests.kafka_sim.cut_write import cut_first_write
+from tests.kafka_sim.cut_write import caught_up, cut_first_write, wait_caught_up
 from tests.kafka_sim.test_zk_outage import BROKERS, _cluster
 from tests.kafka_sim.zk_read import create_json, state, topic, wait_for
 from tests.zk_helpers import set_config_by_hand
@@ -27,22 +27,11 @@ from tests.zk_helpers import set_config_by_hand
 LOST = ["request", "reply"]
 
 
-#: what the controller's broker records when its session answers after the cut (the re-run)
-CAUGHT_UP = ("controller_resync", "controller_failover_redone")
-
-
-def _caught_up(cluster) -> int:
-    return sum(e.kind in CAUGHT_UP for e in cluster.history())
-
-
 def _cut_landed(seen: list, what: str, cluster, before: int) -> None:
-    """The cut landed on the write, then the controller caught up (``before``: :func:`_caught_up`
-    ahead of the cut) and went idle: with the reply lost, ZooKeeper already holds what the write
-    wrote, and the test's assertions must see what the re-run left."""
+    """The cut landed on the write, then the controller caught up and went idle."""
     wait_for(lambda: seen, timeout=60, what=what)
     assert isinstance(seen[0], ConnectionLoss), f"the cut did not land on {what}: {seen[0]!r}"
-    wait_for(lambda: _caught_up(cluster) > before, timeout=60, what="the controller caught up after the cut")
-    assert cluster.wait_idle(60), "the controller did not go idle after the cut"
+    wait_caught_up(cluster, before)
 
 
 @pytest.mark.parametrize("lost", LOST)
@@ -59,7 +48,7 @@ def test_a_broker_failure_whose_offline_election_is_cut_off_still_moves_the_lead
         cluster.create_topics({"led": ({0: [victim, other]}, None, None)})
         wait_for(lambda: state(zk, "led", 0) and sorted(state(zk, "led", 0)["isr"]) == sorted([victim, other]),
                  what="the topic's ISR")
-        before = _caught_up(cluster)
+        before = caught_up(cluster)
         seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state", lost=lost)
         cluster.kill_broker(victim)
         _cut_landed(seen, "the offline election's state write", cluster, before)
@@ -87,7 +76,7 @@ def test_a_topic_deletion_cut_off_in_flight_still_deletes_the_topic(
         cluster.create_topics({"doomed": ({0: [1, 2]}, None, None), "kept": ({0: [2, 3]}, None, None)})
         wait_for(lambda: state(zk, "doomed", 0) and sorted(state(zk, "doomed", 0)["isr"]) == [1, 2],
                  what="the topic's ISR")
-        before = _caught_up(cluster)
+        before = caught_up(cluster)
         seen = cut_first_write(monkeypatch, proxy, *DELETION_WRITES[cut], lost=lost)
         zk.create("/admin/delete_topics/doomed", b"", makepath=True)
         _cut_landed(seen, f"the deletion's {cut} write", cluster, before)
@@ -112,7 +101,7 @@ def test_a_topic_created_by_hand_whose_first_leader_write_is_cut_off_still_gets_
     proxy = BlipProxy((zk_server.host, zk_server.port))
     cluster = _cluster(proxy.hosts + zk_chroot)
     try:
-        before = _caught_up(cluster)
+        before = caught_up(cluster)
         seen = cut_first_write(monkeypatch, proxy, "create", "/brokers/topics/fresh/partitions/0/state", lost=lost)
         zk.create("/brokers/topics/fresh", json.dumps({"version": 1, "partitions": {"0": [1, 2]}}).encode(),
                   makepath=True)
@@ -120,7 +109,7 @@ def test_a_topic_created_by_hand_whose_first_leader_write_is_cut_off_still_gets_
         wait_for(lambda: state(zk, "fresh", 0) and state(zk, "fresh", 0)["leader"] == 1, timeout=60,
                  what="the new topic's leader")
         monkeypatch.undo()
-        before = _caught_up(cluster)
+        before = caught_up(cluster)
         seen = cut_first_write(monkeypatch, proxy, "create", "/brokers/topics/fresh/partitions/1/state", lost=lost)
         zk.set("/brokers/topics/fresh", json.dumps({"version": 1, "partitions": {"0": [1, 2], "1": [2, 3]}}).encode())
         _cut_landed(seen, "the added partition's state create", cluster, before)
@@ -147,7 +136,7 @@ def test_a_failover_cut_off_in_flight_is_run_again_and_elects_the_dead_controlle
         cluster.create_topics({"led": ({0: [ctrl, other]}, None, None)})
         wait_for(lambda: state(zk, "led", 0) and sorted(state(zk, "led", 0)["isr"]) == sorted([ctrl, other]),
                  what="the topic's ISR")
-        before = _caught_up(cluster)
+        before = caught_up(cluster)
         seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state", lost=lost)
         cluster.kill_broker(ctrl)
         _cut_landed(seen, "the failover's offline election", cluster, before)
@@ -179,7 +168,7 @@ def test_an_unclean_election_enabled_by_config_and_cut_off_in_flight_still_elect
         wait_for(lambda: state(zk, "u", 0)["isr"] == [leader], timeout=60, what="the follower dropped")
         cluster.kill_broker(leader)
         wait_for(lambda: state(zk, "u", 0)["leader"] == -1, timeout=60, what="no eligible leader")
-        before = _caught_up(cluster)
+        before = caught_up(cluster)
         seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/u/partitions/0/state", lost=lost)
         set_config_by_hand(zk, "topics/u", {"unclean.leader.election.enable": "true"})
         _cut_landed(seen, "the unclean election's state write", cluster, before)
