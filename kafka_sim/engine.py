@@ -93,6 +93,7 @@ class Engine:
         self.controller_epoch: int | None = None
         self.previous_controller: int | None = None
         self.wanted_controller: int | None = None
+        self._electing: tuple[int, int] | None = None    # (broker, epoch) of an election not answered
         self.pending_sizes: dict[TopicPartition, float] = {}
         self.pending_joins: set[tuple[TopicPartition, int]] = set()
         self.topic_config_seq: dict[str, int] = {}
@@ -356,7 +357,7 @@ class Engine:
             self.resign()
             return
         try:
-            data, _ = client.get(paths.CONTROLLER)
+            data, stat = client.get(paths.CONTROLLER)
         except NoNodeError:
             self.resign()
             self._elect()
@@ -364,6 +365,8 @@ class Engine:
         holder = decode_controller(data).broker_id
         if self.controller is not None and self.controller.id != holder:
             self.resign()
+        elif self.controller is None and self._electing is not None and self._electing[0] == holder:
+            self._claim_unanswered_election(stat.ephemeralOwner)
 
     def _candidates(self) -> list[int]:
         live = [b for b, br in sorted(self.brokers.items()) if br.registered]
@@ -384,7 +387,9 @@ class Engine:
             data, stat = client.get(paths.CONTROLLER_EPOCH)
             epoch = decode_controller_epoch(data)
             payload = ControllerInfo(b, str(int(time.time() * 1000))).encode()
+            self._electing = (b, epoch + 1)      # kept if a lost connection cuts the answer
             version = zk_io.try_elect(client, payload, epoch, stat.version, self.journal, broker.name)
+            self._electing = None
             if version is None:
                 if client.exists(paths.CONTROLLER) is not None:
                     return
@@ -394,6 +399,28 @@ class Engine:
             self.history("controller_elected", None, b, detail=f"epoch={epoch + 1}")
             self._take_office(b, epoch + 1, version)
             return
+
+    def _claim_unanswered_election(self, owner_session: int) -> None:
+        """``/controller`` names the broker whose election a lost connection left unanswered: if
+        its session owns the node and ``/controller_epoch`` holds the epoch it wrote, the election
+        landed — it takes office, as Kafka's ``checkControllerAndEpoch`` does when the retried
+        election finds the node already there. Otherwise someone else's: nothing to claim."""
+        broker_id, epoch = self._electing
+        broker = self.brokers[broker_id]
+        client = broker.client
+        if broker.registered and client is not None and client.client_id is None:
+            return              # its session has not answered yet: its own reconnection checks again
+        if not broker.registered or client is None or client.client_id[0] != owner_session:
+            self._electing = None
+            return
+        data, stat = client.get(paths.CONTROLLER_EPOCH)
+        self._electing = None
+        if decode_controller_epoch(data) != epoch:
+            return
+        self.wanted_controller = None
+        self.controller_epoch = epoch
+        self.history("controller_elected", None, broker_id, detail=f"epoch={epoch} (its answer was lost)")
+        self._take_office(broker_id, epoch, stat.version)
 
     def _take_office(self, broker_id: int, epoch: int, epoch_zk_version: int) -> None:
         """A fresh controller for ``broker_id`` (it holds ``/controller``) and its failover. A lost

@@ -63,8 +63,8 @@ class BlipProxy:
         self._replying.set()
 
     def hold(self, replies_only: bool = False) -> None:
-        """Stop forwarding, both ways (or the replies only): bytes that arrive are kept (not sent
-        on) until a blip."""
+        """Stop forwarding, both ways (or the replies only): bytes that arrive are kept, never
+        sent on; only a :meth:`blip` (which closes those connections) ends a hold."""
         with self._lock:
             self._held, self._sent_while_held, self._held_replies = [], [], []
         self._replying.clear()
@@ -123,13 +123,14 @@ class BlipProxy:
                 if not data:
                     break
                 if not gate.is_set():
+                    # kept, never sent on: the blip that ends every hold closes this connection.
+                    # Reading goes on, so what follows a first held chunk (a ping's reply before
+                    # the awaited one) is seen too.
                     with self._lock:
                         (self._held if to_server else self._held_replies).append(
                             data if to_server else (conn, data))
-                    gate.wait()
-                    if dst.fileno() < 0:         # the blip that ended the hold closed it: dropped
-                        break
-                elif to_server and not self._replying.is_set():
+                    continue
+                if to_server and not self._replying.is_set():
                     with self._lock:
                         self._sent_while_held.extend((conn, xid, op) for xid, op in _frames(data))
                 dst.sendall(data)

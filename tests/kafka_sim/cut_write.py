@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pytest
 
@@ -47,12 +47,38 @@ def wait_caught_up(cluster: Any, before: int, timeout: float = 60.0) -> None:
     assert cluster.wait_idle(timeout), "the controller did not go idle after the cut"
 
 
+def cut_in_flight(proxy: BlipProxy, send: Callable[[], Any], seen: list[Any], lost: str = "request",
+                  blip_s: float = 1.0) -> Any:
+    """``send()`` a ZooKeeper multi through ``proxy`` and cut it: its request (``lost="request"``)
+    or its reply (``"reply"``) goes no further, then a blip; its outcome is appended to ``seen``."""
+    if lost not in ("request", "reply"):
+        raise ValueError(f"lost={lost!r}: 'request' or 'reply'")
+    proxy.hold(replies_only=lost == "reply")
+
+    def held() -> bool:
+        if lost == "reply":
+            return proxy.answered(MULTI)
+        return any(code == MULTI for _, code in proxy.held_requests())
+
+    def cut_when_held() -> None:
+        deadline = time.monotonic() + 20
+        while not held() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        proxy.blip(blip_s)
+    threading.Thread(target=cut_when_held, daemon=True).start()
+    try:
+        result = send()
+    except Exception as exc:
+        seen.append(exc)
+        raise
+    seen.append(result)
+    return result
+
+
 def cut_first_write(monkeypatch: pytest.MonkeyPatch, proxy: BlipProxy, kind: str, path: str,
                     nth: int = 0, blip_s: float = 1.0, lost: str = "request") -> list[Any]:
     """Patch the controller's write path so that write (or the batch holding it) is cut off:
     its request (``lost="request"``) or its reply (``"reply"``) lost."""
-    if lost not in ("request", "reply"):
-        raise ValueError(f"lost={lost!r}: 'request' or 'reply'")
     real_write, real_many = Fenced.write, Fenced.write_many
     seen: list[Any] = []
     passed: list[Op] = []
@@ -65,38 +91,16 @@ def cut_first_write(monkeypatch: pytest.MonkeyPatch, proxy: BlipProxy, kind: str
             return False
         return True
 
-    def cut(send):
-        proxy.hold(replies_only=lost == "reply")   # the request (or its reply) goes no further
-
-        def held() -> bool:
-            if lost == "reply":
-                return proxy.answered(MULTI)
-            return any(code == MULTI for _, code in proxy.held_requests())
-
-        def cut_when_held() -> None:
-            deadline = time.monotonic() + 20
-            while not held() and time.monotonic() < deadline:
-                time.sleep(0.005)
-            proxy.blip(blip_s)
-        threading.Thread(target=cut_when_held, daemon=True).start()
-        try:
-            result = send()
-        except Exception as exc:
-            seen.append(exc)
-            raise
-        seen.append(result)
-        return result
-
     def write(self: Fenced, op: Op) -> Any:
         if not is_the_one([op]):
             return real_write(self, op)
-        return cut(lambda: real_write(self, op))
+        return cut_in_flight(proxy, lambda: real_write(self, op), seen, lost, blip_s)
 
     def write_many(self: Fenced, ops: Iterable[Op]) -> list[Any]:
         ops = list(ops)
         if not is_the_one(ops):
             return real_many(self, ops)
-        return cut(lambda: real_many(self, ops))
+        return cut_in_flight(proxy, lambda: real_many(self, ops), seen, lost, blip_s)
 
     monkeypatch.setattr(Fenced, "write", write)
     monkeypatch.setattr(Fenced, "write_many", write_many)

@@ -166,9 +166,9 @@ MOVE_WRITES = {"start": ("set", "/brokers/topics/moving", 0), "complete": ("set"
 def test_a_connection_lost_under_a_controller_write_of_a_move_runs_the_step_again_not_drops_it(
         cut: str, lost: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
     """One controller write of a move is cut off in flight: ZooKeeper never sees it (or does it
-    and its reply is lost) and kazoo answers ConnectionLoss. Kafka's controller would send it again on the same session; the
-    emulator's runs the event again when the session answers, from the partition as ZooKeeper has
-    it. Seen in the fault campaign (seed 269, zk_outage_6, the "start" write): the controller took
+    and its reply is lost) and kazoo answers ConnectionLoss. Kafka's controller would send it
+    again on the same session; the emulator's runs the event again when the session answers,
+    from the partition as ZooKeeper has it. Seen in the fault campaign (seed 269, zk_outage_6, the "start" write): the controller took
     the cut for this partition's failure, removed its entry from the node and kept the new
     assignment in memory only — the move never finished and the adding replica never started."""
     kind, path, nth = MOVE_WRITES[cut]

@@ -17,14 +17,37 @@ import pytest
 from kazoo.exceptions import ConnectionLoss
 
 from tests.campaign.blip_proxy import BlipProxy
-from tests.kafka_sim.cut_write import caught_up, cut_first_write, wait_caught_up
+from kafka_sim import zk_io
+from tests.kafka_sim.cut_write import caught_up, cut_first_write, cut_in_flight, wait_caught_up
 from tests.kafka_sim.test_zk_outage import BROKERS, _cluster
-from tests.kafka_sim.zk_read import create_json, state, topic, wait_for
+from tests.kafka_sim.zk_read import create_json, get_json, state, topic, wait_for
 from tests.zk_helpers import set_config_by_hand
 
 
 #: what the cut loses: the request (ZooKeeper never saw the write) or its reply (ZooKeeper did it)
 LOST = ["request", "reply"]
+
+
+def _in_sync(cluster, zk, name: str, replicas: list[int], size: int | None = None) -> None:
+    """Topic ``name``, one partition on ``replicas``, created and in sync."""
+    cluster.create_topics({name: ({0: replicas}, None if size is None else {0: size}, None)})
+    wait_for(lambda: state(zk, name, 0) and sorted(state(zk, name, 0)["isr"]) == sorted(replicas),
+             what=f"{name}'s ISR")
+
+
+def _led_by_the_controller(cluster, zk) -> tuple[int, int]:
+    """Topic ``led`` on [the controller's broker, the lowest other]; returns both ids."""
+    ctrl = cluster.controller_id()
+    other = min(b for b in BROKERS if b != ctrl)
+    _in_sync(cluster, zk, "led", [ctrl, other])
+    return ctrl, other
+
+
+def _holder(zk) -> int:
+    """``/controller``'s broker id (−1: none), read with the test's own session (the emulator's
+    tool session goes through the proxy, so the cut hits it too)."""
+    doc = get_json(zk, "/controller")
+    return -1 if doc is None else doc["brokerid"]
 
 
 def _cut_landed(seen: list, what: str, cluster, before: int) -> None:
@@ -45,9 +68,7 @@ def test_a_broker_failure_whose_offline_election_is_cut_off_still_moves_the_lead
     try:
         ctrl = cluster.controller_id()
         victim, other = [b for b in sorted(BROKERS) if b != ctrl][:2]
-        cluster.create_topics({"led": ({0: [victim, other]}, None, None)})
-        wait_for(lambda: state(zk, "led", 0) and sorted(state(zk, "led", 0)["isr"]) == sorted([victim, other]),
-                 what="the topic's ISR")
+        _in_sync(cluster, zk, "led", [victim, other])
         before = caught_up(cluster)
         seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state", lost=lost)
         cluster.kill_broker(victim)
@@ -131,20 +152,16 @@ def test_a_failover_cut_off_in_flight_is_run_again_and_elects_the_dead_controlle
     proxy = BlipProxy((zk_server.host, zk_server.port))
     cluster = _cluster(proxy.hosts + zk_chroot)
     try:
-        ctrl = cluster.controller_id()
-        other = min(b for b in BROKERS if b != ctrl)
-        cluster.create_topics({"led": ({0: [ctrl, other]}, None, None)})
-        wait_for(lambda: state(zk, "led", 0) and sorted(state(zk, "led", 0)["isr"]) == sorted([ctrl, other]),
-                 what="the topic's ISR")
+        ctrl, other = _led_by_the_controller(cluster, zk)
         before = caught_up(cluster)
         seen = cut_first_write(monkeypatch, proxy, "set", "/brokers/topics/led/partitions/0/state", lost=lost)
         cluster.kill_broker(ctrl)
         _cut_landed(seen, "the failover's offline election", cluster, before)
         wait_for(lambda: state(zk, "led", 0)["leader"] == other, timeout=60,
                  what=f"leadership moved to {other} after the failover")
-        assert cluster.controller_id() != ctrl
+        assert _holder(zk) != ctrl
         redone = [e.broker for e in cluster.history() if e.kind == "controller_failover_redone"]
-        assert redone == [cluster.controller_id()]
+        assert redone == [_holder(zk)]
     finally:
         cluster.stop()
         proxy.close()
@@ -161,9 +178,7 @@ def test_an_unclean_election_enabled_by_config_and_cut_off_in_flight_still_elect
     try:
         ctrl = cluster.controller_id()
         leader, follower = [b for b in sorted(BROKERS) if b != ctrl][:2]
-        cluster.create_topics({"u": ({0: [leader, follower]}, {0: 1000}, None)})
-        wait_for(lambda: state(zk, "u", 0) and sorted(state(zk, "u", 0)["isr"]) == sorted([leader, follower]),
-                 what="the topic's ISR")
+        _in_sync(cluster, zk, "u", [leader, follower], size=1000)
         cluster.stall_replica("u", 0, follower)
         wait_for(lambda: state(zk, "u", 0)["isr"] == [leader], timeout=60, what="the follower dropped")
         cluster.kill_broker(leader)
@@ -174,6 +189,40 @@ def test_an_unclean_election_enabled_by_config_and_cut_off_in_flight_still_elect
         _cut_landed(seen, "the unclean election's state write", cluster, before)
         wait_for(lambda: state(zk, "u", 0)["leader"] == follower, timeout=60, what="the unclean leader")
         assert state(zk, "u", 0)["isr"] == [follower]
+    finally:
+        cluster.stop()
+        proxy.close()
+
+
+@pytest.mark.parametrize("lost", LOST)
+def test_a_controller_election_cut_off_in_flight_still_ends_with_a_controller_that_acts(
+        lost: str, zk_server, zk_chroot, zk, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controller's broker dies; the next broker's election (create ``/controller`` and bump
+    ``/controller_epoch``, one multi) is cut. Request lost: nobody holds ``/controller``, the next
+    check elects. Reply lost: the broker holds ``/controller`` at the epoch it wrote without
+    knowing it — Kafka's retry finds both its own (``checkControllerAndEpoch``) and goes on; the
+    emulator must too, not stay without a controller while its own broker holds the node."""
+    proxy = BlipProxy((zk_server.host, zk_server.port))
+    cluster = _cluster(proxy.hosts + zk_chroot)
+    try:
+        ctrl, other = _led_by_the_controller(cluster, zk)
+        epoch = int(zk.get("/controller_epoch")[0])
+        real_try_elect, seen = zk_io.try_elect, []
+
+        def try_elect(*args, **kwargs):
+            if seen:
+                return real_try_elect(*args, **kwargs)
+            return cut_in_flight(proxy, lambda: real_try_elect(*args, **kwargs), seen, lost)
+        monkeypatch.setattr(zk_io, "try_elect", try_elect)
+        cluster.kill_broker(ctrl)
+        wait_for(lambda: seen, timeout=60, what="the election")
+        assert isinstance(seen[0], ConnectionLoss), f"the cut did not land on the election: {seen[0]!r}"
+        wait_for(lambda: state(zk, "led", 0)["leader"] == other, timeout=60, what=f"leadership moved to {other}")
+        elected = [e.broker for e in cluster.history() if e.kind == "controller_elected"]
+        assert _holder(zk) == elected[-1] != ctrl
+        assert int(zk.get("/controller_epoch")[0]) == epoch + 1      # one election, whichever way it was cut
+        claimed = [e for e in cluster.history() if e.kind == "controller_elected" and "answer was lost" in e.detail]
+        assert len(claimed) == (1 if lost == "reply" else 0)
     finally:
         cluster.stop()
         proxy.close()
