@@ -142,7 +142,7 @@ def test_a_manual_run_outside_a_window_waits_deferred_for_the_next_opening(tmp_p
     import json
 
     import pytest
-    from airflow.exceptions import TaskDeferred
+    from airflow.sdk.exceptions import TaskDeferred
 
     op, context, plan, checks = _guards_outside_a_window(tmp_path, monkeypatch, "manual")
     with pytest.raises(TaskDeferred) as deferred:
