@@ -81,6 +81,7 @@ class ThrottleSampler(threading.Thread):
         self.stop_event = threading.Event()
         self.samples = 0          # samples with a wave listed
         self.violations: list[str] = []
+        self.last_listed: dict[tuple[str, int], float] = {}   # (topic, partition) → epoch s last seen listed
 
     def run(self) -> None:
         while not self.stop_event.is_set():
@@ -101,8 +102,10 @@ class ThrottleSampler(threading.Thread):
             return
         doc = json.loads(data)
         found: list[tuple[str, str]] = []              # (topic, problem)
+        now = time.time()
         for entry in doc.get("partitions", []):
             topic, p, target = entry["topic"], int(entry["partition"]), list(entry["replicas"])
+            self.last_listed[(topic, p)] = now
             if self.zk.exists(f"/brokers/topics/{topic}") is None:
                 continue                                   # deleted while it moved: nothing copies
             original = self.before.get((topic, p), [])

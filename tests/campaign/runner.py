@@ -40,6 +40,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from kazoo.client import KazooClient
@@ -379,7 +380,7 @@ def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutco
         outcome.samples = sampler.samples
         _wait_connected(zk)          # after a ZooKeeper outage the harness's own session may be new
         outcome.invariant_problems += [f"unthrottled: {v}" for v in sorted(set(sampler.violations))[:10]]
-        _judge(outcome, sc, zk, result, before, users, injector.deleted)
+        _judge(outcome, sc, zk, result, before, users, injector.deleted, sampler.last_listed)
     except Exception as exc:  # noqa: BLE001 - an error of the harness is an outcome too
         outcome.observed = "error"
         outcome.end_state_problems.append(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
@@ -400,7 +401,7 @@ def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutco
 
 
 def _judge(outcome: RunOutcome, sc: Scenario, zk: KazooClient, result, before: dict, users: dict,
-           deleted: set[str]) -> None:
+           deleted: set[str], last_listed: dict[tuple[str, int], float]) -> None:
     """Invariants (always) and the end state the fault calls for."""
     folder = result.run_folder
     outcome.invariant_problems += inv.no_replica_lost(zk, before, deleted)
@@ -419,7 +420,7 @@ def _judge(outcome: RunOutcome, sc: Scenario, zk: KazooClient, result, before: d
         outcome.observed = "failed_then_janitor"
         janitor = folder / "throttle_janitor.json" if folder else None
         if janitor is None or not janitor.exists():
-            if not _only_deleted_topics_in_flight(folder, deleted):
+            if not _nothing_copying_at_teardown(folder, deleted, last_listed):
                 outcome.end_state_problems.append("no throttle_janitor.json: the teardown did not keep the throttles")
         else:
             doc = json.loads(janitor.read_text())
@@ -435,14 +436,35 @@ def _judge(outcome: RunOutcome, sc: Scenario, zk: KazooClient, result, before: d
         outcome.observed = f"failed ({', '.join(failed) or result.state})"
 
 
-def _only_deleted_topics_in_flight(folder: Path | None, deleted: set[str]) -> bool:
-    """Every move of the waves left unfinished belongs to a deleted topic: nothing of the run could
-    still copy, so the teardown rightly removed the throttles at once instead of keeping them (it
-    keeps them only while the reassignment node lists a partition of the run, and the controller
-    drops a deleted topic's partitions from it)."""
+def _nothing_copying_at_teardown(folder: Path | None, deleted: set[str],
+                                 last_listed: dict[tuple[str, int], float]) -> bool:
+    """Every move of the waves left unfinished belongs to a deleted topic or had left
+    ``/admin/reassign_partitions`` (as the sampler saw it) before the teardown's first write: nothing
+    of the run could still copy, so the teardown rightly removed the throttles at once instead of
+    keeping them (it keeps them only while the node lists a partition of the run; the controller drops
+    a deleted topic's partitions from it). Seed 311 (topic_deleted): the wave's two other moves had
+    finished at the first poll; only the deleted topic's was open."""
     doc = json.loads((folder / "waves.json").read_text()) if folder and (folder / "waves.json").exists() else {}
     open_moves = [m for w in doc.get("waves", []) if w.get("status") == "submitted" for m in w.get("moves", [])]
-    return bool(deleted) and bool(open_moves) and all(m["topic"] in deleted for m in open_moves)
+    if not open_moves or not any(m["topic"] in deleted for m in open_moves):
+        return False
+    teardown = _first_write_at(folder, "remove_throttles") if folder else None
+    if teardown is None:
+        return False
+    return all(m["topic"] in deleted or last_listed.get((m["topic"], m["partition"]), 0.0) < teardown
+               for m in open_moves)
+
+
+def _first_write_at(folder: Path, task: str) -> float | None:
+    """Epoch seconds of ``task``'s first ZooKeeper write in the run's audit log (None: it wrote nothing)."""
+    path = folder / "audit.jsonl"
+    if not path.exists():
+        return None
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("task") == task and not rec.get("dry_run") and rec.get("op") in ("create", "set", "delete"):
+            return datetime.fromisoformat(rec["time"]).timestamp()
+    return None
 
 
 def _report(folder: Path | None) -> str:
