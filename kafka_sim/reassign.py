@@ -30,6 +30,7 @@ from kazoo.exceptions import NoNodeError
 
 from kafka_sim import elections
 from kafka_sim.phases import Phase, PartitionReassignment, advance
+from kafka_sim.timeline import update_detail
 from kafka_sim.zk_io import SESSION_GONE, ControllerMoved, Op
 from kafka_zk import paths
 from kafka_zk.codecs import (InvalidPayload, ReassignmentEntry, ReassignmentRequest, TopicPartition,
@@ -263,8 +264,7 @@ class ReassignMixin:
                 self.remove_replicas_from_isr((tp, r) for r in dropped)
                 self.engine.model.set_view(tp, replicas=new[0])
         advance(phase, Phase.UPDATED, now)
-        self.engine.history("reassign_update", tp,
-                            detail=f"RS={list(new[0])} ARS={list(new[1])} RRS={list(new[2])}")
+        self.engine.history("reassign_update", tp, detail=update_detail(*new))
         self.read_state(tp, watch=self.watcher("state", tp, ("CHANGED",)))
         if self.is_complete(tp):
             self.complete_reassignment(tp)

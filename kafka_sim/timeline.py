@@ -14,9 +14,18 @@ Failure: none; a wave none of whose moves is seen in the history has no span (``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from kafka_sim.engine import SimEvent
+if TYPE_CHECKING:                    # the controller imports this module: no cycle at run time
+    from kafka_sim.engine import SimEvent
+
+
+def update_detail(rs, ars, rrs) -> str:
+    """The detail of a ``reassign_update`` event (kafka_sim/reassign.py writes it, :func:`move_spans` reads it)."""
+    return f"RS={list(rs)} ARS={list(ars)} RRS={list(rrs)}"
+
+
+NO_OP_TAIL = " ARS=[] RRS=[]"      # an update with nothing to add or remove
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,7 @@ def move_spans(events: Iterable[SimEvent]) -> dict[tuple[str, int], tuple[float,
     for ev in events:
         key = (ev.topic, ev.partition)
         if ev.kind == "reassign_update":
-            if not ev.detail.endswith("ARS=[] RRS=[]"):     # a no-op (nothing to add or remove) is no move
+            if not ev.detail.endswith(NO_OP_TAIL):     # a no-op (nothing to add or remove) is no move
                 started.setdefault(key, ev.time)
         elif ev.kind == "reassign_done" and key in started:
             span[key] = (started.pop(key), ev.time)

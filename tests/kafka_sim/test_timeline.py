@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from kafka_sim.engine import SimEvent
-from kafka_sim.timeline import WaveSpan, move_spans, wave_spans
+from kafka_sim.timeline import WaveSpan, move_spans, update_detail, wave_spans
 
 
 def _update(t: float, rs: list[int], ars: list[int], rrs: list[int], partition: int = 0) -> SimEvent:
-    return SimEvent(t, "reassign_update", "t", partition, detail=f"RS={rs} ARS={ars} RRS={rrs}")
+    return SimEvent(t, "reassign_update", "t", partition, detail=update_detail(rs, ars, rrs))
 
 
 def _done(t: float, replicas: list[int], partition: int = 0) -> SimEvent:
