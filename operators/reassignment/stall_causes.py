@@ -33,18 +33,18 @@ from kafka_zk.model import ClusterSnapshot
 from operators.reassignment.waves import WaveMove, WaveSpec, partition_done
 
 BROKER_MESSAGE_MAX_BYTES = 1000012   # Kafka 2.4's default message.max.bytes
-FORCE_ELECTION = ("force a controller election: delete /controller (zookeeper-shell.sh <zk>/<chroot> delete "
-                  "/controller; the stuck_reassignment runbook does it behind an approval) — the new controller "
-                  "reads /admin/reassign_partitions and starts it — then clear execute_waves")
+CONTROLLER = "controller"            # StallCause.kind of a controller not acting (absent, or not started)
 
 
 @dataclass(frozen=True)
 class StallCause:
-    """One stopped partition and the likely cause; ``dead_end``: it can never finish as planned."""
+    """One stopped partition and the likely cause; ``dead_end``: it can never finish as planned;
+    ``kind``: :data:`CONTROLLER` for a controller not acting, else empty."""
 
     partition: str
     cause: str
     dead_end: bool = False
+    kind: str = ""
 
     def __str__(self) -> str:
         return f"{self.partition}: {self.cause}"
@@ -67,7 +67,8 @@ def _untouched(snap: ClusterSnapshot, m: WaveMove) -> bool:
 
 
 def controller_cause(snap: ClusterSnapshot, wave: WaveSpec) -> StallCause | None:
-    """Why no controller is acting on the wave's entries in ``/admin/reassign_partitions``, or None."""
+    """Why no controller is acting on the wave's entries in ``/admin/reassign_partitions``, or None:
+    what this one snapshot shows, without advice (see the module docstring)."""
     listed = set(snap.reassignment.targets()) if snap.reassignment is not None else set()
     ours = [m for m in wave.moves if m.tp in listed and snap.has_partition(m.tp)
             and not partition_done(snap.partition(m.tp), m.target)]
@@ -77,12 +78,12 @@ def controller_cause(snap: ClusterSnapshot, wave: WaveSpec) -> StallCause | None
     if snap.controller_id is None:
         return StallCause(names, "no controller elected (/controller is absent): nothing acts on "
                                  "/admin/reassign_partitions; check that the brokers are up and reach ZooKeeper "
-                                 "(their server.log and controller.log), or " + FORCE_ELECTION, True)
+                                 "(their server.log and controller.log)", True, CONTROLLER)
     if all(_untouched(snap, m) for m in ours):
         return StallCause(names, f"the controller (broker {snap.controller_id}) has not started "
                                  "/admin/reassign_partitions: none of its partitions shows adding/removing "
                                  "replicas (on 2.4 a node recreated after someone else deleted the previous one "
-                                 "is ignored until the controller changes); " + FORCE_ELECTION, True)
+                                 "is ignored until the controller changes)", True, CONTROLLER)
     return None
 
 

@@ -31,7 +31,10 @@ It yields exactly one :class:`TriggerEvent`, ``status`` being:
   partition moved (it can never finish); and when a cause that waiting cannot clear has lasted
   ``dead_end_s``: a destination broker not registered, no controller, or a controller that
   never started the node (the message gives the fix: restart the broker or re-plan; force a
-  controller election by deleting ``/controller``);
+  controller election by deleting ``/controller``). A controller that has not started the node
+  counts only on evidence (:mod:`operators.reassignment.controller_evidence`): the same controller
+  epoch, its session alive, for ``min(CONTROLLER_EVIDENCE_S, dead_end_s)``; before that a slow
+  controller is logged as such, never with the advice to move it;
 * ``timeout`` — the absolute ``deadline`` (epoch seconds) passed (the message names the likely
   cause of each stopped partition, as a stall's does);
 * ``error`` — ZooKeeper unreachable for longer than ``zk_outage_s`` (a session expiry or a
@@ -68,7 +71,8 @@ from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.notifications.runbook import build, deliver
 from operators.plan.log_dirs_source import LogDirsSource, read_log_dirs
-from operators.reassignment.stall_causes import StallCause, blocking_causes, stall_causes
+from operators.reassignment.controller_evidence import CONTROLLER_EVIDENCE_S, ControllerWatch
+from operators.reassignment.stall_causes import CONTROLLER, StallCause, blocking_causes, stall_causes
 from operators.reassignment.waves import WaveBook, WaveProgress, moved, overall_done, progress_line, wave_state
 from operators.reports.live_progress import record_poll
 from operators.reports.state_change import write_stall_excerpt
@@ -101,6 +105,8 @@ class Poll:
     blocked: tuple[StallCause, ...]       # causes waiting cannot clear
     sizes_note: str                       # why follower log sizes were not used ("" when they were)
     max_age_s: float | None               # the log-dirs source's max age (None: no source)
+    controller: int | None = None         # /controller's broker
+    controller_epoch: int | None = None   # /controller_epoch
 
 
 class WaveDoneTrigger(ZooKeeperPollTrigger):
@@ -123,6 +129,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         self.stall_timeout_s = None if stall_timeout_s is None else float(stall_timeout_s)
         self.dead_end_s = float(dead_end_s)
         self.blocked_notice_s = max(BLOCKED_NOTICE_S, 3 * self.poll_interval)
+        self.controller_evidence_s = min(CONTROLLER_EVIDENCE_S, self.dead_end_s)
         self._source: LogDirsSource | None = None
         self._source_read = False
 
@@ -200,7 +207,8 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         else:
             note = reading.note
         return Poll(book, progress, ours_listed, tuple(sorted(t for t in topics if t not in snap.topics)),
-                    tuple(blocking_causes(snap, wave)), note, None if source is None else source.max_age_s)
+                    tuple(blocking_causes(snap, wave)), note, None if source is None else source.max_age_s,
+                    snap.controller_id, snap.controller_epoch)
 
     def _diagnose(self) -> list[StallCause]:
         """The likely cause of each stopped partition (a snapshot with config overrides)."""
@@ -209,12 +217,31 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         snap = read_snapshot(self._client(), topics={m.tp.topic for m in wave.moves}, with_configs=True)
         return stall_causes(snap, wave)
 
-    async def _causes_text(self) -> str:
+    async def _causes_text(self, watch: ControllerWatch, now: float) -> str:
         try:
             causes = await asyncio.to_thread(self._diagnose)
         except (KafkaZkError, KazooException) as exc:
             return f"cause not read ({zk_cause(exc)})"
+        causes = [(watch.verdict(c, now, self.controller_evidence_s) or c) if c.kind == CONTROLLER else c
+                  for c in causes]
         return "; ".join(str(c) for c in causes[:10]) or "no cause visible in ZooKeeper"
+
+    def _weigh_controller(self, seen: Poll, watch: ControllerWatch,
+                          now: float) -> tuple[tuple[StallCause, ...], ControllerWatch]:
+        """The poll's blocking causes with the controller's counted only on evidence: replaced by
+        its verdict once it has lasted ``controller_evidence_s``, left out (and logged as a slow
+        controller, without advice) before that."""
+        controller = next((c for c in seen.blocked if c.kind == CONTROLLER), None)
+        watch = watch.observe(controller, seen.controller, seen.controller_epoch, now)
+        if controller is None:
+            return seen.blocked, watch
+        verdict = watch.verdict(controller, now, self.controller_evidence_s)
+        if verdict is None:
+            self.log.info("wave %d: %s; waiting (a loaded controller can take this long: a forced election is "
+                          "advised only if it lasts %.0fs)", self.wave_id, watch.observed(now),
+                          self.controller_evidence_s)
+            return tuple(c for c in seen.blocked if c is not controller), watch
+        return tuple(verdict if c is controller else c for c in seen.blocked), watch
 
     # -- the event loop side -----------------------------------------------------------------
 
@@ -233,6 +260,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         last_key: tuple[int, int, str] | None = None     # (done, bytes remaining, source) at the last poll
         failing_since: float | None = None
         blocked_since: float | None = None
+        watch = ControllerWatch()                        # evidence that the controller is not acting
         base: tuple[str, int, float] | None = None       # (source, bytes remaining, time) the rate is taken from
         note_logged: str | None = None
         excerpt_written = False
@@ -286,8 +314,9 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                 warn = quiet >= warn_after and not progress.complete
                 self.log.info("%s", progress_line(progress, overall_done(seen.book, progress),
                                                   seen.book.total_partitions, now - base[2], copied, stalled=warn))
+                blocked, watch = self._weigh_controller(seen, watch, now)
                 if seen.gone and not progress.complete:
-                    causes = await self._causes_text()
+                    causes = await self._causes_text(watch, now)
                     await notify_stall("cannot finish", causes, ending)
                     yield self._event("stalled", progress, f"wave {self.wave_id} cannot finish: " + causes,
                                       dead_end=True)
@@ -299,19 +328,18 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                                       elapsed_s=round(now - started, 3))
                     return
                 if now >= self.deadline:
-                    causes = await self._causes_text()
+                    causes = await self._causes_text(watch, now)
                     await notify_stall("was not finished by its deadline", causes, ending)
                     yield self._event("timeout", progress,
                                       f"wave {self.wave_id} not finished by its deadline "
                                       f"({progress.done}/{progress.total} partitions done; still moving: "
                                       f"{', '.join(progress.pending)}; stopped: {causes})")
                     return
-                blocked_since = (blocked_since or now) if seen.blocked else None
-                if seen.blocked:
-                    text = "; ".join(str(c) for c in seen.blocked[:10])
-                    # a cause waiting cannot clear (a destination broker gone, no controller): said once
-                    # it has lasted BLOCKED_NOTICE_S (a broker mid-restart, or a controller that has not
-                    # yet started a node just written, is no news)
+                blocked_since = (blocked_since or now) if blocked else None
+                if blocked:
+                    text = "; ".join(str(c) for c in blocked[:10])
+                    # a cause waiting cannot clear (a destination broker gone, a controller not acting on
+                    # evidence): said once it has lasted BLOCKED_NOTICE_S (a broker mid-restart is no news)
                     if now - blocked_since >= min(self.blocked_notice_s, self.dead_end_s):
                         await notify_stall("is blocked", text, f"The run waits up to {self.dead_end_s:.0f}s for it "
                                            "to clear, then fails; the wave keeps its throttles.")
@@ -321,7 +349,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                         return
                     self.log.warning("wave %d: %s (ending the wait if it lasts %.0fs more)", self.wave_id, text,
                                      self.dead_end_s - (now - blocked_since))
-                causes = await self._causes_text() if warn else ""
+                causes = await self._causes_text(watch, now) if warn else ""
                 await asyncio.to_thread(record_poll, self.run_dir, progress, copied / max(now - base[2], 1e-9), quiet,
                                         self.throttle_bytes_per_s, now, warn, causes)   # the live progress page
                 if warn:
@@ -337,7 +365,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                     await notify_stall(f"made no progress for {quiet:.0f}s", causes)
                 timeout_after = self.timeout_after_s(seen.book, progress)
                 if timeout_after is not None and quiet >= timeout_after and not progress.complete:
-                    causes = causes or await self._causes_text()
+                    causes = causes or await self._causes_text(watch, now)
                     await notify_stall(f"made no progress for {quiet:.0f}s", causes, ending)
                     yield self._event("stalled", progress,
                                       f"wave {self.wave_id} made no progress for {quiet:.0f}s "
