@@ -11,7 +11,9 @@ the plan folder against its hash), copies the plan into the rehearsal folder, st
 ZooKeeper on 127.0.0.1 (or takes a fresh chroot on one it is given — never the real cluster's
 connection), seeds the emulator from the snapshot (:mod:`kafka_sim.from_snapshot`), drives the
 executor (:mod:`operators.rehearsal.executor`) and writes ``rehearsal.json`` / ``rehearsal.md``
-(:mod:`operators.rehearsal.report`). Everything it started is stopped, whatever happens.
+(:mod:`operators.rehearsal.report`). Everything it started is stopped, whatever happens, and on a
+ZooKeeper it was given its copy's chroot is removed (and copies earlier rehearsals left when they
+died are swept before it starts: :mod:`kafka_sim.copies`), so it leaves no znode behind.
 
 Speed: simulated seconds per wall second, by default chosen from the planner's predicted duration
 so the copying takes about :data:`TARGET_WALL_S` of wall time (at least ×3600, at most ×200,000);
@@ -34,6 +36,7 @@ anything starts; a private ZooKeeper that cannot start raises
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
 import uuid
@@ -43,6 +46,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from kafka_sim.cluster import EmulatedCluster
+from kafka_sim.copies import remove_copy, stale_copies
 from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot, untouched_baseline
 from kafka_sim.timeline import wave_spans
 from kafka_zk.capacity import read_capacity_file
@@ -61,6 +65,8 @@ from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehea
 from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
 from operators.windows.pause import WindowBook
 from operators.windows.spec import WindowsFile
+
+log = logging.getLogger(__name__)
 
 #: the private server serves sessions before these open (EmbeddedZooKeeper.start waits for it: CI's
 #: first sessions timed out at 10 s when start() returned at ``ruok``, before the server served), so a
@@ -153,9 +159,14 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
     poll = max(30.0, max((w.predicted_seconds or 0.0 for w in plan.waves), default=0.0) / 50)
     server = None if zookeeper else EmbeddedZooKeeper().start()
     hosts = zookeeper or server.connect_string
-    connect_string = f"{hosts}{COPY_CHROOT_PREFIX}{uuid.uuid4().hex[:12]}"
-    cluster = client = None
+    chroot = f"{COPY_CHROOT_PREFIX}{uuid.uuid4().hex[:12]}"
+    connect_string = f"{hosts}{chroot}"
+    cluster = client = root = None
     try:
+        if zookeeper:     # a shared rehearsal ZooKeeper: sweep what dead rehearsals left; ours goes at the end
+            root = connect(hosts, timeout=PRIVATE_CONNECT_TIMEOUT_S)
+            for stale in stale_copies(root, COPY_CHROOT_PREFIX):
+                log.info("removing a stale rehearsal copy %s: %d znodes", stale, remove_copy(root, stale))
         only = baseline = None
         if snapshot.partition_count > inp.full_seed_max_partitions:
             only = touched_partitions(plan, snapshot, inp.demote)
@@ -178,6 +189,12 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
             close(client)
         if cluster is not None:
             cluster.stop()
+        if root is not None:
+            try:
+                if root.exists(chroot):
+                    log.info("rehearsal copy %s removed: %d znodes", chroot, remove_copy(root, chroot))
+            finally:
+                close(root)
         if server is not None:
             server.stop()
     report.save(folder.root)

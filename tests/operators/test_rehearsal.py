@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from kazoo.client import KazooClient
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_sim.seed import broker_racks, partition_sizes, topic_layout
@@ -58,12 +59,25 @@ def _input(files: Files, plan: Path, **extra) -> RehearsalInput:
                           out_dir=str(files.root / f"rehearsal-{plan.name}"), cluster="prod", start_at=START, **extra)
 
 
+def _copies(zk_server) -> list[str]:
+    """The rehearsal copies' chroots on the shared server."""
+    client = KazooClient(hosts=zk_server.connect_string, timeout=10)
+    client.start(timeout=10)
+    try:
+        return sorted(c for c in client.get_children("/") if c.startswith("kafka-rehearsal-"))
+    finally:
+        client.stop()
+        client.close()
+
+
 def test_a_rehearsal_runs_every_wave_of_the_exact_plan_and_writes_nothing_to_the_real_cluster(real, zk, zk_server):
     plan = real.plan("plan", throttle=100 * MiB)
     summary = json.loads((plan / "summary.json").read_text())
     before = tree(zk)
+    copies_before = _copies(zk_server)
     report = rehearse(_input(real, plan), zookeeper=zk_server.connect_string)
     assert tree(zk) == before                                  # the real cluster's ZooKeeper: 0 changes
+    assert _copies(zk_server) == copies_before                 # its copy removed: 0 znodes left behind
     assert report.plan_hash == summary["plan_hash"] and report.passed, report.problems
     assert len(report.waves) == summary["waves"] > 1
     assert all(w.end_s is not None and w.end_s > w.start_s for w in report.waves)
