@@ -41,7 +41,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--partitions", type=int, default=75, help="partitions per topic")
     p.add_argument("--replication-factor", type=int, default=3)
     p.add_argument("--mean-size", type=float, default=1.0, help="mean partition size in GiB (lognormal)")
-    p.add_argument("--remove", default="4,5", help="broker ids to decommission, comma-separated")
+    p.add_argument("--remove", default=None,
+                   help="broker ids to decommission, comma-separated (default 4,5; with --dead: the dead brokers)")
+    p.add_argument("--dead", default=None,
+                   help="broker ids to kill (SIGKILL, session gone) before the run: their replicas are re-created "
+                        "from the surviving in-sync replicas")
     p.add_argument("--throttle", type=int, default=100 * 1024 ** 2, help="replication throttle, bytes/s")
     p.add_argument("--max-moves-per-broker", type=int, default=250)
     p.add_argument("--speed", type=float, default=7200.0, help="simulated seconds per wall second")
@@ -100,9 +104,35 @@ def _final_state(zk: KazooClient, removed: set[int]) -> dict:
             "reassignment_left": zk.exists("/admin/reassign_partitions") is not None}
 
 
+def _kill(cluster, connect: str, dead: list[int]) -> None:
+    """Kill ``dead`` (SIGKILL, session closed) and wait until the controller has seen it: no
+    registration left and no partition led by a dead broker."""
+    from kafka_zk.connect import close, connect as zk_connect
+    from kafka_zk.snapshot import read_snapshot
+
+    for b in dead:
+        cluster.kill_broker(b)
+    client = zk_connect(connect)
+    try:
+        def settled() -> bool:
+            snap = read_snapshot(client, with_configs=False)
+            return not set(dead) & set(snap.brokers) and not any(p.leader in dead for p in snap.partitions())
+        if not cluster.wait_until(settled, timeout=120):
+            raise SystemExit(f"[demo] brokers {dead} killed but the controller has not re-elected their "
+                             "leaderships within 120 s")
+        snap = read_snapshot(client, with_configs=False)
+        held = sum(1 for p in snap.partitions() for r in p.replicas if r in dead)
+        offline = sum(1 for p in snap.partitions() if p.leader is not None and p.leader < 0)
+    finally:
+        close(client)
+    _say(f"killed broker(s) {dead} (SIGKILL): {held} replicas on them, {offline} partition(s) offline; "
+         "the run re-creates them from the surviving in-sync replicas")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
-    removed = parse_broker_ids(args.remove, "--remove")
+    dead = parse_broker_ids(args.dead, "--dead") if args.dead else []
+    removed = parse_broker_ids(args.remove or (",".join(map(str, dead)) if dead else "4,5"), "--remove")
     run_root = Path(args.run_root).resolve()
     run_root.mkdir(parents=True, exist_ok=True)
     airflow_home = Path(tempfile.mkdtemp(prefix="kr-demo-airflow-"))
@@ -139,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
              f"clock x{args.speed:g}")
         sizes_file = run_root / "demo-log-dirs.json"
         sizes_file.write_text(cluster.log_dirs_json(), encoding="utf-8")
+        if dead:
+            _kill(cluster, connect, dead)
 
         configure_local_airflow(airflow_home)
         set_connection("demo_kafka_zk", {"conn_type": "kafka_zookeeper", "host": zk_server.host,

@@ -104,17 +104,21 @@ def check_brokers_to_remove(brokers: Any, what: str = "brokers_to_remove") -> li
 
 
 def check_removal_against_cluster(removed: Iterable[int], racks: Mapping[int, str | None],
-                                  allow_rack_removal: bool = False, param: str = "brokers_to_remove") -> None:
+                                  allow_rack_removal: bool = False, param: str = "brokers_to_remove",
+                                  hosting: Mapping[int, int] | None = None) -> None:
     """A decommission of ``removed`` against the registered brokers (id → rack): every id
-    registered, at least one broker left, and no rack emptied unless ``allow_rack_removal``.
+    registered or, when down (dead), still holding replicas (``hosting``: unregistered id →
+    replicas it holds), at least one broker left, and no rack emptied unless ``allow_rack_removal``.
 
     ``param`` names the input in messages (a DAG Param, or a CLI flag)."""
     removed = sorted(set(removed))
-    unknown = [b for b in removed if b not in racks]
+    hosting = hosting or {}
+    unknown = [b for b in removed if b not in racks and not hosting.get(b)]
     if unknown:
         raise BrokerNotAvailable(
-            f"{param}={removed}: broker id(s) {','.join(map(str, unknown))} are not registered under /brokers/ids "
-            f"(registered: {','.join(map(str, sorted(racks))) or 'none'}); remove only registered brokers")
+            f"{param}={removed}: broker id(s) {','.join(map(str, unknown))} are neither registered under "
+            f"/brokers/ids (registered: {','.join(map(str, sorted(racks))) or 'none'}) nor hold any replica; "
+            "remove only brokers of this cluster (a dead broker is accepted while it still holds replicas)")
     if not set(racks) - set(removed):
         raise InvalidInput(f"{param}={removed} removes every broker of the cluster; keep at least one")
     by_rack: dict[str, set[int]] = {}

@@ -51,7 +51,7 @@ from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.artifacts import write_plan_artifacts
 from kafka_zk.snapshot import with_states
-from kafka_zk.validation import parse_throttle
+from kafka_zk.validation import parse_broker_ids, parse_throttle
 from spark_jobs import sizes_input
 from spark_jobs.direct_input import input_from_snapshot
 from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
@@ -286,7 +286,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
 
             data = load_input(spark, args.snapshot, sizes.path, selection(args))
         phase("input")
-        if states is not None and _states_after_kernel(args):
+        if states is not None and _states_after_kernel(args) and _all_registered(args, data):
             # a decommission uses a state only for the broker a move copies from: planned while
             # the states are still being read, their leaders applied after (decommission.with_leaders)
             plan = run_kernel(args, data)
@@ -325,6 +325,12 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     finally:
         sizes_input.finish(sizes, succeeded)
     return summary
+
+
+def _all_registered(args: argparse.Namespace, data) -> bool:
+    """Every broker to remove is registered: with a dead one the kernel needs the ISRs first (a
+    partition with no live in-sync replica cannot be moved: :mod:`kafka_zk.planning.dead_brokers`)."""
+    return set(parse_broker_ids(args.brokers, "--brokers")) <= set(data.snapshot.brokers)
 
 
 def _states_after_kernel(args: argparse.Namespace) -> bool:

@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.dead_brokers import dead_broker_facts
 from kafka_zk.planning.model import BrokerLoad, Plan, Wave
 from spark_jobs.kernels.loads import Loads, cluster_loads, moved_loads, rack_map, relative_spread, spread
 from spark_jobs.kernels.waves import COLUMNAR_MIN_MOVES, WaveLimits, fixed_batch_bounds, wave_bounds
@@ -53,8 +54,9 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
         after = moved_loads(before, plan.moves)  # = cluster_loads(..., plan.target): moves carry the sizes
     bounds = wave_bounds(plan.moves, waves, limits)
     fixed = fixed_batch_bounds(plan.moves, 10, limits, bounds)
-    on_removed = sum(1 for p in snapshot.partitions() for b in p.replicas if b in plan.removed) \
-        if plan.operation == "decommission" else None
+    stranded = set(plan.stranded)    # left on a dead broker (no live in-sync replica): not a move
+    on_removed = sum(1 for p in snapshot.partitions() if not (stranded and p.tp in stranded)
+                     for b in p.replicas if b in plan.removed) if plan.operation == "decommission" else None
     return {
         "operation": plan.operation,
         "params": dict(plan.params),
@@ -89,4 +91,5 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
         "election_batches": len(plan.election),
         "deletion_batches": len(plan.deletion),
         "notes": list(plan.notes),
+        **(dead_broker_facts(snapshot, plan.dead, plan.target, plan.stranded).summary() if plan.dead else {}),
     }

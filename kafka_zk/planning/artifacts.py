@@ -131,16 +131,17 @@ def waves_doc(waves: Sequence[Wave]) -> dict[str, Any]:
                         "replicas": list(m.target), "size": m.size} for m in w.moves]} for w in waves]}
 
 
-def throttles_doc(waves: Sequence[Wave], throttle: int | None) -> dict[str, Any]:
+def throttles_doc(waves: Sequence[Wave], throttle: int | None, dead: frozenset[int] = frozenset()) -> dict[str, Any]:
     out = []
     for w in waves:
-        wt = wave_throttles(w)
+        wt = wave_throttles(w, dead)
         out.append({"index": w.index, "brokers": sorted(wt.brokers), "topics": {
             t: {"leader": th.leader_text(), "follower": th.follower_text()} for t, th in sorted(wt.topics.items())}})
     return {"version": 1, "throttle_bytes_per_s": throttle, "waves": out}
 
 
-def _wave_throttles_json(w: Wave, names: dict[str, str], suffix: dict[int, str]) -> str:
+def _wave_throttles_json(w: Wave, names: dict[str, str], suffix: dict[int, str],
+                         dead: frozenset[int] = frozenset()) -> str:
     """One wave of :func:`throttles_doc`, encoded: the leader list of a topic is ``p:b`` for each
     current replica ``b`` of each of its moving partitions ``p``, the follower list ``p:d`` for
     each destination, both sorted by (partition, broker); a wave names a partition once, so
@@ -162,6 +163,8 @@ def _wave_throttles_json(w: Wave, names: dict[str, str], suffix: dict[int, str])
             topic, leader, follower = name, [], []
         p = str(pid)
         cur = m.current
+        if dead and not dead.isdisjoint(cur):     # a dead broker sends nothing: no rate, no leader entry
+            cur = tuple(b for b in cur if b not in dead)
         brokers.update(cur)
         brokers.update(dests)
         leader += [p + suffix[b] for b in (sorted(set(cur)) if len(cur) > 1 else cur)]
@@ -179,7 +182,7 @@ class _Suffix(dict):
         return out
 
 
-def throttles_json(waves: Sequence[Wave], throttle: int | None) -> bytes:
+def throttles_json(waves: Sequence[Wave], throttle: int | None, dead: frozenset[int] = frozenset()) -> bytes:
     """``_dump(throttles_doc(waves, throttle))``, byte for byte, written directly; a wave that
     names a partition twice (no plan does) takes the plain path."""
     names: dict[str, str] = {}
@@ -187,12 +190,12 @@ def throttles_json(waves: Sequence[Wave], throttle: int | None) -> bytes:
     parts = []
     for w in waves:
         if len({m.tp for m in w.moves}) != len(w.moves):
-            wt = wave_throttles(w)
+            wt = wave_throttles(w, dead)
             parts.append(_dump({"index": w.index, "brokers": sorted(wt.brokers), "topics": {
                 t: {"leader": th.leader_text(), "follower": th.follower_text()} for t, th in wt.topics.items()}}
             ).decode("utf-8"))
         else:
-            parts.append(_wave_throttles_json(w, names, suffix))
+            parts.append(_wave_throttles_json(w, names, suffix, dead))
     return (f'{{"throttle_bytes_per_s":{json.dumps(throttle)},"version":1,"waves":[' + ",".join(parts)
             + "]}").encode("utf-8")
 
@@ -206,7 +209,7 @@ def write_move_files(out_dir: str, plan: Plan, waves: Sequence[Wave], throttle: 
     _write(out_dir, "plan.json", target)
     _write(out_dir, "rollback.json", rollback)
     _write(out_dir, "waves.json", waves_json(waves))
-    _write(out_dir, "throttles.json", throttles_json(waves, throttle))
+    _write(out_dir, "throttles.json", throttles_json(waves, throttle, plan.dead))
     return digest
 
 

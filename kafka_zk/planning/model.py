@@ -118,7 +118,10 @@ class Plan:
     leader); it is exactly what goes into Kafka's reassignment JSON. ``election`` and
     ``deletion`` hold batches for the election and topic-deletion operations (empty otherwise).
     ``removed`` are brokers that must end with no replica; ``notes`` are human-readable facts
-    for the report (e.g. why a balance bound could not be met).
+    for the report (e.g. why a balance bound could not be met). ``dead`` are removed brokers
+    that are not registered (down: their replicas are re-created from the surviving in-sync
+    replicas, and they get no throttle); ``stranded`` are partitions left on a dead broker
+    because no live replica is in their ISR (offline: nothing to copy from).
     """
 
     operation: str
@@ -131,6 +134,8 @@ class Plan:
     notes: tuple[str, ...] = ()
     sized: bool = False
     params: Mapping[str, str] = field(default_factory=dict)
+    dead: frozenset[int] = frozenset()
+    stranded: tuple[TopicPartition, ...] = ()
 
     @property
     def replica_moves(self) -> int:

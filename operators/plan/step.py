@@ -31,8 +31,9 @@ Idempotent: a run folder that already holds a plan keeps it (its hash may alread
 guards still refuse it if the live cluster no longer matches it.
 
 Before Spark starts (or a plan is copied), the Params are checked, each error naming the Param:
-``brokers_to_remove`` against the snapshot's registered brokers (ids registered, one broker left,
-no rack emptied unless ``allow_rack_removal``), the throttle as a LONG rate, and a ``plan_from``
+``brokers_to_remove`` against the snapshot's registered brokers (ids registered — or down but still
+holding replicas: a dead broker, whose replicas are re-created from the surviving in-sync replicas —,
+one broker left, no rack emptied unless ``allow_rack_removal``), the throttle as a LONG rate, and a ``plan_from``
 plan (or one already in the run folder) must be a decommission of exactly ``brokers_to_remove``
 (else a plan for broker 6 would run under an approval titled broker 5).
 
@@ -47,7 +48,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import json
 
@@ -139,6 +140,25 @@ def snapshot_racks(path: Path) -> dict[int, str | None]:
             elif doc.get("kind") in ("topic", "partition"):
                 break
     return racks
+
+
+def snapshot_hosting(path: Path, ids: Iterable[int]) -> dict[int, int]:
+    """Replicas each of ``ids`` holds in a snapshot file (JSON lines; a broker that holds none is
+    absent): what tells a dead broker (unregistered, still holding replicas) from an unknown id."""
+    wanted = frozenset(ids)
+    counts: dict[int, int] = {}
+    if not wanted:
+        return counts
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if '"partition"' not in line:
+                continue
+            doc = json.loads(line)
+            if doc.get("kind") == "partition":
+                for b in doc.get("replicas") or ():
+                    if b in wanted:
+                        counts[b] = counts.get(b, 0) + 1
+    return counts
 
 
 def read_plan_summary(plan_dir: Path, origin: str, operation: str) -> dict:
@@ -328,9 +348,15 @@ class DecommissionPlanOperator(SparkPlanOperator):
 
     def check_inputs(self, folder: RunFolder) -> dict:
         brokers = check_brokers_to_remove(self.brokers_to_remove)
+        dead: dict[int, int] = {}
         if folder.snapshot.is_file():
-            check_removal_against_cluster(brokers, snapshot_racks(folder.snapshot), as_bool(self.allow_rack_removal))
-        return {"brokers_to_remove": brokers}
+            racks = snapshot_racks(folder.snapshot)
+            dead = snapshot_hosting(folder.snapshot, [b for b in brokers if b not in racks])
+            check_removal_against_cluster(brokers, racks, as_bool(self.allow_rack_removal), hosting=dead)
+            for b, n in sorted(dead.items()):
+                self.log.info("broker %d is down (not registered) and holds %d replica(s): they are re-created "
+                              "from the surviving in-sync replicas", b, n)
+        return {"brokers_to_remove": brokers, "dead_brokers": sorted(dead)}
 
     def job_args(self) -> list[str]:
         return ["--brokers", ",".join(str(b) for b in check_brokers_to_remove(self.brokers_to_remove))]

@@ -4,7 +4,10 @@ Checks, all against the *live* cluster, every problem collected before refusing:
 
 1. the plan on disk is the approved one (hash; skipped in a dry run, which writes nothing);
 2. every broker to remove, and every broker the plan moves replicas onto, is registered
-   (``/brokers/ids``);
+   (``/brokers/ids``) — but a broker the plan was made with as down (dead: its replicas are
+   re-created from the surviving in-sync replicas). One missing is waited on, re-read every
+   ``poll_interval_s`` up to ``registration_wait_s`` (a session that expired, a restart), as
+   ``final_verify`` waits, before it is refused;
 3. no reassignment is running: ``/admin/reassign_partitions`` absent, no partition with
    adding/removing replicas — unless it is this run's own wave (a cleared or retried run);
 4. the plan is not stale: every planned partition still has the replica *set* the plan assumed
@@ -23,6 +26,8 @@ The result goes to ``guards.json`` in the run folder. Failure: :class:`Reassignm
 
 from __future__ import annotations
 
+import json
+import time
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
@@ -44,6 +49,15 @@ from operators.runtime import plan_hash, require_approval
 from kafka_zk.plan_artifacts import load_plan_artifacts
 
 SHOWN = 10
+
+
+def planned_dead(plan: Any) -> set[int]:
+    """The brokers the plan was made with as down (``summary.json``'s ``dead_brokers``)."""
+    try:
+        with open(plan.summary_path, encoding="utf-8") as f:
+            return {int(b) for b in (json.load(f).get("dead_brokers") or {})}
+    except (OSError, ValueError):
+        return set()
 
 
 def reassignment_problems(snap: ClusterSnapshot, plan_targets: dict[TopicPartition, tuple[int, ...]]) -> list[str]:
@@ -88,13 +102,43 @@ def stale_problems(snap: ClusterSnapshot, current: dict[TopicPartition, tuple[in
 class GuardsOperator(DecommissionStep):
     """Refuse to go on when the cluster or the plan is not what was approved."""
 
-    template_fields: Sequence[str] = (*DecommissionStep.template_fields, "outside_window", "throttle_bytes_per_sec")
+    template_fields: Sequence[str] = (*DecommissionStep.template_fields, "outside_window", "throttle_bytes_per_sec",
+                                      "registration_wait_s", "poll_interval_s")
     ui_color = "#fff3cd"
 
-    def __init__(self, *, outside_window: Any = False, throttle_bytes_per_sec: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *, outside_window: Any = False, throttle_bytes_per_sec: Any = None,
+                 registration_wait_s: Any = 120.0, poll_interval_s: Any = 1.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.outside_window = outside_window
         self.throttle_bytes_per_sec = throttle_bytes_per_sec
+        self.registration_wait_s = registration_wait_s
+        self.poll_interval_s = poll_interval_s
+
+    def poll_sleep(self, seconds: float) -> None:
+        """The wait between reads of ``/brokers/ids`` (a rehearsal sleeps on simulated time)."""
+        time.sleep(seconds)
+
+    def _registered_snapshot(self, client: Any, expected: set[int], checks: list[str]) -> ClusterSnapshot:
+        """The live snapshot once every ``expected`` broker is registered, or at the bound
+        (``registration_wait_s``): a broker whose session expired or that is restarting comes back
+        within seconds, and is not refused on one read (final_verify waits the same way)."""
+        started = time.monotonic()
+        deadline = started + float(self.registration_wait_s)
+        snap = read_snapshot(client, with_configs=False)
+        missing = sorted(expected - set(snap.brokers))
+        first_missing = missing
+        while missing and time.monotonic() < deadline:
+            self.log.warning("broker(s) %s not registered under /brokers/ids (session expired, restarting?): "
+                             "waiting up to %.0fs more for them to register again", missing,
+                             deadline - time.monotonic())
+            self.poll_sleep(min(float(self.poll_interval_s), max(0.0, deadline - time.monotonic())))
+            snap = read_snapshot(client, with_configs=False)
+            missing = sorted(expected - set(snap.brokers))
+        if first_missing:
+            waited = time.monotonic() - started
+            checks.append(f"broker(s) {first_missing} were not registered at first; waited {waited:.0f}s: "
+                          + ("registered again" if not missing else f"{missing} still not registered"))
+        return snap
 
     def resume_in_window(self, context: Any, event: Any = None) -> dict:
         """A window has opened: check everything again, now."""
@@ -166,16 +210,23 @@ class GuardsOperator(DecommissionStep):
         plan = load_plan_artifacts(str(folder.plan_dir))
         if not self.is_dry_run:
             problems.extend(self.window_problems(context, plan, checks))
-        with self.session(context) as (client, _writer):
-            snap = read_snapshot(client, with_configs=False)
-        missing = sorted(self.removed - set(snap.brokers))
-        if missing:
-            problems.append((BrokerNotAvailable, f"broker(s) {missing} to remove are not registered under "
-                             f"/brokers/ids (live: {list(snap.live_broker_ids)}): check brokers_to_remove"))
-        elif self.removed:
-            checks.append(f"brokers to remove {sorted(self.removed)} are registered")
+        dead = planned_dead(plan)
         destinations = {b for tp, replicas in plan.target.items() for b in replicas
                         if b not in set(plan.rollback.get(tp, ()))}
+        with self.session(context) as (client, _writer):
+            snap = self._registered_snapshot(client, (set(self.removed) - dead) | destinations, checks)
+        missing = sorted(self.removed - dead - set(snap.brokers))
+        if missing:
+            problems.append((BrokerNotAvailable, f"broker(s) {missing} to remove were registered when the plan "
+                             f"was made and are not registered under /brokers/ids now, after waiting "
+                             f"{float(self.registration_wait_s):.0f}s (live: {list(snap.live_broker_ids)}): start "
+                             "them again, or trigger a new run (its plan re-creates a dead broker's replicas from "
+                             "the surviving in-sync replicas)"))
+        elif self.removed - dead:
+            checks.append(f"brokers to remove {sorted(self.removed - dead)} are registered")
+        for b in sorted(dead & self.removed):
+            checks.append(f"broker {b} was down when planned ({'registered again now' if b in snap.brokers else 'still down'}): "
+                          "its replicas are re-created from the surviving in-sync replicas")
         gone = sorted(destinations - set(snap.brokers))
         if gone:
             problems.append((BrokerNotAvailable, f"broker(s) {gone} the plan moves replicas onto are not registered "

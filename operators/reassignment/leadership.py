@@ -4,7 +4,8 @@
 never lose their leader mid-copy. (1) Every partition whose preferred (first) replica is a
 broker to remove gets its replica list re-ordered so the removed brokers come last — a same-set
 reassignment, which the controller completes at once (docs/zookeeper.md §2.7.3: empty adding/removing);
-(2) a batched preferred-replica election then moves leadership to the new first replicas.
+(2) a batched preferred-replica election then moves leadership to the new first replicas. A broker
+to remove that is down (dead) leads nothing: it is neither re-ordered nor waited on.
 **ElectPreferredLeadersOperator** runs after the data moved and the throttles are gone: a
 batched election of every partition whose leader is not its preferred replica. What to re-order,
 elect and in which batches is planned in :mod:`kafka_zk.planning.election` (the one planner of
@@ -79,11 +80,22 @@ class DemoteOperator(_ElectionSteps, DecommissionStep):
 
     ui_color = "#fde2e2"
 
+    def _targets(self, snap: Any, removed: frozenset[int]) -> dict[TopicPartition, tuple[int, ...]]:
+        """What to re-order: partitions preferred-led by a removed broker that is registered. A dead
+        broker (down) leads nothing — the controller already moved its leaderships — so nothing
+        is re-ordered or waited on for it."""
+        return {tp: order for tp, order in demotion_targets(snap, removed).items()
+                if snap.partition(tp).replicas[0] in snap.brokers}
+
     def execute(self, context: Any) -> dict:
         removed = self.removed
         with self.session(context) as (client, writer):
             snap = read_snapshot(client, with_configs=False)
-            targets = demotion_targets(snap, removed)
+            dead = sorted(b for b in removed if b not in snap.brokers)
+            if dead:
+                self.log.info("broker(s) %s are down: they lead nothing (the controller moved their leaderships "
+                              "when they died); nothing to demote for them", dead)
+            targets = self._targets(snap, removed)
             if snap.reassignment is not None and targets and not self.is_dry_run:
                 if classify_live_reassignment(snap.reassignment, targets) != "ours":
                     raise ReassignmentInProgress(
@@ -93,7 +105,7 @@ class DemoteOperator(_ElectionSteps, DecommissionStep):
                 self.log.info("a re-ordering from an earlier attempt is in ZooKeeper: waiting for it")
                 wait_node_gone(client, paths.REASSIGN_PARTITIONS, float(self.wait_timeout), sleep=self.poll_sleep)
                 snap = read_snapshot(client, with_configs=False)
-                targets = demotion_targets(snap, removed)
+                targets = self._targets(snap, removed)
             batches = reorder_batches(targets)
             for i, batch in enumerate(batches):
                 if i and not self.is_dry_run:
@@ -114,6 +126,7 @@ class DemoteOperator(_ElectionSteps, DecommissionStep):
                                      "to lead): %s", len(still), ", ".join(still[:10]))
                 result["still_led_by_removed"] = still
         result["reordered"] = len(targets)
+        result["dead"] = dead
         return result
 
 

@@ -7,7 +7,8 @@ up, after its moves finished), it waits for them before judging — up to ``rest
 broker to register again, ``isr_wait_s`` in all — naming each broker it waits on, in its log,
 in ``verify.json`` and in its failure.
 **VerifyDrainedOperator**: no partition of the whole cluster has a replica on, or is led by, a
-removed broker. Both write their findings to ``verify.json`` in the run folder; in a dry run they
+removed broker — but the partitions the approved plan named stranded (offline on a dead broker,
+no live in-sync replica to copy from), which are listed, not failed. Both write their findings to ``verify.json`` in the run folder; in a dry run they
 only record that nothing was verified (nothing was changed).
 
 Failure: :class:`VerificationFailed` / :class:`DrainIncomplete`, listing the first partitions
@@ -79,9 +80,20 @@ def lag_causes(snap: ClusterSnapshot, lagging: dict[int, list[str]]) -> list[str
             for b, tps in sorted(lagging.items())]
 
 
-def drain_problems(snap: ClusterSnapshot, removed: frozenset[int]) -> list[str]:
+def stranded_in_plan(folder: Any) -> frozenset[TopicPartition]:
+    """The partitions the approved plan left on a dead broker (no live in-sync replica to copy from)."""
+    doc = folder.read_json(folder.plan_dir / "summary.json") or {}
+    return frozenset(TopicPartition(s["topic"], int(s["partition"])) for s in doc.get("stranded") or ())
+
+
+def drain_problems(snap: ClusterSnapshot, removed: frozenset[int],
+                   stranded: frozenset[TopicPartition] = frozenset()) -> list[str]:
+    """Partitions with a replica on, or led by, a removed broker — but the ``stranded`` ones the
+    approved plan named (offline on a dead broker: nothing to copy from)."""
     out = []
     for p in snap.partitions():
+        if stranded and p.tp in stranded:
+            continue
         on = sorted(set(p.replicas) & removed)
         if on:
             out.append(f"{p.tp}: replica on {on}")
@@ -182,10 +194,17 @@ class VerifyDrainedOperator(_VerifyStep, DecommissionStep):
             return {"dry_run": True}
         with self.session(context) as (client, _writer):
             snap = read_snapshot(client, with_configs=False)
-        problems = drain_problems(snap, removed)
-        self._record(folder, "verify_drained", {"ok": not problems, "removed": sorted(removed), "problems": problems})
+        stranded = stranded_in_plan(folder)
+        problems = drain_problems(snap, removed, stranded)
+        left = sorted(str(tp) for tp in stranded if snap.has_partition(tp)
+                      and set(snap.partition(tp).replicas) & removed)
+        self._record(folder, "verify_drained", {"ok": not problems, "removed": sorted(removed), "problems": problems,
+                                                "stranded_left": left})
         if problems:
             raise DrainIncomplete(f"brokers {sorted(removed)} are not drained: {_summary(problems)}")
+        if left:
+            self.log.warning("%d partition(s) still list a dead broker: offline, no live in-sync replica to copy "
+                             "from (named in the approved plan): %s", len(left), ", ".join(left[:SHOWN]))
         self.log.info("brokers %s host no replica and lead no partition: safe to shut down", sorted(removed))
         with self.session(context) as (client, _writer):
             added = remember_drained(client, self.run_root, removed, f"{context['dag'].dag_id} run {context['run_id']}")

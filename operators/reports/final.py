@@ -40,6 +40,7 @@ from operators.reports.failures import upstream_failures
 from operators.reports.history import history_lines
 from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, report_link
 from operators.reports.locations import TEMPLATES
+from kafka_zk.planning.dead_brokers import statement_lines
 from operators.reports.run_notes import approval_outcome, approval_words, outcome_note, push_run_note
 from operators.reports.state_change import read_excerpts
 from operators.reports.titles import heading
@@ -102,6 +103,7 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
     sized = bool(summary.get("sized"))
     return {
         "excluded": excluded_lines(folder, removed),
+        "dead_lines": statement_lines(summary),
         "sized": sized,
         "bytes_text": human_bytes(summary.get("bytes_moved", 0)) if sized else "unknown (no sizes_file given)",
         "predicted_text": seconds_text(summary.get("predicted_seconds")) if sized else
@@ -248,9 +250,11 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
     throttle_writes = [r for r in records if r.path.startswith(("/config/topics/", "/config/brokers/"))
                        and not r.dry_run]
     charts = []
+    dead_lines: list[str] = []
     summary_file = folder.plan_dir / "summary.json"
     if summary_file.is_file():
         s = json.loads(summary_file.read_text(encoding="utf-8"))
+        dead_lines = statement_lines(s)
         charts.append(chart("Replicas per broker (planned)", [
             (int(k), int(k) in removed, b["before"]["replicas"], b["after"]["replicas"])
             for k, b in sorted(s["brokers"].items(), key=lambda kv: int(kv[0]))]))
@@ -269,6 +273,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
         "audit_path": str(folder.audit),
         "throttles_text": throttles_text(folder, throttle_writes),
         "waves": waves, "verify_text": check("final_verify"), "drained_text": check("verify_drained"),
+        "dead_lines": dead_lines,
         "controller_text": controller_text(folder.read_json(folder.root / "controller.json")),
         "failures": failures, "charts": charts, "report_path": str(folder.final_report_html),
         "state_change_excerpts": read_excerpts(folder.root),

@@ -25,6 +25,10 @@ Disk capacity (optional, with sizes): no broker may receive a replica that takes
 limit (capacity × threshold, :mod:`kafka_zk.capacity`); the repair passes keep to it too. Kept
 brokers only gain bytes in a decommission, so the final level is also the peak of every wave.
 
+Dead brokers (removed, not registered, still holding replicas: :mod:`kafka_zk.planning.dead_brokers`):
+their replicas are placed the same way and copied from the live leaders; a partition whose ISR
+names no registered broker cannot be copied and is left out of the moves (``Plan.stranded``).
+
 Failure: :class:`PlanRefused` for an empty or unknown broker list, no broker left, a partition
 that needs more brokers than remain, a touched partition with a reassignment in flight, or a
 placement that cannot keep every receiving broker under its disk limit (the message names the
@@ -40,6 +44,7 @@ from typing import Callable, Collection, Mapping
 from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.model import ClusterSnapshot, Partition
+from kafka_zk.planning.dead_brokers import dead_among, has_no_source
 from kafka_zk.planning.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
 from spark_jobs.kernels.balance_rule import NewReplica, lower_taker
 from spark_jobs.kernels.capacity import shortfall_message
@@ -349,7 +354,8 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
                             f"{', '.join(map(str, over))} make disk room (allow_extra_moves): least movement alone "
                             f"would overfill them; replica and leader counts may be less even than without them")
                     return make_plan("decommission", list(free.moves) + extra, seed, removed=gone, sized=True,
-                                     params={**free.params, "extra_moves": str(len(extra))}, notes=(note,))
+                                     params={**free.params, "extra_moves": str(len(extra))}, notes=(note,),
+                                     dead=free.dead, stranded=free.stranded)
                 message += ("; even moving other replicas off those brokers (allow_extra_moves) does not make "
                             "enough room within the rack rule")
             else:
@@ -363,6 +369,14 @@ def _plan(snapshot: ClusterSnapshot, removed: Collection[int], sizes: Mapping[To
     gone = check_removed(snapshot, removed, baseline)
     parts = list(snapshot.partitions())
     affected = [p for p in parts if not gone.isdisjoint(p.replicas)]  # in (topic, partition) order
+    dead = dead_among(snapshot, gone)
+    stranded: tuple[TopicPartition, ...] = ()
+    if dead:    # partitions on a dead broker with no live in-sync replica: nothing to copy from, left as they are
+        registered = snapshot.brokers
+        stranded = tuple(p.tp for p in affected if not dead.isdisjoint(p.replicas) and has_no_source(p, registered))
+        if stranded:
+            left = set(stranded)
+            affected = [p for p in affected if p.tp not in left]
     refuse_reassigning(affected)
     live = sorted(b for b in snapshot.brokers if b not in gone)
     too_big = [str(p.tp) for p in affected if len(p.replicas) > len(live)]
@@ -410,7 +424,7 @@ def _plan(snapshot: ClusterSnapshot, removed: Collection[int], sizes: Mapping[To
     moves = [Move(tp, p.replicas, final[tp], size, _leader_after_demotion(p, gone))
              for p, tp, size in zip(affected, tps, psizes)]
     return make_plan("decommission", moves, seed, removed=gone, sized=bool(sizes),
-                     params={"brokers": ",".join(str(b) for b in sorted(gone))})
+                     params={"brokers": ",".join(str(b) for b in sorted(gone))}, dead=dead, stranded=stranded)
 
 
 def with_leaders(plan: Plan, states: Mapping[TopicPartition, PartitionState | None]) -> Plan:

@@ -6,7 +6,7 @@ Rules (each violation is listed, then :class:`PlanInvalid` is raised with all of
 2. target lists are non-empty and name no broker twice;
 3. the replication factor is unchanged unless the operation changes it (``change-rf``);
 4. no target names a removed broker, and (decommission) every partition on a removed broker
-   is moved off it;
+   is moved off it (but a partition the plan names stranded: on a dead broker, no live ISR);
 5. destinations (new replicas) are live brokers, not removed;
 6. rack spread preserved: a target spans at least min(racks of its current list, its size,
    racks available) distinct racks;
@@ -96,8 +96,11 @@ def _movement(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> li
     if plan.operation == "decommission":
         target_map = plan.target
         extra = bool(plan.params.get("extra_moves"))
+        stranded = set(plan.stranded)     # on a dead broker with no live in-sync replica: cannot move
         for p in snapshot.partitions():
             replicas = p.replicas
+            if stranded and p.tp in stranded:
+                continue
             on = 0 if gone.isdisjoint(replicas) else sum(1 for b in replicas if b in gone)
             m_target = target_map.get((p.topic, p.partition))  # type: ignore[call-overload]
             if on and m_target is None:
