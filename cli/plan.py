@@ -70,6 +70,13 @@ def add_parser(subparsers: Any) -> None:
     p = ops.add_parser("decommission", help="move every replica off the given brokers")
     p.add_argument("--brokers", required=True, help="ids of the brokers to empty, e.g. 3,4")
     _common(p)
+    p = ops.add_parser("replace", help="replace brokers by new ones: each new broker takes exactly the old one's "
+                                       "replicas, in its position of each list (replace 4 with 7: --brokers 4 "
+                                       "--with 7); the old broker may be alive or dead")
+    p.add_argument("--brokers", required=True, help="ids of the brokers replaced, e.g. 4 or 4,5")
+    p.add_argument("--with", dest="replace_with", required=True,
+                   help="ids of the new brokers, paired in order with --brokers, e.g. 7 or 7,8")
+    _common(p)
     p = ops.add_parser("add-brokers", help="move a balanced share onto new brokers")
     p.add_argument("--brokers", required=True, help="ids of the new brokers")
     _common(p)
@@ -123,7 +130,7 @@ def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
     argv = ["--snapshot", snapshot_path, "--op", args.operation, "--out", args.out,
             "--seed", str(args.seed), "--max-moves-per-broker", str(args.max_moves_per_broker),
             "--max-znode-bytes", str(args.max_znode_bytes)]
-    for flag, attr in (("--brokers", "brokers"), ("--topics", "topics"), ("--topic-regex", "topic_regex"),
+    for flag, attr in (("--brokers", "brokers"), ("--replace-with", "replace_with"), ("--topics", "topics"), ("--topic-regex", "topic_regex"),
                        ("--replication-factor", "replication_factor"), ("--sizes", "sizes"),
                        ("--reassignment-json-file", "reassignment_json_file"), ("--throttle", "throttle"),
                        ("--rollback-from", "rollback_from"),
@@ -192,7 +199,7 @@ def check_args(args: argparse.Namespace) -> None:
     """Every flag checked before a snapshot is read or Spark starts (one clear error each)."""
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.validation import (check_count, parse_broker_ids, parse_size, parse_throttle, parse_topic_names,
-                                     parse_topic_regex)
+                                     parse_replacements, parse_topic_regex)
 
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise InvalidInput(f"--out {args.out} is a file; give a folder for the plan artifacts (new or empty)")
@@ -211,6 +218,8 @@ def check_args(args: argparse.Namespace) -> None:
     _input_file(getattr(args, "reassignment_json_file", None), "--reassignment-json-file")
     if getattr(args, "brokers", None) is not None:
         parse_broker_ids(args.brokers, "--brokers")
+    if getattr(args, "replace_with", None) is not None:
+        parse_replacements(args.brokers, args.replace_with, "--brokers", "--with")
     parse_topic_names(getattr(args, "topics", None), "--topics")
     parse_topic_regex(getattr(args, "topic_regex", None), "--topic-regex")
     if getattr(args, "replication_factor", None) is not None:

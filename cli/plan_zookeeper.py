@@ -209,5 +209,5 @@ def _without_retiring(client, assignments, retiring_file: str, job_args: argpars
     retiring = RetiringFile.load(retiring_file).of(cid) if cid is not None else {}
     if job_args.op in ("add-brokers", "move-topics"):           # destinations a person named
         refuse_named(parse_broker_ids(job_args.brokers, "--brokers"), retiring, "--brokers")
-    removing = parse_broker_ids(job_args.brokers, "--brokers") if job_args.op == "decommission" else []
+    removing = parse_broker_ids(job_args.brokers, "--brokers") if job_args.op in ("decommission", "replace") else []
     return exclude_from_model(assignments, retiring, removing)

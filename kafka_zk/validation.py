@@ -134,6 +134,18 @@ def check_removal_against_cluster(removed: Iterable[int], racks: Mapping[int, st
             "allow_rack_removal=true to acknowledge, or keep one broker of each rack")
 
 
+def parse_replacements(old: object, new: object, what_old: str = "brokers_to_remove",
+                        what_new: str = "replace_with") -> dict[int, int]:
+    """"replace 4 with 7": ``old`` and ``new`` broker-id lists (:func:`parse_broker_ids`, order
+    kept) paired in order, ``{4: 7}``; refused (naming both inputs) when their lengths differ."""
+    olds, news = parse_broker_ids(old, what_old), parse_broker_ids(new, what_new)
+    if len(olds) != len(news):
+        raise InputRefused(what_new, f"{len(news)} broker(s) {news} for {len(olds)} in {what_old} {olds}: give one "
+                                     f"new broker per broker replaced, in the same order (replace 4 with 7: "
+                                     f"{what_old}=4, {what_new}=7)")
+    return dict(zip(olds, news))
+
+
 def check_brokers_live(broker_ids: Iterable[int], live_broker_ids: Iterable[int], what: str = "") -> None:
     """Every id in ``broker_ids`` must be registered (live)."""
     live = set(live_broker_ids)

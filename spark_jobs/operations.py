@@ -3,7 +3,7 @@
 Each operation names a :class:`spark_jobs.selection.Selection` of the partitions it must see on
 the driver (read by Spark or by the driver itself) and a kernel call on the resulting slice, followed by
 :func:`spark_jobs.kernels.validate.validate_plan`. Only decommission works on a slice plus a
-baseline; the topic operations bring their topics' partitions; add-brokers, rebalance, election,
+baseline (replace too: it needs only the replaced brokers' partitions); the topic operations bring their topics' partitions; add-brokers, rebalance, election,
 delete-topics by regex and replace-dead-targets (the stuck runbook's rewrite: the placer weighs
 every partition's load) bring every partition (they may touch any). Failure: bad arguments
 raise :class:`kafka_zk.errors.InvalidInput` naming the flag to fix.
@@ -22,12 +22,13 @@ from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.planning.election import election_plan, election_scope, plan_election
 from kafka_zk.planning.model import Plan
 from kafka_zk.planning.topic_deletion import deletion_plan, select_topics
-from kafka_zk.validation import parse_broker_ids, parse_topic_names
+from kafka_zk.validation import parse_broker_ids, parse_replacements, parse_topic_names
 from spark_jobs.kernels.batches import plan_user_reassignment
 from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
 from spark_jobs.kernels.replication import plan_change_replication_factor
+from spark_jobs.kernels.replace import OPERATION as REPLACE, plan_replace
 from spark_jobs.kernels.rollback import plan_rollback
 from spark_jobs.kernels.stuck_rewrite import OPERATION as REPLACE_DEAD_TARGETS, plan_replacements
 from spark_jobs.kernels.validate import validate_plan
@@ -37,6 +38,10 @@ from spark_jobs.selection import Selection
 
 def _brokers(args: argparse.Namespace) -> list[int]:
     return parse_broker_ids(args.brokers, "--brokers")
+
+
+def _replacements(args: argparse.Namespace) -> dict[int, int]:
+    return parse_replacements(args.brokers, getattr(args, "replace_with", ""), "--brokers", "--replace-with")
 
 
 def _topics(args: argparse.Namespace, required: bool = True) -> list[str]:
@@ -112,6 +117,9 @@ OPERATIONS: dict[str, tuple[Callable[[argparse.Namespace], Selection],
                                                                 d.baseline, capacity_of(a),
                                                                 getattr(a, "allow_extra_moves", False)),
                                            _brokers(a), capacity_of(a))),
+    REPLACE: (lambda a: Selection.on_brokers(sorted(_replacements(a))),
+              lambda a, d: _checked(d, plan_replace(d.snapshot, _replacements(a), d.sizes, a.seed),
+                                    sorted(_replacements(a)))),
     "add-brokers": (lambda a: Selection.every(),
                     lambda a, d: _checked(d, plan_add_brokers(d.snapshot, _brokers(a), d.sizes, a.seed))),
     "rebalance": (lambda a: Selection.every(), _rebalance),

@@ -71,8 +71,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = ArgvParser(prog="plan_job", description=__doc__.splitlines()[0])
     p.add_argument("--snapshot", required=True, help="snapshot file (kafka_zk.snapshot_file format)")
     p.add_argument("--op", required=True, choices=sorted(OPERATIONS))
-    p.add_argument("--brokers", default="", help="broker ids: removed (decommission), new (add-brokers), "
+    p.add_argument("--brokers", default="", help="broker ids: removed (decommission), replaced (replace), new (add-brokers), "
                    "target set (move-topics)")
+    p.add_argument("--replace-with", default="", help="replace: the new brokers, paired in order with --brokers "
+                   "(--brokers 4 --replace-with 7: replace 4 with 7)")
     p.add_argument("--topics", default="", help="comma-separated topic names (change-rf, move-topics, "
                    "election, delete-topics)")
     p.add_argument("--topic-regex", default=None, help="delete-topics: topics matching this regex")
@@ -337,7 +339,7 @@ def _states_after_kernel(args: argparse.Namespace) -> bool:
     """Whether this job's kernel can run before the partition states arrive: a decommission
     (without extra moves, which may move any partition) uses them only for each move's
     copy-from leader, applied after it (:func:`spark_jobs.kernels.decommission.with_leaders`)."""
-    return args.op == "decommission" and not getattr(args, "allow_extra_moves", False)
+    return args.op == "decommission" and not getattr(args, "allow_extra_moves", False)  # not replace: it reads ISRs
 
 
 def main(argv: list[str] | None = None) -> int:

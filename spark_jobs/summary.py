@@ -33,6 +33,9 @@ def _balance(loads, brokers: Sequence[int], racks: Mapping[int, str]) -> dict[st
     }
 
 
+DRAINING = frozenset({"decommission", "replace"})   # operations whose lower bound is the replicas on removed brokers
+
+
 def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], limits: WaveLimits,
                   sizes: Mapping[TopicPartition, int] | None = None,
                   baseline: Mapping[int, BrokerLoad] | None = None,
@@ -56,7 +59,7 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
     fixed = fixed_batch_bounds(plan.moves, 10, limits, bounds)
     stranded = set(plan.stranded)    # left on a dead broker (no live in-sync replica): not a move
     on_removed = sum(1 for p in snapshot.partitions() if not (stranded and p.tp in stranded)
-                     for b in p.replicas if b in plan.removed) if plan.operation == "decommission" else None
+                     for b in p.replicas if b in plan.removed) if plan.operation in DRAINING else None
     return {
         "operation": plan.operation,
         "params": dict(plan.params),
@@ -64,7 +67,7 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
         "partitions_total": partitions_total if partitions_total is not None else snapshot.partition_count,
         "moves": len(plan.moves),
         "replica_moves": plan.replica_moves,
-        "replica_moves_lower_bound": on_removed if plan.operation == "decommission" else None,
+        "replica_moves_lower_bound": on_removed,
         "bytes_moved": plan.bytes_moved,
         "sized": plan.sized,
         "removed_brokers": sorted(plan.removed),

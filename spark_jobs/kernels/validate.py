@@ -11,7 +11,7 @@ Rules (each violation is listed, then :class:`PlanInvalid` is raised with all of
 6. rack spread preserved: a target spans at least min(racks of its current list, its size,
    racks available) distinct racks;
 7. least movement: decommission creates exactly one new replica per replica on a removed
-   broker (plus 1-for-1 relocations when the plan was allowed extra moves for disk room);
+   broker; replace substitutes each replaced broker by its new one in place, nothing else (plus 1-for-1 relocations when the plan was allowed extra moves for disk room);
    change-rf only adds (up) or only drops (down) replicas;
 8. balance: (decommission) no broker that received a replica ends more than one replica above
    a live, allowed broker that could have taken that replica (rack rule kept); (decommission,
@@ -111,6 +111,16 @@ def _movement(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> li
                     continue            # an allowed extra move that makes disk room (1-for-1)
                 if new != on:
                     out.append(f"{p.tp}: {new} new replica(s) for {on} on removed brokers (not minimal)")
+    if plan.operation == "replace":     # each replaced broker's place taken by its new one, nothing else
+        pairs = dict(tuple(int(x) for x in pair.split(":")) for pair in plan.params.get("replace", "").split(",") if pair)
+        for m in plan.moves:
+            if m.target != tuple(pairs.get(b, b) for b in m.current):
+                out.append(f"{m.tp}: target {list(m.target)} is not {list(m.current)} with {pairs} substituted")
+        stranded = set(plan.stranded)
+        moved = set(plan.target)
+        for p in snapshot.partitions():
+            if not gone.isdisjoint(p.replicas) and p.tp not in moved and p.tp not in stranded:
+                out.append(f"{p.tp}: has replica(s) on replaced brokers but is not moved")
     if plan.operation == "change-rf":
         for m in plan.moves:
             if m.sources and m.destinations:
