@@ -32,7 +32,15 @@ DOC_MD = runbook_guide("decommission_brokers")
 SHARED = reassignment_params()
 PARAMS = {
     "zk_conn_id": zk_conn_param(),
-    "brokers_to_remove": broker_ids_param("Broker ids to decommission"),
+    "brokers_to_remove": broker_ids_param("Broker ids to decommission (a dead broker too: down, its replicas "
+                                          "are re-created from the surviving in-sync replicas)"),
+    "replace_with": Param([], type=["array", "string"], items={"type": "integer"},
+                          description="Optional: replace instead of spreading — the new broker for each broker of "
+                                      "brokers_to_remove, in the same order (brokers_to_remove 4, replace_with 7: "
+                                      "replace 4 with 7). The new broker takes exactly the old one's replicas, in its "
+                                      "position of each replica list, so preferred leadership lands where it was; "
+                                      "the new broker must be registered. Empty: the planner spreads the replicas "
+                                      "over the kept brokers"),
     **{k: SHARED[k] for k in ("throttle_bytes_per_sec", "max_moves_per_broker", "sizes_file", "capacity_file",
                               "disk_threshold_pct")},
     "allow_extra_moves": Param(False, type="boolean",
@@ -62,8 +70,9 @@ dag = reassignment_runbook(ReassignmentRunbook(
     params=PARAMS, doc_md=DOC_MD,
     plan=lambda args: DecommissionPlanOperator(
         brokers_to_remove="{{ params.brokers_to_remove }}", allow_extra_moves="{{ params.allow_extra_moves }}",
-        allow_rack_removal="{{ params.allow_rack_removal }}", **args),
-    approval_title="Decommission brokers " + ids_text("params.brokers_to_remove"),
+        allow_rack_removal="{{ params.allow_rack_removal }}", replace_with="{{ params.replace_with }}", **args),
+    approval_title="Decommission brokers " + ids_text("params.brokers_to_remove")
+                   + "{% if params.replace_with %} (replaced by " + ids_text("params.replace_with") + "){% endif %}",
     brokers_to_remove="{{ params.brokers_to_remove }}",
     demote=True, verify_data=True,
     checks=(lambda args: VerifyDrainedOperator(task_id="verify_drained", **args),

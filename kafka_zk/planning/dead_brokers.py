@@ -6,7 +6,8 @@ A broker to remove that is not registered under ``/brokers/ids`` but still holds
 in-sync replicas (the partitions' live leaders). A partition whose ISR names no registered broker
 (its only in-sync replica was on the dead broker) is *stranded*: offline, nothing to copy from;
 a plan leaves it where it is and says so before the approval, with what the operator can do.
-Pure: a snapshot in, facts and sentences out. The sentences are the ones the plan report, the
+Pure: a snapshot in, facts and sentences out (and, for a replacement, its "replace 4 with 7" line).
+The sentences are the ones the plan report, the
 approval and the final report print (from ``summary.json``'s ``dead_brokers`` and ``stranded``).
 """
 
@@ -61,12 +62,27 @@ def dead_broker_facts(snapshot: ClusterSnapshot, dead: Collection[int], moved: C
     return DeadBrokerFacts(counts, tuple(snapshot.partition(tp) for tp in stranded))
 
 
+def replace_lines(summary: Mapping[str, Any]) -> list[str]:
+    """For a replacement plan: "replace 4 with 7: 7 takes exactly 4's 312 replicas, ..." per pair."""
+    if summary.get("operation") != "replace":
+        return []
+    pairs = [tuple(int(x) for x in pair.split(":")) for pair in
+             str((summary.get("params") or {}).get("replace") or "").split(",") if pair]
+    brokers = summary.get("brokers") or {}
+    out = []
+    for old, new in pairs:
+        n = (brokers.get(str(old)) or {}).get("before", {}).get("replicas", "?")
+        out.append(f"replace {old} with {new}: broker {new} takes exactly broker {old}'s {n} replica(s), in {old}'s "
+                   f"position of each replica list (preferred leadership lands where it was); nothing else moves")
+    return out
+
+
 def statement_lines(summary: Mapping[str, Any]) -> list[str]:
     """The sentences a plan's summary gives about dead brokers (empty: none), e.g. "broker 5 is
     down: its 99 replicas are re-created from the surviving in-sync replicas"."""
     dead = {int(b): int(n) for b, n in (summary.get("dead_brokers") or {}).items()}
     stranded = list(summary.get("stranded") or [])
-    lines = [f"broker {b} is down: its {n} replica{'s' if n != 1 else ''} "
+    lines = replace_lines(summary) + [f"broker {b} is down: its {n} replica{'s' if n != 1 else ''} "
              f"{'are' if n != 1 else 'is'} re-created from the surviving in-sync replicas"
              " (copied from the live leaders; the dead broker is neither demoted nor throttled)"
              for b, n in sorted(dead.items())]

@@ -54,9 +54,10 @@ import json
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-from kafka_zk.errors import InvalidInput
+from kafka_zk.errors import BrokerNotAvailable, InvalidInput
 from kafka_zk.run_folder import RunFolder
-from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster, parse_throttle
+from kafka_zk.validation import (check_brokers_to_remove, check_removal_against_cluster, parse_replacements,
+                                 parse_throttle)
 from operators.base import as_bool
 from operators.child_process import ChildJob
 from operators.reports.links import PlanReportLink, RunReportsLink
@@ -335,34 +336,71 @@ class SparkPlanOperator(SparkSubmitOperator):
             super().on_kill()
 
 
+def replace_pairs(brokers_to_remove: Any, replace_with: Any) -> dict[int, int]:
+    """``replace_with`` paired in order with ``brokers_to_remove`` (replace 4 with 7: ``{4: 7}``);
+    empty when ``replace_with`` is not given (a plain decommission)."""
+    if replace_with in (None, "", [], "[]"):
+        return {}
+    return parse_replacements(brokers_to_remove, replace_with, "brokers_to_remove", "replace_with")
+
+
 class DecommissionPlanOperator(SparkPlanOperator):
-    """Plan the decommission of ``brokers_to_remove`` from the run's snapshot into ``plan/``."""
+    """Plan the decommission of ``brokers_to_remove`` from the run's snapshot into ``plan/``; with
+    ``replace_with``, the replacement of each by its new broker (``--op replace``: the new broker
+    takes exactly the old one's replicas, in its position of each list)."""
 
     operation = "decommission"
-    template_fields: Sequence[str] = (*SparkPlanOperator.template_fields, "brokers_to_remove", "allow_rack_removal")
+    template_fields: Sequence[str] = (*SparkPlanOperator.template_fields, "brokers_to_remove", "allow_rack_removal",
+                                      "replace_with")
 
-    def __init__(self, *, brokers_to_remove: Any, allow_rack_removal: Any = False, **kwargs: Any) -> None:
+    def __init__(self, *, brokers_to_remove: Any, allow_rack_removal: Any = False, replace_with: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.brokers_to_remove = brokers_to_remove
         self.allow_rack_removal = allow_rack_removal
+        self.replace_with = replace_with
 
     def check_inputs(self, folder: RunFolder) -> dict:
         brokers = check_brokers_to_remove(self.brokers_to_remove)
+        pairs = replace_pairs(self.brokers_to_remove, self.replace_with)
+        self.operation = "replace" if pairs else "decommission"
         dead: dict[int, int] = {}
         if folder.snapshot.is_file():
             racks = snapshot_racks(folder.snapshot)
             dead = snapshot_hosting(folder.snapshot, [b for b in brokers if b not in racks])
-            check_removal_against_cluster(brokers, racks, as_bool(self.allow_rack_removal), hosting=dead)
+            check_removal_against_cluster(brokers, racks, as_bool(self.allow_rack_removal) or bool(pairs),
+                                          hosting=dead)
+            missing = sorted(n for n in pairs.values() if n not in racks)
+            if missing:
+                raise BrokerNotAvailable(
+                    f"replace_with={list(pairs.values())}: new broker(s) {missing} are not registered under "
+                    f"/brokers/ids (registered: {sorted(racks)}); start the new broker first: it must be up to "
+                    "receive the replicas")
             for b, n in sorted(dead.items()):
                 self.log.info("broker %d is down (not registered) and holds %d replica(s): they are re-created "
                               "from the surviving in-sync replicas", b, n)
-        return {"brokers_to_remove": brokers, "dead_brokers": sorted(dead)}
+        out = {"brokers_to_remove": brokers, "dead_brokers": sorted(dead)}
+        if pairs:
+            out["replace"] = {str(o): n for o, n in pairs.items()}
+        return out
 
     def job_args(self) -> list[str]:
+        pairs = replace_pairs(self.brokers_to_remove, self.replace_with)
+        if pairs:
+            return ["--brokers", ",".join(map(str, pairs)), "--replace-with", ",".join(map(str, pairs.values()))]
         return ["--brokers", ",".join(str(b) for b in check_brokers_to_remove(self.brokers_to_remove))]
 
     def removing(self) -> list[int]:
         return check_brokers_to_remove(self.brokers_to_remove)
 
     def check_plan_matches(self, plan_dir: Path, origin: str) -> None:
-        check_plan_matches(plan_dir, check_brokers_to_remove(self.brokers_to_remove), origin)
+        pairs = replace_pairs(self.brokers_to_remove, self.replace_with)
+        if not pairs:
+            check_plan_matches(plan_dir, check_brokers_to_remove(self.brokers_to_remove), origin)
+            return
+        summary = read_plan_summary(plan_dir, origin, "replace")
+        want = ",".join(f"{o}:{n}" for o, n in sorted(pairs.items()))
+        got = str((summary.get("params") or {}).get("replace") or "")
+        if got != want:
+            raise InvalidInput(f"{origin}: that plan replaces {got or 'nothing'}, but this run's brokers_to_remove/"
+                               f"replace_with say {want}; give the same brokers, or leave plan_from empty to plan now")

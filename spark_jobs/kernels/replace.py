@@ -12,7 +12,8 @@ Failure: :class:`PlanRefused`, each naming the fix: an old broker equal to its n
 broker not registered (it must be up to receive data), named twice, or also an old one; an old
 broker neither registered nor holding replicas; a new broker already in a partition's list
 (it would appear twice); a new broker in another rack than the old one when that leaves a
-partition with fewer racks; a partition to move with a reassignment in flight.
+partition with fewer racks (a dead broker's rack is unknown: the racks kept are the other
+replicas'); a partition to move with a reassignment in flight.
 """
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ def plan_replace(snapshot: ClusterSnapshot, pairs: Mapping[int, int],
     for p in affected:
         target = tuple(pairs.get(b, b) for b in p.replicas)
         # the rack rule every plan keeps (spark_jobs.kernels.validate rule 6); a dead broker's rack is
-        # unknown (not registered): it counts as a rack of its own, so the new broker must bring one
-        need = min(distinct_racks(p.replicas, racks), len(target), allowed)
+        # unknown (not registered): the racks to keep are the other replicas'
+        need = min(distinct_racks([b for b in p.replicas if b not in dead], racks), len(target), allowed)
         if distinct_racks(target, racks) < need:
             fewer.append(p)
         leader = p.leader if p.leader is not None and p.leader >= 0 and p.leader not in dead else \
@@ -114,8 +115,7 @@ def plan_replace(snapshot: ClusterSnapshot, pairs: Mapping[int, int],
                                f"{_rack_name(snapshot, n)}" for o, n in sorted(pairs.items()))
         raise PlanRefused(f"{racks_text}: {len(fewer)} partition(s) would span fewer racks, the new broker sharing a "
                           f"rack with another of their replicas ({shown}{more}); pick a new broker in the old one's "
-                          "rack (or, for a dead broker, a rack none of its partitions' other replicas use), or "
-                          "decommission the old broker instead")
+                          "rack, or decommission the old broker instead")
     return make_plan(OPERATION, moves, seed, removed=olds, sized=bool(sizes),
                      params={"replace": pairs_text(pairs), "brokers": ",".join(map(str, sorted(olds)))},
                      dead=dead, stranded=stranded)

@@ -9,7 +9,7 @@ Rules (each violation is listed, then :class:`PlanInvalid` is raised with all of
    is moved off it (but a partition the plan names stranded: on a dead broker, no live ISR);
 5. destinations (new replicas) are live brokers, not removed;
 6. rack spread preserved: a target spans at least min(racks of its current list, its size,
-   racks available) distinct racks;
+   racks available) distinct racks (a replaced dead broker's rack, unknown, is not counted);
 7. least movement: decommission creates exactly one new replica per replica on a removed
    broker; replace substitutes each replaced broker by its new one in place, nothing else (plus 1-for-1 relocations when the plan was allowed extra moves for disk room);
    change-rf only adds (up) or only drops (down) replicas;
@@ -58,6 +58,9 @@ def _structure(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> l
     topics = snapshot.topics
     target_map = plan.target
     rf_fixed = plan.operation not in RF_CHANGING
+    # a replaced dead broker's rack is unknown (not registered): the new broker the operator named
+    # takes its place, so the racks to keep are those of the other replicas
+    unknown_rack = plan.dead if plan.operation == "replace" else frozenset()
     for m in plan.moves:
         topic = topics.get(m.tp.topic)
         part = None if topic is None else topic.partitions.get(m.tp.partition)
@@ -82,7 +85,9 @@ def _structure(snapshot: ClusterSnapshot, plan: Plan, gone: frozenset[int]) -> l
         bad = [d for d in m.destinations if d not in brokers or d in gone]
         if bad:
             out.append(f"{m.tp}: destination(s) {bad} are not live brokers")
-        need = min(len({rack[b] for b in current}), len(target), len(allowed_racks))
+        counted = current if not (unknown_rack and not unknown_rack.isdisjoint(current)) else \
+            [b for b in current if b not in unknown_rack]
+        need = min(len({rack[b] for b in counted}), len(target), len(allowed_racks))
         have = len({rack[b] for b in target})
         if have < need:
             out.append(f"{m.tp}: target {list(target)} spans {have} rack(s), needs {need}")
