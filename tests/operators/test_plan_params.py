@@ -88,7 +88,7 @@ def test_whole_rack_removal_needs_the_acknowledgement_param(run_root: Path) -> N
 
 
 @pytest.mark.parametrize("brokers,message", [
-    ([9], "brokers_to_remove=[9]: broker id(s) 9 are not registered"),
+    ([9], "brokers_to_remove=[9]: broker id(s) 9 are neither registered"),
     ([1, 2, 3, 4, 5, 6], "removes every broker of the cluster"),
     ("²", "brokers_to_remove"),
     ([], "brokers_to_remove"),
@@ -97,6 +97,30 @@ def test_bad_brokers_name_the_param_before_spark(run_root: Path, brokers, messag
     with pytest.raises(InvalidInput) as exc:
         _op(run_root, brokers_to_remove=brokers).execute(_context())
     assert message in str(exc.value) and "--brokers" not in str(exc.value)
+
+
+def test_a_dead_broker_still_holding_replicas_is_accepted_and_an_empty_unknown_id_is_not() -> None:
+    racks = {b: r for b, r in RACKS.items() if b != 6}                 # 6 is down: not registered
+    check_removal_against_cluster([6], racks, hosting={6: 1})
+    with pytest.raises(InvalidInput, match="neither registered"):
+        check_removal_against_cluster([6], racks, hosting={})
+
+
+@pytest.mark.parametrize("replace_with, message", [
+    ([7], "new broker(s) [7] are not registered"),
+    ([1, 2], "replace_with: 2 broker(s) [1, 2] for 1 in brokers_to_remove [6]"),
+])
+def test_bad_replace_with_is_refused_before_spark(run_root: Path, replace_with, message) -> None:
+    with pytest.raises(InvalidInput) as exc:
+        _op(run_root, brokers_to_remove=[6], replace_with=replace_with).execute(_context())
+    assert message in str(exc.value)
+
+
+def test_plan_from_of_another_replacement_is_refused(run_root: Path, tmp_path: Path) -> None:
+    plan = _plan_dir(tmp_path, [6], operation="replace")
+    with pytest.raises(InvalidInput, match="that plan replaces nothing, but this run's brokers_to_remove/replace_with "
+                                           "say 6:5"):
+        _op(run_root, brokers_to_remove=[6], replace_with=[5], plan_from=str(plan)).execute(_context())
 
 
 @pytest.mark.parametrize("rate", [2**63, 0, -5, "abc"])
