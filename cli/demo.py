@@ -9,6 +9,9 @@ throttle. The run is pre-approved because it is a demo (the DAG records the skip
 with plain kazoo and prints the report's location and a summary: moves, bytes, simulated
 duration of the waves vs the physical lower bound, replicas and leaders left on the removed
 brokers, throttles left. Every process it started is stopped, including on Ctrl-C.
+``--dead 5`` hard-kills broker 5 (SIGKILL, session closed) once the topics exist and the
+controller has re-elected its leaderships, then decommissions it: a dead broker's replicas are
+re-created from the surviving in-sync replicas.
 
 Exit status: 0 when the run succeeded and the brokers are drained with no throttle left, else 1.
 """
@@ -218,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
             rehearsed = json.loads(rehearsal.read_text())
             print(f"  before approval:    {rehearsed['headline']} (rehearsal_report.md)")
             print(f"  {rehearsal_fidelity(rehearsed['waves'], wave_times)}")
+        from kafka_zk.planning.dead_brokers import statement_lines   # local: only the summary needs it
+
+        for line in statement_lines(summary):
+            print(f"  {line}")
         print(f"  replicas left on brokers {removed}: {final['replicas_left']}; leaders left: {final['leaders_left']}")
         print(f"  throttles left: {final['throttles_left']}; reassignment znode left: "
               f"{'yes' if final['reassignment_left'] else 'no'}")
