@@ -204,7 +204,10 @@ class VerifyDrainedOperator(_VerifyStep, DecommissionStep):
             raise DrainIncomplete(f"brokers {sorted(removed)} are not drained: {_summary(problems)}")
         if left:
             self.log.warning("%d partition(s) still list a dead broker: offline, no live in-sync replica to copy "
-                             "from (named in the approved plan): %s", len(left), ", ".join(left[:SHOWN]))
+                             "from (named in the approved plan): %s; the broker is not recorded as retiring (it "
+                             "still holds them: run again once they have a live leader)", len(left),
+                             ", ".join(left[:SHOWN]))
+            return {"removed": sorted(removed), "retiring": [], "stranded_left": left}
         self.log.info("brokers %s host no replica and lead no partition: safe to shut down", sorted(removed))
         with self.session(context) as (client, _writer):
             added = remember_drained(client, self.run_root, removed, f"{context['dag'].dag_id} run {context['run_id']}")
