@@ -34,7 +34,8 @@ PARAMS = {
     "zk_conn_id": zk_conn_param(),
     "brokers_to_remove": broker_ids_param("Broker ids to decommission (a dead broker too: down, its replicas "
                                           "are re-created from the surviving in-sync replicas)"),
-    "replace_with": Param([], type=["array", "string"], items={"type": "integer"},
+    # null by default (a text field left empty, as sizes_file); typed "7" or "7, 8", or [7] through the API
+    "replace_with": Param(None, type=["null", "array", "string"], items={"type": "integer"},
                           description="Optional: replace instead of spreading — the new broker for each broker of "
                                       "brokers_to_remove, in the same order (brokers_to_remove 4, replace_with 7: "
                                       "replace 4 with 7). The new broker takes exactly the old one's replicas, in its "

@@ -31,7 +31,7 @@ PARSERS: dict[str, Callable[[Any, str], object]] = {
     "topics": parse_topic_names,
     "topic_regex": parse_topic_regex,
     "max_bytes_moved": parse_size,
-    "replace_with": lambda value, name: [] if value in ([], "[]") else parse_broker_ids(value, name),
+    "replace_with": lambda value, name: [] if value in ([], "[]") else parse_broker_ids(value, name),   # [] = not given
 }
 
 
