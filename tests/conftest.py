@@ -133,6 +133,7 @@ SLOWEST_FIRST = (    # seconds per file, a full run on 2026-11-26 (4 workers, 2 
     "tests/dags/test_preferred_leader_election.py",                   # 111 s
     "tests/dags/test_stuck_reassignment.py",                          # 97 s
     "tests/dags/test_window_factor_stop.py",                          # ~160 s (new, measured alone)
+    "tests/dags/test_decommission_dead_broker.py",                    # ~100 s (new, measured alone)
 )
 
 
