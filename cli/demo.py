@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {rehearsal_fidelity(rehearsed['waves'], wave_times)}")
         from kafka_zk.planning.dead_brokers import statement_lines   # local: only the summary needs it
 
-        for line in statement_lines(summary):
+        for line in statement_lines(summary, done=result.state == "success"):
             print(f"  {line}")
         print(f"  replicas left on brokers {removed}: {final['replicas_left']}; leaders left: {final['leaders_left']}")
         print(f"  throttles left: {final['throttles_left']}; reassignment znode left: "

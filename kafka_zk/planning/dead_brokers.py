@@ -62,8 +62,9 @@ def dead_broker_facts(snapshot: ClusterSnapshot, dead: Collection[int], moved: C
     return DeadBrokerFacts(counts, tuple(snapshot.partition(tp) for tp in stranded))
 
 
-def replace_lines(summary: Mapping[str, Any]) -> list[str]:
-    """For a replacement plan: "replace 4 with 7: 7 takes exactly 4's 312 replicas, ..." per pair."""
+def replace_lines(summary: Mapping[str, Any], done: bool = False) -> list[str]:
+    """For a replacement plan: "replace 4 with 7: 7 takes exactly 4's 312 replicas, ..." per pair
+    (``done``: what a finished run did, "took")."""
     if summary.get("operation") != "replace":
         return []
     pairs = [tuple(int(x) for x in pair.split(":")) for pair in
@@ -72,18 +73,24 @@ def replace_lines(summary: Mapping[str, Any]) -> list[str]:
     out = []
     for old, new in pairs:
         n = (brokers.get(str(old)) or {}).get("before", {}).get("replicas", "?")
-        out.append(f"replace {old} with {new}: broker {new} takes exactly broker {old}'s {n} replica(s), in {old}'s "
-                   f"position of each replica list (preferred leadership lands where it was); nothing else moves")
+        out.append(f"replace {old} with {new}: broker {new} {'took' if done else 'takes'} exactly broker {old}'s {n} "
+                   f"replica(s), in {old}'s position of each replica list (preferred leadership lands where it was); "
+                   f"nothing else {'moved' if done else 'moves'}")
     return out
 
 
-def statement_lines(summary: Mapping[str, Any]) -> list[str]:
+def statement_lines(summary: Mapping[str, Any], done: bool = False) -> list[str]:
     """The sentences a plan's summary gives about dead brokers (empty: none), e.g. "broker 5 is
-    down: its 99 replicas are re-created from the surviving in-sync replicas"."""
+    down: its 99 replicas are re-created from the surviving in-sync replicas" (``done``: what a
+    finished run did, "were re-created")."""
     dead = {int(b): int(n) for b, n in (summary.get("dead_brokers") or {}).items()}
     stranded = list(summary.get("stranded") or [])
-    lines = replace_lines(summary) + [f"broker {b} is down: its {n} replica{'s' if n != 1 else ''} "
-             f"{'are' if n != 1 else 'is'} re-created from the surviving in-sync replicas"
+
+    def verb(n: int) -> str:
+        return ("were" if n != 1 else "was") if done else ("are" if n != 1 else "is")
+
+    lines = replace_lines(summary, done) + [f"broker {b} is down: its {n} replica{'s' if n != 1 else ''} "
+             f"{verb(n)} re-created from the surviving in-sync replicas"
              " (copied from the live leaders; the dead broker is neither demoted nor throttled)"
              for b, n in sorted(dead.items())]
     if stranded:

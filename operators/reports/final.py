@@ -254,7 +254,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
     summary_file = folder.plan_dir / "summary.json"
     if summary_file.is_file():
         s = json.loads(summary_file.read_text(encoding="utf-8"))
-        dead_lines = statement_lines(s)
+        dead_lines = statement_lines(s, done=outcome == "succeeded")
         charts.append(chart("Replicas per broker (planned)", [
             (int(k), int(k) in removed, b["before"]["replicas"], b["after"]["replicas"])
             for k, b in sorted(s["brokers"].items(), key=lambda kv: int(kv[0]))]))

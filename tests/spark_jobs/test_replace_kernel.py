@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
+from kafka_zk.planning.dead_brokers import statement_lines
 from kafka_zk.planning.model import PlanRefused
 from spark_jobs.kernels.decommission import plan_decommission
 from spark_jobs.kernels.replace import plan_replace
@@ -114,3 +115,14 @@ def test_moves_are_exactly_the_old_brokers_replicas_in_place(cluster, data) -> N
         assert m.target == tuple(new if b == old else b for b in m.current)
     assert {tp.partition for tp in plan.target} | stranded == set(holding)
     assert stranded == {i for i in holding if not any(b in racks for b in parts["t"][i])}
+
+
+def test_the_reports_say_what_is_done_for_a_dead_broker_and_its_offline_partitions() -> None:
+    summary = {"operation": "decommission", "dead_brokers": {"5": 99},
+               "stranded": [{"topic": "t", "partition": 0, "replicas": [5], "isr": [5], "leader": -1}]}
+    before, after = statement_lines(summary), statement_lines(summary, done=True)
+    assert before[0].startswith("broker 5 is down: its 99 replicas are re-created from the surviving in-sync replicas")
+    assert after[0].startswith("broker 5 is down: its 99 replicas were re-created from the surviving in-sync replicas")
+    assert "1 partition(s) are offline" in before[1] and "t-0 (replicas [5], ISR [5])" in before[1]
+    assert "wait for broker(s) 5" in before[1] and "unclean.leader.election.enable=true" in before[1]
+    assert statement_lines({"operation": "decommission"}) == []
