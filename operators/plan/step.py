@@ -48,7 +48,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import json
 
@@ -56,11 +56,11 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 
 from kafka_zk.errors import BrokerNotAvailable, InvalidInput
 from kafka_zk.run_folder import RunFolder
-from kafka_zk.validation import (check_brokers_to_remove, check_removal_against_cluster, parse_replacements,
-                                 parse_throttle)
+from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster, parse_throttle
 from operators.base import as_bool
 from operators.child_process import ChildJob
 from operators.reports.links import PlanReportLink, RunReportsLink
+from operators.plan.removal import replace_pairs, snapshot_hosting
 from operators.plan.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
 from operators.runtime import run_folder
 from kafka_zk.plan_artifacts import load_plan_artifacts
@@ -141,25 +141,6 @@ def snapshot_racks(path: Path) -> dict[int, str | None]:
             elif doc.get("kind") in ("topic", "partition"):
                 break
     return racks
-
-
-def snapshot_hosting(path: Path, ids: Iterable[int]) -> dict[int, int]:
-    """Replicas each of ``ids`` holds in a snapshot file (JSON lines; a broker that holds none is
-    absent): what tells a dead broker (unregistered, still holding replicas) from an unknown id."""
-    wanted = frozenset(ids)
-    counts: dict[int, int] = {}
-    if not wanted:
-        return counts
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if '"partition"' not in line:
-                continue
-            doc = json.loads(line)
-            if doc.get("kind") == "partition":
-                for b in doc.get("replicas") or ():
-                    if b in wanted:
-                        counts[b] = counts.get(b, 0) + 1
-    return counts
 
 
 def read_plan_summary(plan_dir: Path, origin: str, operation: str) -> dict:
@@ -334,14 +315,6 @@ class SparkPlanOperator(SparkSubmitOperator):
             return
         if getattr(self, "_hook", None) is not None:
             super().on_kill()
-
-
-def replace_pairs(brokers_to_remove: Any, replace_with: Any) -> dict[int, int]:
-    """``replace_with`` paired in order with ``brokers_to_remove`` (replace 4 with 7: ``{4: 7}``);
-    empty when ``replace_with`` is not given (a plain decommission)."""
-    if replace_with in (None, "", [], "[]"):
-        return {}
-    return parse_replacements(brokers_to_remove, replace_with, "brokers_to_remove", "replace_with")
 
 
 class DecommissionPlanOperator(SparkPlanOperator):
