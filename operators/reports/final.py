@@ -84,7 +84,8 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
     brokers = []
     for key, b in sorted(summary["brokers"].items(), key=lambda kv: int(kv[0])):
         bid = int(key)
-        brokers.append({"id": bid, "rack": b.get("rack"), "removed": bid in removed, "before": b["before"],
+        brokers.append({"id": bid, "rack": b.get("rack"), "removed": bid in removed, "down": b.get("live") is False,
+                        "before": b["before"],
                         "after": b["after"], "before_bytes": human_bytes(b["before"]["bytes"]),
                         "after_bytes": human_bytes(b["after"]["bytes"]), "changed": b["before"] != b["after"]})
     charts = [chart("Replicas per broker", [(b["id"], b["removed"], b["before"]["replicas"], b["after"]["replicas"])

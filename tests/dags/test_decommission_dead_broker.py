@@ -108,7 +108,7 @@ def test_a_dead_broker_is_decommissioned_from_the_surviving_in_sync_replicas(zk_
     said = f"broker {DEAD} is down: its {held - 1} replicas are re-created from the surviving in-sync replicas"
     body = approval_body("decommission_brokers", result.run_id)     # what the approver reads
     assert said in body and "solo-0" in body and "unclean.leader.election.enable" in body
-    assert said in (folder / "plan_report.md").read_text()
+    assert said in (folder / "plan_report.md").read_text() and f"| {DEAD} (removed, down) |" in body
     assert said.replace("are re-created", "were re-created") in (folder / "final_report.md").read_text()
     assert json.loads((folder / "verify.json").read_text())["verify_drained"]["stranded_left"] == ["solo-0"]
     guards = json.loads((folder / "guards.json").read_text())
