@@ -2,9 +2,11 @@
 behind its own approval.
 
 Steps (task ids): diagnose → approve_rewrite → window → rewrite → approve_election → force_election →
-wait_unstuck → final_report → notify (the window and notify gates from
-:func:`operators.batches.runbook.gated`). A fix the diagnosis does not call for is skipped (its approval
-too). Operators: ``operators/runbooks/stuck.py``; diagnosis: ``kafka_zk/admin/stuck.py``.
+wait_unstuck → approve_throttles → remove_throttles → final_report → notify (the window and notify gates
+from :func:`operators.batches.runbook.gated`). A fix the diagnosis does not call for is skipped (its
+approval too); ``remove_throttles`` removes exactly the foreign throttles listed (Kafka's own tool's,
+left after a revert) once nothing moves. Operators: ``operators/runbooks/stuck.py``,
+``operators/runbooks/stuck_throttles.py``; diagnosis: ``kafka_zk/admin/stuck.py``.
 The SRE guide (the DAG's ``doc_md``) is ``docs/runbooks/stuck_reassignment.md``.
 
 Failure: the final report fails the run when anything is still stuck or a fix was rejected.
@@ -19,6 +21,7 @@ from operators.guides import runbook_guide
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 from operators.runbooks.stuck import (DiagnoseStuckOperator, FixApprovalOperator, ForceElectionOperator,
                              RewriteReassignmentOperator, StuckReportOperator, WaitUnstuckOperator)
+from operators.runbooks.stuck_throttles import RemoveForeignThrottlesOperator
 
 DAG_ID = "stuck_reassignment"
 
@@ -48,8 +51,14 @@ with runbook_dag(DAG_ID, "Diagnose a reassignment that makes no progress and uns
                                            controller_wait_s="{{ params.controller_wait_s }}", **ZK_STEP_ARGS)
     wait_unstuck = WaitUnstuckOperator(task_id="wait_unstuck", timeout_s="{{ params.fix_timeout_s }}",
                                        trigger_rule="none_failed", **ZK_STEP_ARGS)
+    approve_throttles = FixApprovalOperator(task_id="approve_throttles", fix="throttles",
+                                            run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
+                                            dry_run="{{ params.dry_run }}", trigger_rule="none_failed")
+    remove_throttles = RemoveForeignThrottlesOperator(task_id="remove_throttles", trigger_rule="none_failed",
+                                                      **ZK_STEP_ARGS)
     final_report = StuckReportOperator(task_id="final_report", trigger_rule="all_done", **ZK_STEP_ARGS)
 
-    gated([diagnose, approve_rewrite, rewrite, approve_election, force_election, wait_unstuck, final_report],
+    gated([diagnose, approve_rewrite, rewrite, approve_election, force_election, wait_unstuck, approve_throttles,
+           remove_throttles, final_report],
           first_write=rewrite, what="the stuck reassignment's fixes",
-          needed="{{ ti.xcom_pull(task_ids='diagnose')['rewrite'] or ti.xcom_pull(task_ids='diagnose')['election'] }}")
+          needed="{% set d = ti.xcom_pull(task_ids='diagnose') %}{{ d['rewrite'] or d['election'] or d['throttles'] }}")

@@ -38,7 +38,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from kafka_zk.run_folder import RunFolder
 
@@ -324,10 +324,11 @@ def check_param_schemas_once() -> None:
 
 
 def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, approver: str = "sre-on-call",
-            approval_task: str = "approve", answer_timeout: float = 3600.0, when=None,
+            approval_task: str | Sequence[str] = "approve", answer_timeout: float = 3600.0, when=None,
             answer_delay: float = 0.0, mark_success: str | None = None) -> RunResult:
     """``dag.test(run_conf=conf)``; if ``answer`` ("Approve"/"Reject"), a thread gives it when asked
-    (``answer_delay`` seconds after the approval started waiting). ``dag.test`` records the run as
+    (``answer_delay`` seconds after the approval started waiting; ``approval_task`` may name several
+    approval tasks, answered in that order, each when it asks). ``dag.test`` records the run as
     triggered by ``dag_test``, so ``approver="dag_test"`` is the person who triggered it.
 
     ``when`` (a timezone-aware datetime) fixes the logical date and run-after time, hence the run id:
@@ -347,8 +348,9 @@ def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, app
 
     def respond() -> None:
         try:
-            answer_approval(dag_id, approval_task, answer, approver, answer_timeout, after=started - 1,
-                            stop=finished, delay=answer_delay)
+            for task in [approval_task] if isinstance(approval_task, str) else list(approval_task):
+                answer_approval(dag_id, task, answer, approver, answer_timeout, after=started - 1,
+                                stop=finished, delay=answer_delay)
         except Exception as exc:  # noqa: BLE001 - reported in the result
             errors.append(f"{type(exc).__name__}: {exc}")
 

@@ -14,6 +14,9 @@ meanwhile loses only our pairs; a broker rate someone changed during the run is 
 It is idempotent (a second call writes nothing). Every config write is followed by one change
 notification; entities whose config would not change are not written at all.
 
+:func:`remove_exact_keys` removes throttles someone else left (the stuck_reassignment runbook's
+approved ``throttles`` fix): exactly the approved keys whose value is still the approved one.
+
 Failure: bad rates or unknown topics raise before the first write (:class:`InvalidInput`,
 :class:`TopicNotFound`); ZooKeeper errors as in :mod:`kafka_zk.writer`.
 """
@@ -206,6 +209,23 @@ def remove_throttles(writer: ZkWriter, record: ThrottleRecord) -> list[str]:
             writer.write_config("brokers", b.broker, new)
             written.append(paths.broker_config(b.broker))
     return written
+
+
+def remove_exact_keys(writer: ZkWriter, entity_type: str, entity_name: str,
+                      keys: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """Delete each of ``keys`` from ``/config/<entity_type>/<entity_name>`` whose value is still the
+    given one (a throttle someone else left, approved for removal); a key since changed or gone is
+    left as it is. One config write (and notification) when anything goes, none otherwise.
+    Returns (removed keys, keys left as they are with why)."""
+    if entity_type == "topics" and not _topic_exists(writer.client, entity_name):
+        return [], [f"{k}: topic {entity_name} is gone" for k in sorted(keys)]
+    current = describe_config(writer.client, entity_type, entity_name)
+    removed = [k for k in sorted(keys) if current.get(k) == keys[k]]
+    left = [f"{k}: now {current[k]!r}, approved {keys[k]!r} (changed since the diagnosis: not touched)"
+            if k in current else f"{k}: already gone" for k in sorted(keys) if k not in removed]
+    if removed:
+        writer.write_config(entity_type, entity_name, {k: v for k, v in current.items() if k not in removed})
+    return removed, left
 
 
 def throttles_left(client: KazooClient, record: ThrottleRecord) -> dict[str, dict[str, str]]:

@@ -7,8 +7,11 @@
   registered and in the ISR (nothing to copy), else a registered broker in place of the dead one
   (chosen by the planners' one placer: the plan job's ``replace-dead-targets`` operation, launched
   as a child process like every plan step, :mod:`operators.runbooks.stuck_targets`) — each with both options' bytes (from the connection's ``log_dirs_source`` when it has one);
-  ``election`` when the controller is not acting on the node (or no controller). It also lists
-  the throttles no runbook run of ours owns (e.g. left by Kafka's own tool): they are not touched.
+  ``election`` when the controller is not acting on the node (or no controller); ``throttles`` when
+  throttles no runbook run of ours owns are set (e.g. left by Kafka's own tool, whose ``--verify``
+  removes them only after a move that finished, never after a revert): the exact keys and values.
+  A revert restores the original replicas in their original order; where that order comes from is
+  in each fix (:func:`kafka_zk.admin.stuck_fixes.original_order`).
 * **FixApprovalOperator** asks a human for one fix (the body says exactly which writes it makes),
   or skips when the diagnosis does not call for it (:mod:`operators.approval.change`: four eyes,
   expiry, pinned to the diagnosis' hash; the decision in ``approval_<fix>.json`` and the audit log).
@@ -20,8 +23,10 @@
   live node. Refused when the cluster no longer matches the approved diagnosis.
 * **ForceElectionOperator** (the controller is not acting): delete ``/controller`` and wait, bounded,
   for a new one, which re-reads the pending node (§2.7.1).
-* **WaitUnstuckOperator** waits, bounded, until nothing is pending; **StuckReportOperator** writes
-  ``final_report.md`` and fails the run when something is still stuck or a fix was rejected.
+* **WaitUnstuckOperator** waits, bounded, until nothing is pending; the ``throttles`` fix
+  (:mod:`operators.runbooks.stuck_throttles`) then removes exactly the approved foreign throttles;
+  **StuckReportOperator** writes ``final_report.md`` and fails the run when something is still stuck
+  or the rewrite or election fix was rejected (a rejected ``throttles`` fix leaves them, said).
 
 Every write goes through the audited write gate. Failure: :class:`StillStuck`, :class:`StalePlan`,
 :class:`ControllerNotMoved`, the approval errors; :class:`InvalidInput` when the plan job fails or a
@@ -53,7 +58,7 @@ from operators.hooks.zookeeper import ZooKeeperHook
 from operators.plan.log_dirs_source import read_log_dirs
 from operators.reports.failures import upstream_failures, write_final_report
 from operators.runbooks.stuck_targets import plan_replacement_targets
-from operators.runtime import change_approval
+from operators.runtime import change_approval, run_folder
 
 DIAGNOSIS = "diagnosis.json"
 
@@ -91,8 +96,9 @@ def diagnosis_doc(snap, sizes: ReplicaSizes | None = None, owners=None,
     if dead_target_partitions(snap, stuck):
         if replacement_targets is None:
             raise TypeError("diagnosis_doc: a target broker is gone, pass the planners' replacement_targets")
-        fixes = choose_fixes(snap, stuck, sizes, replacement_targets=replacement_targets)
+        fixes = choose_fixes(snap, stuck, sizes, replacement_targets=replacement_targets, owners=owners)
     rewrite = {f.tp: f.target for f in fixes}
+    throttles = [{"entity": t.entity, "keys": t.keys} for t in foreign_throttles(snap, owners or ThrottleOwners())]
     needs_election = bool(stuck) and not rewrite and (
         snap.controller_id is None or any(s.cause.kind in NEEDS_ELECTION for s in stuck))
     return {"controller": snap.controller_id,
@@ -102,12 +108,32 @@ def diagnosis_doc(snap, sizes: ReplicaSizes | None = None, owners=None,
             "fixes": [{"partition": str(f.tp), "chosen": f.chosen, "target": list(f.target),
                        "revert": list(f.revert_to) if f.revert_to is not None else None,
                        "rewrite": list(f.rewrite_to) if f.rewrite_to is not None else None,
-                       "revert_bytes": f.revert_bytes, "rewrite_bytes": f.rewrite_bytes, "why": f.why}
+                       "revert_bytes": f.revert_bytes, "rewrite_bytes": f.rewrite_bytes, "why": f.why,
+                       "order_source": f.order_source, "order_exact": f.order_exact}
                       for f in sorted(fixes, key=lambda f: f.tp)],
             "sizes_known": sizes is not None,
-            "foreign_throttles": [{"entity": t.entity, "keys": t.keys}
-                                  for t in foreign_throttles(snap, owners or ThrottleOwners())],
+            "foreign_throttles": throttles,
+            "throttles": bool(throttles),
             "election": needs_election}
+
+
+#: what the ``throttles`` fix removed and left (``operators/runbooks/stuck_throttles.py``); not
+#: ``throttles.json``, which marks a run's own throttles (kafka_zk.health.owners)
+THROTTLES_REMOVED = "foreign_throttles_removed.json"
+
+
+def throttles_done_lines(folder, doc: dict) -> list[str]:
+    """For the final report: the foreign throttles removed, left, or kept (Markdown lines)."""
+    if not doc.get("foreign_throttles"):
+        return []
+    done = folder.read_json(folder.root / THROTTLES_REMOVED)
+    if done is None:
+        return ["- foreign throttles: not removed (the `throttles` fix was not approved or did not run): remove "
+                "them with `kafka-configs --alter --delete-config` once nothing moves"]
+    lines = [f"- foreign throttles removed: {e['entity']}: {', '.join(e['removed'])}" for e in done["entities"]
+             if e["removed"]]
+    lines += [f"- foreign throttle left on {e['entity']}: {why}" for e in done["entities"] for why in e["left"]]
+    return lines or ["- foreign throttles: nothing left to remove"]
 
 
 def _option(target: list | None, n: int | None) -> str:
@@ -133,8 +159,9 @@ def throttle_lines(doc: dict) -> list[str]:
     if not foreign:
         return ["No throttle on the cluster is foreign to our runbook runs."]
     return ["Throttles no runbook run of ours set (left by Kafka's own `kafka-reassign-partitions --throttle`, "
-            "which removes them only with `--verify` once the move ends, or set by hand) — not touched here; "
-            "remove them with `kafka-configs --alter --delete-config` once nothing moves:"] + \
+            "whose `--verify` removes them only once the move it started finished — never after a revert — or "
+            "set by hand). Proposed fix (needs its own approval, `approve_throttles`): once nothing moves, remove "
+            "exactly these keys (a key whose value changed since is left as it is):"] + \
         [f"- {t['entity']}: " + ", ".join(f"{k}={v}" for k, v in t["keys"].items()) for t in foreign]
 
 
@@ -175,7 +202,7 @@ class DiagnoseStuckOperator(RunbookOperator):
         for p in doc["partitions"]:
             self.log.warning("stuck: %s — %s", p["partition"], p["why"])
         return {"stuck": len(doc["partitions"]), "rewrite": bool(doc["rewrite"]), "election": doc["election"],
-                "text": "\n".join(lines)}
+                "throttles": doc["throttles"], "text": "\n".join(lines)}
 
     def on_kill(self) -> None:
         job = getattr(self, "_job", None)
@@ -192,13 +219,31 @@ class FixApprovalOperator(ChangeApprovalOperator):
         self.fix = fix
 
     def wanted(self, doc: dict) -> bool:
-        return bool(doc["rewrite"]) if self.fix == "rewrite" else bool(doc["election"])
+        return bool(doc.get(self.fix))
+
+    def ask(self, context: Any) -> Any:
+        if self.fix == "throttles":
+            folder = run_folder(context, self.run_root)
+            rejected = [f for f in ("rewrite", "election")
+                        if (folder.read_json(folder.root / f"approval_{f}.json") or {}).get("decision") == "rejected"]
+            if rejected:
+                raise AirflowSkipException(f"the {', '.join(rejected)} fix was rejected: the move is still stuck and "
+                                           "may need its throttles; they are kept")
+        return super().ask(context)
 
     def writes_text(self, doc: dict, folder) -> str:
-        what = ("delete /admin/reassign_partitions, create it again with "
-                + "; ".join(f"{tp} → {t}" for tp, t in doc["rewrite"].items())
-                + " (other pending entries unchanged), then delete /controller"
-                if self.fix == "rewrite" else "delete /controller (a new controller re-reads the pending node)")
+        if self.fix == "rewrite":
+            what = ("delete /admin/reassign_partitions, create it again with "
+                    + "; ".join(f"{tp} → {t}" for tp, t in doc["rewrite"].items())
+                    + " (other pending entries unchanged), then delete /controller")
+        elif self.fix == "throttles":
+            what = ("once nothing moves, delete from the config of "
+                    + "; ".join(f"{t['entity']}: " + ", ".join(f"{k}={v}" for k, v in t["keys"].items())
+                                for t in doc["foreign_throttles"])
+                    + " (one config write and change notification per entity; a key whose value changed since "
+                      "the diagnosis is left as it is)")
+        else:
+            what = "delete /controller (a new controller re-reads the pending node)"
         diagnosis = (folder.root / "diagnosis.md").read_text(encoding="utf-8")
         return f"{diagnosis}\n\n**This approval allows exactly these writes:** {what}. Every write is audited."
 
@@ -315,7 +360,8 @@ class StuckReportOperator(RunbookOperator):
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
         doc = folder.read_json(folder.root / DIAGNOSIS) or {"partitions": []}
-        approvals = {fix: folder.read_json(folder.root / f"approval_{fix}.json") for fix in ("rewrite", "election")}
+        approvals = {fix: folder.read_json(folder.root / f"approval_{fix}.json")
+                     for fix in ("rewrite", "election", "throttles")}
         left = (folder.read_json(folder.root / "unstuck.json") or {}).get("pending")
         lines = [(folder.root / "diagnosis.md").read_text(encoding="utf-8") if (folder.root / "diagnosis.md").exists()
                  else "# Stuck reassignment", "", "## What was done"]
@@ -328,12 +374,13 @@ class StuckReportOperator(RunbookOperator):
                          "audit.jsonl (dry_run: true)")
         else:
             lines.append(f"- outcome: {'unstuck: nothing pending' if left == [] else 'still stuck' if left else 'not checked'}")
+            lines += throttles_done_lines(folder, doc)
         write_final_report(folder, lines, upstream_failures(context), StillStuck)
         if not doc["partitions"]:
             return {"outcome": "nothing stuck"}
         if self.is_dry_run:
             return {"outcome": "dry run", "stuck": len(doc["partitions"])}
-        rejected = [f for f, r in approvals.items() if r and r["decision"] != "approved"]
+        rejected = [f for f, r in approvals.items() if r and r["decision"] != "approved" and f != "throttles"]
         if rejected or left != []:
             raise StillStuck(f"not unstuck ({'fix rejected: ' + ', '.join(rejected) if rejected else 'see report'}): "
                              f"{folder.final_report_md}")

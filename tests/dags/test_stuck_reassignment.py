@@ -6,8 +6,11 @@ ZooKeeper), on the two ways a wave gets stuck in production:
     them (issue 27 item 5: the approval shows both options' bytes, read from the emulator's log
     sizes, and the throttles Kafka's own tool left are listed); after the approved rewrite (delete
     the node, create it with the original replicas, delete /controller) the move is cancelled at
-    once. With an original replica out of the ISR the rewrite puts a registered broker in place of
-    the dead one instead, and the partition ends on live brokers with a full ISR;
+    once, and the throttles Kafka's tool left are removed as their own approved fix (issue 39).
+    The original replicas go back in their original order even when the 2.4 controller listed the
+    target first ([1,2] → [2,3] leaves [2,3,1]; reverted as [1,2], not [2,1]: issue 39). With an
+    original replica out of the ISR the rewrite puts a registered broker in place of the dead one
+    instead, and the partition ends on live brokers with a full ISR;
 (b) the reassignment node deleted by hand mid-wave and the next wave submitted while the first
     still copies: the running move finishes, but a 2.4.1 controller never saw the new node and
     ignores it until the controller changes (docs/zookeeper.md §2.7.1) — diagnosed "controller not
@@ -64,10 +67,10 @@ def isr_full(zk, partition: int) -> bool:
     return sorted(state["isr"]) == sorted(assignment(zk)[("t", partition)])
 
 
-def kill_a_target_mid_wave(cluster, zk) -> None:
-    """t-0 moves [1, 2] → [1, 3]; broker 3 copies nothing (stalled), then dies for good."""
+def kill_a_target_mid_wave(cluster, zk, target: tuple[int, ...] = (1, 3)) -> None:
+    """t-0 moves [1, 2] → ``target``; broker 3 copies nothing (stalled), then dies for good."""
     cluster.stall_replica("t", 0, 3)
-    submit_by_hand(zk, [("t", 0, [1, 3])])
+    submit_by_hand(zk, [("t", 0, list(target))])
     assert cluster.wait_until(lambda: (read(zk, "/brokers/topics/t") or {}).get("adding_replicas", {}).get("0"), 30)
     cluster.kill_broker(3)
     assert cluster.wait_until(lambda: zk.exists("/brokers/ids/3") is None and zk.exists("/controller"), 30)
@@ -100,7 +103,7 @@ def test_a_target_broker_killed_for_good_is_reverted_to_its_original_replicas_co
     kafka_tool_throttles(zk)
     kill_a_target_mid_wave(cluster, zk)
     with_log_sizes(conn_id, cluster)
-    result = run(conn_id, run_root, "approve_rewrite")
+    result = run(conn_id, run_root, ("approve_rewrite", "approve_throttles"))
     assert result.state == "success", result.task_states
     assert result.task_states["approve_election"] == "skipped" and result.task_states["force_election"] == "skipped"
     diagnosis = json.loads((result.run_folder / "diagnosis.json").read_text())
@@ -116,14 +119,51 @@ def test_a_target_broker_killed_for_good_is_reverted_to_its_original_replicas_co
     assert assignment(zk)[("t", 0)] == [1, 2] and isr_full(zk, 0)
     assert not (read(zk, "/brokers/topics/t") or {}).get("adding_replicas")
     writes = [(r["op"], r["path"]) for r in zk_writes(audit(result.run_folder))]
-    assert writes == [("delete", "/admin/reassign_partitions"), ("create", "/admin/reassign_partitions"),
-                      ("delete", "/controller")]
+    assert writes[:3] == [("delete", "/admin/reassign_partitions"), ("create", "/admin/reassign_partitions"),
+                          ("delete", "/controller")]
     report = (result.run_folder / "final_report.md").read_text()
-    assert "rewrite: approved by sre-on-call" in report
+    assert "rewrite: approved by sre-on-call" in report and "throttles: approved by sre-on-call" in report
     assert "Throttles no runbook run of ours set" in report
     assert "- topic t: follower.replication.throttled.replicas=0:3, leader.replication.throttled.replicas=0:1,0:2" in report
     assert "- broker 2: follower.replication.throttled.rate=10485760, leader.replication.throttled.rate=10485760" in report
-    assert (read(zk, "/config/topics/t") or {})["config"]["follower.replication.throttled.replicas"] == "0:3"
+    assert_kafka_tool_throttles_removed(zk, writes[3:], report)
+
+
+def assert_kafka_tool_throttles_removed(zk, writes: list, report: str) -> None:
+    """Exactly the keys :func:`kafka_tool_throttles` set are gone (the dead broker 3's too), each
+    entity one config write and one change notification; the report says so."""
+    assert sorted(p for op, p in writes if not p.startswith("/config/changes/")) == \
+        ["/config/brokers/1", "/config/brokers/2", "/config/brokers/3", "/config/topics/t"], writes
+    assert sum(p.startswith("/config/changes/") for _, p in writes) == 4, writes
+    for entity in ("brokers/1", "brokers/2", "brokers/3", "topics/t"):
+        assert not (read(zk, f"/config/{entity}") or {}).get("config"), entity
+    assert ("- foreign throttles removed: topic t: follower.replication.throttled.replicas, "
+            "leader.replication.throttled.replicas") in report
+    assert ("- foreign throttles removed: broker 3: follower.replication.throttled.rate, "
+            "leader.replication.throttled.rate") in report
+
+
+def test_a_foreign_move_listing_its_target_first_is_reverted_in_the_exact_original_order(env) -> None:
+    """Issue 39: Kafka's tool moved t-0 [1, 2] → [2, 3] and broker 3 died. A 2.4 controller writes the
+    topic znode as [2, 3, 1] (target first), so replicas − adding is [2, 1]; the revert restores [1, 2],
+    the order Kafka's tool recorded in the topic's leader throttle list, and says where it came from."""
+    cluster, zk, conn_id, run_root = env
+    kafka_tool_throttles(zk)
+    kill_a_target_mid_wave(cluster, zk, target=(2, 3))
+    assert assignment(zk)[("t", 0)] == [2, 3, 1]                # the order the 2.4 controller wrote
+    result = run(conn_id, run_root, ("approve_rewrite", "approve_throttles"))
+    assert result.state == "success", result.task_states
+    diagnosis = json.loads((result.run_folder / "diagnosis.json").read_text())
+    [fix] = diagnosis["fixes"]
+    assert fix["chosen"] == "revert" and fix["revert"] == [1, 2] == diagnosis["rewrite"]["t-0"]
+    assert fix["order_exact"] and fix["order_source"].startswith("the topic's leader.replication.throttled.replicas")
+    assert "original order from the topic's leader.replication.throttled.replicas" in \
+        (result.run_folder / "diagnosis.md").read_text()
+    assert zk.exists("/admin/reassign_partitions") is None
+    assert assignment(zk)[("t", 0)] == [1, 2] and isr_full(zk, 0)      # the preferred leader is broker 1 again
+    assert read(zk, "/brokers/topics/t/partitions/0/state")["leader"] == 1
+    writes = [(r["op"], r["path"]) for r in zk_writes(audit(result.run_folder))]
+    assert_kafka_tool_throttles_removed(zk, writes[3:], (result.run_folder / "final_report.md").read_text())
 
 
 def test_a_target_broker_killed_for_good_with_an_original_out_of_sync_is_rewritten_away(env) -> None:

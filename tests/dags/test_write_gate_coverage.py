@@ -187,4 +187,5 @@ def test_every_task_that_writes_sits_behind_the_shared_gates(dagbag) -> None:
     # the scan reaches every writing runbook: the reassignment skeleton's, the batch ones, the single-change ones
     assert {"decommission_brokers.execute_waves", "delete_topics.delete_batches",
             "preferred_leader_election.elect_batches", "rolling_restart.roll", "stuck_reassignment.rewrite",
-            "stuck_reassignment.force_election", "topic_changes.apply"} <= checked, sorted(checked)
+            "stuck_reassignment.force_election", "stuck_reassignment.remove_throttles",
+            "topic_changes.apply"} <= checked, sorted(checked)
