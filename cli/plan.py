@@ -27,6 +27,7 @@ from typing import Any
 from kafka_zk.errors import InvalidInput
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.retiring import ENV as RETIRING_ENV
+from kafka_zk.retiring import default_path as default_retiring_path
 
 SNAPSHOT_FILE = "snapshot.jsonl"   # where --zookeeper saves the snapshot in --out
 
@@ -58,9 +59,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--driver-max-snapshot-bytes", type=int, default=None, metavar="BYTES",
                    help="--engine auto: largest snapshot read in the driver (default: measured, see BENCHMARKS.md)")
     p.add_argument("--out", required=True, help="folder for the plan artifacts")
-    p.add_argument("--retiring-file", metavar="FILE", default=os.environ.get(RETIRING_ENV),
-                   help="with --zookeeper: the runbooks' retiring-brokers file (default "
-                        f"${RETIRING_ENV}); its brokers of this cluster are left out as destinations")
+    p.add_argument("--retiring-file", metavar="FILE", default=None,
+                   help="with --zookeeper: the runbooks' retiring-brokers file, whose brokers of this cluster are "
+                        f"left out as destinations (default ${RETIRING_ENV}, else "
+                        "$KAFKA_RUNBOOKS_RUN_ROOT/retiring_brokers.json, else /var/tmp/kafka-runbooks/runs/"
+                        "retiring_brokers.json: the runbooks' own)")
+    p.add_argument("--ignore-retiring", action="store_true",
+                   help="with --zookeeper: plan as if no broker were retiring (the retiring-brokers file is not read)")
     p.add_argument("--json", action="store_true", help="print the whole summary as JSON")
 
 
@@ -211,9 +216,12 @@ def check_args(args: argparse.Namespace) -> None:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InvalidInput(f"--out {args.out}: {parent} is not a writable folder; pick a writable place")
     _input_file(args.snapshot, "--snapshot")
-    if args.retiring_file and not args.zookeeper:
-        raise InvalidInput("--retiring-file applies with --zookeeper (a snapshot saved by plan --zookeeper is "
+    if (args.retiring_file or args.ignore_retiring) and not args.zookeeper:
+        flag = "--retiring-file" if args.retiring_file else "--ignore-retiring"
+        raise InvalidInput(f"{flag} applies with --zookeeper (a snapshot saved by plan --zookeeper is "
                            "already without the retiring brokers); leave it out or plan with --zookeeper")
+    if args.retiring_file and args.ignore_retiring:
+        raise InvalidInput("--retiring-file and --ignore-retiring contradict each other: give one")
     _input_file(args.sizes, "--sizes")
     _input_file(getattr(args, "reassignment_json_file", None), "--reassignment-json-file")
     if getattr(args, "brokers", None) is not None:
@@ -268,7 +276,11 @@ def run(args: argparse.Namespace) -> int:
         # local: a subcommand loads only what it runs (CLI start-up)
         from cli.plan_zookeeper import plan_from_zookeeper
 
-        summary = plan_from_zookeeper(args.zookeeper, job_args, session, retiring_file=args.retiring_file)
+        # every data-moving plan leaves the runbooks' retiring brokers out by default (issue 39);
+        # election and deletion batches choose no destination
+        moving = args.operation not in ("election", "elect", "delete-topics", "delete")
+        retiring = None if args.ignore_retiring or not moving else str(args.retiring_file or default_retiring_path())
+        summary = plan_from_zookeeper(args.zookeeper, job_args, session, retiring_file=retiring)
     else:
         summary = plan_job.execute(job_args, session)
     summary["out"] = args.out

@@ -75,6 +75,7 @@ dag = reassignment_runbook(ReassignmentRunbook(
     approval_title="Decommission brokers " + ids_text("params.brokers_to_remove")
                    + "{% if params.replace_with %} (replaced by " + ids_text("params.replace_with") + "){% endif %}",
     brokers_to_remove="{{ params.brokers_to_remove }}",
+    approve_args={"retire": "{{ params.brokers_to_remove }}"},     # retiring from the approval on (issue 39)
     demote=True, verify_data=True,
     checks=(lambda args: VerifyDrainedOperator(task_id="verify_drained", **args),
             lambda args: MoveControllerOperator(task_id="move_controller",

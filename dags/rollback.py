@@ -42,4 +42,6 @@ dag = reassignment_runbook(ReassignmentRunbook(
     plan=lambda args: RollbackPlanOperator(from_run="{{ params.from_run }}", rollback_json="{{ params.rollback_json }}",
                                            **args),
     approval_title="Roll back {{ params.from_run or 'an assignment JSON' }}",
+    # the brokers the undone run recorded as retiring are released when the rollback is approved
+    approve_args={"release_retired_by": "{{ (ti.xcom_pull(task_ids='plan') or {}).get('from_run') }}"},
 ))

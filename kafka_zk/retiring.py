@@ -1,18 +1,26 @@
-"""Retiring brokers: drained by a decommission, kept out of every later plan until a person releases them.
+"""Retiring brokers: being decommissioned, kept out of every later plan until a person releases them.
 
 A decommission drains brokers that stay registered until someone stops them; without a memory of
-that, the next plan sees empty brokers and moves replicas back onto them (issue 24, finding 7).
-:class:`RetiringFile` is that memory: a JSON file, per cluster (keyed by the cluster id Kafka keeps
-in ``/cluster/id``, so the runbooks and the command line agree whatever they call the cluster),
-of the brokers being retired, each with when, by which run, and why::
+that, the next plan sees empty brokers and moves replicas back onto them (issue 24, finding 7), and
+a decommission approved but stopped before it drained (or still draining) protects nothing (issue
+39). :class:`RetiringFile` is that memory: a JSON file, per cluster (keyed by the cluster id Kafka
+keeps in ``/cluster/id``, so the runbooks and the command line agree whatever they call the
+cluster), of the brokers being retired, each with when, by which run (and its run folder), why,
+and its stage — ``approved`` (the decommission was approved, not yet drained) or ``drained``::
 
-    {"version": 1, "clusters": {"<cluster id>": {"3": {"since": "...", "by": "...", "why": "..."}}}}
+    {"version": 1, "clusters": {"<cluster id>": {"3": {"since": "...", "by": "...", "why": "...",
+                                                       "stage": "approved", "run_folder": "..."}}}}
 
-A successful decommission adds its brokers; a person releases them (``kafka-runbook retiring
-release``, or by editing the file). Plans apply the list at their input
+A decommission adds its brokers when it is approved (``approved``) and marks them ``drained`` when
+its ``verify_drained`` passes; a rejected or expired decommission, or the rollback of one, releases
+the brokers that run recorded (:meth:`RetiringFile.release_run`); a person releases them
+(``kafka-runbook retiring release``, or by editing the file). Plans apply the list at their input
 (:func:`exclude_from_snapshot`): the snapshot handed to the planner lists the brokers minus the
-retiring ones, so no planning kernel can choose them as a destination; a retiring broker that
-still holds replicas is refused, unless this plan is the one removing it.
+retiring ones, so no planning kernel can choose them as a destination. A broker still ``approved``
+may hold replicas (its decommission has not drained it): they are left where they are (the
+planners leave a partition with a replica on an unlisted broker alone). A ``drained`` broker that
+holds replicas again is refused, unless this plan is the one removing it. The file's default
+place (:func:`default_path`) is the runbooks' ``<run_root>/retiring_brokers.json``.
 
 Failure: :class:`~kafka_zk.errors.InvalidInput` for an unreadable or malformed file (naming it and
 the fix) and for a retiring broker that still holds replicas (naming it, the count and the fix).
@@ -21,6 +29,7 @@ the fix) and for a retiring broker that still holds replicas (naming it, the cou
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
@@ -32,10 +41,17 @@ from kafka_zk import codecs, paths
 from kafka_zk.audit import utc_now_iso
 from kafka_zk.errors import InvalidInput, InvalidPayload
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.run_folder import write_json_atomic
+from kafka_zk.run_folder import default_run_root, write_json_atomic
 
 ENV = "KAFKA_RUNBOOKS_RETIRING_FILE"
 DEFAULT_NAME = "retiring_brokers.json"
+APPROVED, DRAINED = "approved", "drained"
+
+
+def default_path(run_root: str | Path | None = None) -> Path:
+    """``$KAFKA_RUNBOOKS_RETIRING_FILE``, else ``<run_root>/retiring_brokers.json`` (``run_root``
+    default: the runbooks' default run root, :func:`kafka_zk.run_folder.default_run_root`)."""
+    return Path(os.environ.get(ENV) or Path(run_root or default_run_root()) / DEFAULT_NAME)
 
 
 @dataclass(frozen=True)
@@ -46,6 +62,8 @@ class RetiringBroker:
     since: str
     by: str
     why: str
+    stage: str = DRAINED
+    run_folder: str = ""
 
     def text(self) -> str:
         return f"broker {self.broker}: retiring since {self.since} ({self.why}; {self.by})"
@@ -65,7 +83,8 @@ class RetiringFile:
             return cls(path)
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
-            clusters = {str(cid): {int(b): RetiringBroker(int(b), str(e["since"]), str(e["by"]), str(e["why"]))
+            clusters = {str(cid): {int(b): RetiringBroker(int(b), str(e["since"]), str(e["by"]), str(e["why"]),
+                                                          str(e.get("stage") or DRAINED), str(e.get("run_folder") or ""))
                                    for b, e in entries.items()}
                         for cid, entries in doc["clusters"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -81,13 +100,25 @@ class RetiringFile:
     def of(self, cluster_id: str) -> dict[int, RetiringBroker]:
         return dict(self.clusters.get(cluster_id, {}))
 
-    def add(self, cluster_id: str, brokers: Iterable[int], by: str, why: str) -> list[int]:
-        """Mark ``brokers`` retiring (those already listed keep their first record); returns the new ones."""
+    def add(self, cluster_id: str, brokers: Iterable[int], by: str, why: str, stage: str = DRAINED,
+            run_folder: str = "") -> list[int]:
+        """Mark ``brokers`` retiring at ``stage``; returns the new ones. One already listed keeps its
+        first record, except that an ``approved`` one becomes ``drained`` (with this ``why``)."""
         entries = self.clusters.setdefault(cluster_id, {})
         new = [b for b in sorted(set(brokers)) if b not in entries]
         for b in new:
-            entries[b] = RetiringBroker(b, utc_now_iso(), by, why)
+            entries[b] = RetiringBroker(b, utc_now_iso(), by, why, stage, run_folder)
+        for b in set(brokers) - set(new):
+            if stage == DRAINED and entries[b].stage == APPROVED:
+                entries[b] = replace(entries[b], why=why, stage=DRAINED)
         return new
+
+    def release_run(self, cluster_id: str, run_folder: str) -> list[int]:
+        """Release the brokers the run in ``run_folder`` recorded (its decommission was rejected,
+        expired or rolled back); returns them."""
+        entries = self.clusters.get(cluster_id, {})
+        mine = [b for b, e in sorted(entries.items()) if run_folder and e.run_folder == run_folder]
+        return self.release(cluster_id, mine)
 
     def release(self, cluster_id: str, brokers: Iterable[int]) -> list[int]:
         """Release ``brokers`` (plans may use them again); returns those that were retiring."""
@@ -131,9 +162,11 @@ def exclude_from_snapshot(snapshot: str | Path, out: str | Path, retiring: dict[
     """Copy ``snapshot`` (JSON lines) to ``out`` without the broker lines of the ``retiring`` brokers
     (except those this plan is ``removing``, which must stay registered to be drained).
 
-    Refuses, writing nothing, when a retiring broker not being removed still holds a replica."""
+    Refuses, writing nothing, when a drained retiring broker not being removed holds a replica (one
+    whose decommission is approved but not drained keeps its replicas where they are)."""
     removing = set(removing)
     excluded = {b: e for b, e in retiring.items() if b not in removing}
+    drained = {b for b, e in excluded.items() if e.stage == DRAINED}
     held: dict[int, int] = {}
     with open(snapshot, encoding="utf-8") as src:
         for line in src:
@@ -141,7 +174,7 @@ def exclude_from_snapshot(snapshot: str | Path, out: str | Path, retiring: dict[
                 doc = json.loads(line)
                 if doc.get("kind") == "partition":
                     for r in set(doc.get("replicas") or []) | set(doc.get("adding") or []):
-                        if r in excluded:
+                        if r in drained:
                             held[r] = held.get(r, 0) + 1
     _refuse_held(held, excluded)
     out = Path(out)
@@ -174,15 +207,16 @@ def exclude_from_model(snapshot: ClusterSnapshot, retiring: dict[int, RetiringBr
                        removing: Iterable[int] = ()) -> tuple[ClusterSnapshot, tuple[RetiringBroker, ...]]:
     """``snapshot`` without the ``retiring`` brokers (except those being removed), and the brokers left
     out: :func:`exclude_from_snapshot` for a snapshot read into the model (``kafka-runbook plan
-    --zookeeper``). Refuses, as it does, when a retiring broker not being removed holds a replica."""
+    --zookeeper``). Refuses, as it does, when a drained retiring broker not being removed holds a replica."""
     removing = set(removing)
     excluded = {b: e for b, e in retiring.items() if b not in removing}
     if not excluded:
         return snapshot, ()
+    drained = {b for b, e in excluded.items() if e.stage == DRAINED}
     held: dict[int, int] = {}
     for p in snapshot.partitions():
         for r in set(p.replicas) | set(p.adding):
-            if r in excluded:
+            if r in drained:
                 held[r] = held.get(r, 0) + 1
     _refuse_held(held, excluded)
     kept = {b: br for b, br in snapshot.brokers.items() if b not in excluded}

@@ -39,6 +39,14 @@ from kafka_zk.errors import InvalidInput, InvalidPayload
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+RUN_ROOT_ENV = "KAFKA_RUNBOOKS_RUN_ROOT"
+
+
+def default_run_root() -> str:
+    """The runbooks' default ``run_root``: ``$KAFKA_RUNBOOKS_RUN_ROOT``, else /var/tmp/kafka-runbooks/runs."""
+    return os.environ.get(RUN_ROOT_ENV, "/var/tmp/kafka-runbooks/runs")
+
+
 def safe_name(text: str) -> str:
     """A run id or dag id as one directory name: unsafe characters become ``_``.
 

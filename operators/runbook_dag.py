@@ -9,17 +9,17 @@ factories give the cluster connection, the run root and the pre-approval switch 
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from airflow.sdk import DAG, Param
 
+from kafka_zk.run_folder import default_run_root
 from operators.approval.conf_check import check_conf_keys
 from operators.param_check import check_run_params
 from operators.reports.history import record_retry
 
-DEFAULT_RUN_ROOT = os.environ.get("KAFKA_RUNBOOKS_RUN_ROOT", "/var/tmp/kafka-runbooks/runs")
+DEFAULT_RUN_ROOT = default_run_root()
 
 
 def zk_conn_param() -> Param:

@@ -24,6 +24,12 @@ Who may let a plan run (the rules are pure, in :mod:`operators.approval.policy`)
 
 ``dry_run`` (nothing will be written) does not wait for a human; the record says so.
 
+Retiring brokers (:mod:`operators.plan.retiring`): a decommission's approval (``retire``: the
+brokers it removes) records them in the retiring-brokers file the moment the plan is approved (or
+pre-approved), so every later plan leaves them out even if this run stops before draining them; a
+rejection or an expiry releases what this run recorded. A rollback's approval
+(``release_retired_by``: the run folder it undoes) releases the brokers that run recorded.
+
 Failure: :class:`~operators.approval.policy.BypassRefused`,
 :class:`~operators.approval.policy.FourEyesViolation`,
 :class:`~operators.approval.policy.ApprovalExpired` and :class:`PlanHashMismatch` fail the task;
@@ -89,14 +95,55 @@ class PlanApprovalOperator(RetriedApprovalOperator):
 
     operator_extra_links = (PlanReportLink(), ProgressLink())
 
-    template_fields: Sequence[str] = (*RetriedApprovalOperator.template_fields, "run_root", "dry_run", "zk_conn_id")
+    template_fields: Sequence[str] = (*RetriedApprovalOperator.template_fields, "run_root", "dry_run", "zk_conn_id",
+                                      "retire", "release_retired_by")
 
-    def __init__(self, *, run_root: str, zk_conn_id: str = "", dry_run: Any = False, **kwargs: Any) -> None:
+    def __init__(self, *, run_root: str, zk_conn_id: str = "", dry_run: Any = False, retire: Any = None,
+                 release_retired_by: Any = None, **kwargs: Any) -> None:
         kwargs.setdefault("ignore_downstream_trigger_rules", False)
         super().__init__(**kwargs)
         self.run_root = run_root
         self.zk_conn_id = zk_conn_id
         self.dry_run = dry_run
+        self.retire = retire
+        self.release_retired_by = release_retired_by
+
+    def _retiring(self, context: Any, folder: RunFolder, approved: bool) -> None:
+        """Record (approved) or release (rejected, expired) this decommission's retiring brokers; on a
+        rollback's approval, release those of the run it undoes (module docstring)."""
+        from kafka_zk.errors import InvalidInput
+        from kafka_zk.validation import check_brokers_to_remove
+        from operators.hooks.zookeeper import ZooKeeperHook
+        from operators.plan.retiring import release_run, remember_approved, retiring_file
+
+        brokers = check_brokers_to_remove(self.retire) if self.retire and str(self.retire).strip() not in ("None", "[]") \
+            else []
+        restored = str(self.release_retired_by or "").strip()
+        restored = "" if restored in ("None", "null") else restored
+        if not brokers and not (approved and restored):
+            return
+        run = f"{context['dag'].dag_id} run {context['run_id']}"
+        with ZooKeeperHook(self.zk_conn_id) as hook:
+            client = hook.get_conn()
+            if brokers and approved:
+                try:
+                    added = remember_approved(client, self.run_root, brokers, run, str(folder.root.resolve()))
+                except InvalidInput as exc:         # no /cluster/id: no Kafka broker ever registered here
+                    self.log.warning("brokers %s NOT recorded as retiring: %s", sorted(brokers), exc)
+                    return
+                self.log.info("brokers %s recorded as retiring in %s (decommission approved): every later plan leaves "
+                              "them out until they are released", added or sorted(brokers),
+                              retiring_file(self.run_root))
+            elif brokers:
+                released = release_run(client, self.run_root, folder.root)
+                if released:
+                    self.log.info("brokers %s released from %s: this decommission was not approved", released,
+                                  retiring_file(self.run_root))
+            if approved and restored:
+                released = release_run(client, self.run_root, restored)
+                if released:
+                    self.log.info("brokers %s released from %s: the decommission %s is rolled back", released,
+                                  retiring_file(self.run_root), restored)
 
     def ask(self, context: Any) -> Any:
         dag_run = context["dag_run"]
@@ -120,12 +167,14 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             record_decision(folder, ApprovalRecord(PRE_APPROVED, digest, f"policy:{decision.policy}", utc_now_iso(),
                                                    decision.text), run_id, task_id)
             self.log.info("pre-approved: %s (policy %s); no human asked", decision.text, decision.policy)
+            self._retiring(context, folder, approved=True)
             return {"decision": PRE_APPROVED, "plan_hash": digest}
         triggered_by = getattr(dag_run, "triggering_user_name", None)
         earlier = self._earlier_approval(folder, digest, triggered_by)
         if earlier is not None:
             self.log.info("plan %s was approved by %s at %s, as an earlier try of this task recorded: not asking "
                           "again (operators/approval/retry.py)", digest, earlier.by, earlier.at)
+            self._retiring(context, folder, approved=True)
             return {"decision": APPROVED, "plan_hash": digest, "resumed": True}
         self.log.info("human approval needed: %s", decision.text)
         expiry = self._expiry(windows)
@@ -154,6 +203,7 @@ class PlanApprovalOperator(RetriedApprovalOperator):
                                                    f"no answer before the approval expired "
                                                    f"({request.get('expires_at')})", expired=True,
                                                    expires_at=request.get("expires_at")), run_id, self.task_id)
+            self._retiring(context, folder, approved=False)
             raise ApprovalExpired(f"nobody answered before the approval expired at {request.get('expires_at')}; "
                                   "nothing was written: trigger the run again for a fresh plan")
         if "error" not in event and event.get("chosen_options"):
@@ -176,6 +226,8 @@ class PlanApprovalOperator(RetriedApprovalOperator):
                                                            expired=isinstance(refused, ApprovalExpired),
                                                            expires_at=request.get("expires_at")),
                                     run_id, self.task_id)
+                    if isinstance(refused, ApprovalExpired):
+                        self._retiring(context, folder, approved=False)
                     raise
                 current = plan_hash(folder.plan_dir)
                 if current != requested:
@@ -189,6 +241,7 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             record_decision(folder, ApprovalRecord(decision, requested or plan_hash(folder.plan_dir), by, at_text),
                             run_id, self.task_id)
             self.log.info("plan %s %s by %s at %s", requested, decision, by, at_text)
+            self._retiring(context, folder, approved=decision == APPROVED)
         result = super().answered(context, event)
         return json.loads(json.dumps(result, default=str))
 

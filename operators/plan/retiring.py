@@ -11,8 +11,13 @@ records, and the plan input without them.
   replicas and is not being removed by this plan.
 * :func:`check_plan_avoids_retiring` (every plan, also one handed over with ``plan_from``): no
   partition's target lists a retiring broker.
-* :func:`remember_drained` (``verify_drained``, after a decommission drained its brokers): add them
-  to the file.
+* :func:`remember_approved` (a decommission's ``approve``, when approved): add its brokers to the
+  file as ``approved`` — from then on every plan leaves them out, drained or not;
+  :func:`release_run` (that approval rejected or expired; a rollback of that run approved): release
+  what the run recorded; :func:`forget_restored` (a rollback's plan step): the brokers the run it
+  undoes recorded are not excluded from the rollback's own plan.
+* :func:`remember_drained` (``verify_drained``, after a decommission drained its brokers): mark
+  them ``drained`` in the file (added if the approval did not record them).
 
 Failure: :class:`~kafka_zk.errors.InvalidInput` naming the brokers and the fix (release them with
 ``kafka-runbook retiring release``, or remove them in this plan); nothing planned or written.
@@ -20,7 +25,6 @@ Failure: :class:`~kafka_zk.errors.InvalidInput` naming the brokers and the fix (
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Iterable
 
@@ -28,7 +32,8 @@ from kazoo.client import KazooClient
 
 from kafka_zk import paths
 from kafka_zk.errors import InvalidInput
-from kafka_zk.retiring import DEFAULT_NAME, ENV, RetiringBroker, RetiringFile, cluster_id, exclude_from_snapshot
+from kafka_zk.retiring import (APPROVED, DRAINED, RetiringBroker, RetiringFile, cluster_id, default_path,
+                               exclude_from_snapshot)
 from kafka_zk.run_folder import RunFolder
 
 RUN_FILE = "retiring.json"
@@ -37,7 +42,7 @@ PLAN_INPUT = "plan_input.jsonl"
 
 def retiring_file(run_root: str | Path) -> Path:
     """Where the deployment keeps its retiring brokers (see module docstring)."""
-    return Path(os.environ.get(ENV) or Path(run_root) / DEFAULT_NAME)
+    return default_path(run_root)
 
 
 def note_retiring(folder: RunFolder, client: KazooClient, run_root: str | Path) -> dict:
@@ -46,7 +51,8 @@ def note_retiring(folder: RunFolder, client: KazooClient, run_root: str | Path) 
     cid = cluster_id(client)
     entries = RetiringFile.load(path).of(cid) if cid is not None else {}
     doc = {"file": str(path), "cluster_id": cid,
-           "brokers": {str(b): {"since": e.since, "by": e.by, "why": e.why} for b, e in sorted(entries.items())}}
+           "brokers": {str(b): {"since": e.since, "by": e.by, "why": e.why, "stage": e.stage,
+                                "run_folder": e.run_folder} for b, e in sorted(entries.items())}}
     folder.write_json(folder.root / RUN_FILE, doc)
     return doc
 
@@ -54,7 +60,25 @@ def note_retiring(folder: RunFolder, client: KazooClient, run_root: str | Path) 
 def run_retiring(folder: RunFolder) -> dict[int, RetiringBroker]:
     """The retiring brokers the snapshot step noted for this run (none when it noted nothing)."""
     doc = folder.read_json(folder.root / RUN_FILE) or {}
-    return {int(b): RetiringBroker(int(b), e["since"], e["by"], e["why"]) for b, e in (doc.get("brokers") or {}).items()}
+    return {int(b): RetiringBroker(int(b), e["since"], e["by"], e["why"], e.get("stage") or DRAINED,
+                                   e.get("run_folder") or "")
+            for b, e in (doc.get("brokers") or {}).items()}
+
+
+def forget_restored(folder: RunFolder, restored_run: str | Path) -> list[int]:
+    """A rollback of ``restored_run`` (a run folder) puts back what that run moved: the brokers it
+    recorded as retiring are not excluded from this rollback's plan (``retiring.json`` rewritten
+    without them); returns them. Released from the file when the rollback is approved."""
+    doc = folder.read_json(folder.root / RUN_FILE)
+    if not doc or not doc.get("brokers"):
+        return []
+    run = str(Path(restored_run).resolve())
+    mine = sorted(int(b) for b, e in doc["brokers"].items() if e.get("run_folder") == run)
+    if mine:
+        doc["brokers"] = {b: e for b, e in doc["brokers"].items() if int(b) not in mine}
+        doc["restored_by_this_rollback"] = mine
+        folder.write_json(folder.root / RUN_FILE, doc)
+    return mine
 
 
 def plan_input(folder: RunFolder, removing: Iterable[int] = ()) -> Path:
@@ -84,14 +108,42 @@ def check_plan_avoids_retiring(folder: RunFolder, targets: dict) -> None:
                              f"(kafka-runbook retiring release --broker {brokers[0]})")
 
 
-def remember_drained(client: KazooClient, run_root: str | Path, brokers: Iterable[int], run: str) -> list[int]:
-    """Add the brokers a decommission drained to the retiring file; returns those newly added."""
+def _cluster(client: KazooClient, what: str) -> str:
     cid = cluster_id(client)
     if cid is None:
-        raise InvalidInput(f"{paths.CLUSTER_ID} does not exist: the drained brokers cannot be recorded as retiring "
+        raise InvalidInput(f"{paths.CLUSTER_ID} does not exist: the {what} brokers cannot be recorded as retiring "
                            "(no Kafka broker registered a cluster id on this ZooKeeper; check the chroot)")
+    return cid
+
+
+def remember_drained(client: KazooClient, run_root: str | Path, brokers: Iterable[int], run: str,
+                     run_folder: str = "") -> list[int]:
+    """Mark the brokers a decommission drained ``drained`` in the retiring file; returns those newly added."""
     retiring = RetiringFile.load(retiring_file(run_root))
-    added = retiring.add(cid, brokers, by=run,
+    added = retiring.add(_cluster(client, "drained"), brokers, by=run, stage=DRAINED, run_folder=run_folder,
                          why="drained by a decommission; excluded from later plans until released")
     retiring.save()
     return added
+
+
+def remember_approved(client: KazooClient, run_root: str | Path, brokers: Iterable[int], run: str,
+                      run_folder: str) -> list[int]:
+    """Add the brokers of an approved decommission to the retiring file as ``approved``; returns the new ones."""
+    retiring = RetiringFile.load(retiring_file(run_root))
+    added = retiring.add(_cluster(client, "approved"), brokers, by=run, stage=APPROVED, run_folder=run_folder,
+                         why="decommission approved, not yet drained; excluded from later plans until released")
+    retiring.save()
+    return added
+
+
+def release_run(client: KazooClient, run_root: str | Path, run_folder: str | Path) -> list[int]:
+    """Release the brokers the run in ``run_folder`` recorded as retiring; returns them (none: nothing written)."""
+    cid = cluster_id(client)
+    path = retiring_file(run_root)
+    if cid is None or not path.is_file():
+        return []
+    retiring = RetiringFile.load(path)
+    released = retiring.release_run(cid, str(Path(run_folder).resolve()))
+    if released:
+        retiring.save()
+    return released

@@ -7,6 +7,9 @@ its ``plan/`` must hold ``rollback.json`` and a ``plan.json`` that still matches
 ``rollback.json`` kept elsewhere, or what ``kafka-reassign-partitions --generate`` printed as the
 current assignment). Exactly one of the two. The kernel (``spark_jobs/kernels/rollback.py``)
 restores only what the run changed and nobody changed since; the rest is listed in the report.
+The brokers the undone run recorded as retiring (a decommission's) are not excluded from this
+plan, and are released from the retiring-brokers file when the rollback is approved
+(:func:`operators.plan.retiring.forget_restored`).
 
 Failure: :class:`InvalidInput` naming the Param and the fix, before Spark and before any write.
 """
@@ -20,6 +23,7 @@ from typing import Any, Sequence
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput, InvalidPayload
 from kafka_zk.run_folder import RunFolder
+from operators.plan.retiring import forget_restored
 from operators.plan.step import SparkPlanOperator, read_plan_summary
 
 USER_JSON = "rollback_input.json"
@@ -70,7 +74,11 @@ class RollbackPlanOperator(SparkPlanOperator):
             if plan_dir.resolve() == folder.plan_dir.resolve():
                 raise InvalidInput(f"from_run={self.from_run} is this rollback run itself; name the run to undo")
             self._source_args = ["--rollback-from", str(plan_dir)]
-            return {"from_run": str(plan_dir.parent)}
+            restored = forget_restored(folder, plan_dir.parent)   # released from the file when approved
+            if restored:
+                self.log.info("brokers %s, recorded as retiring by %s, are not excluded from this rollback's plan",
+                              restored, plan_dir.parent)
+            return {"from_run": str(plan_dir.parent.resolve())}
         text = self.rollback_json if isinstance(self.rollback_json, str) else json.dumps(self.rollback_json)
         try:
             entries = decode_reassignment_file(text)

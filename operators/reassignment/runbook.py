@@ -157,6 +157,9 @@ class ReassignmentRunbook:
     verify_data: bool = False
     checks: Sequence[StepFactory] = ()
     tags: Sequence[str] = ()
+    #: extra arguments of the ``approve`` step (:class:`PlanApprovalOperator`): ``retire`` (a
+    #: decommission's brokers, recorded as retiring when approved), ``release_retired_by`` (a rollback)
+    approve_args: Mapping[str, Any] = field(default_factory=dict)
 
 
 def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
@@ -180,7 +183,7 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
                                           throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", **zk)
         approve = PlanApprovalOperator(
             task_id="approve", run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
-            dry_run="{{ params.dry_run }}",
+            dry_run="{{ params.dry_run }}", **spec.approve_args,
             subject=spec.approval_title + ": approve plan {{ ti.xcom_pull(task_ids='plan')['plan_hash'][:12] }}",
             body="{{ ti.xcom_pull(task_ids='render_plan_report')['approval_body'] }}"
                  "{% set r = ti.xcom_pull(task_ids='rehearse') %}{% if r %}\n\n{{ r['approval_line'] }}{% endif %}")

@@ -210,7 +210,8 @@ class VerifyDrainedOperator(_VerifyStep, DecommissionStep):
             return {"removed": sorted(removed), "retiring": [], "stranded_left": left}
         self.log.info("brokers %s host no replica and lead no partition: safe to shut down", sorted(removed))
         with self.session(context) as (client, _writer):
-            added = remember_drained(client, self.run_root, removed, f"{context['dag'].dag_id} run {context['run_id']}")
+            added = remember_drained(client, self.run_root, removed, f"{context['dag'].dag_id} run {context['run_id']}",
+                                     str(folder.root.resolve()))
         self.log.info("brokers %s recorded as retiring in %s: later plans leave them out until a person releases "
                       "them (kafka-runbook retiring release)", added or sorted(removed), retiring_file(self.run_root))
         return {"removed": sorted(removed), "retiring": sorted(removed)}

@@ -1,5 +1,6 @@
-"""``kafka-runbook plan --zookeeper --retiring-file`` leaves the cluster's retiring brokers out as
-destinations, as the runbooks' plan step does: a drained broker gets no replica back, the summary
+"""``kafka-runbook plan --zookeeper`` leaves the cluster's retiring brokers out as destinations, as
+the runbooks' plan step does — from the runbooks' own file by default (``--retiring-file`` names
+another, ``--ignore-retiring`` skips it): a drained broker gets no replica back, the summary
 says which broker was excluded and why, a retiring broker that still holds replicas is refused with
 nothing written, and a decommission may still remove a retiring broker."""
 
@@ -51,11 +52,28 @@ def test_a_retiring_broker_receives_no_replica_and_the_summary_says_why(zk, zk_c
     assert 7 not in _targets(out) and 6 not in _targets(out)
     assert "Excluded as a destination: broker 7: retiring since" in printed
     assert "drained by a decommission" in printed
-    # without the file, the empty broker 7 is the natural destination: the exclusion is what kept it out
+    # ignoring the retiring brokers, the empty broker 7 is the natural destination: the exclusion kept it out
     out2 = str(tmp_path / "plan-without")
     assert main(["plan", "decommission", "--zookeeper", zk_connect, "--brokers", "6", "--engine", "driver",
-                 "--out", out2]) == 0
+                 "--ignore-retiring", "--out", out2]) == 0
     assert 7 in _targets(out2)
+
+
+def test_without_a_flag_the_runbooks_retiring_file_is_read(zk, zk_connect, tmp_path, capsys, monkeypatch) -> None:
+    """Issue 39: no --retiring-file, the runbooks' file is read ($KAFKA_RUNBOOKS_RETIRING_FILE, else
+    $KAFKA_RUNBOOKS_RUN_ROOT/retiring_brokers.json): a drained broker gets nothing by default."""
+    _cluster(zk)
+    _retiring(tmp_path, [7])
+    monkeypatch.delenv("KAFKA_RUNBOOKS_RETIRING_FILE", raising=False)
+    monkeypatch.setenv("KAFKA_RUNBOOKS_RUN_ROOT", str(tmp_path))
+    out = str(tmp_path / "plan")
+    assert main(["plan", "change-rf", "--topics", "t0,t1", "--replication-factor", "3", "--zookeeper", zk_connect,
+                 "--engine", "driver", "--out", out]) == 0, capsys.readouterr().err
+    assert _targets(out) and 7 not in _targets(out)
+    assert "Excluded as a destination: broker 7: retiring since" in capsys.readouterr().out
+    assert main(["plan", "rebalance", "--zookeeper", zk_connect, "--engine", "driver", "--ignore-retiring",
+                 "--retiring-file", str(tmp_path / "retiring_brokers.json"), "--out", str(tmp_path / "p2")]) == 1
+    assert "contradict each other" in capsys.readouterr().err
 
 
 def test_a_retiring_broker_holding_replicas_is_refused_with_nothing_written(zk, zk_connect, tmp_path,
@@ -83,6 +101,8 @@ def test_the_retiring_file_needs_zookeeper(tmp_path, capsys) -> None:
                  "--out", str(tmp_path / "p")]) == 1
     assert "--retiring-file applies with --zookeeper" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "p")
+    assert main(["plan", "rebalance", "--snapshot", str(snap), "--ignore-retiring", "--out", str(tmp_path / "p")]) == 1
+    assert "--ignore-retiring applies with --zookeeper" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("operation", [     # rebalance: tests/dags/test_retiring_brokers.py

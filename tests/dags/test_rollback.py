@@ -106,6 +106,11 @@ def test_rollback_of_a_decommission_stopped_after_its_second_wave_restores_what_
                                   and assignment(zk)[tp] == by_hand, 60)
         assert cluster.wait_idle(60)
         throttles_before = throttle_configs(zk)     # the killed run's, which the rollback must leave as found
+        # the decommission's approval recorded broker 6 as retiring (issue 39); its rollback restores
+        # replicas onto it (not refused) and, approved, releases it
+        retiring_file = tmp_path / "runs" / "retiring_brokers.json"
+        [entries] = json.loads(retiring_file.read_text())["clusters"].values()
+        assert list(entries) == ["6"] and entries["6"]["stage"] == "approved", entries
         # named as <dag_id>/<run id> under the same run_root (a path works too: the refusals below)
         result = run_dag("rollback", conf(zk_connection(zk_server, chroot), tmp_path / "runs",
                                           from_run=f"decommission_brokers/{run_folder.name}"), answer="Approve")
@@ -123,6 +128,7 @@ def test_rollback_of_a_decommission_stopped_after_its_second_wave_restores_what_
         assert f"{tp[0]}-{tp[1]}: now {by_hand}" in report
         assert zk.exists("/admin/reassign_partitions") is None
         assert throttle_configs(zk) == throttles_before
+        assert json.loads(retiring_file.read_text())["clusters"] == {}       # released by the rollback
     finally:
         zk.stop()
         zk.close()
