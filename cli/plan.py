@@ -161,7 +161,10 @@ def print_summary(summary: dict[str, Any]) -> None:
     if summary.get("replica_moves_lower_bound") is not None:
         print(f"Least movement: lower bound {summary['replica_moves_lower_bound']} replica(s)")
     after = summary["balance_after"]
-    print(f"Balance after: replica spread {after['replica_spread']} "
+    empty = summary.get("empty_after") or []
+    over = f" (over the brokers holding data; registered but empty after the plan: {', '.join(map(str, empty))})" \
+        if empty else ""
+    print(f"Balance after{over}: replica spread {after['replica_spread']} "
           f"(within racks {after['replica_spread_within_rack'] or '-'}), "
           f"preferred-leader spread {after['leader_spread']}, "
           f"bytes spread {after['bytes_relative_spread']:.1%}")

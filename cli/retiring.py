@@ -1,23 +1,22 @@
 """``kafka-runbook retiring``: the brokers being retired, which plans leave out, and releasing them.
 
-A successful decommission records the brokers it drained (kafka_zk/retiring.py); every later plan,
+An approved decommission records the brokers it removes (kafka_zk/retiring.py); every later plan,
 in the runbooks and in ``kafka-runbook plan --zookeeper``, leaves them out as destinations until a
 person releases them here (e.g. the broker was repaired and is back in service). ``list`` prints the
 cluster's retiring brokers; ``release --broker 3[,4]`` releases them. The cluster is named by
 ``--zookeeper`` (its ``/cluster/id`` keys the file); the file is ``--retiring-file``, default
-``$KAFKA_RUNBOOKS_RETIRING_FILE``, else ``<run_root>/retiring_brokers.json`` of the runbooks.
+``$KAFKA_RUNBOOKS_RETIRING_FILE``, else the runbooks' ``<run_root>/retiring_brokers.json``
+(``$KAFKA_RUNBOOKS_RUN_ROOT``, else their default run root: :func:`kafka_zk.retiring.default_path`).
 
-Failure: no file given, a malformed file, a broker that is not retiring: one ``Error:`` line, exit 1,
-nothing changed.
+Failure: a malformed file, a broker that is not retiring: one ``Error:`` line, exit 1, nothing changed.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 
 from kafka_zk.errors import InvalidInput
-from kafka_zk.retiring import ENV, RetiringFile, cluster_id
+from kafka_zk.retiring import ENV, RetiringFile, cluster_id, default_path
 from kafka_zk.validation import check_brokers_to_remove
 
 
@@ -26,8 +25,9 @@ def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]"
                               description=__doc__.splitlines()[0])
     p.add_argument("action", choices=("list", "release"))
     p.add_argument("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]")
-    p.add_argument("--retiring-file", metavar="FILE", default=os.environ.get(ENV),
-                   help=f"the runbooks' retiring-brokers file (default ${ENV})")
+    p.add_argument("--retiring-file", metavar="FILE", default=None,
+                   help=f"the runbooks' retiring-brokers file (default ${ENV}, else "
+                        "$KAFKA_RUNBOOKS_RUN_ROOT/retiring_brokers.json, else the runbooks' default run root's)")
     p.add_argument("--broker", metavar="IDS", help="release: comma-separated broker ids, e.g. 3,4")
     p.set_defaults(func=run)
 
@@ -36,9 +36,6 @@ def retiring_of(args: argparse.Namespace) -> tuple[RetiringFile, str]:
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.connect import close, connect
 
-    if not args.retiring_file:
-        raise InvalidInput(f"give --retiring-file (or set ${ENV}): the file the runbooks keep the retiring "
-                           "brokers in, <run_root>/retiring_brokers.json by default")
     client = connect(args.zookeeper)
     try:
         cid = cluster_id(client)
@@ -47,7 +44,7 @@ def retiring_of(args: argparse.Namespace) -> tuple[RetiringFile, str]:
     if cid is None:
         raise InvalidInput(f"{args.zookeeper} has no /cluster/id: no Kafka broker ever registered there (check the "
                            "chroot)")
-    return RetiringFile.load(args.retiring_file), cid
+    return RetiringFile.load(args.retiring_file or default_path()), cid
 
 
 def run(args: argparse.Namespace) -> int:

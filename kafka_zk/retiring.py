@@ -158,15 +158,16 @@ def refuse_named(named: Iterable[int], retiring: dict[int, RetiringBroker], what
 
 
 def exclude_from_snapshot(snapshot: str | Path, out: str | Path, retiring: dict[int, RetiringBroker],
-                          removing: Iterable[int] = ()) -> Exclusion:
+                          removing: Iterable[int] = (), refuse_held: bool = True) -> Exclusion:
     """Copy ``snapshot`` (JSON lines) to ``out`` without the broker lines of the ``retiring`` brokers
     (except those this plan is ``removing``, which must stay registered to be drained).
 
     Refuses, writing nothing, when a drained retiring broker not being removed holds a replica (one
-    whose decommission is approved but not drained keeps its replicas where they are)."""
+    whose decommission is approved but not drained keeps its replicas where they are);
+    ``refuse_held=False`` (the stuck runbook's placer, an emergency) only leaves them out."""
     removing = set(removing)
     excluded = {b: e for b, e in retiring.items() if b not in removing}
-    drained = {b for b, e in excluded.items() if e.stage == DRAINED}
+    drained = {b for b, e in excluded.items() if e.stage == DRAINED and refuse_held}
     held: dict[int, int] = {}
     with open(snapshot, encoding="utf-8") as src:
         for line in src:

@@ -3,6 +3,9 @@
 Pure: built from the snapshot (or slice + baseline), the plan, its waves and the limits.
 Racks are reported because with rack-aware placement the replica-count spread ≤ 1 holds within
 each rack; across racks of unequal size it cannot (a rack holds its share of every partition).
+``balance_after`` is over the brokers that hold data after the plan (what the planners balance);
+a registered broker left empty by it (e.g. a drained one no plan may use) is listed in
+``empty_after`` instead of making the spread its whole replica count.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
         after = moved_loads(before, plan.moves)  # = cluster_loads(..., plan.target): moves carry the sizes
     bounds = wave_bounds(plan.moves, waves, limits)
     fixed = fixed_batch_bounds(plan.moves, 10, limits, bounds)
+    holding = [b for b in live_after if after.replicas.get(b, 0) > 0]
+    empty_after = [b for b in live_after if after.replicas.get(b, 0) == 0] if holding else []
     stranded = set(plan.stranded)    # left on a dead broker (no live in-sync replica): not a move
     on_removed = sum(1 for p in snapshot.partitions() if not (stranded and p.tp in stranded)
                      for b in p.replicas if b in plan.removed) if plan.operation in DRAINING else None
@@ -78,7 +83,8 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
                              "after": {"replicas": after.replicas.get(b, 0), "bytes": after.bytes.get(b, 0),
                                        "leaders": after.leaders.get(b, 0)}} for b in ids},
         "balance_before": _balance(before, sorted(snapshot.brokers), racks),
-        "balance_after": _balance(after, live_after, racks),
+        "balance_after": _balance(after, holding or live_after, racks),
+        "empty_after": empty_after,
         "waves": len(waves),
         "limits": {"max_moves_per_broker": limits.max_moves_per_broker,
                    "max_wave_bytes": limits.max_wave_bytes, "max_znode_bytes": limits.max_znode_bytes,

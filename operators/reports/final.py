@@ -275,7 +275,9 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
         "throttles_text": throttles_text(folder, throttle_writes),
         "waves": waves, "verify_text": check("final_verify"), "drained_text": check("verify_drained"),
         "dead_lines": dead_lines,
-        "controller_text": controller_text(folder.read_json(folder.root / "controller.json")),
+        # only the lines of steps this runbook has (add_brokers has no move_controller step)
+        "controller_text": controller_text(folder.read_json(folder.root / "controller.json"))
+        if "move_controller" in set(getattr(context.get("dag"), "task_ids", None) or ()) else None,
         "failures": failures, "charts": charts, "report_path": str(folder.final_report_html),
         "state_change_excerpts": read_excerpts(folder.root),
         "history": history_lines(folder), "refused": approval_outcome(approval) is not None and not dry_run,

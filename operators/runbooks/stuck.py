@@ -56,6 +56,7 @@ from operators.approval.change import ChangeApprovalOperator, require_change_app
 from operators.base import RunbookOperator
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.plan.log_dirs_source import read_log_dirs
+from operators.plan.retiring import note_retiring
 from operators.reports.failures import upstream_failures, write_final_report
 from operators.runbooks.stuck_targets import plan_replacement_targets
 from operators.runtime import change_approval, run_folder
@@ -174,6 +175,7 @@ class DiagnoseStuckOperator(RunbookOperator):
         with self.session(context) as (client, _writer):
             snap = read_snapshot(client, with_configs=True)
             reading = read_log_dirs(source, client)
+            note_retiring(folder, client, self.run_root)      # the placer leaves them out (stuck_targets.py)
         if reading.sizes is None:
             self.log.info("replica sizes unknown (%s): the fixes' bytes are not shown", reading.note)
         placed = plan_replacement_targets(folder, snap, self.log, lambda job: setattr(self, "_job", job)) \

@@ -5,7 +5,9 @@ chosen by the planners' one placer (issue 25: one placer, in ``spark_jobs/kernel
 never imports the planners: :func:`plan_replacement_targets` saves the snapshot the diagnosis read
 as the run's ``snapshot.jsonl``, runs ``spark_jobs/plan_job.py --op replace-dead-targets`` as a child
 process of the task (:func:`operators.plan.step.local_plan_job`; in the driver, no JVM, for all but
-very large clusters), and reads the hash-checked plan folder (``replacements/``) back through
+very large clusters) on that snapshot without the cluster's retiring brokers (noted by the diagnose
+step, :mod:`operators.plan.retiring`: a decommission's brokers are never put in place of a dead one), and
+reads the hash-checked plan folder (``replacements/``) back through
 :func:`kafka_zk.plan_artifacts.load_plan_artifacts` (:func:`planned_replacements`), as the lookup
 :func:`kafka_zk.admin.stuck_fixes.choose_fixes` takes.
 
@@ -26,8 +28,10 @@ from kafka_zk.admin.stuck_fixes import Rewrite
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.plan_artifacts import load_plan_artifacts
+from kafka_zk.retiring import exclude_from_snapshot
 from kafka_zk.snapshot_file import write_snapshot
 from operators.child_process import ChildJob
+from operators.plan.retiring import PLAN_INPUT, run_retiring
 from operators.plan.step import SparkTarget, local_plan_job
 
 REPLACEMENTS = "replacements"       # the plan job's replace-dead-targets plan folder, in the run folder
@@ -68,11 +72,16 @@ def plan_replacement_targets(folder, snap, log: Any, hold: Callable[[ChildJob], 
     starts (an operator's ``on_kill`` stops it)."""
 
     write_snapshot(snap, str(folder.snapshot))
+    snapshot = folder.snapshot
+    retiring = run_retiring(folder)         # noted by the diagnose step: never a broker in place of a dead one
+    if retiring:
+        snapshot = exclude_from_snapshot(folder.snapshot, folder.root / PLAN_INPUT, retiring, refuse_held=False).snapshot
+        log.info("retiring brokers, not chosen in place of a dead one: %s", sorted(retiring))
     out = folder.root / REPLACEMENTS
     shutil.rmtree(out, ignore_errors=True)          # a cleared diagnose: plan for the cluster as it is now
     refusal = folder.root / "plan_refused.txt"
     refusal.unlink(missing_ok=True)
-    job = local_plan_job(["--snapshot", str(folder.snapshot), "--op", REPLACEMENT_OPERATION, "--out", str(out),
+    job = local_plan_job(["--snapshot", str(snapshot), "--op", REPLACEMENT_OPERATION, "--out", str(out),
                           "--refusal-file", str(refusal)], SparkTarget(master="local[*]"), log)
     hold(job)
     code = job.run(PLAN_JOB_TIMEOUT_S)

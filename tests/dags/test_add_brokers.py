@@ -91,6 +91,10 @@ def test_new_brokers_take_their_share_with_the_fewest_moves(spark_run) -> None:
         assert set(replicas) - set(before[tp]) <= set(NEW), tp
         assert len({BROKERS[b] for b in replicas}) >= len({BROKERS[b] for b in before[tp]}), (tp, replicas)
     assert "Add brokers plan — new brokers 7, 8" in (result.run_folder / "plan_report.md").read_text()
+    # the final report's lines are this runbook's steps only: no controller line (no move_controller step)
+    final = (result.run_folder / "final_report.md").read_text()
+    assert "- final verify: passed" in final and "controller:" not in final and "move_controller" not in final
+    assert "Controller:" not in (result.run_folder / "final_report.html").read_text()
     assert (result.run_folder / "notification.txt").read_text().startswith(
         "[kafka-runbooks] add_brokers succeeded: new brokers 7,8")
 

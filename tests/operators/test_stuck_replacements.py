@@ -73,3 +73,22 @@ def test_each_dead_target_partition_is_placed_on_the_cluster_as_it_is() -> None:
     expected = {s.tp: replacement_targets(snap, [s])[s.tp] for s in diagnose(snap)}
     assert dict(plan.target) == expected and set(expected) == {TopicPartition("t", 0), TopicPartition("t", 1)}
     assert [m.current for m in plan.moves] == [(1, 3, 2), (3, 2, 1)] and not plan.notes
+
+
+def test_a_retiring_broker_is_never_put_in_place_of_a_dead_one(tmp_path: Path) -> None:
+    """Every planner leaves the retiring brokers out (issue 39), the stuck runbook's placer too: with
+    4 and 5 retiring (a decommission approved, 4 still holding u-0), a rewrite places 2 in place of the
+    dead 3 — not the emptier 4 or 5 — and the diagnosis is not refused for the replica 4 holds."""
+    import json
+
+    snap = _snap(isr=(1,), brokers=(1, 2, 4, 5))
+    folder = RunFolder(tmp_path / "run").ensure()
+    folder.write_json(folder.root / "retiring.json", {"file": "f", "cluster_id": "c", "brokers": {
+        str(b): {"since": "2026-12-01T00:00:00Z", "by": "decommission_brokers run r1", "why": "approved",
+                 "stage": "approved" if b == 4 else "drained", "run_folder": "/runs/r1"} for b in (4, 5)}})
+    planned = plan_replacement_targets(folder, snap, logging.getLogger("test"))
+    [fix] = [f for f in choose_fixes(snap, diagnose(snap), replacement_targets=planned) if f.tp == TopicPartition("t", 0)]
+    assert fix.chosen == "rewrite" and fix.target == (1, 2), fix
+    brokers = [json.loads(x)["id"] for x in (folder.root / "plan_input.jsonl").read_text().splitlines()
+               if json.loads(x)["kind"] == "broker"]
+    assert brokers == [1, 2]
