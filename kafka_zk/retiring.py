@@ -84,7 +84,8 @@ class RetiringFile:
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
             clusters = {str(cid): {int(b): RetiringBroker(int(b), str(e["since"]), str(e["by"]), str(e["why"]),
-                                                          str(e.get("stage") or DRAINED), str(e.get("run_folder") or ""))
+                                                          str(e.get("stage") or DRAINED),
+                                                          str(e.get("run_folder") or ""))
                                    for b, e in entries.items()}
                         for cid, entries in doc["clusters"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:

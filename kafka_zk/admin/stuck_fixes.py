@@ -205,12 +205,14 @@ def choose_fixes(snapshot: ClusterSnapshot, stuck: Iterable[StuckPartition],
                  f"ORIGINAL ORDER UNKNOWN, {found.source}: the preferred leader may differ from before the move")
         if revert_to is not None:
             why = (f"revert to the original replicas {list(origin)}: all registered and in the ISR, nothing to copy"
-                   + (f" (a rewrite to {list(rewrite_to)} would copy {bytes_text(rewrite_bytes)})" if rewrite_to else "")
+                   + (f" (a rewrite to {list(rewrite_to)} would copy {bytes_text(rewrite_bytes)})"
+                      if rewrite_to else "")
                    + f"; {order}")
             out.append(FixChoice(s.tp, REVERT, revert_to, revert_to, rewrite_to, revert_bytes, rewrite_bytes, why,
                                  found.source, found.exact))
         else:
-            why = f"rewrite to {list(rewrite_to)}: cannot revert to {list(origin) or 'the original replicas'} ({blocker})"
+            back = list(origin) or "the original replicas"
+            why = f"rewrite to {list(rewrite_to)}: cannot revert to {back} ({blocker})"
             out.append(FixChoice(s.tp, REWRITE, rewrite_to, None, rewrite_to, None, rewrite_bytes, why,
                                  found.source, found.exact))
     return out

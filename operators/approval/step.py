@@ -116,8 +116,8 @@ class PlanApprovalOperator(RetriedApprovalOperator):
         from operators.hooks.zookeeper import ZooKeeperHook
         from operators.plan.retiring import release_run, remember_approved, retiring_file
 
-        brokers = check_brokers_to_remove(self.retire) if self.retire and str(self.retire).strip() not in ("None", "[]") \
-            else []
+        given = bool(self.retire) and str(self.retire).strip() not in ("None", "[]")
+        brokers = check_brokers_to_remove(self.retire) if given else []
         restored = str(self.release_retired_by or "").strip()
         restored = "" if restored in ("None", "null") else restored
         if not brokers and not (approved and restored):

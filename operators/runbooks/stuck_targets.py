@@ -75,7 +75,8 @@ def plan_replacement_targets(folder, snap, log: Any, hold: Callable[[ChildJob], 
     snapshot = folder.snapshot
     retiring = run_retiring(folder)         # noted by the diagnose step: never a broker in place of a dead one
     if retiring:
-        snapshot = exclude_from_snapshot(folder.snapshot, folder.root / PLAN_INPUT, retiring, refuse_held=False).snapshot
+        snapshot = exclude_from_snapshot(folder.snapshot, folder.root / PLAN_INPUT, retiring,
+                                         refuse_held=False).snapshot
         log.info("retiring brokers, not chosen in place of a dead one: %s", sorted(retiring))
     out = folder.root / REPLACEMENTS
     shutil.rmtree(out, ignore_errors=True)          # a cleared diagnose: plan for the cluster as it is now
