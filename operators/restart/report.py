@@ -62,7 +62,10 @@ def outcome(book: RestartBook) -> str:
 def report_md(plan: RestartPlan, book: RestartBook) -> str:
     lines = ["# Rolling restart", "", f"**Outcome**: {outcome(book)}", "", plan.text(), "",
              "## Timeline per batch", "",
-             "Seconds after the restart action started (stop = the old registration gone).", "",
+             "Seconds after the restart action started, from ZooKeeper's record: stopped = the old registration "
+             "removed, registered = the new one created, in sync / leaders back = the partition state write that "
+             "made the broker an ISR member / the leader again, the last of its partitions (- : not seen, e.g. "
+             "a roll resumed after it).", "",
              "| # | broker(s) | state | action at (UTC) | stopped | registered | in sync | leaders back |",
              "|---|---|---|---|---|---|---|---|"]
     for i, r in enumerate(timeline_rows(book), 1):
@@ -70,16 +73,21 @@ def report_md(plan: RestartPlan, book: RestartBook) -> str:
                      f"{_s(r.registered_s)} | {_s(r.in_sync_s)} | {_s(r.leaders_back_s)} |")
     stopped = [b for b in book.batches if b.message and b.state is not BatchState.PLANNED]
     if stopped:
-        lines += ["", "## Why the roll stopped", ""] + [f"- brokers {', '.join(b.items)}: {b.message}" for b in stopped]
+        lines += ["", "## Why the roll stopped", ""] + [
+            f"- broker(s) {', '.join(b.items)}, batch {b.index + 1}, "
+            f"{f'at the {b.stopped_at}' if b.stopped_at else f'at the {b.gate}'} ({b.state.value}): {b.message}"
+            for b in stopped]
         held = [p for b in stopped for p in b.gate_problems]
         if held:
             lines += ["", "Partitions that held the stop gate:", ""] + [f"- {p}" for p in held[:50]]
-    left = [b for b in book.batches if b.demoted and b.state is not BatchState.DONE and b.step in ("demoted", "restarting",
-                                                                                                  "registered", "in_sync",
-                                                                                                  "action_failed")]
+    left = [b for b in book.batches if b.demoted and b.state is not BatchState.DONE]
     for b in left:
         lines += ["", f"Brokers {', '.join(b.items)}: {len(b.demoted)} partition(s) still list them last (demoted); "
-                      "clearing the roll task restores the original orders once they are back."]
+                      "resuming the roll restores the original orders once they are back."]
+    rode = [b for b in book.batches if b.outages]
+    for b in rode:
+        lines += ["", f"Brokers {', '.join(b.items)}: {b.outages} ZooKeeper outage(s) waited out; the roll went on "
+                      "from the gate it was at."]
     planned = [b for b in book.batches if b.state is BatchState.PLANNED and b.gate_problems]
     for b in planned:
         lines += ["", f"Dry run: the stop gate of brokers {', '.join(b.items)} would hold now:"] + \

@@ -46,13 +46,15 @@ from operators.errors import RunFailed, RunRejected
 from operators.reports.failures import upstream_failures
 from operators.restart.plan import RestartPlan, plan_roll
 from operators.restart.report import outcome, report_md
-from operators.restart.roll import Roll, RestartBook, RollSettings, load_progress, roll_all
+from operators.restart.roll import Roll, RestartBook, RollSettings, RollStopped, load_progress, roll_all
 from operators.runtime import change_approval
 
 PLAN = "restart_plan.json"
 PLAN_MD = "restart_plan.md"
 PROGRESS = "restart_progress.json"
 APPROVAL = "rolling_restart"
+#: how a stopped roll is resumed in Airflow (the engine says "resume the roll")
+RESUME = "To resume the roll, clear its roll task (the run's progress file keeps where it stopped)"
 
 
 def load_plan(folder: RunFolder) -> RestartPlan:
@@ -173,7 +175,10 @@ class RollOperator(RunbookOperator):
         with self.session(context) as (client, writer):
             roll = Roll(client, writer, act, self.settings(), lambda b: b.save(folder.root / PROGRESS), self.log,
                         describe=command)
-            book = roll_all(roll, book, before_batch)
+            try:
+                book = roll_all(roll, book, before_batch)
+            except RollStopped as exc:      # the engine's words, plus how to resume here
+                raise type(exc)(f"{exc}. {RESUME}") from exc
         return {"outcome": outcome(book)}
 
     def resume_in_window(self, context: Any, event: Any = None) -> dict:
@@ -200,7 +205,8 @@ class RestartReportOperator(RunbookOperator):
         failures = upstream_failures(context)
         stopped = next((b.message for b in book.batches if b.message and b.state is not BatchState.PLANNED), "")
         if failures:
-            text += f"\nFAILED at {', '.join(failures)} (the task log holds the error).\n"
+            text += (f"\nFAILED at {', '.join(failures)}: {stopped}\n\n{RESUME}.\n" if stopped and "roll" in failures
+                     else f"\nFAILED at {', '.join(failures)} (the task log holds the error).\n")
         folder.write_text(folder.final_report_md, text)
         if approval and approval["decision"] != "approved":
             raise RunRejected(f"the roll was {approval['decision']} by {approval['by']}: nothing was restarted")

@@ -67,6 +67,7 @@ from airflow.triggers.base import TriggerEvent
 from kazoo.exceptions import KazooException
 
 from kafka_zk.errors import KafkaZkError, ZkUnavailable
+from kafka_zk.outage import ZK_OUTAGE_S, zk_cause
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.notifications.runbook import build, deliver
@@ -79,19 +80,9 @@ from operators.reports.state_change import write_stall_excerpt
 from operators.triggers.base import ZooKeeperPollTrigger
 
 
-ZK_OUTAGE_S = 120.0
 DEAD_END_S = 300.0
 BLOCKED_NOTICE_S = 10.0
 MIN_STALL_WARNING_S = 60.0
-
-
-def zk_cause(exc: BaseException) -> str:
-    """The underlying ZooKeeper error of ``exc`` (kazoo's, when ours wraps one), as ``Type: text``."""
-    root = exc
-    while root.__cause__ is not None:
-        root = root.__cause__
-    text = str(root) if root is not exc else str(exc)
-    return f"{type(root).__name__}: {text}" if text else type(root).__name__
 
 
 @dataclass(frozen=True)
