@@ -99,3 +99,32 @@ class OfflineSampler:
 def preferred_leaders(zk: KazooClient) -> dict[str, tuple[int | None, int | None]]:
     """Every partition's (preferred replica, leader)."""
     return {str(p.tp): (p.preferred_leader, p.leader) for p in read_snapshot(zk, with_configs=False).partitions()}
+
+
+def process_starts(cluster: EmulatedCluster) -> dict[int, int]:
+    """How many times each broker's process was started since the cluster came up (the emulator's record)."""
+    out: dict[int, int] = {}
+    for e in cluster.history():
+        if e.kind == "broker_started" and e.broker is not None:
+            out[e.broker] = out.get(e.broker, 0) + 1
+    return out
+
+
+def engine_roll(connect: str, action, progress: Path, batches, log_name: str = "roll-test", **settings):
+    """The roll engine without Airflow, as ``kafka-runbook restart`` runs it: (roll, book, client).
+
+    The client is the project's (kafka_zk.connect: kazoo reconnecting by itself); the writer writes
+    as a person at the keyboard; the progress file is ``progress``. Close the client when done."""
+    import logging
+
+    from kafka_zk.authority import PersonAtKeyboard
+    from kafka_zk.connect import connect as zk_connect
+    from kafka_zk.writer import ZkWriter
+    from operators.restart.roll import Roll, RollSettings, load_progress
+
+    client = zk_connect(connect, timeout=30)
+    writer = ZkWriter(client, authority=PersonAtKeyboard("the test"))
+    book = load_progress(progress, batches)
+    roll = Roll(client, writer, action, RollSettings(**{"poll_s": 0.1, **settings}), lambda b: b.save(progress),
+                logging.getLogger(log_name))
+    return roll, book, client
