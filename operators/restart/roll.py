@@ -33,8 +33,10 @@ order of each partition, the restart action is never run twice for a broker, see
 **Resume.** A cleared or re-run roll calls :func:`roll_batch` again: it resumes at the gate the
 progress file records. A broker whose action was started before (``acted``) is not restarted
 again when it has a new session (back) or no registration (down: the registration gate waits for
-it); only one still on the session from before its action is, since its restart never happened
-(after a roll killed while the action ran, after waiting ``resume_grace_s`` for a restart under way).
+it); one still on the session from before its action is given ``resume_grace_s`` for a restart
+under way (a controlled shutdown takes a while), and only when its session outlasts that is the
+action run again: its restart never happened (the action failed before it acted, or the roll was
+killed before it did).
 A dry run evaluates the gate once, plans the demotion's writes (audited, not written), logs the
 commands and runs nothing.
 
@@ -515,13 +517,13 @@ def _needs_action(roll: Roll, b: RestartBatch, broker: int) -> bool:
                       "not registered (down): the registration gate waits for it" if now is None
                       else "already back with a new session")
         return False
-    if b.acted.get(x) == STARTED:        # the roll was stopped while the action ran: a restart may be under way
-        def check() -> tuple[bool, str]:
-            r = registration(roll.client, broker)
-            return (r is None or r.czxid != before), "still registered with the session from before its action"
-        if not roll.wait(f"a restart of broker {broker} already under way", roll.settings.resume_grace_s, check):
-            roll.log.info("broker %d: its restart from before is under way: its action is not run again", broker)
-            return False
+    # same session: its restart may be under way (a stop takes a while: controlled shutdown), or never happened
+    def check() -> tuple[bool, str]:
+        r = registration(roll.client, broker)
+        return (r is None or r.czxid != before), "still registered with the session from before its action"
+    if not roll.wait(f"a restart of broker {broker} already under way", roll.settings.resume_grace_s, check):
+        roll.log.info("broker %d: its restart from before went on: its action is not run again", broker)
+        return False
     roll.log.info("broker %d: still on the session from before its action: its restart did not happen; running "
                   "the action again", broker)
     return True
