@@ -211,4 +211,6 @@ class RestartReportOperator(RunbookOperator):
         if approval and approval["decision"] != "approved":
             raise RunRejected(f"the roll was {approval['decision']} by {approval['by']}: nothing was restarted")
         result = outcome(book) + (f" — {stopped}" if stopped and not book.all_done else "")
+        if failures:        # the notification keeps an outcome that says FAILED, with the roll's cause
+            result = f"FAILED at {', '.join(failures)}: {result}"
         return {"report": str(folder.final_report_md), "outcome": result}
