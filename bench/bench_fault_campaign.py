@@ -1,9 +1,10 @@
-"""The seeded randomized fault campaign, long profile: N decommission runs, each under one
-fault drawn from its seed, each checked with plain kazoo (see ``tests/campaign/runner.py`` for
-what a run exercises and what it does not).
+"""The seeded randomized fault campaign, long profile: N decommission runs (or, with ``--runbook
+rolling_restart``, N rolls), each under one fault drawn from its seed, each checked with plain kazoo
+(see ``tests/campaign/runner.py`` and ``tests/campaign/roll_runner.py`` for what a run exercises and
+what it does not).
 
-Usage: ``PYTHONPATH=. python bench/bench_fault_campaign.py [--runs 54] [--first-seed 1000]``,
-or ``--seeds 17 42`` to rerun given seeds (``--fault kill_for_good`` forces the kind). Prints one
+Usage: ``PYTHONPATH=. python bench/bench_fault_campaign.py [--runbook rolling_restart] [--runs 54]
+[--first-seed 1000]``, or ``--seeds 17 42`` to rerun given seeds (``--fault kill_for_good`` forces the kind). Prints one
 line per run, then the figures: runs, per-fault outcome counts, invariants broken, % of runs
 ending in the state the fault calls for, wall time. Exit status 1 if an invariant broke.
 """
@@ -25,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runbook", choices=("decommission_brokers", "rolling_restart"), default="decommission_brokers")
     p.add_argument("--runs", type=int, default=54)
     p.add_argument("--first-seed", type=int, default=1000)
     p.add_argument("--seeds", type=int, nargs="*", help="run exactly these seeds")
@@ -37,8 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     ensure_db()
     logging.getLogger("airflow").setLevel(logging.WARNING)
     from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
-    from tests.campaign.runner import run_seeds
-    from tests.campaign.scenario import FAULTS
+    if args.runbook == "rolling_restart":
+        from tests.campaign.roll_runner import run_seeds
+        from tests.campaign.roll_scenario import FAULTS
+    else:
+        from tests.campaign.runner import run_seeds
+        from tests.campaign.scenario import FAULTS
 
     seeds = args.seeds if args.seeds else list(range(args.first_seed, args.first_seed + args.runs))
     started = time.monotonic()
