@@ -50,6 +50,12 @@ PARAMS = {
     "predicted_batch_s": Param(300, type="number", exclusiveMinimum=0,
                                description="Expected seconds per broker, for the maintenance-window check until "
                                            "one broker was timed"),
+    "zk_outage_s": Param(120, type="number", exclusiveMinimum=0,
+                         description="Seconds a ZooKeeper outage is waited out at a gate (the roll then goes on "
+                                     "where it was) before the roll stops, naming the broker and gate"),
+    "resume_grace_s": Param(60, type="number", minimum=0,
+                            description="On a resume, seconds a broker whose action ran before but is still on its "
+                                        "old session gets for a restart under way before its action runs again"),
     "poll_interval_s": Param(1.0, type="number", exclusiveMinimum=0,
                              description="Seconds between ZooKeeper reads while a gate waits"),
     "dry_run": Param(False, type="boolean",
@@ -70,6 +76,7 @@ with runbook_dag(DAG_ID, "Restart brokers one at a time, gated on ISR health, le
         register_timeout_s="{{ params.register_timeout_s }}", in_sync_timeout_s="{{ params.in_sync_timeout_s }}",
         leaders_timeout_s="{{ params.leaders_timeout_s }}", action_timeout_s="{{ params.action_timeout_s }}",
         poll_interval_s="{{ params.poll_interval_s }}", min_isr_default="{{ params.min_isr_default }}",
+        zk_outage_s="{{ params.zk_outage_s }}", resume_grace_s="{{ params.resume_grace_s }}",
         predicted_batch_s="{{ params.predicted_batch_s }}", outside_window="{{ params.outside_window }}",
         trigger_rule="none_failed", **ZK_STEP_ARGS)
     report = RestartReportOperator(task_id="final_report", trigger_rule="all_done", **ZK_STEP_ARGS)

@@ -20,9 +20,10 @@
   sends as ``finished`` or ``failed``, failing the run when a step failed.
 
 Failure: bad inputs fail ``plan`` (:class:`~kafka_zk.errors.InvalidInput`) before any write; a
-gate not passed in time or a failed action fails ``roll`` with a
-:class:`~operators.restart.roll.RollStopped` naming the broker and cause; the report still runs,
-and ``notify`` sends ``failed`` with that cause and fails the run; a window that can never fit
+gate not passed in time, a failed action, a ZooKeeper outage past ``zk_outage_s`` or anything else
+a gate meets fails ``roll`` with a :class:`~operators.restart.roll.RollStopped` naming the broker,
+the gate and the cause, plus how to resume here (clear ``roll``: :data:`RESUME`); the report still
+runs, and ``notify`` sends ``failed`` with that cause and fails the run; a window that can never fit
 raises :class:`~operators.errors.OutsideWindow`.
 """
 
@@ -35,6 +36,7 @@ from typing import Any, Sequence
 from airflow.providers.standard.hooks.subprocess import SubprocessHook
 
 from kafka_zk.authority import WriteAuthority
+from kafka_zk.outage import ZK_OUTAGE_S
 from kafka_zk.restart_gates import stop_problems
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
@@ -117,12 +119,13 @@ class RollOperator(RunbookOperator):
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "stop_gate_timeout_s", "register_timeout_s",
                                       "in_sync_timeout_s", "leaders_timeout_s", "action_timeout_s", "poll_interval_s",
-                                      "min_isr_default", "predicted_batch_s", "outside_window")
+                                      "min_isr_default", "predicted_batch_s", "outside_window", "zk_outage_s",
+                                      "resume_grace_s")
 
     def __init__(self, *, stop_gate_timeout_s: Any = 300, register_timeout_s: Any = 600, in_sync_timeout_s: Any = 900,
                  leaders_timeout_s: Any = 300, action_timeout_s: Any = 900, poll_interval_s: Any = 1.0,
                  min_isr_default: Any = 1, predicted_batch_s: Any = 300, outside_window: Any = False,
-                 **kwargs: Any) -> None:
+                 zk_outage_s: Any = ZK_OUTAGE_S, resume_grace_s: Any = 60, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.stop_gate_timeout_s = stop_gate_timeout_s
         self.register_timeout_s = register_timeout_s
@@ -133,6 +136,8 @@ class RollOperator(RunbookOperator):
         self.min_isr_default = min_isr_default
         self.predicted_batch_s = predicted_batch_s
         self.outside_window = outside_window
+        self.zk_outage_s = zk_outage_s
+        self.resume_grace_s = resume_grace_s
 
     def write_authority(self, folder: RunFolder) -> WriteAuthority:
         return change_approval(folder, APPROVAL, PLAN)
@@ -140,7 +145,8 @@ class RollOperator(RunbookOperator):
     def settings(self) -> RollSettings:
         return RollSettings(float(self.stop_gate_timeout_s), float(self.register_timeout_s),
                             float(self.in_sync_timeout_s), float(self.leaders_timeout_s),
-                            poll_s=float(self.poll_interval_s), min_isr_default=int(self.min_isr_default))
+                            poll_s=float(self.poll_interval_s), min_isr_default=int(self.min_isr_default),
+                            outage_s=float(self.zk_outage_s), resume_grace_s=float(self.resume_grace_s))
 
     def action(self, plan: RestartPlan):
         """The plan's command for one broker, run by SubprocessHook; its last output line, or raise."""
