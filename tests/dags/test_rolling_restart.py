@@ -7,8 +7,9 @@ broker restarted by ``kafka-runbook sim fault restart`` run by Airflow's Subproc
   offline in any sample of an independent reader, every preferred leadership back at the end,
   replica orders as before, each broker's timeline in the progress file and the report;
 * a broker whose action fails, or that never registers again, stops the roll before the next
-  broker: notified, named, every other broker untouched (same registration); after the cause is
-  fixed, running the roll again in the same run folder resumes at that broker;
+  broker: notified, the broker and the gate named in the batch and the report (and the brokers
+  left demoted), every other broker untouched (same registration); after the cause is fixed,
+  running the roll again in the same run folder resumes at that broker;
 * a partition at min ISR (RF 2, ``min.insync.replicas=2``) holds the roll before the stop: the
   gate names it, nothing is restarted.
 """
@@ -114,10 +115,15 @@ def test_a_broker_that_does_not_come_back_stops_the_roll_before_the_next(env, tm
     batches = progress(result)
     assert batches[0]["state"] == "done"
     assert batches[1]["state"] == "failed" and "exited 3: unit kafka.service failed" in batches[1]["message"]
+    assert batches[1]["stopped_at"] == "restart action" and f"broker {second}: stopped at the restart action" \
+        in batches[1]["message"]
     assert all(b["state"] == "pending" for b in batches[2:])
     untouched = czxids(zk)
     assert "failed" in notified(result)
-    assert "STOPPED: 1 of 6 batch(es) done" in (result.run_folder / "final_report.md").read_text()
+    report = (result.run_folder / "final_report.md").read_text()
+    assert "STOPPED: 1 of 6 batch(es) done" in report
+    assert f"FAILED at roll: broker {second}: stopped at the restart action" in report
+    assert "To resume the roll, clear its roll task" in report
     # the cause fixed, the roll run again in the same run folder: it resumes at the broker it stopped on
     flag.unlink()
     again = run_dag(DAG_ID, conf, answer="Approve", when=when)
@@ -137,6 +143,11 @@ def test_a_broker_that_never_registers_again_stops_the_roll_and_others_are_untou
     assert result.task_states["roll"] == "failed" and result.state == "failed", result.task_states
     batches = progress(result)
     assert batches[0]["state"] == "failed" and f"broker {first} did not come back" in batches[0]["message"]
+    assert batches[0]["stopped_at"] == "registration"
+    report = (result.run_folder / "final_report.md").read_text()
+    assert f"- broker(s) {first}, batch 1, at the registration (failed): broker {first} did not come back" in report
+    assert not batches[0]["demoted"] or f"Brokers {first}: {len(batches[0]['demoted'])} partition(s) still list " \
+                                          "them last (demoted)" in report
     assert all(b["state"] == "pending" for b in batches[1:])
     now = czxids(zk)
     assert now[first] is None
@@ -154,6 +165,7 @@ def test_a_partition_at_min_isr_holds_the_roll_and_the_gate_names_it(env) -> Non
     assert result.task_states["roll"] == "failed", result.task_states
     batches = progress(result)
     assert batches[0]["state"] == "pending" and "payments-0" in batches[0]["message"]
+    assert batches[0]["stopped_at"] == "stop gate"
     assert any("payments-0: at min ISR" in p and "min.insync.replicas=2" in p for p in batches[0]["gate_problems"])
     assert czxids(zk) == before                                                  # nothing restarted
     assert "payments-0: at min ISR" in (result.run_folder / "final_report.md").read_text()

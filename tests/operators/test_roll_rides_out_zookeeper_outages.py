@@ -127,6 +127,9 @@ def test_an_outage_beyond_the_bound_stops_the_roll_at_its_gate_and_a_resume_fini
         assert (first.state, first.step, first.stopped_at) == (BatchState.FAILED, "restarting", "registration")
         assert "resume the roll" in first.message and "clear" not in first.message
         assert saved.batch(1).state is BatchState.PENDING
+        plan = RestartPlan(tuple((b,) for b in BROKERS), {}, {}, "broker", "restart {broker}", None)
+        assert (f"- broker(s) {BROKERS[0]}, batch 1, at the registration (failed): broker {BROKERS[0]}: stopped at "
+                "the registration: ZooKeeper did not answer") in report_md(plan, saved)
         roll, book, client2 = engine_roll(connect, _slow_start(cluster), progress, [(b,) for b in BROKERS])
         cleanup.callback(client2.close)
         cleanup.callback(client2.stop)
