@@ -326,7 +326,7 @@ def _saved(roll: Roll, book: RestartBook) -> RestartBook:
 
 def _state_of(b: RestartBatch) -> str:
     """What the stop leaves behind, in a sentence."""
-    if b.step in ("", ) and not b.demoted:
+    if b.step == "" and not b.demoted:
         return "Nothing was done to it."
     demoted = (f" {len(b.demoted)} partition(s) list it last (demoted) until the roll gives its leaderships back."
                if b.demoted else "")
@@ -476,6 +476,8 @@ def _restart(roll: Roll, book: RestartBook, index: int, who: str, keep) -> Resta
             book = keep(book.advance(index, BatchState.SUBMITTED, roll.clock(), step="restarting", czxids=czxids))
         else:
             book = keep(book.update(index, step="restarting", czxids=czxids))
+    elif b.step == "restarting" and not b.acted:     # a progress file from before ``acted``: each may have run
+        book = keep(book.update(index, acted={str(x): STARTED for x in b.brokers}))
     else:
         book = keep(book.update(index, step="restarting"))
     outputs = []

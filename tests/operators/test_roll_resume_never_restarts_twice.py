@@ -9,11 +9,13 @@ checks the progress file names the broker and gate, then resumes the roll with t
 * the action stopped the broker and failed: the resume finds it down, waits at the registration gate
   and stops there, named; the operator starts it; the next resume goes on without an action;
 * the roll killed while the action ran: a broker already restarting is not restarted again; one whose
-  action never got to act is, after the grace wait for a restart under way.
+  action never got to act is, after the grace wait for a restart under way (also from a progress
+  file written before the roll recorded which actions it started).
 """
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -107,8 +109,10 @@ def test_a_broker_left_down_by_a_failed_action_is_awaited_not_restarted_and_the_
     _once(cluster, starts)
 
 
-@pytest.mark.parametrize("acted_before_kill", [True, False])
-def test_a_roll_killed_while_the_action_ran_restarts_each_broker_once(env, acted_before_kill: bool) -> None:
+@pytest.mark.parametrize("acted_before_kill,file_before_acted", [(True, False), (False, False), (True, True)])
+def test_a_roll_killed_while_the_action_ran_restarts_each_broker_once(env, tmp_path: Path, acted_before_kill: bool,
+                                                                       file_before_acted: bool) -> None:
+    """``file_before_acted``: the progress file of a roll from before ``acted`` was recorded (each may have run)."""
     cluster, roll = env
     starts = process_starts(cluster)
 
@@ -119,8 +123,15 @@ def test_a_roll_killed_while_the_action_ran_restarts_each_broker_once(env, acted
     r, book = roll(killed)
     with pytest.raises(Killed):
         roll_all(r, book)
+    if file_before_acted:
+        path = tmp_path / "progress.json"
+        doc = json.loads(path.read_text())
+        for b in doc["batches"]:
+            b.pop("acted", None)
+        path.write_text(json.dumps(doc))
     r, book = roll(_restart(cluster), resume_grace_s=2)
-    assert book.batch(0).acted == {str(BROKERS[0]): STARTED} and book.batch(0).state is BatchState.SUBMITTED
+    assert book.batch(0).acted == ({} if file_before_acted else {str(BROKERS[0]): STARTED})
+    assert (book.batch(0).state, book.batch(0).step) == (BatchState.SUBMITTED, "restarting")
     book = roll_all(r, book)
     assert book.all_done
     _once(cluster, starts)
