@@ -6,8 +6,8 @@ A rolling restart's timeline is read from ZooKeeper events, not from when an act
   session: the restarted process) and its ctime (when that session registered, on ZooKeeper's clock);
 * :class:`DeregistrationWatch` — an exists-watch on the registration set before the restart action
   runs: the time ZooKeeper's deletion notification arrived (the old session's registration removed,
-  i.e. the broker stopped); ``None`` when it was not seen (the watch set after the removal, or lost
-  with an expired session);
+  i.e. the broker stopped); ``None`` when it was not seen (the registration already gone or replaced
+  when the watch was set, or the watch lost with an expired session);
 * :func:`state_times` — the partitions' state znodes with their mtime: the time of the write
   that made a broker an ISR member again, or its leader again, when read soon after it (the
   caller keeps the first mtime at which it sees the condition hold).
@@ -55,13 +55,14 @@ class DeregistrationWatch:
         self.removed_at: float | None = None
         self._lock = threading.Lock()
         self._client = client
-        self._arm()
-
-    def _arm(self) -> None:
-        self._client.exists(paths.broker(self.broker), watch=self._fired)
+        stat = client.exists(paths.broker(broker), watch=self._fired)
+        # watching another registration than ``czxid`` (already gone, or replaced) would time the wrong one
+        self._armed = stat is not None and (czxid is None or stat.czxid == czxid)
 
     def _fired(self, event: WatchedEvent) -> None:
         now = time.time()
+        if not getattr(self, "_armed", True):      # (a firing before __init__ ended is judged as armed)
+            return
         if event.type == EventType.DELETED:
             with self._lock:
                 if self.removed_at is None:
