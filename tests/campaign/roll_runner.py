@@ -177,8 +177,9 @@ class RollFault(threading.Thread):
                 return
             os.killpg(self.child.pid, signal.SIGKILL)
             self.injected = True
-            self.note = (f"roll killed (SIGKILL, process group) "
-                         f"{'as broker ' + str(self.target) + ' action started' if self.kill_at == 'action' else 'while broker ' + str(self.target) + ' was down'}")
+            moment = (f"as broker {self.target}'s action started" if self.kill_at == "action"
+                      else f"while broker {self.target} was down")
+            self.note = f"roll killed (SIGKILL, process group) {moment}"
         elif fault == "broker_not_back":
             self.injected, self.note = True, f"broker {self.target}'s action stops it for good"
 
@@ -363,10 +364,12 @@ def judge(outcome: RunOutcome, sc: RollScenario, zk: KazooClient, cluster: Emula
         leaders = {tp: inv.read(zk, f"/brokers/topics/{tp[0]}/partitions/{tp[1]}/state")["leader"] for tp in before}
         away = {tp: (before[tp][0], leader) for tp, leader in leaders.items() if leader != before[tp][0]}
         if away:
-            outcome.end_state_problems.append(f"preferred leaders not back (preferred, leader): {dict(list(away.items())[:5])}")
+            outcome.end_state_problems.append(
+                f"preferred leaders not back (preferred, leader): {dict(list(away.items())[:5])}")
     else:
         failed = sorted(t for t, s in result.task_states.items() if s == "failed")
-        stops = [f"{b['brokers']}@{b.get('stopped_at')}: {b.get('message', '')[:160]}" for b in batches if b.get("message")]
+        stops = [f"{b['brokers']}@{b.get('stopped_at')}: {b.get('message', '')[:160]}"
+                 for b in batches if b.get("message")]
         outcome.observed = f"failed ({', '.join(failed) or result.state})"
         outcome.end_state_problems += stops[:3]
 

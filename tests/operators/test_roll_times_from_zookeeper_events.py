@@ -2,7 +2,8 @@
 
 On the emulator (6 brokers, data, a producer-like load, a simulated clock at 20x), the roll restarts
 two brokers with an action that returns only 1.5 s after the new process registered, as
-``ssh host sudo systemctl restart kafka`` returns long after the broker stopped on a real cluster. An independent observer polls ZooKeeper every 10 ms and
+``ssh host sudo systemctl restart kafka`` returns long after the broker stopped on a real cluster.
+An independent observer polls ZooKeeper every 10 ms and
 keeps, per broker, when its old registration was last seen and first seen gone, the new
 registration's ctime, and the partition-state writes (version, mtime, ISR, leader). The truth: the
 deregistration between those two polls, the registration's ctime, the mtime of the first state write
