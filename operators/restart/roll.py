@@ -557,19 +557,27 @@ def _registered(roll: Roll, book: RestartBook, index: int, who: str) -> RestartB
     return book.update(index, step="registered", registered_at=max(created.values()), down_at=down)
 
 
-def _first_times(roll: Roll, brokers: tuple[int, ...], times: dict, want) -> tuple[list, list]:
-    """Read the states of the hosted partitions not yet timed; keep each one's mtime the first time
-    ``want(replicas, state)`` holds. (partitions awaited, partitions still not there)."""
+def _hosted_replicas(roll: Roll, brokers: tuple[int, ...]) -> dict[TopicPartition, tuple[int, ...]]:
+    """The partitions ``brokers`` host (with a state, topic not being deleted) and their replicas."""
     bs = frozenset(brokers)
     snap = roll.hosted(brokers)
-    hosted = {p.tp: p.replicas for p in snap.partitions()
-              if bs & set(p.replicas) and p.has_state and p.topic not in snap.delete_markers}
-    awaited = [tp for tp, replicas in hosted.items() if want(replicas, None)]
-    todo = [tp for tp in awaited if tp not in times]
-    for tp, (state, mtime) in state_times(roll.client, todo).items():
-        if want(hosted[tp], state):
-            times[tp] = mtime
-    return awaited, sorted(tp for tp in awaited if tp not in times)
+    return {p.tp: p.replicas for p in snap.partitions()
+            if bs & set(p.replicas) and p.has_state and p.topic not in snap.delete_markers}
+
+
+def _first_times(roll: Roll, hosted: dict, times: dict, want) -> list:
+    """Read the states of the awaited partitions not yet timed (one pipelined read: the poll stays as
+    cheap as the snapshot it replaces); keep each one's mtime the first time ``want(replicas, state)``
+    holds. A partition whose state is gone (its topic deleted) is no longer awaited. The partitions
+    still not there."""
+    todo = [tp for tp, replicas in hosted.items() if want(replicas, None) and tp not in times]
+    states = state_times(roll.client, todo)
+    for tp in todo:
+        if tp not in states:
+            del hosted[tp]
+        elif want(hosted[tp], states[tp][0]):
+            times[tp] = states[tp][1]
+    return sorted(tp for tp in todo if tp in hosted and tp not in times)
 
 
 def _in_sync(roll: Roll, book: RestartBook, index: int, who: str) -> RestartBook:
@@ -580,8 +588,10 @@ def _in_sync(roll: Roll, book: RestartBook, index: int, who: str) -> RestartBook
     def in_isr(replicas, state) -> bool:
         return state is None or (bs & set(replicas)) <= set(state.isr)
 
+    hosted = _hosted_replicas(roll, b.brokers)
+
     def check() -> tuple[bool, str]:
-        _, lagging = _first_times(roll, b.brokers, times, in_isr)
+        lagging = _first_times(roll, hosted, times, in_isr)
         return not lagging, f"{len(lagging)} partition(s) not back in the ISR: {_names(lagging)}"
     missing = roll.wait(f"{who} back in sync", roll.settings.in_sync_timeout_s, check)
     if missing:
@@ -605,11 +615,13 @@ def _leaders_back(roll: Roll, book: RestartBook, index: int, who: str) -> Restar
     def leading(replicas, state) -> bool:
         return replicas[0] in bs and (state is None or state.leader == replicas[0])
 
+    hosted = _hosted_replicas(roll, b.brokers)
+
     def check() -> tuple[bool, str]:
-        _, away = _first_times(roll, b.brokers, times, leading)
+        away = _first_times(roll, hosted, times, leading)
         if away:
             _elect(roll, away)
-            _, away = _first_times(roll, b.brokers, times, leading)
+            away = _first_times(roll, hosted, times, leading)
         return not away, f"{len(away)} preferred leadership(s) not back: {_names(away)}"
     missing = roll.wait(f"{who} leading again", roll.settings.leaders_timeout_s, check)
     if missing:
