@@ -26,6 +26,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from kafka_sim import log_dirs, zk_io
+from kafka_sim.as_found import Restored, restore_states
 from kafka_sim.engine import Engine, SimEvent
 from kafka_sim.faults import EmulatorError, FaultsMixin
 from kafka_sim.phases import Phase
@@ -178,6 +179,19 @@ class EmulatedCluster(FaultsMixin):
         if not self.wait_until(lambda: eng.call(ready), timeout):
             raise EmulatorError(f"controller did not create the partitions of {names[:3]}... "
                                 f"within {timeout:g}s")
+
+    def restore_states(self, states: Mapping[TopicPartition, tuple[int, Sequence[int]]],
+                       timeout: float = 600.0) -> "Restored":
+        """Have the controller write each partition's leader and ISR as given (a copy seeded from a
+        snapshot: the cluster as it was found, kafka_sim/as_found.py); returns what it wrote."""
+        self._require_started()
+        eng = self._engine
+
+        def restore() -> Restored:
+            if eng.controller is None:
+                raise EmulatorError("no controller to write the partitions' states: start the cluster first")
+            return restore_states(eng.controller, states)
+        return eng.call(restore, timeout=timeout)
 
     def topic_names(self) -> list[str]:
         """Topics in ``/brokers/topics`` now."""

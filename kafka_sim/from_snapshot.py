@@ -9,13 +9,19 @@ topic on a started :class:`~kafka_sim.cluster.EmulatedCluster` with the snapshot
 topic config overrides (throttled-replica lists included) and each partition's size from the
 sizes (``kafka-log-dirs --describe`` output or a sizes file: the largest replica of a
 partition), sets the brokers' config overrides (throttle rates) as ``kafka-configs`` would, and
-stops the brokers the snapshot saw unregistered.
+stops the brokers the snapshot saw unregistered (a broker an assignment names with no
+registration is down), then has the controller write each partition's leader and ISR as the
+snapshot found them (:mod:`kafka_sim.as_found`: new replicas fetch from the leader, so leaders
+moved by restarts without an election change which broker's throttle a move uses), and replays
+a reassignment in flight: its partitions are created with their replicas before it (RS − ARS)
+and ``/admin/reassign_partitions`` is written again, so the copy's controller runs it from its
+start (how far it had got is not in a snapshot) and the rehearsal meets it as the run would.
 
-What is not copied, said in :class:`SeedReport`: leaders are the preferred replicas once the
-controller has created the states (Kafka's own choice at creation; the snapshot's leaders only
-matter to the final election, which re-elects the preferred ones anyway); partitions out of
-sync in the snapshot start in sync; a reassignment, election or deletion pending in the
-snapshot is not replayed (the runbook's guards refuse to run over one).
+What is not copied, said in :class:`SeedReport`: how far behind an out-of-sync replica on a
+live broker is (it holds the leader's log and rejoins the ISR at once); a reassignment's
+progress (replayed from its start); a pending election or deletion (the runbook's guards
+refuse to run over one); leaders that cannot be had on the copy (a leader not live or not in
+its ISR: the controller's own choice stands, counted).
 
 Reduced seed (``only``, what large rehearsals use, cli/rehearsal_run.py): only the partitions a
 plan touches are created; every other partition stays out of the copy and its replicas' bytes
@@ -37,7 +43,9 @@ from dataclasses import dataclass
 from typing import AbstractSet as Set, Mapping
 
 from kafka_sim.spec import ClusterSpec
+from kafka_zk import paths
 from kafka_zk.admin.configs import alter_config
+from kafka_zk.admin.reassignment import reassignment_request
 from kafka_zk.authority import EmulatorSeeding
 from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import TopicPartition
@@ -58,10 +66,12 @@ class SeedReport:
     sized: int                  # partitions with a size in the sizes file
     not_copied: tuple[str, ...]
     untouched: int = 0          # partitions left out of a reduced seed (their bytes: the baseline)
+    leaders_restored: int = 0   # partitions whose leader or ISR the controller wrote as the snapshot found them
 
     def line(self) -> str:
         return (f"{self.brokers} brokers ({len(self.unregistered)} unregistered), {self.topics} topics, "
-                f"{self.partitions} partitions ({self.sized} sized), {self.bytes / 1024 ** 3:,.1f} GiB of leader data")
+                f"{self.partitions} partitions ({self.sized} sized), {self.bytes / 1024 ** 3:,.1f} GiB of leader data, "
+                f"{self.leaders_restored:,} leader/ISR states as found")
 
 
 def cluster_broker_ids(snapshot: ClusterSnapshot) -> tuple[int, ...]:
@@ -122,12 +132,13 @@ def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicP
     ZooKeeper only); stop the brokers the snapshot saw unregistered."""
 
     by_topic = partition_sizes(snapshot, sizes)
+    replay = snapshot.reassignment.targets() if snapshot.reassignment is not None else {}
     todo = {}
     for name, t in snapshot.topics.items():
         keep = [p for p in sorted(t.partitions) if only is None or TopicPartition(name, p) in only]
         if not t.marked_for_deletion and (keep or only is None):
-            todo[name] = ({p: t.partitions[p].replicas for p in keep}, {p: by_topic[name][p] for p in keep},
-                          dict(t.config))
+            todo[name] = ({p: _created_replicas(t.partitions[p], replay) for p in keep},
+                          {p: by_topic[name][p] for p in keep}, dict(t.config))
     untouched = 0 if only is None else sum(
         1 for name, t in snapshot.topics.items() if not t.marked_for_deletion
         for p in t.partitions if TopicPartition(name, p) not in only)
@@ -141,11 +152,23 @@ def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicP
     unregistered = tuple(b for b in ids if b not in snapshot.brokers)
     for b in unregistered:
         cluster.kill_broker(b)
-    not_copied = ["leaders: the preferred replica leads each partition (the final election's outcome)"]
-    if any(set(p.isr) != set(p.replicas) for p in snapshot.partitions() if p.has_state):
-        not_copied.append("out-of-sync replicas start in sync")
-    if snapshot.reassignment is not None or snapshot.reassigning_partitions():
-        not_copied.append("the reassignment pending in the snapshot")
+    created = {(name, p) for name, (a, _, _) in todo.items() for p in a}
+    states = {p.tp: (p.leader, p.isr) for p in snapshot.partitions()
+              if p.has_state and (p.topic, p.partition) in created and p.leader >= 0}
+    restored = cluster.restore_states(states) if states else None
+    not_copied = []
+    live = set(snapshot.brokers)
+    if any(set(p.isr) != set(p.replicas) & live for p in snapshot.partitions() if p.has_state):
+        not_copied.append("how far behind out-of-sync replicas on live brokers are: they rejoin the ISR at once")
+    if restored is not None and restored.skipped:
+        not_copied.append(f"the snapshot's leader of {len(restored.skipped):,} partition(s) (not live or not in its "
+                          "ISR on the copy): the controller's own choice leads them")
+    if replay:
+        _replay_reassignment(writer, snapshot, {tp: r for tp, r in replay.items() if (tp.topic, tp.partition) in created})
+        not_copied.append(f"the progress of the reassignment in flight ({len(replay):,} partition(s)): replayed "
+                          "from its start")
+    elif snapshot.reassigning_partitions():
+        not_copied.append("adding/removing replicas of a reassignment whose /admin/reassign_partitions is gone")
     if snapshot.preferred_election is not None:
         not_copied.append("the preferred election pending in the snapshot")
     if snapshot.delete_markers or any(t.marked_for_deletion for t in snapshot.topics.values()):
@@ -157,4 +180,16 @@ def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicP
     return SeedReport(len(ids), unregistered, len(todo), sum(len(a) for a, _, _ in todo.values()),
                       sum(sum(s.values()) for _, s, _ in todo.values()),
                       sum(1 for name, (a, _, _) in todo.items() for p in a if TopicPartition(name, p) in listed),
-                      tuple(not_copied), untouched)
+                      tuple(not_copied), untouched, 0 if restored is None else restored.written)
+
+
+def _created_replicas(part, replay: Mapping[TopicPartition, tuple[int, ...]]) -> tuple[int, ...]:
+    """A partition's replicas on the copy: those before the reassignment when one is replayed."""
+    return part.origin if part.tp in replay and part.origin else part.replicas
+
+
+def _replay_reassignment(writer: ZkWriter, snapshot: ClusterSnapshot,
+                         targets: Mapping[TopicPartition, tuple[int, ...]]) -> None:
+    """``/admin/reassign_partitions`` with the snapshot's entries (those on the copy), as found."""
+    if targets:
+        writer.create(paths.REASSIGN_PARTITIONS, reassignment_request(targets).encode(), makepath=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafka_sim.cluster import EmulatedCluster
 from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot
 from kafka_zk.capacity import DiskCapacity
-from kafka_zk.codecs import TopicPartition
+from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 from kafka_zk.snapshot import read_snapshot
 from tests.kafka_sim.zk_read import get_json, wait_for
@@ -46,4 +46,30 @@ def test_the_copy_has_the_snapshots_brokers_racks_topics_configs_and_sizes(zk_co
         got = cluster.sizes()
         assert got[TopicPartition("orders", 0)] == 5 * GiB and got[TopicPartition("orders", 2)] == 0
         assert get_json(zk, "/brokers/topics/orders/partitions/1/state")["leader"] == 1
-        assert any("leaders" in n for n in report.not_copied)
+        # the cluster as found: orders-0 is led by its second replica (not the preferred one); logs-0's
+        # leader, broker 3, is down: the controller's own choice leads it, and the report says so
+        assert get_json(zk, "/brokers/topics/orders/partitions/0/state")["leader"] == 1
+        assert get_json(zk, "/brokers/topics/logs/partitions/0/state")["leader"] == 0
+        assert report.leaders_restored == 1
+        assert any("the snapshot's leader of 1 partition(s)" in n for n in report.not_copied), report.not_copied
+
+
+def test_the_copy_leads_and_syncs_as_found_and_replays_a_reassignment_in_flight(zk_connect, zk):
+    """Leaders moved by restarts without an election, a replica out of the ISR on a down broker,
+    and a reassignment in flight (topic znode with adding/removing replicas, the admin node)."""
+    def part(p: int, replicas: tuple[int, ...], leader: int, isr: tuple[int, ...], **more) -> Partition:
+        return Partition("t", p, replicas, leader=leader, leader_epoch=5, isr=isr, controller_epoch=2, **more)
+
+    brokers = {b: Broker(b, None, f"kafka{b}", 9092) for b in (0, 1, 2)}          # 3 is down
+    parts = {0: part(0, (0, 1, 2), 2, (2, 0, 1)), 1: part(1, (1, 3, 0), 0, (0, 1)),
+             2: part(2, (0, 1, 2), 0, (0, 1), adding=(2,), removing=(1,))}
+    snap = ClusterSnapshot(brokers, {"t": Topic("t", parts)},
+                           reassignment=ReassignmentRequest((ReassignmentEntry("t", 2, (0, 2)),)))
+    with EmulatedCluster(zk_connect, spec_from_snapshot(snap, speed=100.0)) as cluster:
+        report = seed_from_snapshot(cluster, snap, {TopicPartition("t", p): 1000 for p in range(3)}, who="the test")
+        state = lambda p: get_json(zk, f"/brokers/topics/t/partitions/{p}/state")
+        assert (state(0)["leader"], state(0)["isr"]) == (2, [2, 0, 1])
+        assert (state(1)["leader"], sorted(state(1)["isr"])) == (0, [0, 1])
+        wait_for(lambda: get_json(zk, "/brokers/topics/t")["partitions"]["2"] == [0, 2], what="the replayed move")
+        assert any("replayed from its start" in n for n in report.not_copied), report.not_copied
+        assert report.leaders_restored >= 2
