@@ -26,6 +26,7 @@ from typing import Any
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.limits import ADMIN_BATCH_BYTES
+from kafka_zk.planning.wave_time import POLL_S
 from kafka_zk.retiring import ENV as RETIRING_ENV
 from kafka_zk.retiring import default_path as default_retiring_path
 
@@ -172,6 +173,11 @@ def print_summary(summary: dict[str, Any]) -> None:
         print(f"Waves: {summary['waves']}, predicted {summary['predicted_seconds']:.0f} s at the throttle "
               f"(lower bound {summary['lower_bound_seconds']:.0f} s, fixed batches of 10 "
               f"{summary['fixed_batches_of_10_seconds']:.0f} s)")
+        if summary.get("estimate"):
+            est = summary["estimate"]
+            print(f"Estimated run, first write to last wave done: {est['total_s']:.0f} s = {est['copy_s']:.0f} s copying "
+                  f"+ {est['fixed_s']:.1f} s fixed ({est['waves']} waves) + {est['gaps_s']:.1f} s between waves "
+                  f"({est['source']}, a {POLL_S:g} s poll)")
     else:
         print(f"Waves: {summary['waves']} (pass --throttle for a predicted duration)")
     for batch_kind in ("election_batches", "deletion_batches"):

@@ -55,6 +55,7 @@ from kafka_zk.connect import close, connect
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from kafka_zk.errors import InvalidInput, KafkaZkError, ZkUnavailable
 from kafka_zk.plan_artifacts import load_plan_artifacts
+from kafka_zk.planning.wave_time import POLL_S, WaveCosts
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot_file import load_snapshot
@@ -102,6 +103,7 @@ class RehearsalInput:
     outside_window: bool = False
     network_rate: float = 100 * 1024 ** 2
     demote: tuple[int, ...] = ()          # decommission: the brokers whose leadership moves off first
+    poll_interval_s: float = POLL_S       # the run's executor poll: its gaps between waves (wave_time.py)
     full_seed_max_partitions: int = FULL_SEED_MAX_PARTITIONS
 
 
@@ -208,7 +210,7 @@ def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, cli
     with cluster.clock_held():        # from here simulated time runs only in the steps' and trigger's sleeps
         sim0 = cluster.now()
         rehearsal = Rehearsal(cluster, client, SimEpochClock(cluster, start_at.timestamp() - sim0),
-                              DiskSampler(cluster, baseline=dict(baseline)))
+                              DiskSampler(cluster, baseline=dict(baseline)), costs=WaveCosts(poll_s=inp.poll_interval_s))
         op = RehearsalExecutor(rehearsal=rehearsal, folder=folder, windows=inp.windows, runbook=inp.runbook,
                                zk_conn_id=inp.cluster, run_root=str(folder.root), poll_interval_s=poll,
                                throttle_bytes_per_sec=inp.throttle_bytes_per_s or plan.throttle_bytes_per_s,
@@ -242,12 +244,21 @@ def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, cli
         plan_hash=plan.plan_hash, runbook=inp.runbook, cluster=inp.cluster,
         start_at=start_at.isoformat(timespec="seconds"), throttle_bytes_per_s=inp.throttle_bytes_per_s
         or plan.throttle_bytes_per_s, waves=waves,
-        elapsed_s=(max(w.end_s for w in ran) - min(w.start_s for w in ran)) if ran else 0.0,
+        elapsed_s=_first_write_to_last_done(book, ran),
         copying_s=sum(w.seconds for w in ran), pauses=tuple(windows.pauses), overran=tuple(windows.overran),
         disks=disks, disk_samples=rehearsal.disks.samples, elections=elections,
         problems=problems, seeded=seeded.line(), not_copied=seeded.not_copied, speed=speed,
         wall_s=time.monotonic() - wall0, finished=outcome.error is None,
         notes=tuple(rehearsal.stalls[:10]), timings_s={k: round(v, 2) for k, v in timings.items()})
+
+
+def _first_write_to_last_done(book, ran) -> float:
+    """Wave 0 submitted to the last wave seen done (simulated seconds, the modelled gaps included: what a
+    run's waves.json shows); from the waves' spans when the book lacks the times."""
+    done = [w for w in plan_book(book) if w.submitted_at and w.done_at]
+    if done and len(done) == len(plan_book(book)):
+        return max(float(w.done_at) for w in done) - min(float(w.submitted_at) for w in done)
+    return (max(w.end_s for w in ran) - min(w.start_s for w in ran)) if ran else 0.0
 
 
 def plan_book(book):

@@ -46,6 +46,8 @@ def add_parser(subparsers) -> None:
                    help="a manual emergency run: the windows do not hold the waves back (the runbooks' outside_window)")
     p.add_argument("--demote", default="", metavar="BROKERS",
                    help="decommission: move leadership off these brokers first, as the runbook's demote step does")
+    p.add_argument("--poll-interval", type=float, default=5.0, metavar="S",
+                   help="the run's poll_interval_s: when its executor sees a wave done (the gaps between waves)")
     p.add_argument("--speed", type=float, default=None, help="simulated seconds per wall second (default: chosen)")
     p.add_argument("--zookeeper", default=None, metavar="HOST:PORT",
                    help="a private ZooKeeper to take a fresh chroot on (default: start one on 127.0.0.1)")
@@ -63,6 +65,12 @@ def _start(text: str | None) -> datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
+def _poll(value: float) -> float:
+    if not value > 0:
+        raise InvalidInput(f"--poll-interval {value!r} must be > 0 seconds (the run's poll_interval_s)")
+    return float(value)
+
+
 def run(args: argparse.Namespace) -> int:
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.validation import check_brokers_to_remove, parse_throttle
@@ -75,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         windows=load_windows_file(args.windows) if args.windows else None, cluster=args.cluster,
         runbook=args.runbook, throttle_bytes_per_s=rate, start_at=_start(args.start), speed=args.speed,
         wave_timeout_s=args.wave_timeout, stall_timeout_s=args.stall_timeout, between_windows=args.between_windows,
-        outside_window=args.outside_window,
+        outside_window=args.outside_window, poll_interval_s=_poll(args.poll_interval),
         demote=tuple(check_brokers_to_remove(args.demote, "--demote")) if args.demote else ())
     with contextlib.redirect_stdout(sys.stderr):     # the executor's progress lines: stderr; the headline: stdout
         report = rehearse(inp, zookeeper=args.zookeeper)

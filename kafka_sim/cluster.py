@@ -290,20 +290,30 @@ class EmulatedCluster(FaultsMixin):
             clock.release()
 
     @contextmanager
-    def clock_runs_until(self, sim_at: float) -> Iterator[None]:
+    def clock_runs_until(self, sim_at: float, wake_on: frozenset[str] = frozenset()) -> Iterator[None]:
         """Inside :meth:`clock_held` (however nested): let simulated time run while the tool sleeps, to ``sim_at`` at
         most (it wakes at exactly that simulated time, however late the host runs it). The engine
         first hears every write made so far (:meth:`settle`): a controller hears a tool's write
-        within milliseconds, not the simulated minutes a slow watch delivery would otherwise cost."""
+        within milliseconds, not the simulated minutes a slow watch delivery would otherwise cost.
+        ``wake_on``: history kinds (``reassign_node_deleted``: a reassignment's last move done) at
+        which the clock stops before ``sim_at``; :meth:`woken` then says so (a rehearsal sees a wave
+        end when it ends, not at its next poll)."""
         self.settle()
-        clock = self._engine.clock
+        eng = self._engine
+        clock = eng.clock
+        eng.woken, eng.wake_on = False, frozenset(wake_on)
         clock.limit(sim_at)
         holds = clock.suspend_holds()
         try:
             yield
         finally:
             clock.restore_holds(holds)
+            eng.wake_on = frozenset()
             clock.limit(None)
+
+    def woken(self) -> bool:
+        """Whether the current :meth:`clock_runs_until` stopped at one of its ``wake_on`` events."""
+        return self._engine.woken
 
     def settle(self) -> None:
         """Return once every watch that writes made so far fired is queued on the engine (it handles

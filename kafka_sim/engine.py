@@ -107,6 +107,8 @@ class Engine:
         self._thread = threading.Thread(target=self._run, name="kafka-sim-engine", daemon=True)
         self.busy = False
         self.stopping = False
+        self.wake_on: frozenset[str] = frozenset()   # history kinds that stop a tool's sleep (clock_runs_until)
+        self.woken = False
 
     # ------------------------------------------------------------------ plumbing
     def start(self) -> None:
@@ -169,6 +171,9 @@ class Engine:
                          tp.partition if tp else None, broker, detail)
         with self._events_lock:
             self.events.append(event)
+        if kind in self.wake_on and not self.woken:
+            self.woken = True                  # the sleeping tool wakes here: the clock stops at this event
+            self.clock.limit(event.time)
 
     def history_items(self) -> list[SimEvent]:
         with self._events_lock:

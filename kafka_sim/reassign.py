@@ -192,6 +192,7 @@ class ReassignMixin:
                 self._node_frags = (new, kept, kept_keys)
         else:
             self.fenced.write(Op("delete", paths.REASSIGN_PARTITIONS))
+            self.engine.history("reassign_node_deleted")
             # 2.4.1: "Ensure we detect future reassignments" — an event queued after the delete
             # sets the watch and checks existence, so a node created in between is processed
             self.engine.post(("controller", self, "reassign_run", None))

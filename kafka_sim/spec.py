@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from kafka_zk.errors import InvalidInput
+from kafka_zk.planning.wave_time import FETCH_START_S, REASSIGN_COMPLETION_S, REASSIGN_REACTION_S
 
 #: Kafka's defaults that matter to the emulator (seconds of simulated time).
 REPLICA_LAG_TIME_MAX = 10.0          # replica.lag.time.max.ms
@@ -27,13 +28,15 @@ LEADER_IMBALANCE_PER_BROKER_PERCENTAGE = 10.0
 #: (tests/vectors/real_kafka_2_4_1/, ``zk_writes``: ZooKeeper commit times). Simulated seconds;
 #: concurrent moves pay them concurrently (one node's moves pay the reaction once).
 #: b-i (tb1-0 [0,1] → [2,3], no data): node created 1.081 → node deleted 2.082, 1.0 s in all.
-REASSIGN_REACTION = 0.18     # b-i: node created 1.081 → controller's first multi 1.264
-                             # (others: b-vi 0.24, b-ii 0.007, e-2 0.010)
-FETCH_START = 0.5            # b-i: topic znode with the adding replicas 1.264 → the leader adds
-                             # them to the ISR 1.749 / 1.784 (a tiny partition: fetchers start,
-                             # first fetches; b-vi: 0.31, 0.11)
-REASSIGN_COMPLETION = 0.3    # b-i: the last ISR expansion 1.784 → phase B's multis 1.877–2.027,
-                             # node deleted 2.082 (b-vi: 0.35, 0.23)
+#: The values live in kafka_zk/planning/wave_time.py, where the plan's estimate, the rehearsal and the
+#: window guard read them too (one model of a wave's fixed cost).
+REASSIGN_REACTION = REASSIGN_REACTION_S   # b-i: node created 1.081 → controller's first multi 1.264
+                                          # (others: b-vi 0.24, b-ii 0.007, e-2 0.010)
+FETCH_START = FETCH_START_S               # b-i: topic znode with the adding replicas 1.264 → the leader
+                                          # adds them to the ISR 1.749 / 1.784 (a tiny partition: fetchers
+                                          # start, first fetches; b-vi: 0.31, 0.11)
+REASSIGN_COMPLETION = REASSIGN_COMPLETION_S   # b-i: the last ISR expansion 1.784 → phase B's multis
+                                              # 1.877–2.027, node deleted 2.082 (b-vi: 0.35, 0.23)
 #: ClusterSpec keyword arguments of the measured fixed cost (the defaults): ``ClusterSpec(..., **KAFKA_2_4_1_FIXED_COST)``
 KAFKA_2_4_1_FIXED_COST = {"reassign_reaction_s": REASSIGN_REACTION, "fetch_start_s": FETCH_START,
                           "reassign_completion_s": REASSIGN_COMPLETION}

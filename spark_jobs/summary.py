@@ -16,6 +16,7 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.dead_brokers import dead_broker_facts
 from kafka_zk.planning.model import BrokerLoad, Plan, Wave
+from kafka_zk.planning.wave_time import estimate
 from spark_jobs.kernels.loads import Loads, cluster_loads, moved_loads, rack_map, relative_spread, spread
 from spark_jobs.kernels.waves import COLUMNAR_MIN_MOVES, WaveLimits, fixed_batch_bounds, wave_bounds
 
@@ -94,6 +95,8 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
         "lower_bound_seconds": bounds.lower_bound_seconds,
         "predicted_seconds": bounds.predicted_seconds,
         "predicted_overhead_seconds": len(waves) * limits.wave_overhead_s,
+        # the run's duration in its parts at the executor's default poll (kafka_zk/planning/wave_time.py)
+        "estimate": estimate([w.predicted_seconds for w in waves]).to_json(),
         "predicted_over_lower_bound": round(bounds.ratio, 4),
         "fixed_batches_of_10_seconds": fixed.predicted_seconds,
         "fixed_batches_of_10_busiest_bytes_sum": fixed.busiest_sum_bytes,

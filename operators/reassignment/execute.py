@@ -56,9 +56,9 @@ from operators.reassignment.stall_causes import blocking_causes
 from operators.reports.state_change import remember_broker_logs, write_stall_excerpt
 from operators.reassignment.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.windows.pause import WindowBook, pause_throttles, planned_overhead_s, resume_throttles
+from operators.windows.pause import WindowBook, pause_throttles, resume_throttles
 from operators.windows.config import configured_windows
-from operators.windows.guard import (WindowGate, decide_wave, measured_factor, predicted_wave_seconds,
+from operators.windows.guard import (WindowGate, decide_wave, measured_factor, run_costs, run_wave_seconds,
                                      too_long_for_every_window, window_gate)
 from operators.reassignment.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
                              partition_done, wave_state)
@@ -256,13 +256,13 @@ class ExecuteWavesOperator(RunbookOperator):
                 windows.save(folder)
             return
         plan = load_plan_artifacts(str(folder.plan_dir))
-        overhead = planned_overhead_s(plan)
-        factor = measured_factor((predicted_wave_seconds(plan.waves[w.id].predicted_seconds, plan.throttle_bytes_per_s,
-                                                         self._rate_or_none(), 1.0, overhead),
+        costs = run_costs(self.poll_interval_s, book.waves)      # the shared model (kafka_zk/planning/wave_time.py)
+        factor = measured_factor((run_wave_seconds(plan.waves[w.id].predicted_seconds, plan.throttle_bytes_per_s,
+                                                   self._rate_or_none(), 1.0, costs),
                                   float(w.done_at) - float(w.submitted_at))
                                  for w in book.waves if w.status == DONE and w.submitted_at and w.done_at)
-        predicted = predicted_wave_seconds(plan.waves[wave.id].predicted_seconds, plan.throttle_bytes_per_s,
-                                           self._rate_or_none(), factor, overhead)
+        predicted = run_wave_seconds(plan.waves[wave.id].predicted_seconds, plan.throttle_bytes_per_s,
+                                     self._rate_or_none(), factor, costs)
         now = datetime.fromtimestamp(self.clock(), tz=timezone.utc)
         if too_long_for_every_window(gate, [predicted]):
             # the guards checked the plan's figures; the waves run so far say this one is slower: waiting

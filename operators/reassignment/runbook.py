@@ -192,7 +192,7 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
             throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}", wave_timeout_s="{{ params.wave_timeout_s }}",
             stall_timeout_s="{{ params.stall_timeout_s }}", between_windows="{{ params.between_windows }}",
             outside_window="{{ params.outside_window }}", demote=spec.brokers_to_remove if spec.demote else [],
-            **zk)
+            poll_interval_s="{{ params.poll_interval_s }}", **zk)
         guards = spec.guards(dict(removing, outside_window="{{ params.outside_window }}",
                                   throttle_bytes_per_sec="{{ params.throttle_bytes_per_sec }}"))
         chain: list[BaseOperator] = [snapshot, plan, report, rehearse, approve, guards]

@@ -34,10 +34,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kafka_zk.errors import KafkaZkError, WriteNotApproved
+from kafka_zk.planning.wave_time import WaveCosts
 from kafka_zk.run_folder import RunFolder
 from operators.base import as_bool
 from operators.reassignment.execute import ExecuteWavesOperator, build_wave_book
 from operators.reassignment.leadership import DemoteOperator, ElectPreferredLeadersOperator
+from operators.reassignment.waves import DONE, WaveBook
 from operators.triggers.reassignment import WaveDoneTrigger
 from operators.windows.guard import window_gate
 from operators.windows.spec import WindowsFile
@@ -46,13 +48,21 @@ ACTOR = "kafka-runbook rehearse (emulated copy)"
 COPY_CHROOT_PREFIX = "/kafka-rehearsal-"
 
 
+#: the emulator's history kind at which a wave trigger's sleep ends early: the controller deleted
+#: ``/admin/reassign_partitions``, its last move done (kafka_sim/reassign.py)
+WAVE_END = frozenset({"reassign_node_deleted"})
+
+
 class SimEpochClock:
     """The emulator's simulated seconds as epoch seconds from ``epoch0`` (the Clock protocol of
-    :mod:`operators.triggers.clock`); a sleep lasts until that much simulated time has passed."""
+    :mod:`operators.triggers.clock`); a sleep lasts until that much simulated time has passed, or
+    until one of the ``wake_on`` events of the emulator's history happens (the wave trigger's clock:
+    :data:`WAVE_END`)."""
 
-    def __init__(self, cluster: Any, epoch0: float) -> None:
+    def __init__(self, cluster: Any, epoch0: float, wake_on: frozenset[str] = frozenset()) -> None:
         self.cluster = cluster
         self.epoch0 = float(epoch0)
+        self.wake_on = wake_on
 
     def time(self) -> float:
         return self.epoch0 + self.cluster.now()
@@ -60,8 +70,8 @@ class SimEpochClock:
     async def sleep(self, seconds: float) -> None:
         """The only time a drive lets simulated time run (see :func:`drive`), to exactly the wake-up."""
         until = self.cluster.now() + max(0.0, float(seconds))
-        with self.cluster.clock_runs_until(until):
-            while (left := until - self.cluster.now()) > 0:
+        with self.cluster.clock_runs_until(until, self.wake_on):
+            while (left := until - self.cluster.now()) > 0 and not (self.wake_on and self.cluster.woken()):
                 await asyncio.sleep(self._slice(left))
 
     def sleep_sync(self, seconds: float) -> None:
@@ -108,7 +118,7 @@ class RehearsalWaveTrigger(WaveDoneTrigger):
         kwargs["not_before"] = None            # Airflow's scheduler race does not exist here
         super().__init__(**kwargs)
         self.rehearsal = rehearsal
-        self.clock = rehearsal.clock
+        self.clock = SimEpochClock(rehearsal.cluster, rehearsal.clock.epoch0, wake_on=WAVE_END)
 
     def _client(self):
         return self.rehearsal.client
@@ -138,6 +148,7 @@ class Rehearsal:
     disks: DiskSampler
     stalls: list[str] = field(default_factory=list)
     window_waits: list[tuple[float, float]] = field(default_factory=list)   # (from, to) epoch seconds
+    costs: WaveCosts = field(default_factory=WaveCosts)   # the run's gaps between waves, waited after each
 
 
 class _Deferred(Exception):
@@ -241,6 +252,17 @@ class DriveOutcome:
     error_type: str | None
 
 
+def _run_gap(op: RehearsalExecutor, context: dict[str, Any], wave_id: int) -> None:
+    """Simulated time from a wave's end (the trigger wakes at it) to when the run's executor has seen it
+    done and, unless it was the last, written the next one (kafka_zk/planning/wave_time.py)."""
+    sim = op.rehearsal
+    book = WaveBook.load(op.folder(context).wave_progress)
+    wave = book.wave(wave_id)
+    span = sim.clock.time() - float(wave.submitted_at or sim.clock.time())
+    last = all(w.status == DONE for w in book.waves if w.id != wave_id)
+    sim.clock.sleep_sync(sim.costs.detection(span) if last else sim.costs.gap(span))
+
+
 def run_step(op: Any, context: dict[str, Any]) -> Any:
     """``op.execute(context)`` as Airflow's task runner calls it (its executor safeguard's sentinel:
     the rehearsal *is* the task running these steps, in-process)."""
@@ -271,6 +293,8 @@ def drive(op: RehearsalExecutor, context: dict[str, Any]) -> DriveOutcome:
             if isinstance(trigger, WaveDoneTrigger):
                 _, kwargs = trigger.serialize()
                 event = _first_event(RehearsalWaveTrigger(rehearsal=sim, **kwargs))
+                if event.get("status") == "done":
+                    _run_gap(op, context, int(event["wave_id"]))
                 step = lambda event=event, method=method: getattr(op, method)(context, event)
             else:                                        # a window pause: DateTimeTrigger(moment)
                 opens = trigger.moment.timestamp()

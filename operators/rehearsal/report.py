@@ -215,7 +215,9 @@ def render_markdown(r: RehearsalReport) -> str:
         lines.append(f"| {w.id} | {w.partitions} | {human_bytes(w.bytes)} | {busiest} | {_at(start, w.start_s)} | "
                      f"{_at(start, w.end_s)} | {_dur(w.seconds)} | {_dur(w.predicted_s)} |")
     lines += ["", f"Copying {_dur(r.copying_s)} (sum of wave spans); first write to last wave done "
-              f"{_dur(r.elapsed_s)}, waits included.", "", "## Disks", ""]
+              f"{_dur(r.elapsed_s)}, waits included ({_dur(max(0.0, r.elapsed_s - r.copying_s))} outside the waves: "
+              "the run's executor seeing each wave done at its polls and writing the next, "
+              "kafka_zk/planning/wave_time.py, and any window pause).", "", "## Disks", ""]
     if r.disks:
         lines += ["| broker | peak | at | capacity | peak % | plan limit |", "| ---: | ---: | --- | ---: | ---: | ---: |"]
         for d in sorted(r.disks, key=lambda d: d.broker):

@@ -95,12 +95,14 @@ class RehearseOperator(RunbookOperator):
     """Rehearse the run's plan on an emulated copy; return the approval's rehearsal line."""
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "rehearse", "throttle_bytes_per_sec",
-                                      "wave_timeout_s", "stall_timeout_s", "between_windows", "outside_window", "demote")
+                                      "wave_timeout_s", "stall_timeout_s", "between_windows", "outside_window", "demote",
+                                      "poll_interval_s")
     ui_color = "#fce5cd"
 
     def __init__(self, *, rehearse: Any = "auto", throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 21600,
                  stall_timeout_s: Any = None, between_windows: Any = "keep", outside_window: Any = False,
-                 demote: Any = (), timeout_s: Any = REHEARSAL_TIMEOUT_S, **kwargs: Any) -> None:
+                 demote: Any = (), timeout_s: Any = REHEARSAL_TIMEOUT_S, poll_interval_s: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.timeout_s = timeout_s
         self.rehearse = rehearse
@@ -110,6 +112,7 @@ class RehearseOperator(RunbookOperator):
         self.between_windows = between_windows
         self.outside_window = outside_window
         self.demote = demote      # the brokers the runbook's demote step moves leadership off (decommission)
+        self.poll_interval_s = poll_interval_s   # the run's executor poll: the rehearsal's gaps between waves
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -152,6 +155,11 @@ class RehearseOperator(RunbookOperator):
             args += ["--throttle", str(resolve_rate(self.throttle_bytes_per_sec, None))]
         if self.stall_timeout_s not in (None, "", "None"):
             args += ["--stall-timeout", repr(float(self.stall_timeout_s))]
+        if self.poll_interval_s not in (None, "", "None"):
+            poll = float(self.poll_interval_s)
+            if not poll > 0:
+                raise InvalidInput(f"poll_interval_s={self.poll_interval_s!r} must be > 0 seconds")
+            args += ["--poll-interval", repr(poll)]
         if as_bool(self.outside_window):
             args.append("--outside-window")
         if self.demote:

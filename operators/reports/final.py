@@ -26,6 +26,7 @@ import jinja2
 from kafka_zk import paths
 from kafka_zk.audit import AuditLog
 from kafka_zk.model import ClusterSnapshot
+from kafka_zk.planning.wave_time import Estimate, WaveCosts, estimate
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
@@ -44,6 +45,7 @@ from kafka_zk.planning.dead_brokers import statement_lines
 from operators.reports.run_notes import approval_outcome, approval_words, outcome_note, push_run_note
 from operators.reports.state_change import read_excerpts
 from operators.reports.titles import heading
+from operators.windows.guard import predicted_wave_seconds
 from operators.runtime import plan_hash
 
 BAR_PX = 300
@@ -102,13 +104,15 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
                             lambda v: f"{v:g} %"))
     rate = throttle if throttle not in (None, "") else summary.get("limits", {}).get("throttle_bytes_per_s")
     sized = bool(summary.get("sized"))
+    run_time = run_estimate(waves_doc["waves"], summary, rate, (context.get("params") or {}).get("poll_interval_s"))
     return {
         "excluded": excluded_lines(folder, removed),
         "dead_lines": statement_lines(summary),
         "sized": sized,
         "bytes_text": human_bytes(summary.get("bytes_moved", 0)) if sized else "unknown (no sizes_file given)",
-        "predicted_text": seconds_text(summary.get("predicted_seconds")) if sized else
+        "predicted_text": run_time.text() if sized else
         "unknown (without partition sizes no duration can be predicted)",
+        "estimate": run_time,
         "s": summary, "removed": removed, "brokers": brokers, "charts": charts, "disk": disk,
         **heading(folder, context["dag"].dag_id, removed),
         "plan_hash": (folder.plan_dir / "plan.sha256").read_text(encoding="ascii").strip(),
@@ -121,6 +125,25 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
                    "busiest_broker": w.get("busiest_broker"), "predicted": seconds_text(w.get("predicted_seconds"))}
                   for w in waves_doc["waves"]],
     }
+
+
+def run_estimate(waves: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], rate: Any, poll_s: Any) -> Estimate:
+    """The run's duration in its parts (kafka_zk/planning/wave_time.py): each wave's copy time at the run's
+    throttle, the controller's fixed cost per wave, the executor's gaps at this run's poll interval."""
+    planned = (summary.get("limits") or {}).get("throttle_bytes_per_s")
+    copies = [predicted_wave_seconds(w.get("predicted_seconds"), planned, _int_or_none(rate), 1.0) for w in waves]
+    try:
+        costs = WaveCosts(poll_s=float(poll_s)) if poll_s not in (None, "") else WaveCosts()
+    except (TypeError, ValueError):
+        costs = WaveCosts()
+    return estimate(copies, costs)
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _pct(value: Any) -> str:

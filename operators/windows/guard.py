@@ -28,7 +28,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
+
+from kafka_zk.errors import KafkaZkError
+from kafka_zk.planning.wave_time import WaveCosts, history_pairs, measured_costs
 
 from operators.windows.calendar import OpenWindow, next_opening, open_window
 from operators.windows.spec import ClusterWindows, WindowsFile
@@ -82,6 +85,24 @@ def predicted_wave_seconds(planned_s: float | None, planned_rate: int | None, ru
         return None
     scale = (planned_rate / run_rate) if planned_rate and run_rate else 1.0
     return (float(planned_s) * scale + float(overhead_s)) * factor
+
+
+def run_wave_seconds(planned_s: float | None, planned_rate: int | None, run_rate: int | None, factor: float,
+                     costs: WaveCosts) -> float | None:
+    """A wave's seconds from its submission to seen done: its copy time at the run's throttle plus the
+    shared model's fixed cost and detection (kafka_zk/planning/wave_time.py), corrected by ``factor``."""
+    copy = predicted_wave_seconds(planned_s, planned_rate, run_rate, 1.0)
+    return None if copy is None else (copy + costs.overhead(copy)) * factor
+
+
+def run_costs(poll_interval_s: Any, waves: Sequence[Any] = ()) -> WaveCosts:
+    """The run's wave costs: the shared model at its poll interval, its gaps measured on ``waves``
+    (its ``waves.json`` so far) when it has any."""
+    try:
+        costs = WaveCosts(poll_s=float(poll_interval_s))
+    except (TypeError, ValueError, KafkaZkError):
+        costs = WaveCosts()
+    return measured_costs(history_pairs(list(waves)), costs)
 
 
 def measured_factor(finished: Iterable[tuple[float | None, float]]) -> float:

@@ -17,7 +17,6 @@ Failure: none beyond the throttle writes' own (:mod:`kafka_zk.admin.throttles`).
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -104,18 +103,6 @@ class WindowBook:
                         "(a ZooKeeper-mode reassignment cannot be paused)", wave_id, started["window"],
                         started["closes"], _iso(now))
         return self
-
-
-def planned_overhead_s(plan) -> float:
-    """The planner's per-wave overhead (``limits.wave_overhead_s`` of the plan summary; 0 when absent)."""
-    path = getattr(plan, "summary_path", None)
-    if not path:
-        return 0.0
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return float(((json.load(fh).get("limits") or {}).get("wave_overhead_s")) or 0.0)
-    except (OSError, ValueError, TypeError):
-        return 0.0
 
 
 def pause_throttles(folder: RunFolder, writer: ZkWriter) -> list[str]:
