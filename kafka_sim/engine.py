@@ -24,7 +24,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kazoo.exceptions import ConnectionLoss, KazooException, NoNodeError
@@ -56,7 +56,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SimEvent:
-    """Something that happened, at simulated ``time`` (seconds since the cluster started)."""
+    """Something that happened, at simulated ``time`` (seconds since the cluster started) and at wall
+    ``wall`` (epoch seconds: what a tool's own clock read then, e.g. an executor's waits between waves)."""
 
     time: float
     kind: str
@@ -64,6 +65,7 @@ class SimEvent:
     partition: int | None = None
     broker: int | None = None
     detail: str = ""
+    wall: float = field(default=0.0, compare=False)
 
 
 class Engine:
@@ -168,7 +170,7 @@ class Engine:
     def history(self, kind: str, tp: TopicPartition | None = None, broker: int | None = None,
                 detail: str = "", at: float | None = None) -> None:
         event = SimEvent(self.model.now if at is None else at, kind, tp.topic if tp else None,
-                         tp.partition if tp else None, broker, detail)
+                         tp.partition if tp else None, broker, detail, time.time())
         with self._events_lock:
             self.events.append(event)
         if kind in self.wake_on and not self.woken:

@@ -40,23 +40,26 @@ class WaveSpan:
         return self.end - self.start
 
 
-def move_spans(events: Iterable[SimEvent]) -> dict[tuple[str, int], tuple[float, float]]:
-    """(topic, partition) → (opened, closed) of every move the history shows finished."""
+def move_spans(events: Iterable[SimEvent], wall: bool = False) -> dict[tuple[str, int], tuple[float, float]]:
+    """(topic, partition) → (opened, closed) of every move the history shows finished (``wall``: in
+    wall-clock epoch seconds, as the events were recorded, rather than simulated seconds)."""
     started: dict[tuple[str, int], float] = {}
     span: dict[tuple[str, int], tuple[float, float]] = {}
     for ev in events:
         key = (ev.topic, ev.partition)
+        at = ev.wall if wall else ev.time
         if ev.kind == "reassign_update":
             if not ev.detail.endswith(NO_OP_TAIL):     # a no-op (nothing to add or remove) is no move
-                started.setdefault(key, ev.time)
+                started.setdefault(key, at)
         elif ev.kind == "reassign_done" and key in started:
-            span[key] = (started.pop(key), ev.time)
+            span[key] = (started.pop(key), at)
     return span
 
 
-def wave_spans(events: Iterable[SimEvent], waves: Sequence[Iterable[tuple[str, int]]]) -> list[WaveSpan | None]:
-    """The span of each wave (given as its partitions' (topic, partition) keys)."""
-    span = move_spans(events)
+def wave_spans(events: Iterable[SimEvent], waves: Sequence[Iterable[tuple[str, int]]],
+               wall: bool = False) -> list[WaveSpan | None]:
+    """The span of each wave (given as its partitions' (topic, partition) keys); ``wall``: see :func:`move_spans`."""
+    span = move_spans(events, wall)
     out: list[WaveSpan | None] = []
     for wave in waves:
         seen = [span[k] for k in wave if k in span]
