@@ -17,8 +17,16 @@ died are swept before it starts: :mod:`kafka_sim.copies`), so it leaves no znode
 
 Speed: simulated seconds per wall second, by default chosen from the planner's predicted duration
 so the copying takes about :data:`TARGET_WALL_S` of wall time (at least ×3600, at most ×200,000);
-the trigger polls every ``max(30 s, longest predicted wave / 50)`` of simulated time. Neither
-changes the timeline: simulated time stands still while the tool works.
+the trigger polls every ``max(30 s, longest predicted wave / 50)`` of simulated time, and wakes
+when the controller deletes the wave's node, so it sees each wave end when it ends. Neither
+changes the timeline: simulated time stands still while the tool works. Between waves the
+rehearsal waits what the run's executor takes to see a wave done and write the next one, at the
+run's ``poll_interval_s`` (:mod:`kafka_zk.planning.wave_time`, the model the plan's estimate and
+the window guard use too), so its headline total is the run's "first write to last wave done".
+
+The copy is the cluster as the snapshot found it (:mod:`kafka_sim.from_snapshot`): its leaders and
+ISRs (new replicas fetch from the leader), its down brokers, its throttles, and a reassignment in
+flight, replayed from its start.
 
 Scale: a cluster of more than :data:`FULL_SEED_MAX_PARTITIONS` partitions is seeded reduced
 (:mod:`kafka_sim.from_snapshot`): only the partitions the plan moves are created; the others'

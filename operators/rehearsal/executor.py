@@ -12,8 +12,11 @@ and runbook), and ``defer`` hands the trigger back to :func:`drive` instead of r
 the trigger's first event fed to ``execute_complete``, or — for a window pause — the simulated
 clock jumped to the opening (nothing of the run copies while it waits between waves) and
 ``resume_after_window``. The wave trigger is :class:`operators.triggers.reassignment.WaveDoneTrigger`
-itself (:class:`RehearsalWaveTrigger` only gives it the emulator's client and clock and samples
-the brokers' disks at each poll). Simulated time runs only while the trigger sleeps, and then to
+itself (:class:`RehearsalWaveTrigger` only gives it the emulator's client and clock — one that
+wakes when the controller deletes the wave's node, :data:`WAVE_END` — and samples the brokers'
+disks at each poll); after a wave's ``done`` the drive lets the run's gap pass (its executor seeing
+the wave done and writing the next: :class:`kafka_zk.planning.wave_time.WaveCosts`) before
+``execute_complete``. Simulated time runs only while the trigger sleeps, and then to
 exactly its wake-up, after the emulator has heard the executor's writes
 (:meth:`kafka_sim.cluster.EmulatedCluster.clock_runs_until`); it stands still while the executor or
 the trigger works — the caller holds the clock (``cluster.clock_held()``) around the drive and the
