@@ -2,7 +2,8 @@
 
 Issue 38's shape by default: 12 brokers in 3 racks, 5,000 partitions (50 topics of 100, RF 3,
 lognormal sizes of mean ``--mean-gib``), brokers restarted one after the other with no election
-since (``--restart``, default two), then the decommission of ``--remove`` at 100 MiB/s. The 'real'
+since (``--restart``, default two), then the decommission of ``--remove`` at 100 MiB/s (its
+leadership demoted first, as the runbook does). The 'real'
 cluster is the emulator on a private ZooKeeper; the run is the executor itself driven on it on
 the emulator's simulated clock (as tests/operators/test_rehearsal_leaders_as_found.py does), the
 rehearsal is ``kafka-runbook rehearse``'s own code on a copy seeded from the cluster's snapshot.
@@ -48,8 +49,8 @@ def main() -> None:
     from kafka_zk.run_folder import RunFolder
     from kafka_zk.snapshot import read_snapshot
     from kafka_zk.snapshot_file import write_snapshot
-    from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
-                                              SimEpochClock, drive)
+    from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalDemote,
+                                              RehearsalExecutor, SimEpochClock, drive, run_step)
     from operators.reassignment.waves import WaveBook
     from spark_jobs import plan_job
 
@@ -78,9 +79,11 @@ def main() -> None:
                 "--sizes", str(d / "log-dirs.json"), "--out", str(d / "plan"), "--engine", "driver",
                 "--throttle", str(100 * MiB), "--max-moves-per-broker", str(args.max_moves_per_broker)]), None)
             summary = json.loads((d / "plan" / "summary.json").read_text())
+            removed = tuple(int(b) for b in args.remove.split(","))
             t = time.monotonic()
             report = rehearse(RehearsalInput(snapshot=str(d / "snapshot.jsonl"), sizes=str(d / "log-dirs.json"),
-                                             plan_dir=str(d / "plan"), out_dir=str(d / "rehearsal"), start_at=start),
+                                             plan_dir=str(d / "plan"), out_dir=str(d / "rehearsal"), start_at=start,
+                                             demote=removed),
                               zookeeper=server.connect_string)
             rehearsal_wall = time.monotonic() - t
             plan = load_plan_artifacts(str(d / "plan"))
@@ -94,8 +97,11 @@ def main() -> None:
                 op = RehearsalExecutor(rehearsal=sim, folder=folder, windows=None, runbook="decommission_brokers",
                                        zk_conn_id="bench", run_root=str(folder.root), poll_interval_s=30.0,
                                        throttle_bytes_per_sec=plan.throttle_bytes_per_s)
-                outcome = drive(op, {"dag": SimpleNamespace(dag_id="decommission_brokers"), "run_id": "run",
-                                     "task": SimpleNamespace(task_id="execute_waves"), "params": {}})
+                context = {"dag": SimpleNamespace(dag_id="decommission_brokers"), "run_id": "run",
+                           "task": SimpleNamespace(task_id="execute_waves"), "params": {}}
+                run_step(RehearsalDemote(rehearsal=sim, folder=folder, zk_conn_id="bench", run_root=str(folder.root),
+                                         brokers_to_remove=list(removed)), context)   # the runbook's demote step
+                outcome = drive(op, context)
             spans = wave_spans(cluster.history(), [[(tp.topic, tp.partition) for tp in w.target] for w in plan.waves])
             book = WaveBook.load(folder.wave_progress)
             run_total = max(float(w.done_at) for w in book.waves) - min(float(w.submitted_at) for w in book.waves)
