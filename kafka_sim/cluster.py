@@ -186,10 +186,13 @@ class EmulatedCluster(FaultsMixin):
         snapshot: the cluster as it was found, kafka_sim/as_found.py); returns what it wrote."""
         self._require_started()
         eng = self._engine
+        # a controller that was on a broker just stopped (a seeded copy's down broker) moves first
+        if not self.wait_until(lambda: eng.call(lambda: eng.controller is not None and eng.controller.loaded), timeout):
+            raise EmulatorError(f"no controller loaded the cluster within {timeout:g}s to write the partitions' states")
 
         def restore() -> Restored:
             if eng.controller is None:
-                raise EmulatorError("no controller to write the partitions' states: start the cluster first")
+                raise EmulatorError("the controller moved while the partitions' states were written: seed again")
             return restore_states(eng.controller, states)
         return eng.call(restore, timeout=timeout)
 

@@ -73,3 +73,21 @@ def test_the_copy_leads_and_syncs_as_found_and_replays_a_reassignment_in_flight(
         wait_for(lambda: get_json(zk, "/brokers/topics/t")["partitions"]["2"] == [0, 2], what="the replayed move")
         assert any("replayed from its start" in n for n in report.not_copied), report.not_copied
         assert report.leaders_restored >= 2
+
+
+def test_a_down_broker_that_was_the_copys_first_controller_leaves_the_states_to_the_next_one(zk_connect, zk):
+    """The copy's first controller is a broker the snapshot saw down: stopped, the next controller
+    writes the states as found (the dead-broker decommission's rehearsal: issue 38)."""
+    spec = spec_from_snapshot(ClusterSnapshot({b: Broker(b, None, f"kafka{b}", 9092) for b in (0, 1, 2)}, {}),
+                              speed=100.0)
+    with EmulatedCluster(zk_connect, spec) as cluster:
+        down = cluster.controller_id()
+        up = [b for b in (0, 1, 2) if b != down]
+        rs = (down, *up)
+        parts = {p: Partition("t", p, rs, leader=up[1], leader_epoch=4, isr=(up[1], up[0]), controller_epoch=3)
+                 for p in (0, 1)}
+        snap = ClusterSnapshot({b: Broker(b, None, f"kafka{b}", 9092) for b in up}, {"t": Topic("t", parts)})
+        report = seed_from_snapshot(cluster, snap, None, who="the test")
+        assert report.unregistered == (down,)
+        assert [get_json(zk, f"/brokers/topics/t/partitions/{p}/state")["leader"] for p in (0, 1)] == [up[1]] * 2
+        assert cluster.controller_id() in up
