@@ -20,9 +20,10 @@ next wave's throttles and node (:data:`SUBMIT_S`). Calibrated on real 2.4.1 runs
 add_brokers plan of 9 waves and 1.7 s of copying took ~47 s (each wave seen at its first 5 s
 poll); a decommission of 6 waves at 1 MiB/s waited 1–8 s between waves (half a 5 s poll, the resume).
 
-:func:`measured_costs` takes the gaps from a run's own history (``waves.json``: a wave's
-``done_at`` to the next one's ``submitted_at``, the executor's own time between waves) when it
-has any. Nothing here reads a clock or a file.
+:func:`measured_costs` takes the executor's time between waves from a run's own history
+(``waves.json``: a wave's ``done_at`` to the next one's ``submitted_at``; ``done_at`` is stamped
+after Airflow resumed the task, so the resume stays the model's) when it has any. Nothing here
+reads a clock or a file.
 
 Failure: a negative or non-finite figure raises :class:`kafka_zk.errors.InvalidInput`.
 """
@@ -60,7 +61,7 @@ class WaveCosts:
     inline_wait_s: float = INLINE_WAIT_S
     resume_s: float = RESUME_S
     submit_s: float = SUBMIT_S
-    between_s: float | None = None      # measured done → next submitted (replaces resume + submit's share)
+    between_s: float | None = None      # measured done → next submitted on this run (replaces submit_s)
     source: str = CALIBRATED
 
     def __post_init__(self) -> None:
@@ -78,10 +79,10 @@ class WaveCosts:
     def detection(self, span_s: float) -> float:
         """Seconds from a wave's end until the executor has it done (its next poll; see the docstring)."""
         if self.poll_s <= 0:
-            return 0.0 if self.between_s is not None else self.resume_s
+            return self.resume_s
         if span_s <= self.inline_wait_s:
             return math.ceil(span_s / self.poll_s - 1e-9) * self.poll_s - span_s
-        return self.poll_s / 2 + (0.0 if self.between_s is not None else self.resume_s)
+        return self.poll_s / 2 + self.resume_s
 
     def gap(self, span_s: float) -> float:
         """From a wave's end to the next wave's start: its detection and the executor's work between."""

@@ -63,7 +63,7 @@ def test_a_runs_own_history_replaces_the_calibrated_time_between_waves():
     assert costs.between_s == pytest.approx(1.0)                 # median of 0.5 and 1.5
     assert "measured on this run's 2 gaps" in costs.source
     assert measured_costs(history_pairs(waves[:1])) == WaveCosts()      # no gap yet: the defaults
-    assert costs.gap(60.0) == pytest.approx(2.5 + 1.0)           # half a poll, then what this run took
+    assert costs.gap(60.0) == pytest.approx(2.5 + costs.resume_s + 1.0)   # half a poll, the resume, this run's own
 
 
 def test_a_short_wave_is_seen_at_the_first_poll_after_its_end():
