@@ -164,7 +164,7 @@ def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicP
         not_copied.append(f"the snapshot's leader of {len(restored.skipped):,} partition(s) (not live or not in its "
                           "ISR on the copy): the controller's own choice leads them")
     if replay:
-        _replay_reassignment(writer, snapshot, {tp: r for tp, r in replay.items() if (tp.topic, tp.partition) in created})
+        _replay_reassignment(writer, {tp: r for tp, r in replay.items() if (tp.topic, tp.partition) in created})
         not_copied.append(f"the progress of the reassignment in flight ({len(replay):,} partition(s)): replayed "
                           "from its start")
     elif snapshot.reassigning_partitions():
@@ -188,8 +188,7 @@ def _created_replicas(part, replay: Mapping[TopicPartition, tuple[int, ...]]) ->
     return part.origin if part.tp in replay and part.origin else part.replicas
 
 
-def _replay_reassignment(writer: ZkWriter, snapshot: ClusterSnapshot,
-                         targets: Mapping[TopicPartition, tuple[int, ...]]) -> None:
+def _replay_reassignment(writer: ZkWriter, targets: Mapping[TopicPartition, tuple[int, ...]]) -> None:
     """``/admin/reassign_partitions`` with the snapshot's entries (those on the copy), as found."""
     if targets:
         writer.create(paths.REASSIGN_PARTITIONS, reassignment_request(targets).encode(), makepath=True)
