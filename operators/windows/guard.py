@@ -8,7 +8,9 @@ read here.
   bound by windows (no file, no entry for the cluster, or the recorded ``outside_window`` Param).
 * :func:`decide_wave` — start the next wave, or wait for the next opening: a wave starts only
   when a window admitting the runbook is open and the wave's predicted duration (the planner's
-  model at the run's throttle, times the factor measured on this run's finished waves) fits in
+  copy time at the run's throttle plus the shared model's fixed cost and detection,
+  :func:`run_wave_seconds` and :func:`run_costs` over :mod:`kafka_zk.planning.wave_time`, times
+  the factor measured on this run's finished waves) fits in
   the time the window has left. A wave whose duration is unknown (no partition sizes) starts
   whenever a window is open.
   A wave that fits a window's full length but not what is left of it waits for the next opening
