@@ -175,7 +175,8 @@ def print_summary(summary: dict[str, Any]) -> None:
               f"{summary['fixed_batches_of_10_seconds']:.0f} s)")
         if summary.get("estimate"):
             est = summary["estimate"]
-            print(f"Estimated run, first write to last wave done: {est['total_s']:.0f} s = {est['copy_s']:.0f} s copying "
+            print(f"Estimated run, first write to last wave done: {est['total_s']:.0f} s = "
+                  f"{est['copy_s']:.0f} s copying "
                   f"+ {est['fixed_s']:.1f} s fixed ({est['waves']} waves) + {est['gaps_s']:.1f} s between waves "
                   f"({est['source']}, a {POLL_S:g} s poll)")
     else:

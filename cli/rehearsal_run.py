@@ -218,7 +218,8 @@ def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, cli
     with cluster.clock_held():        # from here simulated time runs only in the steps' and trigger's sleeps
         sim0 = cluster.now()
         rehearsal = Rehearsal(cluster, client, SimEpochClock(cluster, start_at.timestamp() - sim0),
-                              DiskSampler(cluster, baseline=dict(baseline)), costs=WaveCosts(poll_s=inp.poll_interval_s))
+                              DiskSampler(cluster, baseline=dict(baseline)),
+                              costs=WaveCosts(poll_s=inp.poll_interval_s))
         op = RehearsalExecutor(rehearsal=rehearsal, folder=folder, windows=inp.windows, runbook=inp.runbook,
                                zk_conn_id=inp.cluster, run_root=str(folder.root), poll_interval_s=poll,
                                throttle_bytes_per_sec=inp.throttle_bytes_per_s or plan.throttle_bytes_per_s,

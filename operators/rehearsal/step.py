@@ -95,8 +95,8 @@ class RehearseOperator(RunbookOperator):
     """Rehearse the run's plan on an emulated copy; return the approval's rehearsal line."""
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "rehearse", "throttle_bytes_per_sec",
-                                      "wave_timeout_s", "stall_timeout_s", "between_windows", "outside_window", "demote",
-                                      "poll_interval_s")
+                                      "wave_timeout_s", "stall_timeout_s", "between_windows", "outside_window",
+                                      "demote", "poll_interval_s")
     ui_color = "#fce5cd"
 
     def __init__(self, *, rehearse: Any = "auto", throttle_bytes_per_sec: Any = None, wave_timeout_s: Any = 21600,
