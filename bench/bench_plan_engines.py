@@ -6,7 +6,14 @@ sizes with a 1 GiB mean):
 * ``20k``: 48 brokers / 3 racks / 20,000 partitions / RF 3, remove 3 (one per rack), sizes.jsonl;
 * ``100k``: 96 brokers / 6 racks / 100,000 partitions / RF 3, remove 3 (racks 5, 4, 0), sizes.jsonl;
 * ``1m``: 100 brokers / 3 racks / 1,000,000 partitions / RF 3, remove 10, raw
-  ``kafka-log-dirs.sh --describe`` output (converted by the job).
+  ``kafka-log-dirs.sh --describe`` output (converted by the job);
+* ``100k-skew`` / ``1m-skew`` (issue 38's bytes shape): brokers 1–100 given to racks round-robin
+  (r0 holds 34), 100 / 1,000 topics of 1,000 partitions placed by Kafka's rack-aware assignment,
+  which leaves broker 1 a third of its rack peers' replicas; lognormal sizes (σ 1, 1 GiB mean);
+  remove brokers 91–100; sizes.jsonl / raw log-dirs output.
+
+Each run also prints the plan's bytes spread within each rack (after and before) and its notes
+(where a rack ends above 10 %, the plan says why).
 
 For each shape and engine it runs, in a fresh process each: the user's command
 ``kafka-runbook plan decommission --snapshot F --sizes F --throttle 50000000 --engine E`` (wall
@@ -37,13 +44,30 @@ SHAPES = {
     "100k": dict(brokers=96, racks=6, topics=1000, partitions=100, removed=(5, 40, 78), sizes_form="jsonl"),
     "1m": dict(brokers=100, racks=3, topics=1000, partitions=1000, removed=tuple(range(0, 100, 10)),
                sizes_form="log-dirs"),
+    "100k-skew": dict(brokers=100, racks=3, topics=100, partitions=1000, removed=tuple(range(91, 101)),
+                      sizes_form="jsonl", first_id=1, sizes="lognormal"),
+    "1m-skew": dict(brokers=100, racks=3, topics=1000, partitions=1000, removed=tuple(range(91, 101)),
+                    sizes_form="log-dirs", first_id=1, sizes="lognormal"),
 }
+
+
+def shape_cluster(shape: str):
+    """The snapshot and sizes of ``shape`` (seeded: the same every time)."""
+    from spark_jobs.synthetic import lognormal_sizes, synthetic_cluster, synthetic_sizes
+
+    s = SHAPES[shape]
+    snap = synthetic_cluster(s["brokers"], s["racks"], s["topics"], s["partitions"], 3, seed=3,
+                             first_id=s.get("first_id", 0))
+    if s.get("sizes") == "lognormal":
+        return snap, lognormal_sizes(snap, seed=4)
+    return snap, synthetic_sizes(snap, seed=4)
 
 RUN_CLI = """
 import resource, subprocess, sys, time
 t = time.perf_counter()
 code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
-print(code, round(time.perf_counter() - t, 2), round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))
+use = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(code, round(time.perf_counter() - t, 2), round(use.ru_maxrss / 1024), round(use.ru_utime + use.ru_stime, 2))
 """
 
 RUN_DAG_STEP = """
@@ -77,7 +101,6 @@ def inputs(shape: str, workdir: str) -> tuple[str, str]:
     """The snapshot and sizes files of ``shape`` (written once)."""
     from kafka_zk.sizes_file import write_sizes_file
     from kafka_zk.snapshot_file import write_snapshot
-    from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
     s = SHAPES[shape]
     snap_path = os.path.join(workdir, f"snap-{shape}.jsonl")
@@ -85,8 +108,7 @@ def inputs(shape: str, workdir: str) -> tuple[str, str]:
     if os.path.exists(snap_path) and os.path.exists(sizes_path):
         return snap_path, sizes_path
     t = time.perf_counter()
-    snap = synthetic_cluster(s["brokers"], s["racks"], s["topics"], s["partitions"], 3, seed=3)
-    sizes = synthetic_sizes(snap, seed=4)
+    snap, sizes = shape_cluster(shape)
     write_snapshot(snap, snap_path)
     if s["sizes_form"] == "jsonl":
         write_sizes_file(sizes, sizes_path)
@@ -106,11 +128,11 @@ def cli(shape: str, engine: str, snap: str, sizes: str, workdir: str) -> dict:
     load = os.getloadavg()[0]
     res = subprocess.run([sys.executable, "-c", RUN_CLI, *cmd], capture_output=True, text=True, cwd=REPO,
                          timeout=1800)
-    code, wall, rss = res.stdout.split()
+    code, wall, rss, cpu = res.stdout.split()
     if code != "0":
         raise SystemExit(f"{shape}/{engine}: exit {code}\n{res.stderr[-2000:]}")
     summary = json.load(open(os.path.join(out, "summary.json")))
-    return {"wall": float(wall), "rss_mb": int(rss), "load": load, "summary": summary}
+    return {"wall": float(wall), "cpu": float(cpu), "rss_mb": int(rss), "load": load, "summary": summary}
 
 
 def dag_step(shape: str, snap: str, sizes: str, workdir: str) -> tuple[float, str]:
@@ -159,6 +181,10 @@ def spark_breakdown(shape: str, snap: str, sizes: str) -> None:
           f"the same read in the driver {driver:.2f} s")
 
 
+def _pct(by_rack: dict[str, float]) -> str:
+    return ", ".join(f"{r} {v:.1%}" for r, v in by_rack.items())
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--shapes", default="20k,100k,1m")
@@ -180,10 +206,13 @@ def main() -> None:
             sm = r["summary"]
             hashes[engine] = sm["plan_hash"]
             after = sm["balance_after"]
-            print(f"  CLI --engine {engine}: {r['wall']:.1f} s wall, peak RSS {r['rss_mb']} MB (load {r['load']:.2f}); "
-                  f"phases {sm['timings_s']}; moves {sm['replica_moves']} (lower bound "
-                  f"{sm['replica_moves_lower_bound']}), replica spread {after['replica_spread']}, leader spread "
-                  f"{after['leader_spread']}, hash {sm['plan_hash'][:12]}")
+            print(f"  CLI --engine {engine}: {r['wall']:.1f} s wall, {r['cpu']:.1f} s CPU, peak RSS {r['rss_mb']} MB "
+                  f"(load {r['load']:.2f}); phases {sm['timings_s']}; moves {sm['replica_moves']} (lower bound "
+                  f"{sm['replica_moves_lower_bound']}), replica spread {after['replica_spread']} (within racks "
+                  f"{after['replica_spread_within_rack']}), leader spread {after['leader_spread']}, hash "
+                  f"{sm['plan_hash'][:12]}")
+            print(f"    bytes spread within racks {_pct(after['bytes_relative_spread_within_rack'])} (before "
+                  f"{_pct(sm['balance_before']['bytes_relative_spread_within_rack'])}); notes: {sm['notes'] or 'none'}")
         if len(set(hashes.values())) > 1:
             print(f"  !! engines disagree: {hashes}")
         if args.spark_breakdown and SHAPES[shape]["sizes_form"] == "jsonl":

@@ -21,7 +21,7 @@ keeps the populated server up and prints both commands (for timing them from out
 stdin closes; ``--zookeeper HOST:PORT`` then times against that server (no load: at 1m the load
 takes 1–2 min). Figures only, no assertions.
 
-Usage: ``python bench/bench_plan_zk.py [--shape 20k|100k|1m] [--runs 3] [--workdir D] [--zk-heap 4g]
+Usage: ``python bench/bench_plan_zk.py [--shape 20k|100k|1m|100k-skew|1m-skew] [--runs 3] [--workdir D] [--zk-heap 4g]
 [--serve | --zookeeper HOST:PORT]``.
 """
 
@@ -43,10 +43,9 @@ from types import SimpleNamespace
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from bench.bench_plan_engines import SHAPES, write_log_dirs  # noqa: E402
+from bench.bench_plan_engines import SHAPES, shape_cluster, write_log_dirs  # noqa: E402
 from kafka_zk import paths  # noqa: E402
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper  # noqa: E402
-from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes  # noqa: E402
 
 TXN = 400       # creates per multi transaction
 
@@ -83,7 +82,7 @@ def populate(zk, snap) -> None:
         r.get(timeout=120)
 
 
-ZK_HEAP = {"1m": "4g"}   # the embedded server's -Xmx by shape (else 512m): 1m is 2M znodes
+ZK_HEAP = {"1m": "4g", "1m-skew": "4g"}   # the embedded server's -Xmx by shape (else 512m): 1m is 2M znodes
 
 
 @dataclass(frozen=True)
@@ -134,8 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     sizes_path = os.path.join(args.workdir, f"log-dirs-{args.shape}.txt")
     snap = sizes = None
     if not args.zookeeper or not os.path.exists(sizes_path):
-        snap = synthetic_cluster(s["brokers"], s["racks"], s["topics"], s["partitions"], 3, seed=3)
-        sizes = synthetic_sizes(snap, seed=4)
+        snap, sizes = shape_cluster(args.shape)
         if not os.path.exists(sizes_path):
             write_log_dirs(snap, sizes, sizes_path)
     removed = ",".join(str(b) for b in s["removed"])

@@ -4,12 +4,13 @@
 (:func:`kafka_zk.assignment.assign_replicas`, rack-aware when racks are given) so the starting
 point looks like a real cluster; leader = preferred replica, ISR = replicas.
 :func:`synthetic_sizes` draws Pareto-skewed partition sizes (a few huge, many small) from a
-seeded generator. Deterministic for a seed. Failure: whatever ``assign_replicas`` refuses
+seeded generator, :func:`lognormal_sizes` lognormal ones. Deterministic for a seed. Failure: whatever ``assign_replicas`` refuses
 (e.g. RF larger than the broker count).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Mapping
 
@@ -45,6 +46,15 @@ def synthetic_sizes(snapshot: ClusterSnapshot, seed: int = 0, mean: int = 1 << 3
     rng = random.Random(seed)
     scale = mean * (alpha - 1) / alpha
     return {p.tp: int(scale * rng.paretovariate(alpha)) for p in snapshot.partitions()}
+
+
+def lognormal_sizes(snapshot: ClusterSnapshot, seed: int = 0, mean: int = 1 << 30,
+                    sigma: float = 1.0) -> Mapping[TopicPartition, int]:
+    """Lognormal(σ)-skewed sizes with the given mean (bytes), one per partition (the rehearsal
+    seeder's default distribution, :mod:`kafka_sim.seed`)."""
+    rng = random.Random(seed)
+    mu = math.log(mean) - sigma * sigma / 2
+    return {p.tp: int(rng.lognormvariate(mu, sigma)) for p in snapshot.partitions()}
 
 
 def synthetic_log_dirs(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int]) -> str:

@@ -14,8 +14,10 @@ replica goes to the least-loaded live broker (replica count, then bytes, then a 
 that is not in the partition and sits in a rack the partition does not use yet (when racks
 allow). A repair pass then relocates received replicas from any broker that ends more than one
 replica above an eligible, less-loaded broker, so counts end "water-filled": spread ≤ 1 where
-the constraints allow it. With sizes, a last pass swaps new replicas between brokers of one
-rack so bytes even out without changing counts or movement (:func:`repair_bytes`).
+the constraints allow it. With sizes, a last pass chooses which receiver of a rack takes which
+new replica, so bytes even out without changing counts or movement
+(:func:`spark_jobs.kernels.byte_balance.repair_bytes`: a deal by byte deficit, then swaps); where a
+rack still ends above 10 %, the plan's notes say why (:func:`~spark_jobs.kernels.byte_balance.bytes_notes`).
 Deterministic for a (snapshot, removed, sizes, seed).
 
 ``baseline`` carries the per-broker load of partitions that are not in ``snapshot`` (the Spark
@@ -37,23 +39,20 @@ brokers, their bytes, and what would fit: :func:`spark_jobs.kernels.capacity.sho
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import replace
-from typing import Callable, Collection, Mapping
+from typing import Collection, Mapping
 
 from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.model import ClusterSnapshot, Partition
 from kafka_zk.planning.dead_brokers import dead_among, has_no_source
 from kafka_zk.planning.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
-from spark_jobs.kernels.balance_rule import NewReplica, lower_taker
+from spark_jobs.kernels.balance_rule import NewReplica
+from spark_jobs.kernels.byte_balance import bytes_notes, repair_bytes
 from spark_jobs.kernels.capacity import shortfall_message
 from spark_jobs.kernels.disk_relief import relieve
 from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
 from spark_jobs.kernels.placement import DiskFull, LeaderBalancer, Placer, seeded_ranks
-
-SWAP_ROUNDS_PER_BROKER = 8  # repair_bytes: at most this many swaps per broker of a rack
-
 
 def check_removed(snapshot: ClusterSnapshot, removed: Collection[int],
                   baseline: Mapping[int, BrokerLoad] | None) -> frozenset[int]:
@@ -209,118 +208,6 @@ def _apply_chain(placer: Placer, targets: dict[TopicPartition, list[int]],
         placer.add(c, size)
 
 
-def repair_bytes(placer: Placer, targets: dict[TopicPartition, list[int]],
-                 received: dict[int, list[tuple[TopicPartition, int, int]]]) -> None:
-    """Even out bytes within each rack by swapping new replicas between its brokers.
-
-    Counts stay as they are (a swap trades one received replica for another), and so does the
-    movement: only where the new replicas go changes. Per rack (one group for brokers without
-    racks), the heaviest broker that received replicas trades one for a smaller replica the
-    lightest received, the pair whose difference is nearest half their gap (both end between
-    them: the rack's sum of squared bytes drops, so the loop ends); when that pair has no such
-    swap, the next lighter one is tried. Bytes brokers kept are never touched: their spread is
-    what least movement cannot change.
-    """
-    loads = placer.loads.bytes
-    counts = placer.loads.replicas
-    low = min((counts.get(c, 0) for c in placer.candidates), default=0)
-
-    new_at: dict[TopicPartition, list[int]] = {}          # target-list positions of new replicas
-    for items in received.values():
-        for tp, i, _size in items:
-            new_at.setdefault(tp, []).append(i)
-
-    def fits(item: Received, b: int) -> bool:
-        """With ``item`` given to ``b``, no new replica of its partition sits on a broker that has two
-        replicas more than one that could take it (the balance rule plans are validated by,
-        ``kernels/validate.py``). A swap keeps counts, but it changes who holds the partition's
-        other replicas, hence which brokers could take each of its new ones."""
-        size, tp, i = item
-        target = list(targets[tp])
-        target[i] = b
-        for j in new_at[tp]:
-            holder = target[j]
-            if counts.get(holder, 0) <= low + 1:
-                continue
-            if lower_taker(NewReplica.at(target, j, placer.racks), counts[holder], placer.candidates, counts,
-                           placer.racks, lambda c: placer.fits(c, size)) is not None:
-                return False
-        return True
-
-    got = {b: sorted((size, tp, i) for tp, i, size in items) for b, items in received.items()}
-    groups: dict[str, list[int]] = {}
-    for b in sorted(received):
-        r = rack_of(placer.racks, b)
-        groups.setdefault("\0" if r.startswith("\0") else r, []).append(b)
-    for members in groups.values():
-        for _round in range(SWAP_ROUNDS_PER_BROKER * len(members)):
-            by_bytes = sorted(members, key=lambda b: (loads.get(b, 0), b))
-            heavy = by_bytes[-1]
-            swap = None
-            for light in by_bytes[:-1]:
-                gap = loads.get(heavy, 0) - loads.get(light, 0)
-                limit = placer.limits.get(light)
-                room = gap if limit is None else limit - loads.get(light, 0)   # light's disk headroom
-                swap = _best_swap(targets, got[heavy], got[light], heavy, light, gap, room, fits) \
-                    if gap > 0 and room > 0 else None
-                if swap is not None:
-                    break
-            if swap is None:
-                break
-            one, two = swap
-            (s1, tp1, i1), (s2, tp2, i2) = one, two
-            targets[tp1][i1], targets[tp2][i2] = light, heavy
-            del got[heavy][bisect.bisect_left(got[heavy], one)]
-            del got[light][bisect.bisect_left(got[light], two)]
-            bisect.insort(got[heavy], two)
-            bisect.insort(got[light], one)
-            placer.add(heavy, s1, -1)
-            placer.add(heavy, s2)
-            placer.add(light, s2, -1)
-            placer.add(light, s1)
-    for b, items in got.items():
-        received[b] = [(tp, i, size) for size, tp, i in items]
-
-
-Received = tuple[int, TopicPartition, int]   # (size, tp, index in the target list)
-
-
-def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Received], light_got: list[Received],
-               heavy: int, light: int, gap: int, room: float,
-               fits: Callable[[Received, int], bool]) -> tuple[Received, Received] | None:
-    """The (heavy's, light's) pair of received replicas whose size difference is in (0, gap),
-    at most ``room`` (the light broker's disk headroom) and nearest gap / 2, each allowed on its
-    new broker by ``fits``, or None. Both lists are sorted by size; the heavy side is read from its
-    largest down and the search stops at a difference within gap / 64 of the ideal, or when no
-    smaller replica can beat the best found."""
-    best, best_err = None, None
-    sizes = [g[0] for g in light_got]
-    if not sizes:
-        return None
-    for one in reversed(heavy_got):
-        s1, tp1 = one[0], one[1]
-        if best_err is not None and gap / 2 - (s1 - sizes[0]) >= best_err:
-            break                   # smaller replicas cannot come nearer to gap / 2
-        if s1 <= 0 or light in targets[tp1]:
-            continue
-        j = bisect.bisect_left(sizes, s1 - gap / 2)
-        for jj in (j - 1, j):
-            if not 0 <= jj < len(sizes):
-                continue
-            d = s1 - sizes[jj]
-            two = light_got[jj]
-            if not 0 < d < gap or d > room or heavy in targets[two[1]]:
-                continue
-            if not (fits(one, light) and fits(two, heavy)):
-                continue
-            err = abs(d - gap / 2)
-            if best_err is None or err < best_err:
-                best, best_err = (one, two), err
-        if best_err is not None and best_err * 64 <= gap:
-            break
-    return best
-
-
 def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
                       sizes: Mapping[TopicPartition, int] | None = None, seed: int = 0,
                       baseline: Mapping[int, BrokerLoad] | None = None,
@@ -407,10 +294,12 @@ def _plan(snapshot: ClusterSnapshot, removed: Collection[int], sizes: Mapping[To
                 received.setdefault(chosen, []).append((tp, i, size))
         targets[tp] = new
     repair_counts(placer, targets, received)
+    notes: list[str] = []
     if sizes:
         repair_bytes(placer, targets, received)
         if limits:          # the byte swaps may have made room where counts could still even out
             repair_counts(placer, targets, received)
+        notes = bytes_notes(placer, received)
 
     leaders = LeaderBalancer(loads, ranks, live)
     for b in gone:
@@ -423,7 +312,7 @@ def _plan(snapshot: ClusterSnapshot, removed: Collection[int], sizes: Mapping[To
     leaders.repair(final, led_by_gone, [tp for p, tp in zip(affected, tps) if p.replicas[0] not in gone])
     moves = [Move(tp, p.replicas, final[tp], size, _leader_after_demotion(p, gone))
              for p, tp, size in zip(affected, tps, psizes)]
-    return make_plan("decommission", moves, seed, removed=gone, sized=bool(sizes),
+    return make_plan("decommission", moves, seed, removed=gone, sized=bool(sizes), notes=tuple(notes),
                      params={"brokers": ",".join(str(b) for b in sorted(gone))}, dead=dead, stranded=stranded)
 
 

@@ -97,6 +97,13 @@ class Placer:
             self._version[b] += 1
             self._push(b)
 
+    def charge_bytes(self, b: int, delta: int) -> None:
+        """Change ``b``'s bytes by ``delta`` with its replica count kept (a trade of new replicas)."""
+        self.loads.bytes[b] = self.loads.bytes.get(b, 0) + delta
+        if b in self._version:
+            self._version[b] += 1
+            self._push(b)
+
     def fits(self, b: int, size: int) -> bool:
         """Whether ``b`` has disk room for ``size`` more bytes under its limit (no limit: yes)."""
         limit = self.limits.get(b)
