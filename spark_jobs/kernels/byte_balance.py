@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from operator import itemgetter
 from typing import Callable, Iterable
 
 from kafka_zk.admin.stuck_fixes import bytes_text
@@ -30,17 +31,20 @@ from spark_jobs.kernels.loads import rack_of, relative_spread
 from spark_jobs.kernels.placement import Placer
 
 SWAP_ROUNDS_PER_BROKER = 8  # polishing swaps after the deal: at most this many per receiver of a rack
+DEAL_ABOVE = 0.05           # a rack's receivers more even than this (share of their mean) are left to the swaps
 SWAP_STOP = 0.002           # no polishing swap once a rack's receivers are this close (share of their mean)
 BYTES_TARGET = 0.10         # within-rack bytes spread the notes hold a plan to
 
-Received = tuple[int, TopicPartition, int]   # (size, tp, index in the target list)
-NewReplicas = dict[int, list[tuple[TopicPartition, int, int]]]   # broker -> (tp, index, size) it received
+Item = tuple[TopicPartition, int, int]    # a new replica: (tp, index in the target list, size)
+NewReplicas = dict[int, list[Item]]       # broker -> the new replicas it received
+_size = itemgetter(2)
 
 
 class _Rule:
     """The balance rule for new replicas, checked cheaply: counts never change in this phase, so
-    most checks end at "every broker is within one of the lowest" or at the lowest count of the
-    racks a replica may move to; the full scan (:func:`lower_taker`) only where those cannot tell."""
+    most checks end at "every broker is within one of the lowest" (then nothing is looked at) or
+    at the lowest count of the racks a replica may move to; the full scan (:func:`lower_taker`)
+    only where those cannot tell."""
 
     def __init__(self, placer: Placer, targets: dict[TopicPartition, list[int]], received: NewReplicas) -> None:
         self.placer = placer
@@ -56,9 +60,10 @@ class _Rule:
             self.rack_low[r] = min(self.rack_low.get(r, self.counts.get(c, 0)), self.counts.get(c, 0))
         self._floor: dict[frozenset[str], float] = {}
         self.new_at: dict[TopicPartition, list[int]] = {}      # target-list positions of new replicas
-        for items in received.values():
-            for tp, i, _size in items:
-                self.new_at.setdefault(tp, []).append(i)
+        if not self.idle:
+            for items in received.values():
+                for tp, i, _s in items:
+                    self.new_at.setdefault(tp, []).append(i)
 
     def replica_ok(self, target: list[int], j: int, size: int) -> bool:
         """Whether the new replica at ``target[j]`` keeps the rule."""
@@ -86,12 +91,12 @@ class _Rule:
         target = self.targets[tp] if target is None else target
         return all(self.replica_ok(target, j, size) for j in self.new_at[tp])
 
-    def fits(self, item: Received, b: int) -> bool:
+    def fits(self, item: Item, b: int) -> bool:
         """With ``item`` given to ``b``, every new replica of its partition keeps the rule (a swap keeps
         counts but changes who holds the partition's other replicas, hence who could take each)."""
         if self.idle:
             return True
-        size, tp, i = item
+        tp, i, size = item
         target = list(self.targets[tp])
         target[i] = b
         return self.holds(tp, size, target)
@@ -111,40 +116,44 @@ def repair_bytes(placer: Placer, targets: dict[TopicPartition, list[int]], recei
 
     Counts stay as they are and so does the movement: only where the new replicas go changes,
     within the rack they are in. Bytes brokers kept are never touched: their spread is what
-    least movement cannot change. ``targets`` and ``received`` are updated in place, and the
-    placer's byte loads with them.
+    least movement cannot change. ``targets`` and ``received`` are updated in place (each
+    broker's list ends sorted by size; the item tuples themselves are reused: at 1M partitions
+    there are 300k of them), and the placer's byte loads with them.
     """
     rule = _Rule(placer, targets, received)
-    got = {b: sorted((size, tp, i) for tp, i, size in items) for b, items in received.items()}
     whole = _groups(placer, placer.candidates)
     for key, members in _groups(placer, received).items():
-        _deal(placer, targets, got, members, whole.get(key, members), rule)
-        _swap(placer, targets, got, members, rule)
-    for b, items in got.items():
-        received[b] = [(tp, i, size) for size, tp, i in items]
+        if not _deal(placer, targets, received, members, whole.get(key, members), rule):
+            for b in members:
+                received[b].sort(key=_size)
+        _swap(placer, targets, received, members, rule)
 
 
-def _deal(placer: Placer, targets: dict[TopicPartition, list[int]], got: dict[int, list[Received]],
-          members: list[int], rack: list[int], rule: _Rule) -> None:
+def _deal(placer: Placer, targets: dict[TopicPartition, list[int]], received: NewReplicas,
+          members: list[int], rack: list[int], rule: _Rule) -> bool:
     """Deal the new replicas of ``members`` (one rack's receivers) again: largest first, each to the
-    receiver with the largest byte deficit per slot left. Kept only when every rule holds and the
-    byte spread over ``rack`` (all its live brokers) does not widen."""
+    receiver with the largest byte deficit per slot left. Kept (True: ``received`` then lists
+    each member's by size) only when every rule holds and the byte spread over ``rack`` (all its
+    live brokers) does not widen."""
     loads = placer.loads.bytes
-    items = sorted((it for b in members for it in got[b]), reverse=True)     # largest first
-    if len(members) < 2 or len(items) < 2:
-        return
-    holders = [targets[tp][i] for _size, tp, i in items]
-    assigned = {b: loads.get(b, 0) - sum(it[0] for it in got[b]) for b in members}    # kept bytes
-    level = (sum(assigned.values()) + sum(it[0] for it in items)) / len(members)
-    left = {b: len(got[b]) for b in members}
+    if len(members) < 2 or relative_spread(loads.get(b, 0) for b in members) <= DEAL_ABOVE:
+        return False                # the swaps alone finish what is already this even
+    items = [it for b in members for it in received[b]]
+    if len(items) < 2:
+        return False
+    items.sort(key=_size, reverse=True)     # stable: equal sizes keep the placement's order
+    holders = [targets[tp][i] for tp, i, _s in items]
+    assigned = {b: loads.get(b, 0) - sum(map(_size, received[b])) for b in members}    # kept bytes
+    level = (sum(assigned.values()) + sum(map(_size, items))) / len(members)
+    left = {b: len(received[b]) for b in members}
     need = {b: level - assigned[b] for b in members}
     heap = [(-need[b] / left[b], b) for b in members if left[b]]
     heapq.heapify(heap)
     limits = placer.limits
-    dealt: dict[int, list[Received]] = {b: [] for b in members}
+    dealt: dict[int, list[Item]] = {b: [] for b in members}
     ok = True
     for it in items:
-        size, tp, i = it
+        tp, i, size = it
         t = targets[tp]
         b = heap[0][1]
         if (t[i] == b or b not in t) and (not limits or b not in limits or assigned[b] + size <= limits[b]):
@@ -186,28 +195,31 @@ def _deal(placer: Placer, targets: dict[TopicPartition, list[int]], got: dict[in
         shift = {b: assigned[b] - loads.get(b, 0) for b in members}
         for b in members:
             placer.charge_bytes(b, shift[b])
-        if not rule.idle and not all(rule.holds(tp, size) for (size, tp, i), was in zip(items, holders)
+        if not rule.idle and not all(rule.holds(tp, size) for (tp, i, size), was in zip(items, holders)
                                      if targets[tp][i] != was):
             for b in members:
                 placer.charge_bytes(b, -shift[b])
             ok = False
     if not ok:
-        for (_size, tp, i), b in zip(items, holders):
+        for (tp, i, _s), b in zip(items, holders):
             targets[tp][i] = b
-        return
+        return False
     for b in members:
-        got[b] = dealt[b][::-1]     # dealt largest first: ascending again
+        dealt[b].reverse()          # dealt largest first: ascending again
+        received[b] = dealt[b]
+    return True
 
 
-def _swap(placer: Placer, targets: dict[TopicPartition, list[int]], got: dict[int, list[Received]],
+def _swap(placer: Placer, targets: dict[TopicPartition, list[int]], got: NewReplicas,
           members: list[int], rule: _Rule) -> None:
     """The heaviest receiver trades one new replica for a smaller one a lighter receiver got, the
     pair whose difference is nearest half their gap (both end between them: the rack's sum of
     squared bytes drops, and its spread cannot widen), lightest first; a heaviest that can trade
-    with none is left as it is and the next heaviest tried."""
+    with none is left as it is and the next heaviest tried. ``got``'s lists are sorted by size
+    and stay so."""
     loads = placer.loads.bytes
     close = SWAP_STOP * sum(loads.get(b, 0) for b in members) / len(members)
-    sizes = {b: [g[0] for g in got[b]] for b in members}
+    sizes: dict[int, list[int]] = {}
     active = list(members)
     for _round in range(SWAP_ROUNDS_PER_BROKER * len(members)):
         by_bytes = sorted(active, key=lambda b: (loads.get(b, 0), b))
@@ -221,29 +233,36 @@ def _swap(placer: Placer, targets: dict[TopicPartition, list[int]], got: dict[in
             gap = loads.get(heavy, 0) - loads.get(light, 0)
             limit = placer.limits.get(light)
             room = gap if limit is None else limit - loads.get(light, 0)   # light's disk headroom
-            swap = _best_swap(targets, got[heavy], got[light], sizes[light], heavy, light, gap, room, rule.fits) \
-                if gap > 0 and room > 0 else None
+            if gap <= 0 or room <= 0:
+                continue
+            if light not in sizes:
+                sizes[light] = list(map(_size, got[light]))
+            swap = _best_swap(targets, got[heavy], got[light], sizes[light], heavy, light, gap, room, rule.fits)
             if swap is not None:
                 break
         if swap is None:
             active.remove(heavy)
             continue
         one, two = swap
-        (s1, tp1, i1), (s2, tp2, i2) = one, two
+        (tp1, i1, s1), (tp2, i2, s2) = one, two
         targets[tp1][i1], targets[tp2][i2] = light, heavy
         for b, out, into in ((heavy, one, two), (light, two, one)):
-            k = bisect.bisect_left(got[b], out)
+            if b not in sizes:
+                sizes[b] = list(map(_size, got[b]))
+            k = bisect.bisect_left(sizes[b], out[2])
+            while got[b][k] is not out:
+                k += 1
             del got[b][k], sizes[b][k]
-            k = bisect.bisect_left(got[b], into)
+            k = bisect.bisect_left(sizes[b], into[2])
             got[b].insert(k, into)
-            sizes[b].insert(k, into[0])
+            sizes[b].insert(k, into[2])
         placer.charge_bytes(heavy, s2 - s1)
         placer.charge_bytes(light, s1 - s2)
 
 
-def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Received], light_got: list[Received],
+def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Item], light_got: list[Item],
                sizes: list[int], heavy: int, light: int, gap: int, room: float,
-               fits: Callable[[Received, int], bool]) -> tuple[Received, Received] | None:
+               fits: Callable[[Item, int], bool]) -> tuple[Item, Item] | None:
     """The (heavy's, light's) pair of received replicas whose size difference is in (0, gap),
     at most ``room`` (the light broker's disk headroom) and nearest gap / 2, each allowed on its
     new broker by ``fits``, or None. Both lists are sorted by size (``sizes``: the light side's);
@@ -254,7 +273,7 @@ def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Receive
     if not sizes:
         return None
     for one in reversed(heavy_got):
-        s1, tp1 = one[0], one[1]
+        tp1, s1 = one[0], one[2]
         if s1 <= sizes[0]:
             break                   # no smaller replica of light's to trade for
         if best_err is not None and gap / 2 - (s1 - sizes[0]) >= best_err:
@@ -267,7 +286,7 @@ def _best_swap(targets: dict[TopicPartition, list[int]], heavy_got: list[Receive
                 continue
             d = s1 - sizes[jj]
             two = light_got[jj]
-            if not 0 < d < gap or d > room or heavy in targets[two[1]]:
+            if not 0 < d < gap or d > room or heavy in targets[two[0]]:
                 continue
             if not (fits(one, light) and fits(two, heavy)):
                 continue
