@@ -84,6 +84,33 @@ def test_a_rack_least_movement_cannot_even_out_is_named_with_its_floor() -> None
     assert all("least movement allows no less than" in n or "replica-count balance" in n for n in plan.notes)
 
 
+def test_the_plan_report_and_approval_body_say_which_rack_stays_uneven_and_why(tmp_path) -> None:
+    # the plan job (input read in the driver) and the plan report the approver reads
+    from types import SimpleNamespace
+
+    from kafka_zk.run_folder import RunFolder
+    from kafka_zk.snapshot_file import write_snapshot
+    from operators.reports.final import plan_values, render
+    from spark_jobs import plan_job
+    from spark_jobs.synthetic import synthetic_log_dirs
+
+    snap = synthetic_cluster(30, 3, 20, 30, 3, seed=7, first_id=1)
+    write_snapshot(snap, str(tmp_path / "snap.jsonl"))
+    (tmp_path / "log_dirs.json").write_text(synthetic_log_dirs(snap, lognormal_sizes(snap, seed=8, sigma=3.0)))
+    summary = plan_job.run(None, plan_job.parse_args([
+        "--snapshot", str(tmp_path / "snap.jsonl"), "--sizes", str(tmp_path / "log_dirs.json"), "--op",
+        "decommission", "--brokers", "28,29,30", "--throttle", "10485760", "--out", str(tmp_path / "run" / "plan")]))
+    within = summary["balance_after"]["bytes_relative_spread_within_rack"]
+    noted = {n.split("within rack ", 1)[1].split(" ", 1)[0] for n in summary["notes"]}
+    assert noted == {r for r, v in within.items() if v > 0.10} and noted
+    values = plan_values(RunFolder(tmp_path / "run"), {"run_id": "r", "dag": SimpleNamespace(
+        dag_id="decommission_brokers")}, False, 10485760)
+    html = render("plan_report.html.j2", **values)
+    assert "Planner notes" in html and all(n in html for n in summary["notes"])
+    assert all(n in render("approval_body.md.j2", zk="kafka_zk", report_path="r.html", **values)
+               for n in summary["notes"])
+
+
 @st.composite
 def sized_clusters(draw):
     brokers = draw(st.integers(6, 40))
