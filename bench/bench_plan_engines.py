@@ -182,6 +182,7 @@ def spark_breakdown(shape: str, snap: str, sizes: str) -> None:
 
 
 def _pct(by_rack: dict[str, float]) -> str:
+    """``r0 1.2%, r1 0.4%``: a within-rack spread per rack, as percentages."""
     return ", ".join(f"{r} {v:.1%}" for r, v in by_rack.items())
 
 

@@ -13,10 +13,11 @@ state znodes, written in multi transactions), writes its sizes as raw
 
 Prints, per command, wall seconds, CPU seconds (user + system, the sizes child included: robust
 to a loaded machine where wall time is not) and peak RSS, the median of ``--runs`` after one
-warm-up, as a Markdown table row for BENCHMARKS.md, with the load average. The commands run with
-bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed from their environment, as an installed
-package runs). ``--zk-heap`` sets the embedded server's heap (default 4g for ``1m``: two million
-znodes do not fit 512 MB). ``--serve`` instead
+warm-up, as a Markdown table row for BENCHMARKS.md, with the load average; then the last plan's
+balance (replica, leader and within-rack bytes spreads), predicted duration, hash and notes.
+The commands run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed from their environment, as an installed
+package runs). ``--zk-heap`` sets the embedded server's heap (default 4g for ``1m`` and ``1m-skew``:
+two million znodes do not fit 512 MB). ``--serve`` instead
 keeps the populated server up and prints both commands (for timing them from outside), until
 stdin closes; ``--zookeeper HOST:PORT`` then times against that server (no load: at 1m the load
 takes 1–2 min). Figures only, no assertions.
@@ -43,7 +44,7 @@ from types import SimpleNamespace
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from bench.bench_plan_engines import SHAPES, shape_cluster, write_log_dirs  # noqa: E402
+from bench.bench_plan_engines import SHAPES, _pct, shape_cluster, write_log_dirs  # noqa: E402
 from kafka_zk import paths  # noqa: E402
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper  # noqa: E402
 
@@ -202,6 +203,12 @@ def main(argv: list[str] | None = None) -> None:
           f"| {statistics.median(r.rss_mib for r in ours_runs):.0f} MiB | {_med(kafka_runs, 'wall')} "
           f"| {_med(kafka_runs, 'cpu')} | {phase_text} | {summary['replica_moves']} "
           f"(lower bound {summary['replica_moves_lower_bound']}) |")
+    after = summary["balance_after"]
+    print(f"\nreplica spread {after['replica_spread']} (within racks {after['replica_spread_within_rack']}), leader "
+          f"spread {after['leader_spread']}; bytes spread within racks {_pct(after['bytes_relative_spread_within_rack'])} "
+          f"(before {_pct(summary['balance_before']['bytes_relative_spread_within_rack'])}); predicted "
+          f"{summary['predicted_seconds']:.0f} s at the throttle in {summary['waves']} waves; plan hash "
+          f"{summary['plan_hash'][:12]}; notes: {summary['notes'] or 'none'}")
 
 
 if __name__ == "__main__":
