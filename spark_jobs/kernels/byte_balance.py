@@ -9,7 +9,8 @@ nearest half their gap). So a broker that must take thousands of replicas takes 
 sum to what it lacks, however many there are; the cost is one sort and one heap operation per
 new replica. A deal is kept only when it keeps every rule (no broker twice in a partition, the
 rack rule, disk limits, the balance rule of :mod:`.balance_rule`) and does not widen the rack's
-byte spread; otherwise the rack keeps the count phase's placement and only the swaps run.
+byte spread; otherwise the rack keeps the count phase's placement and only the swaps run (as
+they do alone where the rack's receivers are already within :data:`DEAL_ABOVE` of each other).
 
 :func:`bytes_notes` says, for the plan's notes, where a rack ends above 10 % and why: least
 movement's own floor (the replicas brokers keep, which no new replica can offset) or the counts

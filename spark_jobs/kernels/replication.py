@@ -1,8 +1,8 @@
 """Change the replication factor of topics: rack-aware, balanced, safe.
 
 Up: new replicas are appended (the preferred leader does not change) on the least-loaded live
-brokers in racks the partition does not use yet; with sizes, new replicas are then swapped
-between brokers of one rack until bytes even out (counts unchanged). Down: replicas are dropped in this order —
+brokers in racks the partition does not use yet; with sizes, which broker of a rack takes which
+new replica is then chosen for bytes (:func:`spark_jobs.kernels.byte_balance.repair_bytes`; counts unchanged). Down: replicas are dropped in this order —
 out-of-sync replicas first, then replicas sharing a rack with another replica, then the most
 loaded brokers; never the current leader, never the last in-sync replica, and the preferred
 replica (first) only when nothing else can go.
