@@ -52,7 +52,7 @@ from kafka_sim.control import CommandQueue
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from tests.campaign import invariants as inv
 from tests.campaign.roll_scenario import EXPECTED, RollScenario, draw
-from tests.campaign.runner import RunOutcome, _plain, _wait_connected
+from tests.campaign.runner import RunOutcome, _plain, _wait_connected, run_chroot
 
 DAG_ID = "rolling_restart"
 REPO = Path(__file__).resolve().parents[2]
@@ -217,16 +217,8 @@ def run_one(sc: RollScenario, zk_host: str, zk_port: int, workdir: Path) -> RunO
 
     started = time.monotonic()
     outcome = RunOutcome(sc.seed, sc.fault, EXPECTED[sc.fault], "error", repro=repro(sc.seed))
-    server = None
-    if sc.fault.startswith("zk_outage"):      # its own server, so the outage touches no other run
-        server = EmbeddedZooKeeper(data_dir=str(workdir / "zookeeper")).start()
-        zk_host, zk_port = server.host, server.port
+    server, zk_host, zk_port, chroot = run_chroot(sc.fault, sc.seed, zk_host, zk_port, workdir, "roll")
     base = f"{zk_host}:{zk_port}"
-    chroot = f"/roll{sc.seed}-{int(time.time() * 1000) % 10**9}"
-    root = _plain(base)
-    root.create(chroot)
-    root.stop()
-    root.close()
     connect = base + chroot
     cluster = EmulatedCluster(connect, ClusterSpec(brokers=sc.brokers, speed=sc.speed, seed=sc.seed,
                                                    produce_rate=PRODUCE_RATE)).start()

@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from tests.campaign.scenario import _assign
+
 MiB = 1024 ** 2
 
 #: fault -> the end state it calls for:
@@ -52,27 +54,6 @@ class RollScenario:
         return (f"seed={self.seed} fault={self.fault} brokers={len(self.brokers)} "
                 f"racks={len(set(self.brokers.values()))} topics={len(self.topics)} partitions={parts} "
                 f"position={self.fault_position}")
-
-
-def _assign(rng: random.Random, brokers: dict[int, str], partitions: int, rf: int) -> dict[int, list[int]]:
-    """Rack-aware replica lists (distinct racks first), a random start per partition."""
-    by_rack: dict[str, list[int]] = {}
-    for b, r in sorted(brokers.items()):
-        by_rack.setdefault(r, []).append(b)
-    racks = sorted(by_rack)
-    out = {}
-    for p in range(partitions):
-        start = rng.randrange(len(racks))
-        order = racks[start:] + racks[:start]
-        chosen: list[int] = []
-        i = 0
-        while len(chosen) < rf:
-            free = [b for b in by_rack[order[i % len(order)]] if b not in chosen]
-            if free:
-                chosen.append(rng.choice(free))
-            i += 1
-        out[p] = chosen
-    return out
 
 
 def draw(seed: int, fault: str | None = None) -> RollScenario:

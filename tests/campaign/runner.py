@@ -319,6 +319,22 @@ def _user_throttles(zk: KazooClient, sc: Scenario, before: dict) -> None:
                            {inv.LIST["leader"]: f"0:{leader}", "retention.ms": "3600000"})
 
 
+def run_chroot(fault: str, seed: int, zk_host: str, zk_port: int, workdir: Path,
+               prefix: str) -> tuple[EmbeddedZooKeeper | None, str, int, str]:
+    """``(own server or None, host, port, fresh chroot)`` for one run: a ZooKeeper outage gets a server
+    of its own (so the outage touches no other run), every run a fresh chroot ``/<prefix><seed>-…``."""
+    server = None
+    if fault.startswith("zk_outage"):
+        server = EmbeddedZooKeeper(data_dir=str(workdir / "zookeeper")).start()
+        zk_host, zk_port = server.host, server.port
+    chroot = f"/{prefix}{seed}-{int(time.time() * 1000) % 10**9}"
+    root = _plain(f"{zk_host}:{zk_port}")
+    root.create(chroot)
+    root.stop()
+    root.close()
+    return server, zk_host, zk_port, chroot
+
+
 def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutcome:
     """Run ``sc`` against the ZooKeeper at ``zk_host:zk_port`` (a fresh chroot) in ``workdir``."""
     from kafka_zk.codecs import TopicPartition
@@ -327,16 +343,8 @@ def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutco
 
     started = time.monotonic()
     outcome = RunOutcome(sc.seed, sc.fault, EXPECTED[sc.fault], "error", repro=repro(sc.seed))
-    server = None
-    if sc.fault.startswith("zk_outage"):      # its own server, so the outage touches no other run
-        server = EmbeddedZooKeeper(data_dir=str(workdir / "zookeeper")).start()
-        zk_host, zk_port = server.host, server.port
+    server, zk_host, zk_port, chroot = run_chroot(sc.fault, sc.seed, zk_host, zk_port, workdir, "campaign")
     base = f"{zk_host}:{zk_port}"
-    chroot = f"/campaign{sc.seed}-{int(time.time() * 1000) % 10**9}"
-    root = _plain(base)
-    root.create(chroot)
-    root.stop()
-    root.close()
     cluster = EmulatedCluster(base + chroot, ClusterSpec(brokers=sc.brokers, speed=sc.speed, seed=sc.seed)).start()
     zk = _plain(base + chroot)
     proxy = BlipProxy((zk_host, zk_port)) if sc.fault == "zk_blip" else None
