@@ -28,6 +28,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.retry import KazooRetry
 
 from kafka_sim import config_notifications, zk_io
+from kafka_sim.zk_handler import EmulatorHandler
 from kafka_sim.spec import (ISR_NOTIFICATION_CHECK,
                             ISR_NOTIFICATION_MAX_DELAY, ISR_NOTIFICATION_QUIET)
 from kafka_zk import acls, paths
@@ -90,7 +91,7 @@ class SimBroker:
         """Open a session, create startup paths, register, read own config, arm watches."""
         self.incarnation += 1
         inc = self.incarnation
-        client = KazooClient(hosts=self.engine.connect, timeout=self.engine.session_timeout,
+        client = KazooClient(hosts=self.engine.connect, timeout=self.engine.session_timeout, handler=EmulatorHandler(),
                              connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=1.0),
                              command_retry=retry_policy(), **self.engine.credentials.kazoo_kwargs())
         if self.engine.credentials.set_acl:
