@@ -167,7 +167,7 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
     predicted = sum(w.predicted_seconds or 0.0 for w in plan.waves)
     speed = choose_speed(predicted, inp.speed)
     poll = max(30.0, max((w.predicted_seconds or 0.0 for w in plan.waves), default=0.0) / 50)
-    server = None if zookeeper else EmbeddedZooKeeper().start()
+    server = None if zookeeper else EmbeddedZooKeeper(lean=True).start()
     hosts = zookeeper or server.connect_string
     chroot = f"{COPY_CHROOT_PREFIX}{uuid.uuid4().hex[:12]}"
     connect_string = f"{hosts}{chroot}"
