@@ -71,6 +71,7 @@ class SimBroker:
         self.alive = False
         self.registered = False
         self.suspended = False             # the connection was lost; the session may answer again
+        self.stopping = False              # SIGTERM received: a controlled shutdown under way (faults.py)
         self.incarnation = 0
         self.last_config_seq = -1
         self.isr_pending: set[TopicPartition] = set()
@@ -90,6 +91,7 @@ class SimBroker:
     def start(self) -> None:
         """Open a session, create startup paths, register, read own config, arm watches."""
         self.incarnation += 1
+        self.stopping = False
         inc = self.incarnation
         client = KazooClient(hosts=self.engine.connect, timeout=self.engine.session_timeout, handler=EmulatorHandler(),
                              connection_retry=KazooRetry(max_tries=-1, delay=0.05, max_delay=1.0),

@@ -83,7 +83,8 @@ class Engine:
         self.journal.on_write = self._wrote
         self._own_watch_writes = False     # a write of ours fired a watch of our controller (settle_own_watches)
         self.reads = EventReads()          # state znodes this event read or wrote (zk_io.EventReads)
-        self.model = ReplicationModel(spec.network_rate, spec.produce_rate, fetch_start=spec.fetch_start_s)
+        self.model = ReplicationModel(spec.network_rate, spec.produce_rate, fetch_start=spec.fetch_start_s,
+                                      rejoin_start=spec.rejoin_fetch_s)
         for b, cap in (spec.disk_capacity or {}).items():
             self.model.set_disk_capacity(b, cap)
         self.rng = random.Random(spec.seed)

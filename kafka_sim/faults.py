@@ -15,7 +15,7 @@ a controller that does not move in time raises :class:`EmulatorError`.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException
@@ -32,13 +32,25 @@ if TYPE_CHECKING:
     from kafka_sim.engine import Engine
 
 
-#: Kafka 2.4.1, measured in tests/vectors/real_kafka_2_4_1/ (d.json, e-3.json, f.json): simulated
-#: seconds from SIGTERM to the registration's removal (controlled shutdown: leaderships and ISRs move
-#: within ~0.4 s, the session closes when the process exits; 16.3 s for a broker that led partitions,
-#: 1.2 s for one that led none), and from the start of the process to its new registration (6.1, 6.7,
-#: 7.1 and 7.6 s: JVM start and log loading). A SIGKILLed broker's registration lingers 6.3-7.9 s
-#: (the 6 s session timeout): :meth:`FaultsMixin.kill_broker`'s ``expire_after``.
-CONTROLLED_SHUTDOWN_S = 16.0
+#: Kafka 2.4.1's stop, measured in tests/vectors/real_kafka_2_4_1/d.json (ZooKeeper commit times,
+#: ``zk_writes``). SIGTERM starts a controlled shutdown (``KafkaServer.controlledShutdown``): the broker
+#: asks the controller, which moves every leadership it can off the broker, drops it from the ISRs and
+#: answers with the partitions the broker still leads with other replicas. An empty answer: the
+#: process exits ~1.1 s later (broker 2, which led td-2 [2,1]: SIGTERM 37.840 → leadership moved
+#: 37.878 → session closed 38.924, 1.08 s). Otherwise it sleeps ``controlled.shutdown.retry.backoff.ms``
+#: (5 s) and asks again, ``controlled.shutdown.max.retries`` (3) times in all, sleeping after the last
+#: too, then shuts down uncleanly: 3 × 5 s + ~1.1 s (broker 0, which also led ta4-1 [0,9] whose other
+#: replica, broker 9, never registered: SIGTERM 1.085 → td leaderships moved 1.217-1.334 → session
+#: closed 17.247, 16.16 s; 16.3 s between the polled snapshots).
+CONTROLLED_SHUTDOWN_RETRIES = 3
+CONTROLLED_SHUTDOWN_BACKOFF_S = 5.0
+SHUTDOWN_EXIT_S = 1.1
+#: the retry path's whole stop: every attempt answered with a partition still led
+CONTROLLED_SHUTDOWN_RETRY_S = CONTROLLED_SHUTDOWN_RETRIES * CONTROLLED_SHUTDOWN_BACKOFF_S + SHUTDOWN_EXIT_S
+#: from the start of the process to its new registration (d: 5.98 and 6.57 s; e-3 7.3, f 7.0 s: JVM
+#: start and log loading). A SIGKILLed broker's registration lingers 6.3-7.9 s (the 6 s session
+#: timeout): :meth:`FaultsMixin.kill_broker`'s ``expire_after``. The rejoin after the registration is
+#: the replication model's (``ClusterSpec.rejoin_fetch_s``, kafka_sim/spec.py).
 START_TO_REGISTRATION_S = 6.9
 KILL_SESSION_LINGER_S = 7.8
 
@@ -92,11 +104,16 @@ class FaultsMixin:
             eng.at(eng.now() + expire_after, expire)
         eng.call(kill)
 
-    def shutdown_broker(self, broker_id: int, close_after: float = 0.0) -> None:
+    def shutdown_broker(self, broker_id: int, close_after: float | None = 0.0) -> None:
         """Controlled shutdown (SIGTERM): leaderships moved and ISRs shrunk first, then the
-        session closes — at once, or ``close_after`` simulated seconds later (2.4.1: ~16 s)."""
+        session closes — at once, ``close_after`` simulated seconds later, or (``None``) when
+        Kafka 2.4.1's broker would exit: ~1.1 s after a controller's answer that it leads nothing
+        with other replicas any more, 16.1 s when every attempt leaves one (the retries above)."""
         b = self._broker(broker_id)
         eng = self._engine
+        if close_after is None:
+            eng.call(lambda: self._controlled_stop(b, None))
+            return
 
         def shutdown() -> None:
             if not b.alive:
@@ -106,6 +123,48 @@ class FaultsMixin:
                 eng._guard(lambda: eng.controller.controlled_shutdown(broker_id))
         eng.call(shutdown)
         self.kill_broker(broker_id, expire_after=close_after)
+
+    def _controlled_stop(self, b: "SimBroker", then: Callable[[], None] | None) -> None:
+        """On the engine thread: 2.4.1's controlled shutdown of a running broker (see the constants),
+        attempts and exit on the simulated clock; ``then()`` runs once its session closed."""
+        eng = self._engine
+        if not b.alive or b.stopping:
+            return
+        b.stopping = True
+        inc = b.incarnation
+        eng.model.broker_down(b.id)                # its fetchers stop first
+        eng.history("controlled_shutdown_started", None, b.id)
+        attempts = [0]
+
+        def exit_process() -> None:
+            if b.incarnation != inc or not b.alive:
+                return
+            if eng.controller is not None and eng.controller.id == b.id:
+                eng.resign()
+            eng.schedule_lag_checks(b.id)
+            b.close()
+            eng.history("broker_stopped", None, b.id, detail=f"after {attempts[0]} controlled shutdown attempt(s)")
+            if then is not None:
+                then()
+
+        def attempt() -> None:
+            if b.incarnation != inc or not b.alive:
+                return
+            attempts[0] += 1
+            ctrl = eng.controller
+            # no controller of ours, or its request cut short by a lost connection: a failed attempt
+            left = eng._guard(lambda: ctrl.controlled_shutdown(b.id)) if ctrl is not None else None
+            done = left is not None and not left
+            eng.history("controlled_shutdown_answer", None, b.id, detail=(
+                "succeeded" if done else "no answer" if left is None
+                else f"{len(left)} partition(s) still led: {', '.join(map(str, sorted(left)[:5]))}"))
+            if done:
+                eng.at(eng.now() + SHUTDOWN_EXIT_S, exit_process)
+            elif attempts[0] < CONTROLLED_SHUTDOWN_RETRIES:
+                eng.at(eng.now() + CONTROLLED_SHUTDOWN_BACKOFF_S, attempt)
+            else:                                  # the last backoff, then an unclean shutdown
+                eng.at(eng.now() + CONTROLLED_SHUTDOWN_BACKOFF_S + SHUTDOWN_EXIT_S, exit_process)
+        attempt()
 
     def restart_broker(self, broker_id: int) -> None:
         """Start a killed broker again: new session, new registration (new czxid)."""
@@ -126,20 +185,36 @@ class FaultsMixin:
 
     def restart_process(self, broker_id: int, stop_s: float | None = None, start_s: float | None = None) -> None:
         """Restart the broker's process as ``systemctl restart kafka`` does, with 2.4.1's timing:
-        SIGTERM (controlled shutdown at once), the session closed ``stop_s`` simulated seconds later
-        (default :data:`CONTROLLED_SHUTDOWN_S`), the new process registered ``start_s`` after that
-        (default :data:`START_TO_REGISTRATION_S`), new session and czxid. Returns at once; the
-        rest happens on the emulator's clock. A broker that is not running is refused."""
+        SIGTERM (controlled shutdown at once), the session closed when 2.4.1's broker would exit
+        (:meth:`shutdown_broker` with ``close_after=None``: ~1.1 s when the controller moved every
+        leadership, 16.1 s on the retry path) or ``stop_s`` simulated seconds later when given, the
+        new process registered ``start_s`` after that (default :data:`START_TO_REGISTRATION_S`), new
+        session and czxid; its replicas rejoin the ISRs after their first fetch
+        (``ClusterSpec.rejoin_fetch_s``). Returns at once; the rest happens on the emulator's clock.
+        A broker that is not running (or already stopping) is refused."""
         b = self._broker(broker_id)
-        stop = CONTROLLED_SHUTDOWN_S if stop_s is None else stop_s
         start = START_TO_REGISTRATION_S if start_s is None else start_s
-        for name, value in (("stop_s", stop), ("start_s", start)):
+        for name, value in (("stop_s", stop_s), ("start_s", start)):
+            if value is None and name == "stop_s":
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise InvalidInput(f"restart: {name} {value!r} must be ≥ 0 simulated seconds")
         eng = self._engine
-        if not eng.call(lambda: b.alive):
-            raise InvalidInput(f"broker {broker_id} is not running: restart-broker {broker_id} starts it")
-        self.shutdown_broker(broker_id, close_after=float(stop))
+        if not eng.call(lambda: b.alive and not b.stopping):
+            raise InvalidInput(f"broker {broker_id} is not running (or already stopping): "
+                               f"restart-broker {broker_id} starts a stopped one")
+
+        def start_later() -> None:
+            inc = b.incarnation
+
+            def start_again() -> None:
+                if b.incarnation == inc:          # nobody started it meanwhile
+                    self._start_now(b)
+            eng.at(eng.now() + float(start), start_again)
+        if stop_s is None:
+            eng.call(lambda: self._controlled_stop(b, start_later))
+            return
+        self.shutdown_broker(broker_id, close_after=float(stop_s))
 
         def schedule() -> None:
             inc = b.incarnation
@@ -147,7 +222,7 @@ class FaultsMixin:
             def start_again() -> None:
                 if b.incarnation == inc:          # nobody started it meanwhile
                     self._start_now(b)
-            eng.at(eng.now() + float(stop) + float(start), start_again)
+            eng.at(eng.now() + float(stop_s) + float(start), start_again)
         eng.call(schedule)
 
     def expire_session(self, broker_id: int, timeout: float = 60.0) -> None:

@@ -10,7 +10,8 @@ controlled shutdown.
   topic wait.
 * Bounced broker (same id, new czxid): failure then startup.
 * Controlled shutdown: leaderships moved with the controlled-shutdown strategy (RF 1 and
-  deleting topics skipped), then it leaves the ISRs where it follows.
+  deleting topics skipped), then it leaves the ISRs where it follows; the answer names what it
+  still leads (the broker's retries, kafka_sim/faults.py).
 
 A broker change cut short by a lost connection leaves the controller's list of live brokers as it
 was, so the re-run (when the session answers) sees the same new, dead or bounced brokers.
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 from kafka_sim import elections
 from kafka_sim.zk_io import SESSION_GONE
 from kafka_zk import paths
+from kafka_zk.codecs import TopicPartition
 
 if TYPE_CHECKING:
     from kafka_sim.controller import Controller
@@ -85,8 +87,10 @@ class MembershipMixin:
                     self.resume_reassignment(tp)
         self.resume_deletion_for_brokers(new_set)
 
-    def controlled_shutdown(self: "Controller", broker: int) -> None:
-        """ControlledShutdown RPC: move leaderships away, then drop it from the ISRs (§2.5)."""
+    def controlled_shutdown(self: "Controller", broker: int) -> list[TopicPartition]:
+        """ControlledShutdown RPC: move leaderships away, then drop it from the ISRs (§2.5). The answer,
+        as 2.4.1's ``doControlledShutdown``: the partitions it still leads with other replicas (no other
+        live in-sync replica took over); the broker retries while any remain."""
         self.shutting_down.add(broker)
         live = self.live_set()
         led, follows = [], []
@@ -103,3 +107,4 @@ class MembershipMixin:
         self.update_states((tp, lambda st, tp=tp: None if st.leader != broker else elections.controlled_shutdown(
             self.replicas(tp), st.isr, live, sd)) for tp in led)
         self.remove_replicas_from_isr((tp, broker) for tp in follows)
+        return [tp for tp in led if tp in self.states and self.states[tp][0].leader == broker]

@@ -37,6 +37,13 @@ FETCH_START = FETCH_START_S               # b-i: topic znode with the adding rep
                                           # start, first fetches; b-vi: 0.31, 0.11)
 REASSIGN_COMPLETION = REASSIGN_COMPLETION_S   # b-i: the last ISR expansion 1.784 → phase B's multis
                                               # 1.877–2.027, node deleted 2.082 (b-vi: 0.35, 0.23)
+#: A restarted broker's rejoin (tests/vectors/real_kafka_2_4_1/, ``zk_writes``): from its new
+#: registration to the leader's ISR expansion, nothing to catch up (the controller's LeaderAndIsr, the
+#: log truncated to the leader's epoch, the follower's first fetch, the leader adding it at that fetch):
+#: d broker 0 registered 30.203 → ISR td-3 31.793, td-0 31.804, td-1 31.821 (1.59-1.62 s); d broker 2
+#: 53.588 → td-2 55.307 (1.72 s); f broker 0 30.955 → tf-1 32.648, tf-0 32.650 (1.69 s). What it
+#: missed is copied after that first fetch, at the shared rates.
+REJOIN_FETCH = 1.65
 #: ClusterSpec keyword arguments of the measured fixed cost (the defaults): ``ClusterSpec(..., **KAFKA_2_4_1_FIXED_COST)``
 KAFKA_2_4_1_FIXED_COST = {"reassign_reaction_s": REASSIGN_REACTION, "fetch_start_s": FETCH_START,
                           "reassign_completion_s": REASSIGN_COMPLETION}
@@ -68,6 +75,9 @@ class ClusterSpec:
     ``/admin/reassign_partitions``, a new replica's first fetch after it is created, and the
     controller's completion after the ISR change that makes a move complete. They default to the
     measured values; 0 turns each off (:data:`NO_FIXED_COST`: all three).
+    ``rejoin_fetch_s`` is a restarted broker's first fetch after its new registration (simulated
+    seconds; default :data:`REJOIN_FETCH`, measured on 2.4.1; 0: at once): its replicas copy what
+    they missed from then on and rejoin the ISRs when caught up.
     ``listener_base_port`` fixes the brokers' Kafka listeners: the n-th broker in id order listens
     on ``base + n`` (a port in use is an error); without it each takes a free port.
     """
@@ -92,6 +102,7 @@ class ClusterSpec:
     reassign_reaction_s: float = REASSIGN_REACTION      # admin node created → controller acts
     fetch_start_s: float = FETCH_START                  # new replica created → it starts fetching
     reassign_completion_s: float = REASSIGN_COMPLETION  # move's ISR complete → controller completes it
+    rejoin_fetch_s: float = REJOIN_FETCH                # restarted broker registered → its first fetch
 
     def __post_init__(self) -> None:
         if not self.brokers:
@@ -126,7 +137,7 @@ class ClusterSpec:
                                                       and self.log_dirs_every_s > 0):
             raise InvalidInput(f"ClusterSpec.log_dirs_every_s {self.log_dirs_every_s!r} must be > 0 wall seconds "
                                "(or None: publish only on demand)")
-        for name in ("reassign_reaction_s", "fetch_start_s", "reassign_completion_s"):
+        for name in ("reassign_reaction_s", "fetch_start_s", "reassign_completion_s", "rejoin_fetch_s"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 3600:
                 raise InvalidInput(f"ClusterSpec.{name} {value!r} must be from 0 to 3600 simulated "
