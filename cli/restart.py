@@ -6,30 +6,37 @@ at a time (``--by rack``: one rack at a time), the controller last. Per broker: 
 (nothing offline, under-replicated or at min ISR on it), leadership moved off it, the action run
 (``{broker}``, ``{host}`` and ``{rack}`` replaced; run by ``/bin/bash -c``), then waits until it
 registered again, is back in every ISR and leads its preferred partitions again
-(docs/runbooks/rolling_restart.md). ``--progress FILE`` keeps where the roll stands: the same
-command with the same file resumes at the next broker not restarted. The person typing the
+(docs/runbooks/rolling_restart.md). A line is printed per broker step as it happens
+(:mod:`cli.restart_progress`; on a terminal, with a progress bar under it), then the report.
+``--progress FILE`` keeps where the roll stands: the same command with the same file resumes at the
+next broker not restarted; without it the progress goes to a temporary file that a stopped roll
+names (``--progress …`` to resume), removed when the roll ends. The person typing the
 command approves its writes (as every write command of this tool); ``--dry-run`` prints the order,
-the stop gate's verdict and the planned writes, and runs no action.
+the stop gate's verdict, the commands and the planned writes, and runs no action.
 
 Failure: bad input (unknown broker, an action without ``{broker}``/``{host}``): one ``Error:`` line,
 exit 1, nothing done. A gate not passed in its timeout or a failed action stops the roll before
-the next broker: the report is printed, then one ``Error:`` line naming the cause, exit 1.
+the next broker: the report is printed, then one ``Error:`` line naming the broker, the cause and
+how to resume (the same command again, with the progress file), exit 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import subprocess
 import sys
+import tempfile
 
 from cli.common import add_zk_arguments, open_cluster, print_planned, seconds
 from kafka_zk.errors import KafkaZkError
+from cli.restart_progress import RollPrinter
 from kafka_zk.snapshot import read_snapshot
-from operators.batches.book import BatchBook
+from operators.batches.book import BatchBook, BatchState
 from operators.restart.plan import RestartPlan, plan_roll
 from operators.restart.report import report_md
-from operators.restart.roll import Roll, RestartBatch, RollSettings, load_progress, roll_all
+from operators.restart.roll import Roll, RestartBatch, RestartBook, RollSettings, RollStopped, load_progress, roll_all
 
 log = logging.getLogger("kafka-runbook.restart")
 
@@ -71,10 +78,27 @@ def shell_action(plan: RestartPlan, timeout: float):
     return act, plan.command
 
 
+def resume_text(args: argparse.Namespace, progress: str, book: RestartBook) -> str:
+    """How a stopped roll is resumed from this shell (the engine says "resume the roll"): the same command,
+    with the progress file it must be given, and the broker(s) it goes on at."""
+    at = next((b for b in book.batches if b.state is not BatchState.DONE), None)
+    where = "" if at is None else f" to resume at broker{'s' if len(at.items) > 1 else ''} {', '.join(at.items)}"
+    return "run the same command again" + ("" if args.progress else f" with --progress {progress}") + where
+
+
+def scratch_progress() -> str:
+    """A new temporary progress file (the roll's state when no ``--progress`` is given)."""
+    fd, path = tempfile.mkstemp(prefix="kafka-runbook-restart-", suffix=".json")
+    os.close(fd)
+    os.unlink(path)                 # load_progress/ save create it; an empty file is no progress file
+    return path
+
+
 def run(args: argparse.Namespace) -> int:
     racks = [r.strip() for r in args.racks.split(",") if r.strip()]
     settings = RollSettings(args.stop_gate_timeout, args.register_timeout, args.in_sync_timeout,
                             args.leaders_timeout, poll_s=args.poll)
+    progress = args.progress or scratch_progress()
     with open_cluster(args, "restart") as w:
         plan = plan_roll(read_snapshot(w.client, with_configs=False), args.brokers, racks, args.by, args.action)
         print(plan.text(), flush=True)
@@ -85,15 +109,29 @@ def run(args: argparse.Namespace) -> int:
 
         def save(b) -> None:
             state["book"] = b
-            if args.progress:
-                b.save(args.progress)
-        roll = Roll(w.client, w, act, settings, save, log, describe=command)
+            if not w.dry_run:
+                b.save(progress)
+        if w.dry_run:
+            for batch in plan.batches:
+                for broker in batch:
+                    print(f"DRY RUN: would restart broker {broker} with: {command(broker)}")
+        printer = RollPrinter(sys.stdout, plan.batches, [b.index for b in book.batches if b.state is BatchState.DONE])
+        roll = Roll(w.client, w, act, settings, save, log, describe=command, observe=printer)
         try:
-            roll_all(roll, book)
-        except KafkaZkError:
+            with printer:
+                roll_all(roll, book)
+        except RollStopped as exc:           # the engine's words, plus how to resume from this shell
             print(report_md(plan, state["book"]), flush=True)
+            raise type(exc)(f"{exc}. To resume from this shell: {resume_text(args, progress, state['book'])}") from exc
+        except (KafkaZkError, KeyboardInterrupt):
+            print(report_md(plan, state["book"]), flush=True)
+            if not w.dry_run and os.path.exists(progress):
+                print(f"The roll's progress is in {progress}: {resume_text(args, progress, state['book'])}.",
+                      file=sys.stderr, flush=True)
             raise
         print(report_md(plan, state["book"]), flush=True)
         print_planned(w)
+    if not args.progress and os.path.exists(progress):
+        os.unlink(progress)           # the roll ended: nothing to resume
     sys.stdout.flush()
     return 0

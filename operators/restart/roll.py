@@ -37,6 +37,9 @@ it); one still on the session from before its action is given ``resume_grace_s``
 under way (a controlled shutdown takes a while), and only when its session outlasts that is the
 action run again: its restart never happened (the action failed before it acted, or the roll was
 killed before it did).
+Each step done is logged and told to :attr:`Roll.observe` as a :class:`RollEvent` (the command line
+prints it as it happens; "stopped" when a gate's poll sees the old registration gone, with the
+removal's time when the watch saw it).
 A dry run evaluates the gate once, plans the demotion's writes (audited, not written), logs the
 commands and runs nothing.
 
@@ -162,6 +165,36 @@ class RollSettings:
 #: the action: run the restart of one broker; returns its last output line, raises on failure
 Action = Callable[[int], str]
 
+#: what each step told to the observer means, in order (the log's and the command line's words)
+STEP_TEXT = {
+    "gate_passed": "stop gate passed",
+    "demoted": "leadership moved",
+    "action_run": "restart command run",
+    "stopped": "stopped (from ZooKeeper: registration gone)",
+    "registered": "registered again (new session)",
+    "in_sync": "in sync (back in every ISR)",
+    "leaders_back": "leaders back (preferred leaderships restored)",
+}
+
+
+@dataclass(frozen=True)
+class RollEvent:
+    """A step of batch ``index`` done for ``brokers`` at ``at`` (epoch seconds); ``step`` is a key of
+    :data:`STEP_TEXT` ("stopped" is told per broker)."""
+
+    index: int
+    brokers: tuple[int, ...]
+    step: str
+    at: float
+    detail: str = ""
+
+    @property
+    def who(self) -> str:
+        return _who(self.brokers)
+
+    def text(self) -> str:
+        return STEP_TEXT[self.step] + (f" ({self.detail})" if self.detail else "")
+
 
 @dataclass
 class Roll:
@@ -178,6 +211,14 @@ class Roll:
     sleep: Callable[[float], None] = time.sleep
     watches: dict = field(default_factory=dict)  # broker -> DeregistrationWatch of its restart in this process
     riders: list = field(default_factory=list)   # every outage wait made (their count of outages)
+    observe: Callable[[RollEvent], None] | None = None   # told each step done (the command line prints it)
+
+    def tell(self, index: int, brokers: tuple[int, ...], step: str, detail: str = "", at: float | None = None) -> None:
+        """A step done: logged and told to :attr:`observe`."""
+        event = RollEvent(index, tuple(brokers), step, self.clock() if at is None else at, detail)
+        self.log.info("%s: %s", event.who, event.text())
+        if self.observe is not None:
+            self.observe(event)
 
     def snapshot(self) -> ClusterSnapshot:
         """Every partition's state and the configs (what the stop gate judges)."""
@@ -414,7 +455,7 @@ def _stop_gate(roll: Roll, book: RestartBook, index: int, who: str) -> RestartBo
             f"{len(seen)} partition(s) hold it: {missing}. Nothing was done to {who}; fix the cluster (or wait "
             "for it to heal), then resume the roll: it goes on with this batch"),
             gate_problems=tuple(map(str, seen)))
-    roll.log.info("%s: stop gate passed", who)
+    roll.tell(index, book.batch(index).brokers, "gate_passed")
     return book.update(index, step="gated", gate_passed_at=roll.clock(), gate_problems=())
 
 
@@ -456,8 +497,9 @@ def _demote(roll: Roll, book: RestartBook, index: int, keep) -> RestartBook:
     led = [p.tp for p in roll.hosted(b.brokers).partitions() if p.leader in b.brokers]
     _elect(roll, led)
     still = [p.tp for p in roll.hosted(b.brokers).partitions() if p.leader in b.brokers]
-    roll.log.info("demoted: %d replica order(s) changed, %d leadership(s) to move, %d left to controlled shutdown%s",
-                  len(moves), len(led), len(still), f" ({_names(still)})" if still else "")
+    roll.tell(index, b.brokers, "demoted", f"{len(moves)} replica order(s) changed, {len(led) - len(still)} "
+              f"leadership(s) moved off, {len(still)} left to controlled shutdown"
+              + (f": {_names(still)}" if still else ""))
     return keep(book.update(index, step="demoted", demoted_at=roll.clock()))
 
 
@@ -501,8 +543,8 @@ def _restart(roll: Roll, book: RestartBook, index: int, who: str, keep) -> Resta
                 "with a new session or still down is not restarted again, one still on its old session is"),
                 cause=exc, step=ACTION_FAILED, action_output=str(exc)[-500:], acted={**b.acted, x: FAILED})
         book = keep(book.update(index, acted={**book.batch(index).acted, x: RAN}))
-    if outputs:
-        roll.log.info("%s: restart action run (%s)", who, "; ".join(o for o in outputs if o) or "no output")
+    roll.tell(index, b.brokers, "action_run", ("; ".join(o for o in outputs if o)[-200:] or "no output") if outputs
+              else "not run again: the restart from before went on")
     return book.update(index, action_output=("; ".join(o for o in outputs if o)[-500:]
                                              or book.batch(index).action_output))
 
@@ -535,10 +577,17 @@ def _registered(roll: Roll, book: RestartBook, index: int, who: str) -> RestartB
     b = book.batch(index)
     created: dict[str, float] = {}
 
+    told: set[int] = set()
+
     def check() -> tuple[bool, str]:
         waiting = []
         for x in b.brokers:
             now = registration(roll.client, x)
+            if x not in told and (now is None or now.czxid != b.czxids.get(str(x))):
+                told.add(x)
+                watch = roll.watches.get(x)
+                roll.tell(index, (x,), "stopped", "" if now is None else "seen registered again already",
+                          at=watch.removed_at if watch is not None and watch.removed_at is not None else None)
             if now is None or now.czxid == b.czxids.get(str(x)):
                 waiting.append(f"broker {x} {'not registered' if now is None else 'not restarted yet (same session)'}")
             else:
@@ -553,7 +602,7 @@ def _registered(roll: Roll, book: RestartBook, index: int, who: str) -> RestartB
             "resume the roll: it waits for it and goes on, without restarting it again"))
     seen = [w.removed_at for x in b.brokers if (w := roll.watches.get(x)) is not None and w.removed_at is not None]
     down = min(seen) if seen else b.down_at
-    roll.log.info("%s: registered again", who)
+    roll.tell(index, b.brokers, "registered", at=max(created.values()))
     return book.update(index, step="registered", registered_at=max(created.values()), down_at=down)
 
 
@@ -600,8 +649,8 @@ def _in_sync(roll: Roll, book: RestartBook, index: int, who: str) -> RestartBook
             f"{roll.settings.in_sync_timeout_s:g}s: {missing}. {_state_of(b)} The roll stopped before the next "
             "broker. Resume the roll once they caught up (or raise in_sync_timeout_s for brokers with much to "
             "catch up)"))
-    roll.log.info("%s: back in every ISR", who)
     joined = max([b.registered_at or 0.0, *times.values()]) or roll.clock()
+    roll.tell(index, b.brokers, "in_sync", at=joined)
     return book.update(index, step="in_sync", in_sync_at=joined)
 
 
@@ -629,6 +678,6 @@ def _leaders_back(roll: Roll, book: RestartBook, index: int, who: str) -> Restar
             f"{who}: stopped at the leaders-back gate: back in sync but {missing} after "
             f"{roll.settings.leaders_timeout_s:g}s of preferred elections. The roll stopped before the next broker; "
             "run a preferred leader election, then resume the roll"))
-    roll.log.info("%s: leaderships back; done", who)
     back = max([b.in_sync_at or 0.0, *times.values()]) or roll.clock()
+    roll.tell(index, b.brokers, "leaders_back", at=back)
     return book.advance(index, BatchState.DONE, roll.clock(), leaders_back_at=back, message="", stopped_at="")
