@@ -337,7 +337,8 @@ class EmulatedCluster(FaultsMixin):
             time.sleep(0.02)
 
     def wait_idle(self, timeout: float, quiet: float = 0.25) -> bool:
-        """No reassignment, election or deletion pending, nothing copying, no event queued —
+        """No reassignment, election or deletion pending, nothing copying or about to start
+        copying (a live broker's replica before its first fetch), no event queued —
         continuously for ``quiet`` wall seconds (a ZooKeeper notification of a write made just
         before the call may still be on its way)."""
         eng = self._engine
@@ -350,6 +351,8 @@ class EmulatedCluster(FaultsMixin):
                 return False
             if ctrl.to_delete or eng.pending_joins or eng.model.flows():
                 return False
+            if any(b in eng.model.live for _, b in eng.model.starts):   # a first fetch still to come (a
+                return False                                           # restarted broker's rejoin)
             return ctrl.zk.exists(paths.PREFERRED_REPLICA_ELECTION) is None
         since: list[float] = []
 

@@ -139,3 +139,15 @@ def test_a_broker_already_stopping_is_not_restarted_twice(make_cluster, zk):
     cluster.restart_process(0)                                 # the retry path: ~16 s of simulated time
     with pytest.raises(InvalidInput, match="broker 0 is not running \\(or already stopping\\)"):
         cluster.restart_process(0)
+
+
+def test_the_cluster_is_not_idle_while_a_restarted_broker_has_yet_to_fetch(make_cluster, zk):
+    """wait_idle waits for the rejoin: at a slow clock the first fetch is seconds away, and the ISR must not be short."""
+    cluster = make_cluster(speed=1.0, rejoin_fetch_s=1.0)
+    cluster.move_controller(1)
+    cluster.create_topic("td", {0: [3, 0]})
+    cluster.kill_broker(0)
+    wait_for(lambda: state(zk, "td", 0)["isr"] == [3], 20, "broker 0 out of td-0's ISR")
+    cluster.restart_broker(0)
+    assert cluster.wait_idle(30)
+    assert state(zk, "td", 0)["isr"] == [3, 0]
