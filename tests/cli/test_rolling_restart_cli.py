@@ -167,3 +167,33 @@ def test_the_restart_command_runs_the_roll_without_importing_airflow():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr + done.stdout
+
+
+def test_the_bar_fits_the_terminal_and_the_lines_read_the_same_with_or_without_it():
+    import io
+
+    from cli.restart_progress import RollPrinter, bar_text
+    from operators.restart.roll import RollEvent
+
+    bar = bar_text(7, 14, 1, 2, "broker 2: waiting for every ISR", 12.4, width=40)
+    assert len(bar) == 39 and bar.startswith("[############------------] 1/2 brokers")
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+    events = [RollEvent(0, (1,), "gate_passed", 0.0), RollEvent(0, (1,), "demoted", 1.0, "1 leadership(s) moved off"),
+              RollEvent(0, (1,), "registered", 8.5)]
+    outputs = []
+    for stream in (io.StringIO(), Terminal()):
+        with RollPrinter(stream, [(1,), (2,)], clock=lambda: 0.0) as printer:
+            for e in events:
+                printer(e)
+        outputs.append(stream.getvalue())
+    piped, terminal = outputs
+    assert piped.splitlines() == ["00:00:00 [1/2] broker 1: stop gate passed",
+                                  "00:00:01 [1/2] broker 1: leadership moved (1 leadership(s) moved off)",
+                                  "00:00:08 [1/2] broker 1: registered again (new session), +7.5 s after the restart "
+                                  "command started"]
+    assert "\r" not in piped and "\x1b" not in piped
+    assert "brokers restarted" in terminal and terminal.endswith("\r\x1b[K")      # the bar is taken away at the end
+    assert re.sub(r"\r\x1b\[K(\[[#-]+\][^\r\n]*)?", "", terminal) == piped
