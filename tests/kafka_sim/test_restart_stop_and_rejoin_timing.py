@@ -142,7 +142,7 @@ def test_a_broker_already_stopping_is_not_restarted_twice(make_cluster, zk):
 
 
 def test_the_cluster_is_not_idle_while_a_restarted_broker_has_yet_to_fetch(make_cluster, zk):
-    """wait_idle waits for the rejoin: at a slow clock the first fetch is seconds away, and the ISR must not be short."""
+    """wait_idle waits for the rejoin: at a slow clock the first fetch is seconds away; idle means the ISR is whole."""
     cluster = make_cluster(speed=1.0, rejoin_fetch_s=1.0)
     cluster.move_controller(1)
     cluster.create_topic("td", {0: [3, 0]})
