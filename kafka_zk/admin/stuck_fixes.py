@@ -31,10 +31,8 @@ Pure, on a :class:`ClusterSnapshot` and (optionally) the bytes each replica hold
   replicas are the original, exact; else (a 1.x–2.3 controller wrote the union and keeps the
   original in memory only, §2.7.2) only the throttle list can give it, and without it no revert
   is offered.
-* :func:`foreign_throttles` — every throttle rate on a broker and throttled-replica list on a
-  topic that no runbook run recorded as its own (left by Kafka's own
-  ``kafka-reassign-partitions --throttle``, which removes them only with ``--verify`` once the
-  move ends, or by hand).
+
+The throttles a foreign tool left are found by :func:`kafka_zk.health.owners.foreign_throttles`.
 
 Failure: :func:`choose_fixes` raises :class:`InvalidInput` (from ``replacement_targets``) when a
 partition can neither be reverted nor given a registered broker in place of a dead one.
@@ -43,13 +41,11 @@ partition can neither be reverted nor given a registered broker in place of a de
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
+from typing import AbstractSet, Callable, Iterable, Mapping
 
 from kafka_zk.admin.stuck import DEAD_TARGET, StuckPartition
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
-from kafka_zk.health.model import throttle_keys_of_broker, throttle_keys_of_topic
-from kafka_zk.health.owners import ThrottleOwners
 from kafka_zk.model import ClusterSnapshot
 
 REVERT, REWRITE = "revert", "rewrite"
@@ -71,14 +67,6 @@ class FixChoice:
     why: str
     order_source: str = ""                      # where the revert's order comes from (:func:`original_order`)
     order_exact: bool = True                    # False: the order is a reconstruction (said in ``why``)
-
-
-@dataclass(frozen=True)
-class ForeignThrottle:
-    """A throttle no runbook run of ours owns: ``entity`` is ``broker <id>`` or ``topic <name>``."""
-
-    entity: str
-    keys: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -180,14 +168,13 @@ def dead_target_partitions(snapshot: ClusterSnapshot, stuck: Iterable[StuckParti
 
 def choose_fixes(snapshot: ClusterSnapshot, stuck: Iterable[StuckPartition],
                  sizes: ReplicaSizes | None = None, *, replacement_targets: Rewrite,
-                 owners: ThrottleOwners | None = None) -> list[FixChoice]:
+                 owned_topics: AbstractSet[str] = frozenset()) -> list[FixChoice]:
     """Per dead-target partition, revert when possible (it copies nothing) to the original replicas in
-    their original order (:func:`original_order`; ``owners``: the throttles runs of ours own, whose
-    lists say nothing of the order), else rewrite to what ``replacement_targets`` gives (the
+    their original order (:func:`original_order`; ``owned_topics``: the topics whose throttles runs of
+    ours own, whose lists say nothing of the order), else rewrite to what ``replacement_targets`` gives (the
     planners' placer's choice, passed in by the runbook; it raises :class:`InvalidInput` for a
     partition no registered broker can take)."""
     out = []
-    owned_topics = {str(t) for r in (owners or ThrottleOwners()).runs for t in r.topics}
     for s in dead_target_partitions(snapshot, stuck):
         found = original_order(snapshot, s.tp, s.target, owned_topics)
         origin = found.replicas
@@ -227,19 +214,3 @@ def bytes_text(n: int | None) -> str:
             return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TiB"
-
-
-def foreign_throttles(snapshot: ClusterSnapshot, owners: ThrottleOwners) -> list[ForeignThrottle]:
-    """Broker rates and topic throttled-replica lists that no live runbook run recorded."""
-    owned_brokers = {str(b) for r in owners.runs for b in r.brokers}
-    owned_topics = {str(t) for r in owners.runs for t in r.topics}
-    out = []
-    for entity in sorted(snapshot.broker_configs):
-        keys = throttle_keys_of_broker(snapshot.broker_configs[entity])
-        if keys and entity not in owned_brokers:
-            out.append(ForeignThrottle(f"broker {entity}", dict(sorted(keys.items()))))
-    for name in sorted(snapshot.topics):
-        keys = throttle_keys_of_topic(snapshot.topics[name].config)
-        if keys and name not in owned_topics:
-            out.append(ForeignThrottle(f"topic {name}", dict(sorted(keys.items()))))
-    return out

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from kafka_zk.admin.throttles import ThrottleRecord
 from kafka_zk.errors import InvalidPayload
+from kafka_zk.health.model import throttle_keys_of_broker, throttle_keys_of_topic
+from kafka_zk.model import ClusterSnapshot
 
 RECORD = "throttles.json"
 REMOVED_MARKER = "throttles_removed.json"
@@ -45,6 +47,11 @@ class RunThrottles:
 class ThrottleOwners:
     runs: tuple[RunThrottles, ...] = ()
     unreadable: tuple[str, ...] = field(default=())
+
+    @property
+    def topics(self) -> frozenset[str]:
+        """Every topic whose throttles a run of ours owns."""
+        return frozenset(str(t) for r in self.runs for t in r.topics)
 
     def owner_of(self, kind: str, entity: str) -> RunThrottles | None:
         """The run owning broker (``kind="broker"``) or topic ``entity``, most recent first."""
@@ -74,3 +81,28 @@ def find_throttle_owners(run_root: str | os.PathLike | None) -> ThrottleOwners:
                                  frozenset(b.broker for b in record.brokers),
                                  frozenset(t.topic for t in record.topics), recorded_at))
     return ThrottleOwners(tuple(runs), tuple(bad))
+
+
+@dataclass(frozen=True)
+class ForeignThrottle:
+    """A throttle no runbook run of ours owns: ``entity`` is ``broker <id>`` or ``topic <name>``."""
+
+    entity: str
+    keys: dict[str, str]
+
+
+def foreign_throttles(snapshot: ClusterSnapshot, owners: ThrottleOwners) -> list[ForeignThrottle]:
+    """Broker rates and topic throttled-replica lists that no live runbook run recorded (left by Kafka's
+    own ``kafka-reassign-partitions --throttle``, which removes them only with ``--verify`` once the
+    move ends, or by hand)."""
+    owned_brokers = {str(b) for r in owners.runs for b in r.brokers}
+    out = []
+    for entity in sorted(snapshot.broker_configs):
+        keys = throttle_keys_of_broker(snapshot.broker_configs[entity])
+        if keys and entity not in owned_brokers:
+            out.append(ForeignThrottle(f"broker {entity}", dict(sorted(keys.items()))))
+    for name in sorted(snapshot.topics):
+        keys = throttle_keys_of_topic(snapshot.topics[name].config)
+        if keys and name not in owners.topics:
+            out.append(ForeignThrottle(f"topic {name}", dict(sorted(keys.items()))))
+    return out

@@ -45,12 +45,12 @@ from kafka_zk.admin.controller import ControllerNotMoved, reelect_controller
 from kafka_zk.admin.reassignment import replace_reassignment
 from kafka_zk.admin.stuck import NEEDS_ELECTION, diagnose
 from kafka_zk.admin.stuck_fixes import (REVERT, ReplicaSizes, Rewrite, bytes_text, choose_fixes,
-                                        dead_target_partitions, foreign_throttles)
+                                        dead_target_partitions)
 from kafka_zk.audit import utc_now_iso
 from kafka_zk.authority import WriteAuthority
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import KafkaZkError, StalePlan
-from kafka_zk.health.owners import ThrottleOwners, find_throttle_owners
+from kafka_zk.health.owners import ThrottleOwners, find_throttle_owners, foreign_throttles
 from kafka_zk.snapshot import read_snapshot
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.base import RunbookOperator
@@ -93,13 +93,14 @@ def diagnosis_doc(snap, sizes: ReplicaSizes | None = None, owners=None,
     only when a target broker is gone."""
 
     stuck = diagnose(snap)
+    owners = owners or ThrottleOwners()
     fixes = []
     if dead_target_partitions(snap, stuck):
         if replacement_targets is None:
             raise TypeError("diagnosis_doc: a target broker is gone, pass the planners' replacement_targets")
-        fixes = choose_fixes(snap, stuck, sizes, replacement_targets=replacement_targets, owners=owners)
+        fixes = choose_fixes(snap, stuck, sizes, replacement_targets=replacement_targets, owned_topics=owners.topics)
     rewrite = {f.tp: f.target for f in fixes}
-    throttles = [{"entity": t.entity, "keys": t.keys} for t in foreign_throttles(snap, owners or ThrottleOwners())]
+    throttles = [{"entity": t.entity, "keys": t.keys} for t in foreign_throttles(snap, owners)]
     needs_election = bool(stuck) and not rewrite and (
         snap.controller_id is None or any(s.cause.kind in NEEDS_ELECTION for s in stuck))
     return {"controller": snap.controller_id,

@@ -3,7 +3,7 @@
 Kafka's ``kafka-reassign-partitions --execute --throttle`` sets rates on the brokers of a move
 (a dead target's too) and throttled-replica lists on its topics, and only its ``--verify`` removes
 them, once the move it started has finished — never after a revert. The diagnosis lists every
-throttle no runbook run of ours owns, with its values (:func:`kafka_zk.admin.stuck_fixes.foreign_throttles`);
+throttle no runbook run of ours owns, with its values (:func:`kafka_zk.health.owners.foreign_throttles`);
 approved on its own (``approve_throttles``), :class:`RemoveForeignThrottlesOperator` removes exactly
 those keys, once nothing moves: a key whose value changed since the diagnosis, or that a run of ours
 now owns, is left as it is (said in ``foreign_throttles_removed.json`` and the final report). Each

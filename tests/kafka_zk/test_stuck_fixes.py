@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_zk.admin.stuck import diagnose
-from kafka_zk.admin.stuck_fixes import REVERT, REWRITE, bytes_text, choose_fixes, foreign_throttles
+from kafka_zk.admin.stuck_fixes import REVERT, REWRITE, bytes_text, choose_fixes
+from kafka_zk.health.owners import foreign_throttles
 from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.health.owners import RunThrottles, ThrottleOwners

@@ -33,7 +33,8 @@ def _snap(replicas, adding=(), removing=(), target=(2, 6), leader=1, isr=(1, 2),
 
 
 def _fix(snap, owners=None):
-    [fix] = choose_fixes(snap, diagnose(snap), replacement_targets=replacement_targets, owners=owners)
+    owned = owners.topics if owners is not None else frozenset()
+    [fix] = choose_fixes(snap, diagnose(snap), replacement_targets=replacement_targets, owned_topics=owned)
     return fix
 
 
