@@ -1,6 +1,8 @@
 """cluster_health: a scheduled, read-only health check of a Kafka cluster through ZooKeeper.
 
-Steps (task ids): check → should_hand_off → trigger_election (optional) → report → alert.
+Steps (task ids): check → propose, and check → should_hand_off → trigger_election (optional); then
+report → alert. ``propose`` turns each anomaly a runbook repairs into a proposed run waiting for a
+person's approval (:mod:`operators.runbooks.proposals`; never approved by the system).
 Runs every ``KAFKA_HEALTH_INTERVAL_MINUTES`` (default 15, no catch-up) and on demand. Artifacts go to
 ``<run_root>/cluster_health/<run id>/``: ``health.json`` (the JSON summary), ``health_report.md``
 and ``.html``. The SRE guide (the DAG's ``doc_md``) is ``docs/runbooks/cluster_health.md``.
@@ -21,6 +23,7 @@ from airflow.sdk import Param
 from kafka_zk.health import CHECKS, SEVERITIES
 from operators.guides import runbook_guide
 from operators.runbooks.health import HealthAlertOperator, HealthCheckOperator, HealthReportOperator, hand_off_wanted
+from operators.runbooks.proposals import ProposeOperator
 from operators.runbook_dag import run_root_param, runbook_dag, zk_conn_param
 
 DAG_ID = "cluster_health"
@@ -55,7 +58,48 @@ PARAMS = {
     "maintenance_window": Param(None, type=["null", "string"],
                                 description="UTC window for the hand-off: '<days> HH:MM-HH:MM', days '*' or "
                                             "Mon,Tue,...; e.g. 'Sat,Sun 02:00-05:00'"),
-    "run_root": run_root_param("health.json, reports"),
+    "airflow_api_conn_id": Param("airflow_api", type=["null", "string"],
+                                 description="Airflow Connection (http: host, port, login, password) of the account "
+                                             "that proposes runs through Airflow's REST API; it triggers them, so it "
+                                             "can never approve them. Not defined or empty: nothing is proposed"),
+    "propose_broker_down": Param(True, type="boolean",
+                                 description="Propose decommission_brokers of a broker down longer than "
+                                             "broker_down_grace_s that still holds replicas"),
+    "propose_skew": Param(True, type="boolean",
+                          description="Propose rebalance when replica or preferred-leader counts stay beyond the "
+                                      "targets for skew_persist_s"),
+    "propose_disk": Param(True, type="boolean",
+                          description="Propose rebalance (with capacity_file and the sizes read) when a broker's disk "
+                                      "stays above disk_threshold_pct for skew_persist_s; needs capacity_file"),
+    "propose_leaked_throttle": Param(True, type="boolean",
+                                     description="Propose stuck_reassignment with remove_leaked_throttles for throttles "
+                                                 "no run of ours owns"),
+    "propose_stuck_reassignment": Param(True, type="boolean",
+                                        description="Propose stuck_reassignment for a reassignment stuck past "
+                                                    "stuck_reassignment_s"),
+    "broker_down_grace_s": Param(1800, type="number", minimum=0,
+                                 description="A broker must be seen down this long before its decommission is proposed"),
+    "skew_persist_s": Param(3600, type="number", minimum=0,
+                            description="A skew or a full disk must be seen this long before a rebalance is proposed"),
+    "proposal_cooldown_s": Param(86400, type="number", minimum=0,
+                                 description="After a proposed run ended (done, rejected, expired), the same anomaly is "
+                                             "not proposed again for this many seconds"),
+    "target_replica_spread": Param(1, type="integer", minimum=0,
+                                   description="Skew: replica counts per live broker differ by more than this "
+                                               "(rebalance's target)"),
+    "target_leader_spread": Param(1, type="integer", minimum=0,
+                                  description="Skew: preferred-leader counts per live broker differ by more than this "
+                                              "(rebalance's target)"),
+    "capacity_file": Param(None, type=["null", "string"],
+                           description="Broker disk capacity (Cruise Control's capacity JSON or {\"brokers\": {...}}); "
+                                       "with the connection's log_dirs_source, disks above disk_threshold_pct are "
+                                       "found and proposed for relief"),
+    "disk_threshold_pct": Param(85, type="number", exclusiveMinimum=0, maximum=100,
+                                description="A broker holding more than this % of its capacity is a full disk"),
+    "notify_conn_ids": Param([], type=["null", "array"], items={"type": "string"},
+                             description="Connections the proposed runs notify (their approval request, once per "
+                                         "proposal)"),
+    "run_root": run_root_param("health.json, reports, the proposal ledger"),
 }
 
 with runbook_dag(
@@ -71,7 +115,21 @@ with runbook_dag(
                     "default_min_isr": "{{ params.default_min_isr }}",
                     "severity": "{{ params.severity_overrides }}"},
         hand_off="{{ params.hand_off_election }}", maintenance_window="{{ params.maintenance_window }}",
-        fail_on_severity="{{ params.fail_on_severity }}")
+        fail_on_severity="{{ params.fail_on_severity }}",
+        proposal_args={"target_replica_spread": "{{ params.target_replica_spread }}",
+                       "target_leader_spread": "{{ params.target_leader_spread }}",
+                       "capacity_file": "{{ params.capacity_file }}",
+                       "disk_threshold_pct": "{{ params.disk_threshold_pct }}"})
+    propose = ProposeOperator(
+        task_id="propose", run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
+        airflow_api_conn_id="{{ params.airflow_api_conn_id }}", notify_conn_ids="{{ params.notify_conn_ids }}",
+        settings={"propose_broker_down": "{{ params.propose_broker_down }}",
+                  "propose_skew": "{{ params.propose_skew }}", "propose_disk": "{{ params.propose_disk }}",
+                  "propose_leaked_throttle": "{{ params.propose_leaked_throttle }}",
+                  "propose_stuck_reassignment": "{{ params.propose_stuck_reassignment }}",
+                  "broker_down_grace_s": "{{ params.broker_down_grace_s }}",
+                  "skew_persist_s": "{{ params.skew_persist_s }}",
+                  "proposal_cooldown_s": "{{ params.proposal_cooldown_s }}"})
     gate = ShortCircuitOperator(task_id="should_hand_off", python_callable=hand_off_wanted,
                                 ignore_downstream_trigger_rules=False)
     trigger = TriggerDagRunOperator(
@@ -86,3 +144,4 @@ with runbook_dag(
                                 fail_on_severity="{{ params.fail_on_severity }}")
 
     check >> gate >> trigger >> report >> alert
+    check >> propose >> report

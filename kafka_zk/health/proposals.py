@@ -169,28 +169,33 @@ def skew_of(snapshot: ClusterSnapshot, targets: SkewTargets, exclude: Iterable[i
 
 def find_anomalies(snapshot: ClusterSnapshot, report: HealthReport, *, zk_conn_id: str,
                    targets: SkewTargets = SkewTargets(), disk: Iterable[DiskUse] = (),
-                   capacity_file: str | None = None, exclude: Iterable[int] = ()) -> list[Anomaly]:
+                   capacity_file: str | None = None, sizes_file: str | None = None,
+                   exclude: Iterable[int] = ()) -> list[Anomaly]:
     """Every anomaly a proposal can repair, sorted by key. ``disk`` is the per-broker use (empty
-    without sizes or capacity); ``exclude`` the retiring brokers (never a skew's fault)."""
+    without sizes or capacity) and ``sizes_file`` the sizes it was computed from (handed to the
+    rebalance); ``exclude`` the retiring brokers (never a skew's fault). A data-moving proposal
+    asks for a rehearsal (``rehearse: on``) whatever the cluster's size: its approver sees it."""
     base = {"zk_conn_id": zk_conn_id}
+    moving_run = {**base, "rehearse": "on"}
     out: list[Anomaly] = []
     down = down_brokers(snapshot)
     for b, held in sorted(down.items()):
         out.append(Anomaly(BROKER_DOWN, f"broker {b}",
                            f"broker {b} is not registered under /brokers/ids and still holds {held} replica(s)",
-                           {**base, "brokers_to_remove": [b]}))
+                           {**moving_run, "brokers_to_remove": [b]}))
     moving = report.reassignment_running or bool(snapshot.reassigning_partitions())
     if not down and not moving:
         why = skew_of(snapshot, targets, exclude)
         if why:
-            out.append(Anomaly(SKEW, "brokers", why, {**base, "target_replica_spread": targets.replica_spread,
+            out.append(Anomaly(SKEW, "brokers", why, {**moving_run, "target_replica_spread": targets.replica_spread,
                                                       "target_leader_spread": targets.leader_spread}))
         full = sorted((u for u in disk if u.used > u.limit and u.broker in snapshot.brokers), key=lambda u: u.broker)
         if full and capacity_file:
             out.append(Anomaly(DISK, "brokers " + _ids(u.broker for u in full), "; ".join(
                 f"broker {u.broker} holds {u.used} bytes, above its limit {u.limit} "
                 f"({100.0 * u.used / u.capacity:.1f}% of {u.capacity})" for u in full),
-                {**base, "capacity_file": capacity_file}))
+                {**moving_run, "capacity_file": capacity_file,
+                 **({"sizes_file": sizes_file} if sizes_file else {})}))
     leaks = report.of(LEAKED_THROTTLE)
     if leaks:
         out.append(Anomaly(LEAKED_THROTTLE, "throttles", "; ".join(f.message for f in leaks),

@@ -9,6 +9,10 @@
   hand-off enabled, and now inside the maintenance window (:func:`in_window`).
 * :func:`hand_off_wanted` is the ``ShortCircuitOperator`` callable that lets the
   ``trigger_election`` step (a standard ``TriggerDagRunOperator``) run or skips it.
+* It also lists the anomalies a proposal can repair (:func:`kafka_zk.health.proposals.find_anomalies`:
+  a broker down, a skew, a full disk with a capacity file, a leaked throttle, a stuck
+  reassignment) in ``health.json``; the ``propose`` step (:mod:`operators.runbooks.proposals`)
+  turns them into proposed runs.
 * **HealthReportOperator** renders ``templates/cluster_health/report.{md,html}.j2`` with every
   finding, the leader balance and the hand-off (the triggered run id when there was one).
 * **HealthAlertOperator** fails when the worst finding reaches ``fail_on_severity``, so the
@@ -30,12 +34,18 @@ from typing import Any, Mapping, Sequence
 
 from airflow.sdk import BaseOperator
 
+from kafka_zk.capacity import read_capacity_file
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.health import (CHECKS, HealthThresholds, LEADER_IMBALANCE, check_health, find_throttle_owners,
                              read_znode_ages, severity_rank)
+from kafka_zk.health.proposals import DiskUse, SkewTargets, find_anomalies
+from kafka_zk.log_dirs import encode_log_dirs
+from kafka_zk.retiring import RetiringFile, cluster_id
 from kafka_zk.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import as_bool
+from operators.plan.log_dirs_source import read_log_dirs
+from operators.plan.retiring import retiring_file
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.reports.final import render
 from operators.runtime import run_folder
@@ -89,19 +99,59 @@ def thresholds_from(values: Mapping[str, Any]) -> "HealthThresholds":
         severity=dict(values.get("severity") or {}))
 
 
+def _disk_use(snap: Any, sizes: Any, capacity: Any) -> list[DiskUse]:
+    """Bytes each live broker holds against its limit (capacity × threshold; unknown capacity: none)."""
+    used: dict[int, int] = {b: 0 for b in snap.brokers}
+    for (_, broker), size in sizes.items():
+        if broker in used:
+            used[broker] += int(size)
+    out = []
+    for b, n in sorted(used.items()):
+        cap, limit = capacity.capacity(b), capacity.limit(b)
+        if cap is not None and limit is not None:
+            out.append(DiskUse(b, n, limit, cap))
+    return out
+
+
 class HealthCheckOperator(BaseOperator):
     """Run every health check on the live cluster; write ``health.json``; decide the hand-off."""
 
     template_fields: Sequence[str] = ("zk_conn_id", "run_root", "thresholds", "hand_off", "maintenance_window",
-                                      "fail_on_severity")
+                                      "fail_on_severity", "proposal_args")
     ui_color = "#e8f4fd"
 
     def __init__(self, *, zk_conn_id: str, run_root: str, thresholds: Any = None, hand_off: Any = False,
-                 maintenance_window: Any = None, fail_on_severity: Any = "critical", **kwargs: Any) -> None:
+                 maintenance_window: Any = None, fail_on_severity: Any = "critical", proposal_args: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.zk_conn_id, self.run_root = zk_conn_id, run_root
         self.thresholds, self.hand_off = thresholds, hand_off
         self.maintenance_window, self.fail_on_severity = maintenance_window, fail_on_severity
+        self.proposal_args = proposal_args
+
+    def _anomalies(self, hook: ZooKeeperHook, client: Any, snap: Any, report: Any, folder: RunFolder) -> list[dict]:
+        """What a proposal can repair (:func:`find_anomalies`), as JSON for the propose step."""
+        args = dict(self.proposal_args or {})
+        targets = SkewTargets(int(args.get("target_replica_spread", 1)), int(args.get("target_leader_spread", 1)))
+        capacity_file = args.get("capacity_file") or None
+        disk, sizes_file = [], None
+        if capacity_file:
+            capacity = read_capacity_file(str(capacity_file), args.get("disk_threshold_pct"))
+            reading = read_log_dirs(hook.log_dirs_source(), client)
+            if reading.sizes is None:
+                self.log.warning("disk not judged: %s", reading.note)
+            else:
+                disk = _disk_use(snap, reading.sizes, capacity)
+                per_broker: dict[int, dict] = {}
+                for (tp, broker), size in reading.sizes.items():
+                    per_broker.setdefault(broker, {})[tp] = size
+                sizes_file = str(folder.write_text(folder.root / "log_dirs.json", encode_log_dirs(per_broker)))
+        cid = cluster_id(client)
+        retiring = RetiringFile.load(retiring_file(self.run_root)).of(cid) if cid is not None else {}
+        found = find_anomalies(snap, report, zk_conn_id=str(self.zk_conn_id), targets=targets, disk=disk,
+                               capacity_file=capacity_file, sizes_file=sizes_file, exclude=retiring)
+        return [{"key": a.key, "kind": a.kind, "subject": a.subject, "evidence": a.evidence, "runbook": a.runbook,
+                 "conf": dict(a.conf)} for a in found]
 
     def execute(self, context: Any) -> dict:
         th = thresholds_from(self.thresholds or {})
@@ -113,8 +163,9 @@ class HealthCheckOperator(BaseOperator):
             client = hook.get_conn()
             snap = read_snapshot(client)
             ages = read_znode_ages(client, snap)
-        owners = find_throttle_owners(self.run_root)
-        report = check_health(snap, ages, th, owners)
+            owners = find_throttle_owners(self.run_root)
+            report = check_health(snap, ages, th, owners)
+            anomalies = self._anomalies(hook, client, snap, report, folder)
         for path in owners.unreadable:
             self.log.warning("throttle record %s cannot be read: its throttles, if any, are reported as leaks", path)
         for o in report.owned_throttles:
@@ -132,7 +183,8 @@ class HealthCheckOperator(BaseOperator):
         wanted = bool(imbalance) and as_bool(self.hand_off) and window_open
         doc = {**report.to_json(), "checked_at": now.isoformat(), "fail_on_severity": str(self.fail_on_severity),
                "hand_off": {"wanted": wanted, "reason": reason, "window": self.maintenance_window,
-                            "window_open": window_open}}
+                            "window_open": window_open},
+               "anomalies": anomalies}
         folder.write_json(folder.root / HEALTH_FILE, doc)
         for f in report.findings:
             self.log.warning("%s [%s] %s: %s%s", f.severity.upper(), f.check, f.subject, f.message,
@@ -196,6 +248,10 @@ class HealthAlertOperator(BaseOperator):
         folder = run_folder(context, self.run_root)
         doc = _health_doc(folder)
         limit = str(self.fail_on_severity)
+        errors = (doc.get("proposals") or {}).get("errors") or []
+        if errors:
+            raise HealthAlert(f"{len(errors)} proposal(s) not made or not cancelled: " + "; ".join(errors[:5])
+                              + f" — report: {folder.root / 'health_report.md'}")
         if limit != "ok" and severity_rank(doc["worst_severity"]) >= severity_rank(limit):
             worst = [f for f in doc["findings"] if severity_rank(f["severity"]) >= severity_rank(limit)]
             raise HealthAlert(f"{len(worst)} finding(s) at or above {limit}: " + "; ".join(

@@ -49,7 +49,7 @@ def test_a_down_broker_holding_replicas_is_proposed_for_decommission_and_no_skew
     assert [a.key for a in found] == ["broker_down:broker 5"]
     down = found[0]
     assert down.runbook == "decommission_brokers"
-    assert down.conf == {"zk_conn_id": "prod", "brokers_to_remove": [5]}
+    assert down.conf == {"zk_conn_id": "prod", "rehearse": "on", "brokers_to_remove": [5]}
     assert "still holds 2 replica(s)" in down.evidence
 
 
@@ -67,9 +67,10 @@ def test_a_full_disk_needs_a_capacity_file_and_proposes_rebalance_with_it():
     s = snap(BALANCED)
     use = [DiskUse(1, 90, 85, 100), DiskUse(2, 10, 85, 100)]
     assert anomalies(s, disk=use) == []
-    found = anomalies(s, disk=use, capacity_file="/etc/kafka/capacity.json")
+    found = anomalies(s, disk=use, capacity_file="/etc/kafka/capacity.json", sizes_file="/runs/h/log_dirs.json")
     assert [a.key for a in found] == ["disk:brokers 1"]
     assert found[0].conf["capacity_file"] == "/etc/kafka/capacity.json" and found[0].runbook == "rebalance"
+    assert found[0].conf["sizes_file"] == "/runs/h/log_dirs.json" and found[0].conf["rehearse"] == "on"
     assert "90.0% of 100" in found[0].evidence
 
 
