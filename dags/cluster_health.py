@@ -72,8 +72,8 @@ PARAMS = {
                           description="Propose rebalance (with capacity_file and the sizes read) when a broker's disk "
                                       "stays above disk_threshold_pct for skew_persist_s; needs capacity_file"),
     "propose_leaked_throttle": Param(True, type="boolean",
-                                     description="Propose stuck_reassignment with remove_leaked_throttles for throttles "
-                                                 "no run of ours owns"),
+                                     description="Propose stuck_reassignment (its throttles fix) for throttles no run "
+                                                 "of ours owns"),
     "propose_stuck_reassignment": Param(True, type="boolean",
                                         description="Propose stuck_reassignment for a reassignment stuck past "
                                                     "stuck_reassignment_s"),

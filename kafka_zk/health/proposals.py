@@ -9,8 +9,8 @@ then waits for a person's approval like any run — nothing here approves anythi
   report: a **broker down** (named in assignments, not registered) → ``decommission_brokers``
   of it; a **skew** of replica or preferred-leader counts beyond the rebalance targets →
   ``rebalance``; a **disk** above its threshold (with sizes and a capacity) → ``rebalance`` with
-  the capacity file; a **leaked throttle** → ``stuck_reassignment`` with
-  ``remove_leaked_throttles``; a **stuck reassignment** → ``stuck_reassignment``. Each has a key
+  the capacity file; a **leaked throttle** → ``stuck_reassignment`` (whose ``throttles`` fix
+  removes the throttles no run of ours owns, behind its own approval); a **stuck reassignment** → ``stuck_reassignment``. Each has a key
   (:attr:`Anomaly.key`) that names it across health runs.
 * :class:`Ledger` — per cluster, one :class:`Proposal` per anomaly key: when it was first and
   last seen, the run proposed for it (if any) and how that run stands. Plain JSON.
@@ -198,8 +198,7 @@ def find_anomalies(snapshot: ClusterSnapshot, report: HealthReport, *, zk_conn_i
                  **({"sizes_file": sizes_file} if sizes_file else {})}))
     leaks = report.of(LEAKED_THROTTLE)
     if leaks:
-        out.append(Anomaly(LEAKED_THROTTLE, "throttles", "; ".join(f.message for f in leaks),
-                           {**base, "remove_leaked_throttles": True}))
+        out.append(Anomaly(LEAKED_THROTTLE, "throttles", "; ".join(f.message for f in leaks), dict(base)))
     for f in report.of(STUCK_REASSIGNMENT):
         out.append(Anomaly(STUCK_REASSIGNMENT, f.subject, f"{f.message} ({f.cause})" if f.cause else f.message,
                            dict(base)))

@@ -83,7 +83,7 @@ def test_a_leaked_throttle_and_a_stuck_reassignment_are_proposed_to_stuck_reassi
     s = snap(BALANCED, configs={"a": {"leader.replication.throttled.replicas": "0:1"}})
     found = {a.kind: a for a in anomalies(s)}
     assert set(found) == {LEAKED_THROTTLE}
-    assert found[LEAKED_THROTTLE].conf == {"zk_conn_id": "prod", "remove_leaked_throttles": True}
+    assert found[LEAKED_THROTTLE].conf == {"zk_conn_id": "prod"}
     assert found[LEAKED_THROTTLE].runbook == "stuck_reassignment"
 
 
