@@ -1,0 +1,121 @@
+"""cluster_health's proposals on a real Airflow (scheduler, triggerer, DAG processor, API server as
+processes): the health run proposes, a person approves, nothing is proposed twice, a healed anomaly's
+waiting proposal is cancelled.
+
+The emulated cluster (3 brokers) gets a topic whose replicas all sit on brokers 1 and 2: a skew
+beyond rebalance's targets. A health run (``skew_persist_s=0``) proposes a ``rebalance`` run as the
+``proposer`` account through the REST API; that run plans, rehearses (its approval body carries the
+rehearsal's headline) and waits in Required actions, triggered by ``proposer`` (so the four-eyes
+rule refuses it as approver). A second health run proposes nothing new; bob approves; the run
+succeeds; a third health run finds nothing to propose. Then a second skew is planted, proposed, and
+healed (the topic deleted) while its run waits for approval: the next health run ends that run with a
+note saying why. One Airflow stack serves it all.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_zk.run_folder import RunFolder
+from tests.conftest import new_chroot
+from tests.real_airflow import RealAirflow
+
+pytestmark = [pytest.mark.airflow, pytest.mark.real_airflow]
+
+RACKS = {1: "a", 2: "b", 3: "c"}
+DAGS = ("cluster_health", "rebalance")
+CONN = "zk_prop"
+
+
+def health(airflow: RealAirflow, runs: Path) -> dict:
+    """Trigger one health run as alice, wait for it, return its health.json."""
+    run_id = airflow.trigger("cluster_health", {"zk_conn_id": CONN, "run_root": str(runs), "skew_persist_s": 0,
+                                                "fail_on_severity": "critical"}, as_user="alice")
+    st = airflow.wait_run("cluster_health", run_id, timeout=600)
+    assert st.state == "success", st.tasks
+    doc = json.loads((RunFolder.for_run(runs, "cluster_health", run_id).root / "health.json").read_text())
+    doc["_run_id"] = run_id
+    return doc
+
+
+def rebalance_runs(airflow: RealAirflow) -> list[dict]:
+    return airflow.api("GET", "/dags/rebalance/dagRuns?limit=100")["dag_runs"]
+
+
+def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancelled(zk_server, tmp_path):
+    from tests.dags.conftest import plain_client
+
+    chroot = new_chroot(zk_server, prefix="/proposals")
+    cluster = EmulatedCluster(zk_server.connect_string + chroot,
+                              ClusterSpec(brokers=RACKS, speed=100000.0, seed=0)).start()
+    zk = plain_client(zk_server, chroot)
+    runs = tmp_path / "runs"
+    try:
+        cluster.create_topics({"orders": ({p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(6)}, None, None),
+                               "skewed": ({p: [1 + p % 2, 2 - p % 2] for p in range(6)}, None, None)})
+        assert cluster.wait_idle(30)
+        connections = {CONN: {"conn_type": "kafka_zookeeper", "host": zk_server.connect_string,
+                              "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}},
+                       "spark_default": {"conn_type": "spark", "host": "local[2]"}}
+        stack = RealAirflow(tmp_path / "airflow", DAGS, connections, users=("proposer", "alice", "bob"),
+                            extra_env={"KAFKA_HEALTH_INTERVAL_MINUTES": "1440"})
+        stack.env["AIRFLOW_CONN_AIRFLOW_API"] = json.dumps({
+            "conn_type": "http", "host": "127.0.0.1", "port": stack.port, "login": "proposer",
+            "password": stack.passwords["proposer"]})
+        with stack as airflow:
+            for dag_id in DAGS:
+                airflow.wait_dag(dag_id)
+
+            first = health(airflow, runs)
+            assert [a["key"] for a in first["anomalies"]] == ["skew:brokers"]
+            (proposed,) = first["proposals"]["proposed"]
+            run_id = proposed["run_id"]
+            assert proposed["runbook"] == "rebalance" and run_id.startswith("proposal__skew__brokers__")
+            report = (RunFolder.for_run(runs, "cluster_health", first["_run_id"]).root / "health_report.md").read_text()
+            assert f"[`{run_id}`](" in report and f"/dags/rebalance/runs/{run_id}" in report
+
+            airflow.wait_task_state("rebalance", run_id, "approve", "awaiting_input", 900)
+            run = airflow.api("GET", f"/dags/rebalance/dagRuns/{run_id}")
+            assert run["triggering_user_name"] == "proposer"
+            assert run["note"].startswith(f"proposed by cluster_health run {first['_run_id']} for skew:brokers")
+            assert run["conf"]["rehearse"] == "on" and run["conf"]["zk_conn_id"] == CONN
+            body = airflow.api("GET", f"/dags/rebalance/dagRuns/{run_id}/taskInstances/approve/-1/hitlDetails")["body"]
+            assert "rehearsed:" in body and "proposer triggered the run and cannot approve it" in body
+            request = json.loads((RunFolder.for_run(runs, "rebalance", run_id).root / "approval_request.json").read_text())
+            assert request["triggered_by"] == "proposer"        # the four-eyes rule refuses it as approver
+
+            second = health(airflow, runs)
+            assert second["proposals"]["proposed"] == [] and [p["run_id"] for p in second["proposals"]["open"]] == [run_id]
+            assert len(rebalance_runs(airflow)) == 1
+
+            airflow.approve_when_asked("rebalance", run_id, as_user="bob", timeout=300)
+            assert airflow.wait_run("rebalance", run_id, timeout=900).state == "success"
+            third = health(airflow, runs)
+            assert third["anomalies"] == [] and third["proposals"]["proposed"] == [] == third["proposals"]["cancelled"]
+            assert len(rebalance_runs(airflow)) == 1
+
+            # a second skew, proposed, then healed while its run waits for approval
+            cluster.create_topic("burst", {p: [1 + p % 2, 2 - p % 2] for p in range(8)})
+            assert cluster.wait_idle(30)
+            fourth = health(airflow, runs)
+            (again,) = fourth["proposals"]["proposed"]
+            airflow.wait_task_state("rebalance", again["run_id"], "approve", "awaiting_input", 900)
+            zk.create("/admin/delete_topics/burst", b"")
+            assert cluster.wait_until(lambda: zk.exists("/brokers/topics/burst") is None, 60)
+            fifth = health(airflow, runs)
+            (cancelled,) = fifth["proposals"]["cancelled"]
+            assert cancelled["run_id"] == again["run_id"]
+            st = airflow.wait_run("rebalance", again["run_id"], timeout=120)
+            assert st.state == "failed"
+            note = airflow.api("GET", f"/dags/rebalance/dagRuns/{again['run_id']}")["note"]
+            assert note.startswith(f"cancelled by cluster_health run {fifth['_run_id']}") and "nothing was written" in note
+            assert not RunFolder.for_run(runs, "rebalance", again["run_id"]).approval.exists()
+            assert len(rebalance_runs(airflow)) == 2
+    finally:
+        zk.stop()
+        zk.close()
+        cluster.stop()
