@@ -5,7 +5,8 @@ cluster's proposal ledger (``<run_root>/cluster_health/proposals-<zk_conn_id>.js
 Airflow how each proposed run stands, lets :func:`kafka_zk.health.proposals.decide` answer, and
 does what it says through Airflow's public REST API (:class:`AirflowApi`): trigger a run of the
 runbook with its conf and a note (the run then plans, rehearses and waits in Required actions),
-or end a run whose anomaly healed while it waited (state failed, with the note saying why). The
+or end a run whose anomaly healed while it waited (its active step marked failed, so it ends
+failed through its own report and notification, with the note saying why). The
 API's user is the *proposer*: it is the run's triggering user, so the approval step's four-eyes
 rule refuses it as an approver — the system proposes, a person approves. Nothing here answers an
 approval.
@@ -42,6 +43,8 @@ from operators.runtime import run_folder
 
 HEALTH_FILE = "health.json"
 TIMEOUT_S = 30
+ACTIVE_TASK_STATES = ("scheduled", "queued", "running", "deferred", "awaiting_input", "up_for_retry",
+                      "up_for_reschedule", "restarting")
 
 
 class ProposalApiError(KafkaZkError):
@@ -144,12 +147,29 @@ class AirflowApi:
         return True
 
     def cancel(self, dag_id: str, run_id: str, note: str) -> None:
-        """End a run still waiting for its approval: state failed, ``note`` on it."""
+        """End a run still waiting for its approval: ``note`` on it, then each of its active tasks (the
+        approval asking, or a plan or rehearsal step still running) marked failed, so the run goes on
+        as after any failed step — teardown, report, notify — and ends failed with nothing written. (A
+        run marked failed as a whole would still run its throttle teardown and end *success*.) A run
+        that has not started any task is marked failed as a whole."""
         q = urllib.parse.quote(run_id, safe="")
-        status, doc = self._call("PATCH", f"/api/v2/dags/{dag_id}/dagRuns/{q}",
-                                 {"state": "failed", "note": note[:1000]})
+        status, doc = self._call("PATCH", f"/api/v2/dags/{dag_id}/dagRuns/{q}?update_mask=note", {"note": note[:1000]})
         if status != 200:
-            raise ProposalApiError(f"cancel {dag_id} {run_id}: {status} {str(doc)[:300]}")
+            raise ProposalApiError(f"note on {dag_id} {run_id}: {status} {str(doc)[:300]}")
+        status, tis = self._call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{q}/taskInstances?limit=100")
+        if status != 200:
+            raise ProposalApiError(f"GET task instances of {dag_id}/{run_id}: {status} {str(tis)[:200]}")
+        active = [t["task_id"] for t in tis["task_instances"] if t["state"] in ACTIVE_TASK_STATES]
+        if not active and not any(t["state"] for t in tis["task_instances"]):
+            status, doc = self._call("PATCH", f"/api/v2/dags/{dag_id}/dagRuns/{q}?update_mask=state",
+                                     {"state": "failed"})
+            if status != 200:
+                raise ProposalApiError(f"cancel {dag_id} {run_id}: {status} {str(doc)[:300]}")
+        for task_id in active:
+            status, doc = self._call("PATCH", f"/api/v2/dags/{dag_id}/dagRuns/{q}/taskInstances/{task_id}",
+                                     {"new_state": "failed"})
+            if status != 200:
+                raise ProposalApiError(f"cancel {dag_id} {run_id} at {task_id}: {status} {str(doc)[:300]}")
 
 
 def settings_from(values: Mapping[str, Any]) -> ProposalSettings:

@@ -109,10 +109,11 @@ def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancel
             fifth = health(airflow, runs)
             (cancelled,) = fifth["proposals"]["cancelled"]
             assert cancelled["run_id"] == again["run_id"]
-            st = airflow.wait_run("rebalance", again["run_id"], timeout=120)
-            assert st.state == "failed"
+            st = airflow.wait_run("rebalance", again["run_id"], timeout=600)
+            assert st.state == "failed" and st.tasks["approve"]["state"] == "failed", st.tasks
+            assert st.tasks["guards"]["state"] == "upstream_failed", st.tasks
             note = airflow.api("GET", f"/dags/rebalance/dagRuns/{again['run_id']}")["note"]
-            assert note.startswith(f"cancelled by cluster_health run {fifth['_run_id']}") and "nothing was written" in note
+            assert f"cancelled by cluster_health run {fifth['_run_id']}" in note and "nothing was written" in note
             assert not RunFolder.for_run(runs, "rebalance", again["run_id"]).approval.exists()
             assert len(rebalance_runs(airflow)) == 2
     finally:
