@@ -147,3 +147,37 @@ def test_every_dag_has_doc_md_and_every_param_a_description(dag_id):
         assert getattr(param, "description", None), f"{dag_id}: Param {name} has no description"
     if dag_id == "cluster_health":
         assert dag.catchup is False and dag.schedule is not None
+
+
+def test_a_full_disk_with_a_capacity_file_is_an_anomaly_for_rebalance_and_without_the_api_nothing_is_proposed(
+        zk_server, tmp_path):
+    """The check step finds a broker above disk_threshold_pct of its capacity (sizes from the
+    emulator's published log dirs, the connection's log_dirs_source) and writes the sizes it judged
+    for the rebalance it would propose; with no Airflow API connection, the propose step proposes
+    nothing and the report says why (the run does not fail for it)."""
+    chroot = new_chroot(zk_server)
+    cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(brokers=RACKS, seed=0)).start()
+    try:
+        mib = 1024 ** 2
+        cluster.create_topics({"big": ({0: [1, 2], 1: [1, 3]}, {0: 60 * mib, 1: 30 * mib}, None),
+                               "small": ({0: [2, 3]}, {0: mib}, None)})
+        assert cluster.wait_idle(30) and cluster.publish_log_dirs(force=True)
+        conn_id = zk_connection(zk_server, chroot, log_dirs_source="emulator")
+        capacity = tmp_path / "capacity.json"
+        capacity.write_text(json.dumps({"version": 1, "default_bytes": 100 * mib}))
+        result = run(conn_id, tmp_path / "runs", capacity_file=str(capacity), disk_threshold_pct=80,
+                     airflow_api_conn_id="no_such_api", fail_on_severity="critical")
+        assert result.state == "success", result.task_states
+        doc = summary(result)
+        (disk,) = [a for a in doc["anomalies"] if a["kind"] == "disk"]
+        assert disk["key"] == "disk:brokers 1" and disk["runbook"] == "rebalance"
+        assert disk["conf"]["capacity_file"] == str(capacity) and disk["conf"]["rehearse"] == "on"
+        from kafka_zk.log_dirs import replica_sizes
+
+        sizes = replica_sizes(open(disk["conf"]["sizes_file"]).read())
+        assert sum(s for (_, b), s in sizes.items() if b == 1) == 90 * mib
+        assert doc["proposals"]["proposed"] == [] and "'no_such_api' is not defined" in doc["proposals"]["note"]
+        report = (result.run_folder / "health_report.md").read_text()
+        assert "## Proposals" in report and "'no_such_api' is not defined" in report
+    finally:
+        cluster.stop()
