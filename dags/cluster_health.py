@@ -96,6 +96,10 @@ PARAMS = {
                                        "found and proposed for relief"),
     "disk_threshold_pct": Param(85, type="number", exclusiveMinimum=0, maximum=100,
                                 description="A broker holding more than this % of its capacity is a full disk"),
+    "proposal_conf": Param({}, type="object",
+                           description="Conf added to the proposed runs, by runbook, e.g. {\"rebalance\": "
+                                       "{\"throttle_bytes_per_sec\": 104857600, \"spark_conn_id\": \"spark_prod\"}}; "
+                                       "runbooks: decommission_brokers, rebalance, stuck_reassignment"),
     "notify_conn_ids": Param([], type=["null", "array"], items={"type": "string"},
                              description="Connections the proposed runs notify (their approval request, once per "
                                          "proposal)"),
@@ -129,7 +133,8 @@ with runbook_dag(
                   "propose_stuck_reassignment": "{{ params.propose_stuck_reassignment }}",
                   "broker_down_grace_s": "{{ params.broker_down_grace_s }}",
                   "skew_persist_s": "{{ params.skew_persist_s }}",
-                  "proposal_cooldown_s": "{{ params.proposal_cooldown_s }}"})
+                  "proposal_cooldown_s": "{{ params.proposal_cooldown_s }}",
+                  "proposal_conf": "{{ params.proposal_conf }}"})
     gate = ShortCircuitOperator(task_id="should_hand_off", python_callable=hand_off_wanted,
                                 ignore_downstream_trigger_rules=False)
     trigger = TriggerDagRunOperator(

@@ -99,11 +99,17 @@ class ProposalSettings:
     broker_down_grace_s: float = 1800.0
     skew_persist_s: float = 3600.0
     cooldown_s: float = 86400.0
+    runbook_conf: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)   # added to its proposals' conf
 
     def __post_init__(self) -> None:
         for kind in self.enabled:
             if kind not in KINDS:
                 raise InvalidInput(f"proposal kind {kind!r} is not one of {', '.join(KINDS)}")
+        runbooks = sorted(set(RUNBOOK_OF.values()))
+        for runbook, conf in self.runbook_conf.items():
+            if runbook not in runbooks or not isinstance(conf, Mapping):
+                raise InvalidInput(f"proposal_conf: {runbook!r} must be one of {', '.join(runbooks)} with an object of "
+                                   'its Params, e.g. {"rebalance": {"throttle_bytes_per_sec": 104857600}}')
         for name in ("broker_down_grace_s", "skew_persist_s", "cooldown_s"):
             if not getattr(self, name) >= 0:
                 raise InvalidInput(f"{name}={getattr(self, name)!r} must be seconds ≥ 0")
@@ -170,7 +176,7 @@ def skew_of(snapshot: ClusterSnapshot, targets: SkewTargets, exclude: Iterable[i
 def find_anomalies(snapshot: ClusterSnapshot, report: HealthReport, *, zk_conn_id: str,
                    targets: SkewTargets = SkewTargets(), disk: Iterable[DiskUse] = (),
                    capacity_file: str | None = None, sizes_file: str | None = None,
-                   exclude: Iterable[int] = ()) -> list[Anomaly]:
+                   disk_threshold_pct: float | None = None, exclude: Iterable[int] = ()) -> list[Anomaly]:
     """Every anomaly a proposal can repair, sorted by key. ``disk`` is the per-broker use (empty
     without sizes or capacity) and ``sizes_file`` the sizes it was computed from (handed to the
     rebalance); ``exclude`` the retiring brokers (never a skew's fault). A data-moving proposal
@@ -195,7 +201,8 @@ def find_anomalies(snapshot: ClusterSnapshot, report: HealthReport, *, zk_conn_i
                 f"broker {u.broker} holds {u.used} bytes, above its limit {u.limit} "
                 f"({100.0 * u.used / u.capacity:.1f}% of {u.capacity})" for u in full),
                 {**moving_run, "capacity_file": capacity_file,
-                 **({"sizes_file": sizes_file} if sizes_file else {})}))
+                 **({"sizes_file": sizes_file} if sizes_file else {}),
+                 **({"disk_threshold_pct": disk_threshold_pct} if disk_threshold_pct is not None else {})}))
     leaks = report.of(LEAKED_THROTTLE)
     if leaks:
         out.append(Anomaly(LEAKED_THROTTLE, "throttles", "; ".join(f.message for f in leaks), dict(base)))
@@ -292,7 +299,8 @@ def decide(ledger: Ledger, anomalies: Iterable[Anomaly], run_states: Mapping[str
            settings: ProposalSettings, proposer: str, extra_conf: Mapping[str, Any] | None = None) -> Decision:
     """One health run's proposals (see the module docstring). ``run_states`` maps each proposed
     run id of the ledger to one of :data:`RUN_STATES` (absent: :data:`MISSING`); ``proposer`` names
-    the health run; ``extra_conf`` is added to every new proposal's conf (run_root, notifications)."""
+    the health run; ``extra_conf`` is added to every new proposal's conf (run_root, notifications), then
+    the settings' ``runbook_conf`` of its runbook (a deployment's throttle, Spark connection, …)."""
     seen = {a.key: a for a in anomalies}
     out: dict[str, Proposal] = {}
     propose, cancel, open_, waiting = [], [], [], []
@@ -340,7 +348,8 @@ def decide(ledger: Ledger, anomalies: Iterable[Anomaly], run_states: Mapping[str
             out[key] = p
             waiting.append((p, f"seen since {p.first_seen}; proposed when still seen after {left:.0f}s more"))
             continue
-        p = replace(p, conf={**a.conf, **(extra_conf or {})}, run_id=run_id_for(a, now), proposed_at=stamp,
+        conf = {**a.conf, **(extra_conf or {}), **settings.runbook_conf.get(a.runbook, {})}
+        p = replace(p, conf=conf, run_id=run_id_for(a, now), proposed_at=stamp,
                     proposed_by=proposer, triggered=False, ended_at=None)
         out[key] = p
         propose.append(p)

@@ -149,7 +149,9 @@ class HealthCheckOperator(BaseOperator):
         cid = cluster_id(client)
         retiring = RetiringFile.load(retiring_file(self.run_root)).of(cid) if cid is not None else {}
         found = find_anomalies(snap, report, zk_conn_id=str(self.zk_conn_id), targets=targets, disk=disk,
-                               capacity_file=capacity_file, sizes_file=sizes_file, exclude=retiring)
+                               capacity_file=capacity_file, sizes_file=sizes_file,
+                               disk_threshold_pct=float(args["disk_threshold_pct"]) if capacity_file else None,
+                               exclude=retiring)
         return [{"key": a.key, "kind": a.kind, "subject": a.subject, "evidence": a.evidence, "runbook": a.runbook,
                  "conf": dict(a.conf)} for a in found]
 

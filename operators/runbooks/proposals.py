@@ -23,6 +23,7 @@ retried step sends the same run id again (a 409 means the run is there).
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -43,6 +44,7 @@ from operators.runtime import run_folder
 
 HEALTH_FILE = "health.json"
 TIMEOUT_S = 30
+ATTEMPTS = 4
 ACTIVE_TASK_STATES = ("scheduled", "queued", "running", "deferred", "awaiting_input", "up_for_retry",
                       "up_for_reschedule", "restarting")
 
@@ -96,18 +98,28 @@ class AirflowApi:
         return cls(host.rstrip("/") + (f":{conn.port}" if conn.port else ""), conn.login, conn.password or "")
 
     def _call(self, method: str, path: str, body: Any = None, auth: bool = True) -> tuple[int, Any]:
+        """One call, tried up to :data:`ATTEMPTS` times while the server errs (5xx: e.g. its database
+        locked for a moment) or does not answer; every call is idempotent (a trigger's run id is
+        fixed: a repeat is a 409)."""
         headers = {"Content-Type": "application/json"}
         if auth:
             headers["Authorization"] = f"Bearer {self.token()}"
-        req = urllib.request.Request(self.base + path, method=method, headers=headers,
-                                     data=None if body is None else json.dumps(body).encode())
-        try:
-            with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
-                return resp.status, json.loads(resp.read() or b"null")
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read()[:500].decode(errors="replace")
-        except (urllib.error.URLError, OSError) as exc:
-            raise ProposalApiError(f"Airflow's API at {self.base} did not answer {method} {path}: {exc}") from None
+        data = None if body is None else json.dumps(body).encode()
+        for attempt in range(1, ATTEMPTS + 1):
+            req = urllib.request.Request(self.base + path, method=method, headers=headers, data=data)
+            try:
+                with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+                    return resp.status, json.loads(resp.read() or b"null")
+            except urllib.error.HTTPError as exc:
+                answer = exc.code, exc.read()[:500].decode(errors="replace")
+                if exc.code < 500 or attempt == ATTEMPTS:
+                    return answer
+            except (urllib.error.URLError, OSError) as exc:
+                if attempt == ATTEMPTS:
+                    raise ProposalApiError(f"Airflow's API at {self.base} did not answer {method} {path} "
+                                           f"({ATTEMPTS} tries): {exc}") from None
+            time.sleep(2.0 ** attempt)
+        raise AssertionError("unreachable")
 
     def token(self) -> str:
         if self._token is None:
@@ -177,7 +189,8 @@ def settings_from(values: Mapping[str, Any]) -> ProposalSettings:
     return ProposalSettings(enabled={k: as_bool(values.get(f"propose_{k}", True)) for k in KINDS},
                             broker_down_grace_s=float(values.get("broker_down_grace_s", 1800)),
                             skew_persist_s=float(values.get("skew_persist_s", 3600)),
-                            cooldown_s=float(values.get("proposal_cooldown_s", 86400)))
+                            cooldown_s=float(values.get("proposal_cooldown_s", 86400)),
+                            runbook_conf=dict(values.get("proposal_conf") or {}))
 
 
 def _anomaly(doc: Mapping[str, Any]) -> Anomaly:

@@ -7,14 +7,18 @@ beyond rebalance's targets. A health run (``skew_persist_s=0``) proposes a ``reb
 ``proposer`` account through the REST API; that run plans, rehearses (its approval body carries the
 rehearsal's headline) and waits in Required actions, triggered by ``proposer`` (so the four-eyes
 rule refuses it as approver). A second health run proposes nothing new; bob approves; the run
-succeeds; a third health run finds nothing to propose. Then a second skew is planted, proposed, and
-healed (the topic deleted) while its run waits for approval: the next health run ends that run with a
-note saying why. One Airflow stack serves it all.
+succeeds; a third health run finds nothing to propose; the approval request was notified once (a
+webhook). Then a second skew is planted and proposed; the proposer answering its approval is refused
+(four eyes) and nothing is written; the cooldown keeps the next health run from asking again; with
+no cooldown the next one proposes again, and that skew is healed (the topic deleted) while its run
+waits for approval: the next health run ends that run with a note saying why. One Airflow stack
+serves it all.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +26,9 @@ import pytest
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.run_folder import RunFolder
 from tests.conftest import new_chroot
+from tests.dags.moving_runbook import zk_writes
+from tests.dags.scenario import audit
+from tests.notify_servers import WebhookSink
 from tests.real_airflow import RealAirflow
 
 pytestmark = [pytest.mark.airflow, pytest.mark.real_airflow]
@@ -31,10 +38,10 @@ DAGS = ("cluster_health", "rebalance")
 CONN = "zk_prop"
 
 
-def health(airflow: RealAirflow, runs: Path) -> dict:
-    """Trigger one health run as alice, wait for it, return its health.json."""
+def health(airflow: RealAirflow, runs: Path, **params) -> dict:
+    """Trigger one health run as alice (``params`` over the defaults), wait for it, return its health.json."""
     run_id = airflow.trigger("cluster_health", {"zk_conn_id": CONN, "run_root": str(runs), "skew_persist_s": 0,
-                                                "fail_on_severity": "critical"}, as_user="alice")
+                                                "fail_on_severity": "critical", **params}, as_user="alice")
     st = airflow.wait_run("cluster_health", run_id, timeout=600)
     assert st.state == "success", st.tasks
     doc = json.loads((RunFolder.for_run(runs, "cluster_health", run_id).root / "health.json").read_text())
@@ -54,6 +61,7 @@ def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancel
                               ClusterSpec(brokers=RACKS, speed=100000.0, seed=0)).start()
     zk = plain_client(zk_server, chroot)
     runs = tmp_path / "runs"
+    hook = WebhookSink("notify_prop").__enter__()     # the approval requests the proposed runs notify
     try:
         cluster.create_topics({"orders": ({p: [1 + p % 3, 1 + (p + 1) % 3] for p in range(6)}, None, None),
                                "skewed": ({p: [1 + p % 2, 2 - p % 2] for p in range(6)}, None, None)})
@@ -61,6 +69,7 @@ def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancel
         connections = {CONN: {"conn_type": "kafka_zookeeper", "host": zk_server.connect_string,
                               "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}},
                        "spark_default": {"conn_type": "spark", "host": "local[2]"}}
+        connections["notify_prop"] = json.loads(os.environ["AIRFLOW_CONN_NOTIFY_PROP"])
         stack = RealAirflow(tmp_path / "airflow", DAGS, connections, users=("proposer", "alice", "bob"),
                             extra_env={"KAFKA_HEALTH_INTERVAL_MINUTES": "1440"})
         stack.env["AIRFLOW_CONN_AIRFLOW_API"] = json.dumps({
@@ -70,7 +79,7 @@ def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancel
             for dag_id in DAGS:
                 airflow.wait_dag(dag_id)
 
-            first = health(airflow, runs)
+            first = health(airflow, runs, notify_conn_ids=["notify_prop"])
             assert [a["key"] for a in first["anomalies"]] == ["skew:brokers"]
             (proposed,) = first["proposals"]["proposed"]
             run_id = proposed["run_id"]
@@ -88,9 +97,11 @@ def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancel
             request = json.loads((RunFolder.for_run(runs, "rebalance", run_id).root / "approval_request.json").read_text())
             assert request["triggered_by"] == "proposer"        # the four-eyes rule refuses it as approver
 
-            second = health(airflow, runs)
+            second = health(airflow, runs, notify_conn_ids=["notify_prop"])
             assert second["proposals"]["proposed"] == [] and [p["run_id"] for p in second["proposals"]["open"]] == [run_id]
             assert len(rebalance_runs(airflow)) == 1
+            asked = [m for m in hook.wait_for(1) if m["event"] == "approval_requested"]
+            assert [m["run_id"] for m in asked] == [run_id]          # notified once, by the proposed run
 
             airflow.approve_when_asked("rebalance", run_id, as_user="bob", timeout=300)
             assert airflow.wait_run("rebalance", run_id, timeout=900).state == "success"
@@ -98,10 +109,23 @@ def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancel
             assert third["anomalies"] == [] and third["proposals"]["proposed"] == [] == third["proposals"]["cancelled"]
             assert len(rebalance_runs(airflow)) == 1
 
-            # a second skew, proposed, then healed while its run waits for approval
+            # a second skew: the proposer cannot approve its own proposal
             cluster.create_topic("burst", {p: [1 + p % 2, 2 - p % 2] for p in range(8)})
             assert cluster.wait_idle(30)
             fourth = health(airflow, runs)
+            (refused,) = fourth["proposals"]["proposed"]
+            airflow.wait_task_state("rebalance", refused["run_id"], "approve", "awaiting_input", 900)
+            airflow.approve_when_asked("rebalance", refused["run_id"], as_user="proposer", timeout=300)
+            st = airflow.wait_run("rebalance", refused["run_id"], timeout=600)
+            assert st.state == "failed" and st.tasks["approve"]["state"] == "failed", st.tasks
+            record = json.loads(RunFolder.for_run(runs, "rebalance", refused["run_id"]).approval.read_text())
+            assert record["decision"] == "rejected" and "four-eyes" in record["note"], record
+            assert zk_writes(audit(RunFolder.for_run(runs, "rebalance", refused["run_id"]).root)) == []
+            cooling = health(airflow, runs)
+            assert cooling["proposals"]["proposed"] == [] and "cooldown" in cooling["proposals"]["waiting"][0]["why"]
+
+            # proposed again with no cooldown, then healed while its run waits for approval
+            fourth = health(airflow, runs, proposal_cooldown_s=0)
             (again,) = fourth["proposals"]["proposed"]
             airflow.wait_task_state("rebalance", again["run_id"], "approve", "awaiting_input", 900)
             zk.create("/admin/delete_topics/burst", b"")
@@ -115,8 +139,9 @@ def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancel
             note = airflow.api("GET", f"/dags/rebalance/dagRuns/{again['run_id']}")["note"]
             assert f"cancelled by cluster_health run {fifth['_run_id']}" in note and "nothing was written" in note
             assert not RunFolder.for_run(runs, "rebalance", again["run_id"]).approval.exists()
-            assert len(rebalance_runs(airflow)) == 2
+            assert len(rebalance_runs(airflow)) == 3
     finally:
+        hook.__exit__(None, None, None)
         zk.stop()
         zk.close()
         cluster.stop()

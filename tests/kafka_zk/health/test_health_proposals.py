@@ -67,10 +67,12 @@ def test_a_full_disk_needs_a_capacity_file_and_proposes_rebalance_with_it():
     s = snap(BALANCED)
     use = [DiskUse(1, 90, 85, 100), DiskUse(2, 10, 85, 100)]
     assert anomalies(s, disk=use) == []
-    found = anomalies(s, disk=use, capacity_file="/etc/kafka/capacity.json", sizes_file="/runs/h/log_dirs.json")
+    found = anomalies(s, disk=use, capacity_file="/etc/kafka/capacity.json", sizes_file="/runs/h/log_dirs.json",
+                      disk_threshold_pct=80)
     assert [a.key for a in found] == ["disk:brokers 1"]
     assert found[0].conf["capacity_file"] == "/etc/kafka/capacity.json" and found[0].runbook == "rebalance"
     assert found[0].conf["sizes_file"] == "/runs/h/log_dirs.json" and found[0].conf["rehearse"] == "on"
+    assert found[0].conf["disk_threshold_pct"] == 80
     assert "90.0% of 100" in found[0].evidence
 
 
@@ -94,11 +96,14 @@ SETTINGS = ProposalSettings(broker_down_grace_s=600, skew_persist_s=3600, cooldo
 def test_a_down_broker_is_proposed_only_after_its_grace_once_and_kept_while_it_waits():
     d1 = decide(Ledger(), [DOWN], {}, T0, SETTINGS, "health run 1")
     assert not d1.propose and d1.waiting[0][1].startswith("seen since")
-    d2 = decide(d1.ledger, [DOWN], {}, T0 + timedelta(seconds=601), SETTINGS, "health run 2",
+    settings = ProposalSettings(broker_down_grace_s=600, runbook_conf={"decommission_brokers": {
+        "throttle_bytes_per_sec": 1000, "run_root": "/other"}, "rebalance": {"max_replicas_moved": 9}})
+    d2 = decide(d1.ledger, [DOWN], {}, T0 + timedelta(seconds=601), settings, "health run 2",
                 {"run_root": "/runs"})
     (p,) = d2.propose
     assert p.run_id == "proposal__broker_down__broker_5__20261202T011001" and p.proposed_by == "health run 2"
-    assert p.conf == {"zk_conn_id": "prod", "brokers_to_remove": [5], "run_root": "/runs"}
+    assert p.conf == {"zk_conn_id": "prod", "brokers_to_remove": [5], "run_root": "/other",
+                      "throttle_bytes_per_sec": 1000}
     ledger = mark_triggered(d2.ledger, p.key)
     d3 = decide(ledger, [DOWN], {p.run_id: WAITING}, T0 + timedelta(seconds=1500), SETTINGS, "health run 3")
     assert not d3.propose and not d3.cancel and [o.run_id for o in d3.open] == [p.run_id]
@@ -148,6 +153,8 @@ def test_bad_settings_and_a_bad_ledger_are_refused_by_name():
         ProposalSettings(broker_down_grace_s=-1)
     with pytest.raises(InvalidInput, match="not one of"):
         ProposalSettings(enabled={"reboot": True})
+    with pytest.raises(InvalidInput, match="proposal_conf: 'rebalanc' must be one of"):
+        ProposalSettings(runbook_conf={"rebalanc": {}})
     with pytest.raises(InvalidInput, match="ledger.json: not a proposal ledger"):
         Ledger.from_json("{}", "ledger.json")
     assert DISK in KINDS
