@@ -111,13 +111,13 @@ SLOWEST_FIRST = (    # seconds per file, a full run on 2026-11-26 (4 workers, 2 
     "tests/dags/test_run_outcomes.py",                                # 399 s
     "tests/dags/test_batch_windows.py",                               # 386 s
     "tests/dags/test_real_airflow_race.py",                           # 352 s
+    "tests/dags/test_real_airflow_proposals.py",                      # 343 s (alone, -n 0, 2026-12-02)
     "tests/dags/test_rollback.py",                                    # 310 s
     "tests/campaign/test_roll_fault_campaign.py",                     # ~280 s (new, measured alone)
     "tests/dags/test_change_replication_factor.py",                   # 266 s
     "tests/dags/test_rebalance.py",                                   # 266 s
     "tests/secured/test_secured_runbooks.py",                         # 247 s
     "tests/dags/test_move_topics.py",                                 # 247 s
-    "tests/dags/test_real_airflow_proposals.py",                      # 247 s (alone, -n 0, 2026-12-02)
     "tests/dags/test_add_brokers.py",                                 # 246 s
     "tests/spark_jobs/test_plan_job_spark.py",                        # 222 s
     "tests/spark_jobs/test_capacity_job.py",                          # 208 s
