@@ -104,6 +104,7 @@ SLOWEST_FIRST = (    # seconds per file, a full run on 2026-11-26 (4 workers, 2 
     # longest files start first so no long file starts last and runs alone at the end
     "tests/dags/test_ui_trigger_forms.py",                            # 668 s
     "tests/campaign/test_fault_campaign.py",                          # 608 s
+    "tests/dags/test_real_airflow_proposals.py",                      # 606 s (alone, -n 0, 2026-12-02)
     "tests/dags/test_decommission_brokers.py",                        # 540 s
     "tests/dags/test_reassign_partitions.py",                         # 448 s
     "tests/dags/test_decommission_windows.py",                        # 426 s
@@ -111,7 +112,6 @@ SLOWEST_FIRST = (    # seconds per file, a full run on 2026-11-26 (4 workers, 2 
     "tests/dags/test_run_outcomes.py",                                # 399 s
     "tests/dags/test_batch_windows.py",                               # 386 s
     "tests/dags/test_real_airflow_race.py",                           # 352 s
-    "tests/dags/test_real_airflow_proposals.py",                      # 343 s (alone, -n 0, 2026-12-02)
     "tests/dags/test_rollback.py",                                    # 310 s
     "tests/campaign/test_roll_fault_campaign.py",                     # ~280 s (new, measured alone)
     "tests/dags/test_change_replication_factor.py",                   # 266 s

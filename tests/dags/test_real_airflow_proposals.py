@@ -2,8 +2,10 @@
 processes): the health run proposes, a person approves, nothing is proposed twice, a healed anomaly's
 waiting proposal is cancelled.
 
-The emulated cluster (3 brokers) gets a topic whose replicas all sit on brokers 1 and 2: a skew
-beyond rebalance's targets. A health run (``skew_persist_s=0``) proposes a ``rebalance`` run as the
+Issue 37's acceptance (the second test): a broker killed; after the grace, one health run proposes its
+decommission, bob approves, every replica is re-created, and a later health run proposes nothing new.
+Then the machinery on a skew (the first test): the emulated cluster (3 brokers) gets a topic whose
+replicas all sit on brokers 1 and 2: a skew beyond rebalance's targets. A health run (``skew_persist_s=0``) proposes a ``rebalance`` run as the
 ``proposer`` account through the REST API; that run plans, rehearses (its approval body carries the
 rehearsal's headline) and waits in Required actions, triggered by ``proposer`` (so the four-eyes
 rule refuses it as approver). A second health run proposes nothing new; bob approves; the run
@@ -11,14 +13,16 @@ succeeds; a third health run finds nothing to propose; the approval request was 
 webhook). Then a second skew is planted and proposed; the proposer answering its approval is refused
 (four eyes) and nothing is written; the cooldown keeps the next health run from asking again; with
 no cooldown the next one proposes again, and that skew is healed (the topic deleted) while its run
-waits for approval: the next health run ends that run with a note saying why. One Airflow stack
-serves it all.
+waits for approval: the next health run ends that run with a note saying why. Each test runs one
+Airflow stack.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -27,7 +31,7 @@ from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.run_folder import RunFolder
 from tests.conftest import new_chroot
 from tests.dags.moving_runbook import zk_writes
-from tests.dags.scenario import audit
+from tests.dags.scenario import assignment, audit
 from tests.notify_servers import WebhookSink
 from tests.real_airflow import RealAirflow
 
@@ -142,6 +146,72 @@ def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancel
             assert len(rebalance_runs(airflow)) == 3
     finally:
         hook.__exit__(None, None, None)
+        zk.stop()
+        zk.close()
+        cluster.stop()
+
+
+def test_a_broker_down_past_its_grace_is_proposed_for_decommission_and_approved_by_a_person(zk_server, tmp_path):
+    """Issue 37's acceptance: kill a broker and wait; within the grace plus one health run a
+    decommission of it waits in Required actions with its plan and rehearsal headline; bob approves;
+    it succeeds (every replica re-created, none left on the dead broker); a later health run proposes
+    nothing new."""
+    from tests.dags.conftest import plain_client
+
+    chroot = new_chroot(zk_server, prefix="/proposals_dead")
+    brokers = {1: "a", 2: "b", 3: "c", 4: "a"}
+    cluster = EmulatedCluster(zk_server.connect_string + chroot,
+                              ClusterSpec(brokers=brokers, speed=100000.0, seed=0)).start()
+    zk = plain_client(zk_server, chroot)
+    runs = tmp_path / "runs"
+    dead, grace = 4, 20
+    try:
+        cluster.create_topics({"orders": ({p: [1 + p % 4, 1 + (p + 1) % 4] for p in range(8)},
+                                          {p: 10 ** 6 for p in range(8)}, None)})
+        assert cluster.wait_idle(30)
+        connections = {CONN: {"conn_type": "kafka_zookeeper", "host": zk_server.connect_string,
+                              "extra": {"chroot": chroot, "connect_timeout": 10, "session_timeout": 10}},
+                       "spark_default": {"conn_type": "spark", "host": "local[2]"}}
+        stack = RealAirflow(tmp_path / "airflow", ("cluster_health", "decommission_brokers"), connections,
+                            users=("proposer", "alice", "bob"), extra_env={"KAFKA_HEALTH_INTERVAL_MINUTES": "1440"})
+        stack.env["AIRFLOW_CONN_AIRFLOW_API"] = json.dumps({
+            "conn_type": "http", "host": "127.0.0.1", "port": stack.port, "login": "proposer",
+            "password": stack.passwords["proposer"]})
+        with stack as airflow:
+            for dag_id in ("cluster_health", "decommission_brokers"):
+                airflow.wait_dag(dag_id)
+            cluster.kill_broker(dead)
+            assert cluster.wait_until(lambda: zk.exists(f"/brokers/ids/{dead}") is None, 30)
+
+            def health_run() -> dict:
+                return health(airflow, runs, broker_down_grace_s=grace, skew_persist_s=3600)
+
+            first = health_run()
+            assert [a["key"] for a in first["anomalies"]] == [f"broker_down:broker {dead}"]
+            assert first["proposals"]["proposed"] == [] and "seen since" in first["proposals"]["waiting"][0]["why"]
+            # the grace counts from the first health run that saw it down: the next run after it proposes
+            seen = datetime.fromisoformat(first["proposals"]["waiting"][0]["first_seen"])
+            time.sleep(max(0.0, (seen - datetime.now(timezone.utc)).total_seconds() + grace) + 1)
+            second = health_run()
+            (proposed,) = second["proposals"]["proposed"]
+            run_id = proposed["run_id"]
+            assert proposed["runbook"] == "decommission_brokers"
+            airflow.wait_task_state("decommission_brokers", run_id, "approve", "awaiting_input", 900)
+            run = airflow.api("GET", f"/dags/decommission_brokers/dagRuns/{run_id}")
+            assert run["triggering_user_name"] == "proposer" and run["conf"]["brokers_to_remove"] == [dead]
+            body = airflow.api("GET", f"/dags/decommission_brokers/dagRuns/{run_id}/taskInstances/approve/-1/"
+                                      "hitlDetails")["body"]
+            assert "rehearsed:" in body and f"broker {dead} is down" in body
+
+            airflow.approve_when_asked("decommission_brokers", run_id, as_user="bob", timeout=300)
+            assert airflow.wait_run("decommission_brokers", run_id, timeout=900).state == "success"
+            held = [p for p, r in assignment(zk).items() if dead in r]
+            assert held == []
+            third = health_run()
+            assert not [a for a in third["anomalies"] if a["kind"] == "broker_down"], third["anomalies"]
+            assert third["proposals"]["proposed"] == []
+            assert len(airflow.api("GET", "/dags/decommission_brokers/dagRuns?limit=100")["dag_runs"]) == 1
+    finally:
         zk.stop()
         zk.close()
         cluster.stop()
