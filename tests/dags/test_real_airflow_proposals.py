@@ -3,7 +3,8 @@ processes): the health run proposes, a person approves, nothing is proposed twic
 waiting proposal is cancelled.
 
 Issue 37's acceptance (the second test): a broker killed; after the grace, one health run proposes its
-decommission, bob approves, every replica is re-created, and a later health run proposes nothing new.
+decommission, bob approves, every replica is re-created, and a later health run proposes nothing new;
+a second broker killed, proposed, and back before anyone approved: its proposal is cancelled.
 Then the machinery on a skew (the first test): the emulated cluster (3 brokers) gets a topic whose
 replicas all sit on brokers 1 and 2: a skew beyond rebalance's targets. A health run (``skew_persist_s=0``) proposes a ``rebalance`` run as the
 ``proposer`` account through the REST API; that run plans, rehearses (its approval body carries the
@@ -211,6 +212,25 @@ def test_a_broker_down_past_its_grace_is_proposed_for_decommission_and_approved_
             assert not [a for a in third["anomalies"] if a["kind"] == "broker_down"], third["anomalies"]
             assert third["proposals"]["proposed"] == []
             assert len(airflow.api("GET", "/dags/decommission_brokers/dagRuns?limit=100")["dag_runs"]) == 1
+
+            # a broker that comes back while its decommission waits: the proposal is cancelled
+            cluster.kill_broker(3)
+            assert cluster.wait_until(lambda: zk.exists("/brokers/ids/3") is None, 30)
+            seen = health_run()
+            seen_at = datetime.fromisoformat(seen["proposals"]["waiting"][0]["first_seen"])
+            time.sleep(max(0.0, (seen_at - datetime.now(timezone.utc)).total_seconds() + grace) + 1)
+            (back,) = health_run()["proposals"]["proposed"]
+            assert back["key"] == "broker_down:broker 3"
+            airflow.wait_task_state("decommission_brokers", back["run_id"], "approve", "awaiting_input", 900)
+            cluster.restart_broker(3)
+            assert cluster.wait_until(lambda: zk.exists("/brokers/ids/3") is not None, 30)
+            healed = health_run()
+            assert [c["run_id"] for c in healed["proposals"]["cancelled"]] == [back["run_id"]]
+            st = airflow.wait_run("decommission_brokers", back["run_id"], timeout=600)
+            assert st.state == "failed" and st.tasks["approve"]["state"] == "failed", st.tasks
+            note = airflow.api("GET", f"/dags/decommission_brokers/dagRuns/{back['run_id']}")["note"]
+            assert "cancelled by cluster_health run" in note and "broker_down:broker 3" in note
+            assert zk_writes(audit(RunFolder.for_run(runs, "decommission_brokers", back["run_id"]).root)) == []
     finally:
         zk.stop()
         zk.close()
