@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
+from kafka_zk import health
 from kafka_zk.errors import InvalidInput
 from kafka_zk.snapshot import read_snapshot
 from operators.runbooks.health import in_window
@@ -181,3 +182,33 @@ def test_a_full_disk_with_a_capacity_file_is_an_anomaly_for_rebalance_and_withou
         assert "## Proposals" in report and "'no_such_api' is not defined" in report
     finally:
         cluster.stop()
+
+
+def test_every_proposal_conf_names_only_params_of_its_runbook():
+    """A proposed run's conf is checked against its runbook's Params at its first step (an unknown key
+    fails it): each kind's conf, with what the propose step adds, must name only Params."""
+    from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest
+    from kafka_zk.health import HealthThresholds, ZnodeAge, ZnodeAges
+    from kafka_zk.health.proposals import KINDS, DiskUse, find_anomalies
+    from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
+    from operators.local_run import load_dag
+
+    def snap(rows, live, **kw):
+        parts = {i: Partition("a", i, r, leader=r[0], leader_epoch=0, isr=tuple(b for b in r if b in live))
+                 for i, r in enumerate(rows)}
+        return ClusterSnapshot({b: Broker(b) for b in live}, {"a": Topic("a", parts, kw.pop("config", {}))}, **kw)
+
+    ages = ZnodeAges(now_ms=10_000_000, reassignment=ZnodeAge("/admin/reassign_partitions", 0, 0))
+    cases = [snap([(1, 5), (2, 3)], (1, 2, 3)),
+             snap([(1, 2), (2, 1), (1, 2)], (1, 2, 3), config={"leader.replication.throttled.replicas": "0:1"}),
+             snap([(1, 2), (2, 3)], (1, 2, 3), reassignment=ReassignmentRequest((ReassignmentEntry("a", 0, (1, 9)),)))]
+    found = {}
+    for s in cases:
+        report = health.check_health(s, ages, HealthThresholds(stuck_reassignment_s=0))
+        for a in find_anomalies(s, report, zk_conn_id="prod", disk=[DiskUse(1, 9, 8, 10)], capacity_file="c.json",
+                                sizes_file="s.json", disk_threshold_pct=80):
+            found.setdefault(a.kind, a)
+    assert set(found) == set(KINDS)
+    for a in found.values():
+        params = set(load_dag(a.runbook).params)
+        assert set(a.conf) | {"run_root", "notify_conn_ids"} <= params, (a.kind, set(a.conf) - params)
