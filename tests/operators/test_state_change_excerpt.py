@@ -91,7 +91,7 @@ def test_the_final_report_shows_the_excerpts(tmp_path: Path) -> None:
               "reasons": ["wave 2 stalled"], "reassignment_running": True, "throttles_kept_note": None,
               "controller_text": "on broker 1 (not a removed broker)",
               "what": "Decommission", "subject": "brokers 4", "subject_short": "brokers 4",
-              "history": [], "refused": False, "state_change_excerpts": read_excerpts(run_dir)}
+              "history": [], "refused": False, "state_change_excerpts": read_excerpts(run_dir), "dead_lines": []}
     md = render("final_report.md.j2", **values)
     assert "## What the brokers logged about stalled waves" in md and "Wave 2" in md
     assert "Changed partition orders-1 from OnlinePartition" in md and "orders-0" not in md
