@@ -53,6 +53,7 @@ from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from tests.campaign import invariants as inv
 from tests.campaign.roll_scenario import EXPECTED, RollScenario, draw
 from tests.campaign.runner import RunOutcome, _plain, _wait_connected, run_chroot
+from tests.campaign.runner import run_seeds as campaign_seeds
 
 DAG_ID = "rolling_restart"
 REPO = Path(__file__).resolve().parents[2]
@@ -368,18 +369,6 @@ def judge(outcome: RunOutcome, sc: RollScenario, zk: KazooClient, cluster: Emula
 
 def run_seeds(seeds: list[int], zk_host: str, zk_port: int, workdir: Path, fault: str | None = None,
               log=print) -> list[RunOutcome]:
-    """Run every seed in turn (``fault`` forces the kind); each outcome is logged as it ends."""
-    out = []
-    for seed in seeds:
-        sc = draw(seed, fault)
-        log(f"run {sc.describe()}")
-        o = run_one(sc, zk_host, zk_port, workdir / f"roll-seed{seed}-{sc.fault}")
-        o.repro = repro(seed, fault)
-        log(o.line())
-        if not o.correct or o.invariant_problems:
-            for p in (o.invariant_problems + o.end_state_problems)[:12]:
-                log(f"    {p}")
-            log(f"    task states: {o.task_states}")
-            log(f"    repro: {o.repro}")
-        out.append(o)
-    return out
+    """Run every roll seed in turn (``fault`` forces the kind); each outcome is logged as it ends."""
+    return campaign_seeds(seeds, zk_host, zk_port, workdir, fault, log, draw=draw, run=run_one, repro=repro,
+                          prefix="roll-seed")

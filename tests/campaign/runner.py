@@ -483,13 +483,15 @@ def _report(folder: Path | None) -> str:
 
 
 def run_seeds(seeds: list[int], zk_host: str, zk_port: int, workdir: Path, fault: str | None = None,
-              log=print) -> list[RunOutcome]:
-    """Run every seed in turn (``fault`` forces the kind); each outcome is logged as it ends."""
+              log=print, *, draw=draw, run=None, repro=repro, prefix: str = "seed") -> list[RunOutcome]:
+    """Run every seed in turn (``fault`` forces the kind); each outcome is logged as it ends. ``draw``,
+    ``run`` and ``repro`` are a campaign's own (the roll campaign passes its; default: this one's)."""
+    run = run or run_one
     out = []
     for seed in seeds:
         sc = draw(seed, fault)
         log(f"run {sc.describe()}")
-        o = run_one(sc, zk_host, zk_port, workdir / f"seed{seed}-{sc.fault}")
+        o = run(sc, zk_host, zk_port, workdir / f"{prefix}{seed}-{sc.fault}")
         o.repro = repro(seed, fault)
         log(o.line())
         if not o.correct or o.invariant_problems:
