@@ -1,5 +1,5 @@
 """CPU of serializing each runbook DAG as ``dag.test()`` does, with jsonschema's own ``validate`` and
-with :func:`operators.local_run.check_param_schemas_once` (each Param schema checked once).
+with :func:`cli.local_run.check_param_schemas_once` (each Param schema checked once).
 
 ``dag.test()`` serializes the DAG it runs at least twice per run (Airflow 3.3), and serializing
 resolves every Param of every task: with the library's ``validate`` each resolve re-checks the
@@ -37,13 +37,13 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    from operators.local_run import configure_local_airflow
+    from cli.local_run import configure_local_airflow
 
     configure_local_airflow(tempfile.mkdtemp(prefix="kr-bench-serialize-"))
     import jsonschema
     from airflow.serialization.serialized_objects import DagSerialization
 
-    from operators.local_run import check_param_schemas_once, load_dag
+    from cli.local_run import check_param_schemas_once, load_dag
 
     library_validate = jsonschema.validate
     dag_ids = sorted(p.stem for p in (REPO / "dags").glob("*.py") if p.stem != "__init__")

@@ -46,12 +46,12 @@ def main() -> None:
     from kafka_zk.connect import close, connect
     from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
     from kafka_zk.plan_artifacts import load_plan_artifacts
-    from kafka_zk.run_folder import RunFolder
+    from procedures.run_folder import RunFolder
     from kafka_zk.snapshot import read_snapshot
     from kafka_zk.snapshot_file import write_snapshot
     from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalDemote,
                                               RehearsalExecutor, SimEpochClock, drive, run_step)
-    from operators.reassignment.waves import WaveBook
+    from procedures.waves.book import WaveBook
     from spark_jobs import plan_job
 
     start = datetime(2026, 12, 2, tzinfo=timezone.utc)

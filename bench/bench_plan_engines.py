@@ -74,7 +74,7 @@ RUN_DAG_STEP = """
 import json, os, shutil, sys, time
 from types import SimpleNamespace
 os.environ["AIRFLOW_CONN_SPARK_BENCH"] = json.dumps({"conn_type": "spark", "host": "local[2]"})
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.plan.step import DecommissionPlanOperator
 snapshot, sizes, root, removed = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 from pathlib import Path

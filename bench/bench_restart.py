@@ -3,7 +3,7 @@
 A private embedded ZooKeeper on 127.0.0.1, the emulator with ``--brokers`` in 3 racks and
 ``--partitions`` partitions (RF 3, rack-aware, data and a producer-like load), then a whole roll
 through the engine both the DAG's ``roll`` step and ``kafka-runbook restart`` run
-(:func:`operators.restart.roll.roll_batch`), one broker at a time. The restart is the emulator's
+(:func:`procedures.restart.roll.roll_batch`), one broker at a time. The restart is the emulator's
 own (``restart_process``) with **zero** shutdown and start delays, so what remains of each broker's
 wall time is the roll's: stop gate, demotion (re-order + election), the registration / ISR /
 leadership polls, restoration and election, plus the emulator catching up the partitions (whose
@@ -32,9 +32,9 @@ from kafka_zk.connect import close, connect
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.writer import ZkWriter
-from operators.batches.book import BatchBook
-from operators.restart.plan import plan_roll, render_action
-from operators.restart.roll import Roll, RestartBatch, RollSettings, roll_batch
+from procedures.batches.book import BatchBook
+from procedures.restart.plan import plan_roll, render_action
+from procedures.restart.roll import Roll, RestartBatch, RollSettings, roll_batch
 
 
 STEP_NAMES = {"gated": "stop gate", "demoted": "demote", "restarting": "mark", "registered": "action+registered",

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_zk.codecs import TopicPartition
     from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
     from kafka_zk.snapshot import read_snapshot
-    from operators.local_run import configure_local_airflow, run_dag, set_connection
+    from cli.local_run import configure_local_airflow, run_dag, set_connection
     from kafka_zk.planning.artifacts import write_plan_artifacts
     from spark_jobs.kernels.decommission import plan_decommission
     from spark_jobs.kernels.waves import WaveLimits, pack_waves

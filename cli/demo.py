@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_sim.cluster import ClusterSpec, EmulatedCluster
     from kafka_sim.seed import broker_racks, partition_sizes, topic_layout
     from cli.demo_progress import ProgressPrinter
-    from operators.local_run import configure_local_airflow, run_dag, set_connection
+    from cli.local_run import configure_local_airflow, run_dag, set_connection
 
     zk_server = cluster = zk = None
     started = time.monotonic()

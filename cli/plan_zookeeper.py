@@ -201,7 +201,7 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
 
 def _without_retiring(client, assignments, retiring_file: str, job_args: argparse.Namespace):
     """The assignments minus the cluster's retiring brokers (those a decommission is removing stay),
-    as the runbooks' plan step does (operators/plan/retiring.py); refused when one still holds replicas."""
+    as the runbooks' plan step does (procedures/plan/retiring.py); refused when one still holds replicas."""
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.retiring import RetiringFile, cluster_id, exclude_from_model, refuse_named
 

@@ -11,7 +11,7 @@ the plan folder against its hash), copies the plan into the rehearsal folder, st
 ZooKeeper on 127.0.0.1 (or takes a fresh chroot on one it is given — never the real cluster's
 connection), seeds the emulator from the snapshot (:mod:`kafka_sim.from_snapshot`), drives the
 executor (:mod:`operators.rehearsal.executor`) and writes ``rehearsal.json`` / ``rehearsal.md``
-(:mod:`operators.rehearsal.report`). Everything it started is stopped, whatever happens, and on a
+(:mod:`procedures.rehearsal.report`). Everything it started is stopped, whatever happens, and on a
 ZooKeeper it was given its copy's chroot is removed (and copies earlier rehearsals left when they
 died are swept before it starts: :mod:`kafka_sim.copies`), so it leaves no znode behind.
 
@@ -64,16 +64,16 @@ from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from kafka_zk.errors import InvalidInput, KafkaZkError, ZkUnavailable
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.planning.wave_time import POLL_S, WaveCosts
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot_file import load_snapshot
-from operators.reassignment.waves import WaveBook
+from procedures.waves.book import WaveBook
 from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
                                           SimEpochClock, drive, DriveOutcome, RehearsalDemote, run_step,
                                           RehearsalElection)
-from operators.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
+from procedures.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
 from operators.windows.pause import WindowBook
-from operators.windows.spec import WindowsFile
+from procedures.windows.spec import WindowsFile
 
 log = logging.getLogger(__name__)
 

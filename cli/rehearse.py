@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.validation import check_brokers_to_remove, parse_throttle
     from cli.rehearsal_run import RehearsalInput, rehearse
-    from operators.windows.spec import load_windows_file
+    from procedures.windows.spec import load_windows_file
 
     rate = None if args.throttle is None else parse_throttle(args.throttle, "--throttle")
     inp = RehearsalInput(

@@ -33,10 +33,10 @@ from cli.common import add_zk_arguments, open_cluster, print_planned, seconds
 from kafka_zk.errors import KafkaZkError
 from cli.restart_progress import RollPrinter
 from kafka_zk.snapshot import read_snapshot
-from operators.batches.book import BatchBook, BatchState
-from operators.restart.plan import RestartPlan, plan_roll
-from operators.restart.report import report_md
-from operators.restart.roll import Roll, RestartBatch, RestartBook, RollSettings, RollStopped, load_progress, roll_all
+from procedures.batches.book import BatchBook, BatchState
+from procedures.restart.plan import RestartPlan, plan_roll
+from procedures.restart.report import report_md
+from procedures.restart.roll import Roll, RestartBatch, RestartBook, RollSettings, RollStopped, load_progress, roll_all
 
 log = logging.getLogger("kafka-runbook.restart")
 

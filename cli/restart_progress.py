@@ -1,7 +1,7 @@
 """``kafka-runbook restart``'s console: a line per broker step as it happens, and a progress bar on a terminal.
 
-:class:`RollPrinter` is the roll's observer (:attr:`operators.restart.roll.Roll.observe`): each
-:class:`~operators.restart.roll.RollEvent` becomes one line (UTC time, batch n/N, the brokers, the
+:class:`RollPrinter` is the roll's observer (:attr:`procedures.restart.roll.Roll.observe`): each
+:class:`~procedures.restart.roll.RollEvent` becomes one line (UTC time, batch n/N, the brokers, the
 step, seconds since the restart command started). Where stdout is a terminal (``isatty()``) a bar
 under the lines shows the steps done of the whole roll and what it waits for since when, redrawn
 every second; piped or redirected, lines only (no carriage return, no escape sequence).
@@ -18,7 +18,7 @@ import time
 from datetime import datetime, timezone
 from typing import Callable, Sequence, TextIO
 
-from operators.restart.roll import STEP_TEXT, RollEvent
+from procedures.restart.roll import STEP_TEXT, RollEvent
 
 STEPS = tuple(STEP_TEXT)
 #: what the roll waits for after each step (the bar's words)

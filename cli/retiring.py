@@ -18,6 +18,7 @@ import argparse
 from kafka_zk.errors import InvalidInput
 from kafka_zk.retiring import ENV, RetiringFile, cluster_id, default_path
 from kafka_zk.validation import check_brokers_to_remove
+from procedures.run_folder import default_run_root
 
 
 def add_parser(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -44,7 +45,7 @@ def retiring_of(args: argparse.Namespace) -> tuple[RetiringFile, str]:
     if cid is None:
         raise InvalidInput(f"{args.zookeeper} has no /cluster/id: no Kafka broker ever registered there (check the "
                            "chroot)")
-    return RetiringFile.load(args.retiring_file or default_path()), cid
+    return RetiringFile.load(args.retiring_file or default_path(default_run_root())), cid
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,8 +2,8 @@
 
 Steps (task ids): diff → approve → window → apply → verify → final_report → notify (the window and
 notify gates from :func:`operators.batches.runbook.gated`). Operators:
-``operators/runbooks/topic_changes.py``; the spec: ``operators/plan/topic_spec.py``; the diff:
-``operators/plan/topic_diff.py``. The SRE guide (the DAG's ``doc_md``) is ``docs/runbooks/topic_changes.md``.
+``operators/runbooks/topic_changes.py``; the spec: ``procedures/plan/topic_spec.py``; the diff:
+``procedures/plan/topic_diff.py``. The SRE guide (the DAG's ``doc_md``) is ``docs/runbooks/topic_changes.md``.
 
 Failure: a malformed spec, a refused change (fewer partitions, an unsafe deletion, …) or a stale
 diff stops the run before any write; ``verify`` fails when the brokers' view does not show the

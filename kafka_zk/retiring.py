@@ -41,17 +41,17 @@ from kafka_zk import codecs, paths
 from kafka_zk.audit import utc_now_iso
 from kafka_zk.errors import InvalidInput, InvalidPayload
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.run_folder import default_run_root, write_json_atomic
+from kafka_zk.files import write_json_atomic
 
 ENV = "KAFKA_RUNBOOKS_RETIRING_FILE"
 DEFAULT_NAME = "retiring_brokers.json"
 APPROVED, DRAINED = "approved", "drained"
 
 
-def default_path(run_root: str | Path | None = None) -> Path:
-    """``$KAFKA_RUNBOOKS_RETIRING_FILE``, else ``<run_root>/retiring_brokers.json`` (``run_root``
-    default: the runbooks' default run root, :func:`kafka_zk.run_folder.default_run_root`)."""
-    return Path(os.environ.get(ENV) or Path(run_root or default_run_root()) / DEFAULT_NAME)
+def default_path(run_root: str | Path) -> Path:
+    """``$KAFKA_RUNBOOKS_RETIRING_FILE``, else ``<run_root>/retiring_brokers.json`` (the command line
+    passes the runbooks' default run root, :func:`procedures.run_folder.default_run_root`)."""
+    return Path(os.environ.get(ENV) or Path(run_root) / DEFAULT_NAME)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from kazoo.client import KazooClient
 
 from kafka_zk.authority import WriteAuthority
 from kafka_zk.errors import WriteNotApproved
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.validation import check_brokers_to_remove
 from kafka_zk.writer import ZkWriter
 from operators.errors import ApprovalMissing

@@ -17,7 +17,7 @@ from airflow.plugins_manager import AirflowPlugin
 
 from operators.reports import run_notes
 from operators.reports.app import app
-from operators.reports.locations import URL_PREFIX
+from procedures.reports.locations import URL_PREFIX
 from operators.windows.timetable import MaintenanceWindowTimetable
 
 

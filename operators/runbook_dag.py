@@ -3,7 +3,7 @@
 ``runbook_dag`` builds the DAG the same way for each runbook (manual or scheduled, no catch-up,
 one run at a time, Params rendered as native objects, doc_md shown in the UI, and every task
 first checking that the run's conf holds only Params — :mod:`operators.approval.conf_check` — and noting a
-retry in the run folder — :mod:`operators.reports.history`); the Param
+retry in the run folder — :mod:`procedures.reports.history`); the Param
 factories give the cluster connection, the run root and the pre-approval switch one definition.
 """
 
@@ -14,10 +14,10 @@ from typing import Any, Iterable
 
 from airflow.sdk import DAG, Param
 
-from kafka_zk.run_folder import default_run_root
+from procedures.run_folder import default_run_root
 from operators.approval.conf_check import check_conf_keys
 from operators.param_check import check_run_params
-from operators.reports.history import record_retry
+from procedures.reports.history import record_retry
 
 DEFAULT_RUN_ROOT = default_run_root()
 

@@ -29,7 +29,7 @@ from kazoo.client import KazooClient
 from kafka_zk.audit import AuditLog
 from kafka_zk.authority import ApprovalOnRecord, WriteAuthority
 from kafka_zk.errors import InvalidInput
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
 from operators.errors import ApprovalMissing, PlanHashMismatch
 from kafka_zk.plan_artifacts import load_plan_artifacts

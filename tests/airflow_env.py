@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from operators.local_run import local_airflow_env
+from cli.local_run import local_airflow_env
 
 _HOME: Path | None = None
 

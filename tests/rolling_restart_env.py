@@ -21,7 +21,7 @@ from kazoo.client import KazooClient
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_sim.control import CommandQueue
-from kafka_zk.restart_gates import offline
+from procedures.restart.gates import offline
 from kafka_zk.snapshot import read_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,7 +120,7 @@ def engine_roll(connect: str, action, progress: Path, batches, log_name: str = "
     from kafka_zk.authority import PersonAtKeyboard
     from kafka_zk.connect import connect as zk_connect
     from kafka_zk.writer import ZkWriter
-    from operators.restart.roll import Roll, RollSettings, load_progress
+    from procedures.restart.roll import Roll, RollSettings, load_progress
 
     client = zk_connect(connect, timeout=30)
     writer = ZkWriter(client, authority=PersonAtKeyboard("the test"))

@@ -1,6 +1,6 @@
 """No layer imports one above it or beside it (the project's guide; issue 26's acceptance: no
 import from operators into kafka_sim, nor into spark_jobs — the plan job and the rehearsal are
-launched as child processes, operators/child_process.py). Read from the source with ``ast``,
+launched as child processes, procedures/child_process.py). Read from the source with ``ast``,
 imports inside functions included, so an arrow hidden in a function body counts too."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: what each layer may not import (its own layer and those below it are allowed)
 FORBIDDEN = {
-    "kafka_zk": {"kafka_sim", "spark_jobs", "operators", "dags", "cli", "airflow", "pyspark"},
+    "kafka_zk": {"kafka_sim", "spark_jobs", "procedures", "operators", "dags", "cli", "airflow", "pyspark"},
     "kafka_sim": {"spark_jobs", "operators", "dags", "cli", "airflow", "pyspark"},
+    "procedures": {"airflow", "kafka_sim", "spark_jobs", "operators", "cli", "dags", "pyspark"},
     "spark_jobs": {"kafka_sim", "operators", "dags", "cli", "airflow"},
     "operators": {"kafka_sim", "spark_jobs", "dags", "cli"},
 }

@@ -11,8 +11,8 @@ and before the expiry (the windows file's ``approval_expires_after`` for the clu
 and the audit log; :func:`require_change_approval` is what the writing step checks. Asking a human
 notifies ``approval_requested`` to the run's ``notify_conn_ids`` (as the plan approval does).
 
-Failure: :class:`~operators.approval.policy.FourEyesViolation`,
-:class:`~operators.approval.policy.ApprovalExpired`, :class:`PlanHashMismatch` (document changed),
+Failure: :class:`~procedures.approval.policy.FourEyesViolation`,
+:class:`~procedures.approval.policy.ApprovalExpired`, :class:`PlanHashMismatch` (document changed),
 :class:`~operators.errors.ApprovalMissing` (the writing step found no approval of this document).
 The rules' refusals surface as :class:`~operators.errors.ApprovalRefused` (not retried); the task
 has retries for Airflow's human-in-the-loop race, and a retry resumes from the approval an earlier
@@ -29,15 +29,15 @@ from airflow.sdk.exceptions import AirflowSkipException
 
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.errors import KafkaZkError
-from kafka_zk.run_folder import RunFolder
-from operators.approval.policy import check_no_bypass_param, check_not_expired, check_responder
+from procedures.run_folder import RunFolder
+from procedures.approval.policy import check_no_bypass_param, check_not_expired, check_responder
 from operators.approval.retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
 from operators.notifications.runbook import notify_event
 from operators.runtime import document_hash, run_folder
 from operators.windows.config import configured_windows
-from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY
+from procedures.windows.spec import DEFAULT_APPROVAL_EXPIRY
 
 
 def require_change_approval(folder: RunFolder, name: str, document: str) -> dict:

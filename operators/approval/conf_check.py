@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 from airflow.sdk.exceptions import AirflowFailException
 
 from kafka_zk.errors import InvalidInput
-from operators.approval.policy import REMOVED_PARAM
+from procedures.approval.policy import REMOVED_PARAM
 
 BYPASS_WORDS = ("approv", "skip", "bypass", "force")
 

@@ -28,7 +28,7 @@ from typing import Any, Iterator
 from airflow.providers.standard.exceptions import HITLTimeoutError
 from airflow.providers.standard.operators.hitl import ApprovalOperator
 
-from operators.approval.policy import ApprovalExpired, BypassRefused, FourEyesViolation
+from procedures.approval.policy import ApprovalExpired, BypassRefused, FourEyesViolation
 from operators.errors import ApprovalRefused
 
 APPROVAL_RETRIES = 2

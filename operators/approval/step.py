@@ -8,7 +8,7 @@ back the plan on disk must still have that hash. The decision — who, when, whi
 policy that decided when no human did — is written to ``approval.json`` and appended to the
 run's audit log. Reject skips every step downstream.
 
-Who may let a plan run (the rules are pure, in :mod:`operators.approval.policy`):
+Who may let a plan run (the rules are pure, in :mod:`procedures.approval.policy`):
 
 * **No trigger-time bypass.** A run triggered with the removed ``pre_approved`` Param is refused.
 * **Pre-approval only by policy.** The human is skipped only when the maintenance-windows file
@@ -24,15 +24,15 @@ Who may let a plan run (the rules are pure, in :mod:`operators.approval.policy`)
 
 ``dry_run`` (nothing will be written) does not wait for a human; the record says so.
 
-Retiring brokers (:mod:`operators.plan.retiring`): a decommission's approval (``retire``: the
+Retiring brokers (:mod:`procedures.plan.retiring`): a decommission's approval (``retire``: the
 brokers it removes) records them in the retiring-brokers file the moment the plan is approved (or
 pre-approved), so every later plan leaves them out even if this run stops before draining them; a
 rejection or an expiry releases what this run recorded. A rollback's approval
 (``release_retired_by``: the run folder it undoes) releases the brokers that run recorded.
 
-Failure: :class:`~operators.approval.policy.BypassRefused`,
-:class:`~operators.approval.policy.FourEyesViolation`,
-:class:`~operators.approval.policy.ApprovalExpired` and :class:`PlanHashMismatch` fail the task;
+Failure: :class:`~procedures.approval.policy.BypassRefused`,
+:class:`~procedures.approval.policy.FourEyesViolation`,
+:class:`~procedures.approval.policy.ApprovalExpired` and :class:`PlanHashMismatch` fail the task;
 nothing downstream (no ZooKeeper write) runs; the rules' refusals surface as
 :class:`~operators.errors.ApprovalRefused`, which is not retried. The task has retries for Airflow's
 human-in-the-loop race, and a retry resumes from the approval an earlier try recorded
@@ -47,18 +47,18 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
-from kafka_zk.run_folder import RunFolder
-from operators.approval.policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
+from procedures.run_folder import RunFolder
+from procedures.approval.policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
                                        check_responder, policy_decision)
 from operators.approval.retry import RetriedApprovalOperator, request_still_open
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
-from operators.rehearsal.report import passed_hashes
+from procedures.rehearsal.report import passed_hashes
 from operators.reports.links import PlanReportLink, ProgressLink, report_link
 from operators.runtime import APPROVED, DRY_RUN, PRE_APPROVED, REJECTED, ApprovalRecord, plan_hash, run_folder
 from operators.windows.config import configured_windows
-from operators.windows.spec import DEFAULT_APPROVAL_EXPIRY, WindowsFile
+from procedures.windows.spec import DEFAULT_APPROVAL_EXPIRY, WindowsFile
 
 REQUEST_FILE = "approval_request.json"
 
@@ -74,7 +74,7 @@ def record_decision(folder: RunFolder, record: ApprovalRecord, run_id: str, task
 
 def rehearsed_hashes(run_root: str | Path, dag_id: str) -> frozenset[str]:
     """Plan hashes of ``dag_id`` under ``run_root`` whose rehearsal on an emulated copy passed
-    (:func:`operators.rehearsal.report.passed_hashes`): what ``require_rehearsal`` asks for."""
+    (:func:`procedures.rehearsal.report.passed_hashes`): what ``require_rehearsal`` asks for."""
 
     return passed_hashes(run_root, dag_id)
 
@@ -114,7 +114,7 @@ class PlanApprovalOperator(RetriedApprovalOperator):
         from kafka_zk.errors import InvalidInput
         from kafka_zk.validation import check_brokers_to_remove
         from operators.hooks.zookeeper import ZooKeeperHook
-        from operators.plan.retiring import release_run, remember_approved, retiring_file
+        from procedures.plan.retiring import release_run, remember_approved, retiring_file
 
         given = bool(self.retire) and str(self.retire).strip() not in ("None", "[]")
         brokers = check_brokers_to_remove(self.retire) if given else []

@@ -12,7 +12,7 @@
   (in the task for up to ``inline_wait_s``, then deferred to :class:`TopicsDeletedTrigger`; see
   :mod:`operators.deferral` for why), pauses, then does the next batch — the shared batch machine
   of :class:`operators.batches.step.BatchStepOperator` (maintenance window before each batch,
-  approval at the write). Progress is the :class:`~operators.batches.book.BatchBook` in
+  approval at the write). Progress is the :class:`~procedures.batches.book.BatchBook` in
   ``deletion_progress.json``; a retried task recomputes from ZooKeeper: topics already gone are not
   marked again, markers already present are waited on, batches done stay done.
 * **DeletionReportOperator** renders the preview (before approval) or final report.
@@ -36,20 +36,20 @@ from kafka_zk.audit import AuditLog
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.planning.artifacts import write_plan_artifacts
 from kafka_zk.planning.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator, as_bool
-from operators.batches.book import Batch, BatchBook
+from procedures.batches.book import Batch, BatchBook
 from operators.batches.step import BatchStepOperator, NextStep
 from operators.deferral import Seen, not_before
-from operators.reports.failures import upstream_failures
+from procedures.reports.failures import upstream_failures
 from operators.reports.final import PreviewFinalReportOperator
 from operators.reports.run_notes import approval_outcome
 from operators.triggers.deletion import TopicsDeletedTrigger
-from operators.reassignment.waves import human_bytes
+from procedures.waves.book import human_bytes
 from kafka_zk.plan_artifacts import load_plan_artifacts
 
 PROGRESS_FILE = "deletion_progress.json"

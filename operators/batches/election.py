@@ -11,7 +11,7 @@
   and the leaders are read back, pauses, then the next batch — the shared batch machine of
   :class:`operators.batches.step.BatchStepOperator` (maintenance window before each batch: one
   predicted to overrun the open window is not started; approval at the write). Progress is the
-  :class:`~operators.batches.book.BatchBook` in ``election_progress.json``; a retry re-reads ZooKeeper: a node holding exactly our batch is
+  :class:`~procedures.batches.book.BatchBook` in ``election_progress.json``; a retry re-reads ZooKeeper: a node holding exactly our batch is
   waited on, not rewritten; partitions already led by their preferred replica are not sent again.
 * **ElectionReportOperator** renders the preview or the final report (balance before/after).
 
@@ -37,15 +37,15 @@ from kafka_zk.health import leader_balance
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.planning.artifacts import write_plan_artifacts
 from kafka_zk.planning.election import ElectionPlan, election_plan, election_scope, plan_election
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
-from operators.batches.book import Batch, BatchBook
+from procedures.batches.book import Batch, BatchBook
 from operators.batches.step import BatchStepOperator, NextStep
 from operators.deferral import Seen, not_before
-from operators.reports.failures import upstream_failures
+from procedures.reports.failures import upstream_failures
 from operators.reports.final import PreviewFinalReportOperator
 from operators.reports.run_notes import approval_outcome
 from operators.triggers.election import ElectionDoneTrigger, election_outcome

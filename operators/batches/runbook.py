@@ -13,7 +13,7 @@ runbook that is not a reassignment: ``delete_topics`` and ``preferred_leader_ele
   (a :class:`~operators.reports.final.PreviewFinalReportOperator`; the preview renders the approval body);
 * ``execute`` — given the step arguments plus ``outside_window``, returns the writing step: a
   :class:`~operators.batches.step.BatchStepOperator` (one batch written, waited on, paused, next;
-  keeps a :class:`~operators.batches.book.BatchBook`);
+  keeps a :class:`~procedures.batches.book.BatchBook`);
 * ``approval_subject`` (Jinja), ``checks`` (steps after the batches, before the final report, e.g.
   ``verify_deleted``), ``snapshot_args`` (extra arguments of the snapshot step), ``tags``.
 
@@ -57,7 +57,7 @@ from operators.batches.window import hold_for_window, note_resumed
 from operators.deferral import DEFERRING_RETRIES
 from operators.errors import RunFailed
 from operators.notifications.runbook import notify_event
-from operators.reports.failures import upstream_failures
+from procedures.reports.failures import upstream_failures
 from operators.reports.links import report_link
 from operators.reports.run_notes import approval_outcome
 from operators.runbook_dag import ZK_STEP_ARGS, runbook_dag

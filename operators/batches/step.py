@@ -4,8 +4,8 @@ A runbook's batch step (:class:`operators.batches.deletion.DeleteTopicBatchesOpe
 :class:`operators.batches.election.ElectBatchesOperator`; ``rolling_restart`` builds its own) subclasses it
 and says only what differs:
 
-* ``progress_file`` and ``batch_kind`` (a :class:`~operators.batches.book.Batch` subclass): where and
-  how its :class:`~operators.batches.book.BatchBook` is kept;
+* ``progress_file`` and ``batch_kind`` (a :class:`~procedures.batches.book.Batch` subclass): where and
+  how its :class:`~procedures.batches.book.BatchBook` is kept;
 * :meth:`approved_batches` — the items of every batch, from the hash-checked plan (raise to refuse);
 * :meth:`next_step` — for the next open batch, read the cluster and say :class:`NextStep` ``done``
   (nothing to do), ``wait`` (written by an earlier attempt: wait for it) or ``write`` (with the
@@ -38,10 +38,10 @@ from typing import Any, Callable, ClassVar, Literal, Mapping, Sequence
 
 from kazoo.client import KazooClient
 
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
-from operators.batches.book import Batch, BatchBook, BatchState
+from procedures.batches.book import Batch, BatchBook, BatchState
 from operators.batches.window import hold_for_window, note_resumed
 from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, Seen, pause, wait_inline
 from operators.runtime import require_approval

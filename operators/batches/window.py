@@ -3,7 +3,7 @@
 :func:`hold_for_window` is called by a step right before it writes a batch (the batch executor,
 :mod:`operators.batches.step`) or a single change (the ``window`` step the batch-runbook factory puts
 before a single-change runbook's first write, :class:`operators.batches.runbook.WindowGateOperator`).
-It asks the windows file (:mod:`operators.windows.guard`, the same decision the wave executor makes):
+It asks the windows file (:mod:`procedures.windows.guard`, the same decision the wave executor makes):
 
 * no file, no window for this cluster and runbook, or ``outside_window=true`` (recorded once in
   ``windows.json``): go on;
@@ -14,7 +14,7 @@ It asks the windows file (:mod:`operators.windows.guard`, the same decision the 
 * no window open and nothing written yet by a *scheduled* run: refuse (its window closed);
 * the batch fits the open window's length but not what is left, and it already waited for an
   opening: it starts within the resume allowance, else refuse (the guard's rule:
-  :func:`operators.windows.guard.decide_wave`);
+  :func:`procedures.windows.guard.decide_wave`);
 * otherwise: the batch is not started; the run notifies ``window_paused`` and waits, deferred
   (no worker held), until the next opening, then the step's ``resume_in_window`` decides again.
 
@@ -33,13 +33,13 @@ from typing import Any
 
 from airflow.providers.standard.triggers.temporal import DateTimeTrigger
 
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.base import RunbookOperator, as_bool
 from operators.errors import OutsideWindow
 from operators.notifications.runbook import notify_event
 from operators.windows.pause import WindowBook
 from operators.windows.config import configured_windows
-from operators.windows.guard import decide_wave, window_gate
+from procedures.windows.guard import decide_wave, window_gate
 
 RESUME_METHOD = "resume_in_window"
 

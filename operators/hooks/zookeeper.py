@@ -11,7 +11,7 @@ The connection (type ``kafka_zookeeper``) names the ensemble and the cluster's c
   ``broker_capacity_bytes``: usable disk bytes per broker (``{"1": 1e12, "default": 2e12}``,
   :mod:`kafka_zk.capacity`), which plans keep every broker under; ``log_dirs_source``
   (``command:kafka-log-dirs.sh ... --describe``, ``file:<path>`` or ``emulator``): where wave
-  progress reads follower log sizes (:mod:`operators.plan.log_dirs_source`);
+  progress reads follower log sizes (:mod:`procedures.plan.log_dirs_source`);
 * secured clusters (docs/connections.md): ``sasl_mechanism`` (``DIGEST-MD5`` with login/password,
   or ``GSSAPI`` with ``extra.sasl_principal`` and a Kerberos ticket cache), or ``jaas``: the text
   of a JAAS file whose ``jaas_section`` (default ``Client``) names the login module and its
@@ -45,10 +45,10 @@ from kafka_zk.capacity import DiskCapacity, parse_capacity
 from kafka_zk.connect import close as close_client, connect, parse_connect_string
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.zk_auth import DIGEST_MD5, GSSAPI, NO_AUTH, ZkCredentials, parse_jaas_section
-from operators.plan.log_dirs_source import parse_log_dirs_source
+from procedures.plan.log_dirs_source import parse_log_dirs_source
 
 if TYPE_CHECKING:
-    from operators.plan.log_dirs_source import LogDirsSource
+    from procedures.plan.log_dirs_source import LogDirsSource
 
 DEFAULT_PORT = 2181
 
@@ -93,7 +93,7 @@ class ZooKeeperHook(BaseHook):
 
     def log_dirs_source(self) -> "LogDirsSource | None":
         """``extra.log_dirs_source``: where follower log sizes are read for wave progress
-        (:mod:`operators.plan.log_dirs_source`), or None when not set."""
+        (:mod:`procedures.plan.log_dirs_source`), or None when not set."""
 
         extra = self.get_connection(self.zk_conn_id).extra_dejson or {}
         return parse_log_dirs_source(extra, f"connection {self.zk_conn_id!r}")

@@ -23,10 +23,10 @@ import logging
 from typing import Any, Iterable, Mapping
 
 from kafka_zk.audit import utc_now_iso
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.notifications.channels import send
 from operators.notifications.message import Notification
-from operators.reports.titles import heading
+from procedures.reports.titles import heading
 
 LOG_FILE = "notifications.jsonl"
 

@@ -19,9 +19,9 @@ from typing import Any, Sequence
 
 from kafka_zk.errors import BrokerNotAvailable, InvalidInput
 from kafka_zk.retiring import refuse_named
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.validation import check_brokers_to_remove, parse_size
-from operators.plan.retiring import run_retiring
+from procedures.plan.retiring import run_retiring
 from operators.plan.step import SparkPlanOperator, read_plan_summary, snapshot_racks
 
 

@@ -9,7 +9,7 @@ current assignment). Exactly one of the two. The kernel (``spark_jobs/kernels/ro
 restores only what the run changed and nobody changed since; the rest is listed in the report.
 The brokers the undone run recorded as retiring (a decommission's) are not excluded from this
 plan, and are released from the retiring-brokers file when the rollback is approved
-(:func:`operators.plan.retiring.forget_restored`).
+(:func:`procedures.plan.retiring.forget_restored`).
 
 Failure: :class:`InvalidInput` naming the Param and the fix, before Spark and before any write.
 """
@@ -22,8 +22,8 @@ from typing import Any, Sequence
 
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput, InvalidPayload
-from kafka_zk.run_folder import RunFolder
-from operators.plan.retiring import forget_restored
+from procedures.run_folder import RunFolder
+from procedures.plan.retiring import forget_restored
 from operators.plan.step import SparkPlanOperator, read_plan_summary
 
 USER_JSON = "rollback_input.json"

@@ -36,7 +36,7 @@ from kafka_zk.sizes_file import convert_sizes
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 from operators.hooks.zookeeper import ZooKeeperHook
-from operators.plan.retiring import note_retiring
+from procedures.plan.retiring import note_retiring
 from operators.runtime import run_folder
 
 

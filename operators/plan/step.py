@@ -55,13 +55,13 @@ import json
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from kafka_zk.errors import BrokerNotAvailable, InvalidInput
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.validation import check_brokers_to_remove, check_removal_against_cluster, parse_throttle
 from operators.base import as_bool
-from operators.child_process import ChildJob
+from procedures.child_process import ChildJob
 from operators.reports.links import PlanReportLink, RunReportsLink
-from operators.plan.removal import replace_pairs, snapshot_hosting
-from operators.plan.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
+from procedures.plan.removal import replace_pairs, snapshot_hosting
+from procedures.plan.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
 from operators.runtime import run_folder
 from kafka_zk.plan_artifacts import load_plan_artifacts
 
@@ -70,7 +70,7 @@ PLAN_JOB = Path(__file__).resolve().parents[2] / "spark_jobs" / "plan_job.py"
 
 def local_plan_job(args: list[str], target: SparkTarget, log: Any) -> ChildJob:
     """The plan job with ``args`` as a child Python process of the task, on a local master or a
-    Spark Connect server (:class:`operators.child_process.ChildJob`: its output in the task log)."""
+    Spark Connect server (:class:`procedures.child_process.ChildJob`: its output in the task log)."""
     argv = [str(PLAN_JOB), *args]
     argv += ["--remote", target.remote] if target.remote else ["--master", target.master or "local[*]"]
     return ChildJob(argv, log, "plan job")
@@ -253,7 +253,7 @@ class SparkPlanOperator(SparkSubmitOperator):
     def _run_job(self, context: Any, folder: RunFolder, throttle: int | None) -> None:
         if not folder.snapshot.is_file():
             raise InvalidInput(f"{folder.snapshot} is missing: the snapshot task must run first")
-        snapshot = plan_input(folder, self.removing())     # without the retiring brokers (operators/plan/retiring.py)
+        snapshot = plan_input(folder, self.removing())     # without the retiring brokers (procedures/plan/retiring.py)
         if snapshot != folder.snapshot:
             self.log.info("excluded as destinations: %s", "; ".join(excluded_lines(folder, self.removing())))
         args = ["--snapshot", str(snapshot), "--op", self.operation, *self.job_args(),

@@ -35,10 +35,10 @@ from kafka_zk.errors import BrokerNotAvailable, InvalidInput, InvalidPayload
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.retiring import refuse_named
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot_file import load_snapshot
 from kafka_zk.validation import check_brokers_to_remove, check_topics_exist, parse_topic_names
-from operators.plan.retiring import check_plan_avoids_retiring, run_retiring
+from procedures.plan.retiring import check_plan_avoids_retiring, run_retiring
 from operators.plan.step import SparkPlanOperator, read_plan_summary
 
 #: Kafka's default min.insync.replicas when neither the topic nor the cluster default sets it

@@ -42,7 +42,7 @@ from airflow.providers.standard.triggers.temporal import DateTimeTrigger
 from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
 from kafka_zk.errors import ForeignReassignment, KafkaZkError, StalePlan
 from kafka_zk.plan_artifacts import load_plan_artifacts
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator, as_bool
 from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, not_before, wait_inline
@@ -50,17 +50,17 @@ from operators.errors import OutsideWindow, PlanHashMismatch, WaveStalled, WaveT
 from operators.notifications.runbook import conn_ids_of, notify_event
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.runtime import require_approval
-from operators.reports.live_progress import record_poll
+from procedures.reports.live_progress import record_poll
 from operators.reports.links import PlanReportLink, ProgressLink, RunReportsLink
-from operators.reassignment.stall_causes import blocking_causes
-from operators.reports.state_change import remember_broker_logs, write_stall_excerpt
+from procedures.waves.stall_causes import blocking_causes
+from procedures.reports.state_change import remember_broker_logs, write_stall_excerpt
 from operators.reassignment.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
 from operators.windows.pause import WindowBook, pause_throttles, resume_throttles
 from operators.windows.config import configured_windows
-from operators.windows.guard import (WindowGate, decide_wave, measured_factor, run_costs, run_wave_seconds,
+from procedures.windows.guard import (WindowGate, decide_wave, measured_factor, run_costs, run_wave_seconds,
                                      too_long_for_every_window, window_gate)
-from operators.reassignment.waves import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
+from procedures.waves.book import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
                              partition_done, wave_state)
 
 WAIT_ERRORS = {"timeout": WaveTimeout, "stalled": WaveStalled, "error": WaveWaitFailed}
@@ -112,7 +112,7 @@ class ExecuteWavesOperator(RunbookOperator):
         self.poll_interval_s = poll_interval_s
         self.stall_warning_s = stall_warning_s
         self.stall_timeout_s = stall_timeout_s
-        self.broker_logs = broker_logs   # where the brokers' state-change logs are (operators/reports/state_change.py)
+        self.broker_logs = broker_logs   # where the brokers' state-change logs are (procedures/reports/state_change.py)
         self.outside_window = outside_window     # the recorded manual-emergency override of the windows
         self.between_windows = between_windows   # "keep" or "remove" the throttles while waiting for a window
 
@@ -230,7 +230,7 @@ class ExecuteWavesOperator(RunbookOperator):
         return {"waves": len(book.waves), "partitions": book.total_partitions}
 
     def _advance_wave(self, folder: RunFolder, book: WaveBook, wave_id: int, to: WaveStatus) -> WaveBook:
-        """Move one wave to ``to`` (checked against :data:`operators.reassignment.waves.ALLOWED`, stamped with
+        """Move one wave to ``to`` (checked against :data:`procedures.waves.book.ALLOWED`, stamped with
         :attr:`clock`) and save ``waves.json``: the executor's only way to change a wave's status."""
         book = book.advance(wave_id, to, self.clock())
         book.save(folder.wave_progress)

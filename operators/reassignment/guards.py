@@ -14,7 +14,7 @@ Checks, all against the *live* cluster, every problem collected before refusing:
    (order may differ: demotion re-orders), or already has its target (a resumed run).
 
 5. a runbook's own guards: a subclass overrides :meth:`GuardsOperator.extra_problems`;
-6. the maintenance windows (:mod:`operators.windows.guard`), when the windows file binds the run's
+6. the maintenance windows (:mod:`procedures.windows.guard`), when the windows file binds the run's
    cluster and runbook and ``outside_window`` is not set: no wave may be longer than the longest
    window; outside a window a *scheduled* run is refused (it belongs to a window that closed) and
    a manual one waits, deferred, for the next opening before any write; ``outside_window=true``
@@ -42,9 +42,9 @@ from kafka_zk.planning.wave_time import WaveCosts
 from operators.base import DecommissionStep, as_bool
 from operators.errors import OutsideWindow
 from operators.reassignment.throttles import resolve_rate
-from operators.windows.calendar import next_opening, open_window
+from procedures.windows.calendar import next_opening, open_window
 from operators.windows.config import configured_windows
-from operators.windows.guard import run_wave_seconds, too_long_for_every_window, window_gate
+from procedures.windows.guard import run_wave_seconds, too_long_for_every_window, window_gate
 from operators.runtime import plan_hash, require_approval
 from kafka_zk.plan_artifacts import load_plan_artifacts
 

@@ -37,7 +37,7 @@ from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_thr
 from kafka_zk.authority import OwnThrottlesOnly, WriteAuthority
 from kafka_zk.health.owners import REMOVED_MARKER
 from kafka_zk.plan_artifacts import load_plan_artifacts
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.throttle_lists import TopicThrottle
 from kafka_zk.validation import parse_throttle
 from kafka_zk.writer import ZkWriter

@@ -23,10 +23,10 @@ from typing import Any, Sequence
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.snapshot import read_snapshot
-from operators.plan.retiring import remember_drained, retiring_file
+from procedures.plan.retiring import remember_drained, retiring_file
 from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import DrainIncomplete, VerificationFailed
-from operators.reassignment.waves import partition_done
+from procedures.waves.book import partition_done
 from kafka_zk.plan_artifacts import load_plan_artifacts
 
 SHOWN = 10

@@ -38,14 +38,14 @@ from typing import Any, Callable, Iterator
 
 from kafka_zk.errors import KafkaZkError, WriteNotApproved
 from kafka_zk.planning.wave_time import WaveCosts
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.base import as_bool
 from operators.reassignment.execute import ExecuteWavesOperator, build_wave_book
 from operators.reassignment.leadership import DemoteOperator, ElectPreferredLeadersOperator
-from operators.reassignment.waves import DONE, WaveBook
+from procedures.waves.book import DONE, WaveBook
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.windows.guard import window_gate
-from operators.windows.spec import WindowsFile
+from procedures.windows.guard import window_gate
+from procedures.windows.spec import WindowsFile
 
 ACTOR = "kafka-runbook rehearse (emulated copy)"
 COPY_CHROOT_PREFIX = "/kafka-rehearsal-"

@@ -6,9 +6,9 @@ an emulated copy seeded from the run's own ``snapshot.jsonl``, ``sizes.jsonl`` a
 ``outside_window`` Params and the configured maintenance-windows file for this cluster and
 runbook. The rehearsal itself composes the executor with the emulator, which ``operators`` may not
 import: this step launches ``python -m cli.main rehearse`` (:mod:`cli.rehearsal_run`) as a child
-process (:class:`operators.child_process.ChildJob`: its output in the task log, killed after
+process (:class:`procedures.child_process.ChildJob`: its output in the task log, killed after
 ``timeout_s``, :data:`REHEARSAL_TIMEOUT_S` by default) and reads back its ``rehearsal.json``
-(:func:`operators.rehearsal.report.read_report`). Nothing is written to the cluster the run names: the
+(:func:`procedures.rehearsal.report.read_report`). Nothing is written to the cluster the run names: the
 copy lives on a private ZooKeeper this step starts on 127.0.0.1 (Java and Debian's
 ``zookeeper`` package on the worker), or on a fresh chroot of the ZooKeeper named by
 ``$KAFKA_RUNBOOKS_REHEARSAL_ZOOKEEPER`` (host:port of a server kept for rehearsals).
@@ -23,7 +23,7 @@ is (``rehearsal_report.md`` in the run folder; ``rehearsal/`` holds the rehearsa
 Failure: bad inputs (a plan edited since its hash, an unreadable snapshot) fail the step before
 anything starts, as they would fail the approval (:class:`InvalidInput` with the rehearsal's
 ``Error:`` line when the child refused them); a rehearsal still running after ``timeout_s`` is
-killed (:class:`operators.child_process.ChildTimedOut`); a rehearsal that finds problems does *not*
+killed (:class:`procedures.child_process.ChildTimedOut`); a rehearsal that finds problems does *not*
 fail the step — its problems are what the approver reads, and ``require_rehearsal`` in a
 windows policy then keeps the run from being pre-approved.
 """
@@ -36,17 +36,17 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kafka_zk.errors import InvalidInput
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot_file import load_snapshot
 from kafka_zk.validation import check_brokers_to_remove
 from operators.approval.step import plan_size
 from operators.base import RunbookOperator, as_bool
-from operators.child_process import ChildJob
+from procedures.child_process import ChildJob
 from operators.reassignment.throttles import resolve_rate
-from operators.rehearsal.report import FILE as REPORT_FILE, RehearsalReport, read_report
+from procedures.rehearsal.report import FILE as REPORT_FILE, RehearsalReport, read_report
 from operators.reports.links import report_link
 from operators.windows.config import configured_windows_path
-from operators.windows.spec import load_windows_file
+from procedures.windows.spec import load_windows_file
 
 #: BENCHMARKS.md, "Rehearsals": a rehearsal's wall time follows the moves, not the partitions.
 #: Above 5,000 partitions only the plan's partitions are created in the copy (the rest are each

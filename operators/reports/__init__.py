@@ -1,2 +1,3 @@
-"""Reports: the final report (final.py), its links and the reports web app (links.py, app.py), the
-live progress page, run history and notes, state-change summaries and the YAML helpers they share."""
+"""Reports: the final report (final.py), its links and the reports web app (links.py, app.py) and
+run notes (run_notes.py); the report models (live progress, history, state-change summaries, ...)
+are in :mod:`procedures.reports`."""

@@ -27,25 +27,25 @@ from kafka_zk import paths
 from kafka_zk.audit import AuditLog
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.planning.wave_time import Estimate, WaveCosts, estimate
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
 from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import RunFailed, RunRejected
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.notifications.runbook import notify_event
-from operators.plan.retiring import excluded_lines
+from procedures.plan.retiring import excluded_lines
 from operators.reassignment.throttles import JANITOR_FILE
-from operators.reassignment.waves import WaveBook, human_bytes
-from operators.reports.failures import upstream_failures
-from operators.reports.history import history_lines
+from procedures.waves.book import WaveBook, human_bytes
+from procedures.reports.failures import upstream_failures
+from procedures.reports.history import history_lines
 from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, report_link
-from operators.reports.locations import TEMPLATES
+from procedures.reports.locations import TEMPLATES
 from kafka_zk.planning.dead_brokers import statement_lines
 from operators.reports.run_notes import approval_outcome, approval_words, outcome_note, push_run_note
-from operators.reports.state_change import read_excerpts
-from operators.reports.titles import heading
-from operators.windows.guard import predicted_wave_seconds
+from procedures.reports.state_change import read_excerpts
+from procedures.reports.titles import heading
+from procedures.windows.guard import predicted_wave_seconds
 from operators.runtime import plan_hash
 
 BAR_PX = 300

@@ -1,5 +1,5 @@
 """Links to a run's reports and live progress as Airflow's API server serves them (:mod:`operators.reports.app`;
-the address itself: :func:`operators.reports.locations.report_url`).
+the address itself: :func:`procedures.reports.locations.report_url`).
 
 :func:`report_link` is the absolute address for messages (``[api] base_url``, the UI's address as
 people reach it, followed by the reports app's path); without a configured ``base_url`` there is no
@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperatorLink
 
-from operators.reports.locations import report_url
+from procedures.reports.locations import report_url
 
 
 def _base() -> str:

@@ -1,11 +1,11 @@
 """The steps of the rolling_restart runbook: plan, approve, roll, final report.
 
 * **RestartPlanOperator** (``plan``) — the brokers, their order and batches on the live cluster
-  (:func:`operators.restart.plan.plan_roll`), written to ``restart_plan.json`` (what is approved) and
+  (:func:`procedures.restart.plan.plan_roll`), written to ``restart_plan.json`` (what is approved) and
   ``restart_plan.md`` with what the stop gate says of each batch now.
 * **RestartApprovalOperator** (``approve``) — the whole roll approved once, by another person, in
   time, exactly that plan (:mod:`operators.change_approval`): the list, the order, the action.
-* **RollOperator** (``roll``) — every batch through :func:`operators.restart.roll.roll_batch`, its
+* **RollOperator** (``roll``) — every batch through :func:`procedures.restart.roll.roll_batch`, its
   progress in ``restart_progress.json`` (a cleared task resumes at the next broker not restarted).
   The action is the plan's command template, run per broker by Airflow's
   :class:`~airflow.providers.standard.hooks.subprocess.SubprocessHook` (``bash -c``; an ``ssh`` or
@@ -15,13 +15,13 @@
   deferred, for the next opening and notifies ``window_paused``. Writes (demotion, elections) go
   through the write gate under the approval of the plan.
 * **RestartReportOperator** (``final_report``, all done) — ``final_report.md`` with each broker's
-  timeline (:mod:`operators.restart.report`); its outcome (with the cause when the roll stopped)
+  timeline (:mod:`procedures.restart.report`); its outcome (with the cause when the roll stopped)
   is what the shared ``notify`` step (:class:`operators.batches.runbook.OutcomeNotifyOperator`)
   sends as ``finished`` or ``failed``, failing the run when a step failed.
 
 Failure: bad inputs fail ``plan`` (:class:`~kafka_zk.errors.InvalidInput`) before any write; a
 gate not passed in time, a failed action, a ZooKeeper outage past ``zk_outage_s`` or anything else
-a gate meets fails ``roll`` with a :class:`~operators.restart.roll.RollStopped` naming the broker,
+a gate meets fails ``roll`` with a :class:`~procedures.restart.roll.RollStopped` naming the broker,
 the gate and the cause, plus how to resume here (clear ``roll``: :data:`RESUME`); the report still
 runs, and ``notify`` sends ``failed`` with that cause and fails the run; a window that can never fit
 raises :class:`~operators.errors.OutsideWindow`.
@@ -37,18 +37,18 @@ from airflow.providers.standard.hooks.subprocess import SubprocessHook
 
 from kafka_zk.authority import WriteAuthority
 from kafka_zk.outage import ZK_OUTAGE_S
-from kafka_zk.restart_gates import stop_problems
-from kafka_zk.run_folder import RunFolder
+from procedures.restart.gates import stop_problems
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
-from operators.batches.book import BatchState
+from procedures.batches.book import BatchState
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.batches.window import hold_for_window, note_resumed
 from operators.errors import RunFailed, RunRejected
-from operators.reports.failures import upstream_failures
-from operators.restart.plan import RestartPlan, plan_roll
-from operators.restart.report import outcome, report_md
-from operators.restart.roll import Roll, RestartBook, RollSettings, RollStopped, load_progress, roll_all
+from procedures.reports.failures import upstream_failures
+from procedures.restart.plan import RestartPlan, plan_roll
+from procedures.restart.report import outcome, report_md
+from procedures.restart.roll import Roll, RestartBook, RollSettings, RollStopped, load_progress, roll_all
 from operators.runtime import change_approval
 
 PLAN = "restart_plan.json"

@@ -9,7 +9,7 @@
   hand-off enabled, and now inside the maintenance window (:func:`in_window`).
 * :func:`hand_off_wanted` is the ``ShortCircuitOperator`` callable that lets the
   ``trigger_election`` step (a standard ``TriggerDagRunOperator``) run or skips it.
-* It also lists the anomalies a proposal can repair (:func:`kafka_zk.health.proposals.find_anomalies`:
+* It also lists the anomalies a proposal can repair (:func:`procedures.proposals.find_anomalies`:
   a broker down, a skew, a full disk with a capacity file, a leaked throttle, a stuck
   reassignment) in ``health.json``; the ``propose`` step (:mod:`operators.runbooks.proposals`)
   turns them into proposed runs.
@@ -38,14 +38,14 @@ from kafka_zk.capacity import read_capacity_file
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.health import (CHECKS, HealthThresholds, LEADER_IMBALANCE, check_health, find_throttle_owners,
                              read_znode_ages, severity_rank)
-from kafka_zk.health.proposals import DiskUse, SkewTargets, find_anomalies
+from procedures.proposals import DiskUse, SkewTargets, find_anomalies
 from kafka_zk.log_dirs import encode_log_dirs
 from kafka_zk.retiring import RetiringFile, cluster_id
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import as_bool
-from operators.plan.log_dirs_source import read_log_dirs
-from operators.plan.retiring import retiring_file
+from procedures.plan.log_dirs_source import read_log_dirs
+from procedures.plan.retiring import retiring_file
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.reports.final import render
 from operators.runtime import run_folder

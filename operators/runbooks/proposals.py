@@ -1,8 +1,8 @@
-"""cluster_health's ``propose`` step: the Airflow side of :mod:`kafka_zk.health.proposals`.
+"""cluster_health's ``propose`` step: the Airflow side of :mod:`procedures.proposals`.
 
 The check step found the anomalies (``health.json``: ``anomalies``); this step reads the
 cluster's proposal ledger (``<run_root>/cluster_health/proposals-<zk_conn_id>.json``), asks
-Airflow how each proposed run stands, lets :func:`kafka_zk.health.proposals.decide` answer, and
+Airflow how each proposed run stands, lets :func:`procedures.proposals.decide` answer, and
 does what it says through Airflow's public REST API (:class:`AirflowApi`): trigger a run of the
 runbook with its conf and a note (the run then plans, rehearses and waits in Required actions),
 or end a run whose anomaly healed while it waited (its active step marked failed, so it ends
@@ -36,9 +36,9 @@ from airflow.sdk import BaseHook, BaseOperator
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from kafka_zk.errors import InvalidInput, KafkaZkError
-from kafka_zk.health.proposals import (APPROVED, ENDED, KINDS, MISSING, WAITING, Anomaly, Ledger, Proposal,
+from procedures.proposals import (APPROVED, ENDED, KINDS, MISSING, WAITING, Anomaly, Ledger, Proposal,
                                        ProposalSettings, decide, mark_triggered)
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.base import as_bool
 from operators.runtime import run_folder
 

@@ -31,7 +31,7 @@
 Every write goes through the audited write gate. Failure: :class:`StillStuck`, :class:`StalePlan`,
 :class:`ControllerNotMoved`, the approval errors; :class:`InvalidInput` when the plan job fails or a
 partition can be neither reverted nor given a registered broker (the placer's refusal);
-:class:`operators.child_process.ChildTimedOut` when the job runs past :data:`PLAN_JOB_TIMEOUT_S`.
+:class:`procedures.child_process.ChildTimedOut` when the job runs past :data:`PLAN_JOB_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ from kafka_zk.snapshot import read_snapshot
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.base import RunbookOperator
 from operators.hooks.zookeeper import ZooKeeperHook
-from operators.plan.log_dirs_source import read_log_dirs
-from operators.plan.retiring import note_retiring
-from operators.reports.failures import upstream_failures, write_final_report
+from procedures.plan.log_dirs_source import read_log_dirs
+from procedures.plan.retiring import note_retiring
+from procedures.reports.failures import upstream_failures, write_final_report
 from operators.runbooks.stuck_targets import plan_replacement_targets
 from operators.runtime import change_approval, run_folder
 

@@ -6,7 +6,7 @@ never imports the planners: :func:`plan_replacement_targets` saves the snapshot 
 as the run's ``snapshot.jsonl``, runs ``spark_jobs/plan_job.py --op replace-dead-targets`` as a child
 process of the task (:func:`operators.plan.step.local_plan_job`; in the driver, no JVM, for all but
 very large clusters) on that snapshot without the cluster's retiring brokers (noted by the diagnose
-step, :mod:`operators.plan.retiring`: a decommission's brokers are never put in place of a dead one), and
+step, :mod:`procedures.plan.retiring`: a decommission's brokers are never put in place of a dead one), and
 reads the hash-checked plan folder (``replacements/``) back through
 :func:`kafka_zk.plan_artifacts.load_plan_artifacts` (:func:`planned_replacements`), as the lookup
 :func:`kafka_zk.admin.stuck_fixes.choose_fixes` takes.
@@ -14,7 +14,7 @@ reads the hash-checked plan folder (``replacements/``) back through
 Failure: :class:`InvalidInput` when the job fails (its refusal, or its exit code), when the folder
 holds another operation's plan, or — raised by the lookup — for a partition no registered broker
 can take (the placer's own text, from the plan's notes);
-:class:`operators.child_process.ChildTimedOut` past :data:`PLAN_JOB_TIMEOUT_S`.
+:class:`procedures.child_process.ChildTimedOut` past :data:`PLAN_JOB_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from kafka_zk.errors import InvalidInput
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from kafka_zk.retiring import exclude_from_snapshot
 from kafka_zk.snapshot_file import write_snapshot
-from operators.child_process import ChildJob
-from operators.plan.retiring import PLAN_INPUT, run_retiring
+from procedures.child_process import ChildJob
+from procedures.plan.retiring import PLAN_INPUT, run_retiring
 from operators.plan.step import SparkTarget, local_plan_job
 
 REPLACEMENTS = "replacements"       # the plan job's replace-dead-targets plan folder, in the run folder

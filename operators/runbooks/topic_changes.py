@@ -1,8 +1,8 @@
 """The steps of the topic_changes runbook: diff a topic spec against the cluster, approve, apply, verify.
 
-* **TopicDiffOperator** parses the spec (:mod:`operators.plan.topic_spec`, refused with line and fix),
+* **TopicDiffOperator** parses the spec (:mod:`procedures.plan.topic_spec`, refused with line and fix),
   reads the live cluster and writes ``topic_diff.json`` / ``topic_diff.md``
-  (:mod:`operators.plan.topic_diff`); refusals stop the run before any write.
+  (:mod:`procedures.plan.topic_diff`); refusals stop the run before any write.
 * **TopicChangesApprovalOperator** — the diff, approved by another person in time
   (:mod:`operators.approval.change`); skipped when the diff writes nothing.
 * **ApplyTopicChangesOperator** recomputes the diff on the live cluster (any difference from the
@@ -15,7 +15,7 @@
   partition has a leader, the configs read back as the spec says, deleted topics are gone.
 * **TopicChangesReportOperator** writes ``final_report.md``.
 
-Failure: :class:`~operators.plan.topic_spec.TopicSpecError`, :class:`~kafka_zk.errors.InvalidInput`
+Failure: :class:`~procedures.plan.topic_spec.TopicSpecError`, :class:`~kafka_zk.errors.InvalidInput`
 (refusals), :class:`~kafka_zk.errors.StalePlan`, :class:`TopicChangesNotVisible`.
 """
 
@@ -35,10 +35,10 @@ from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.errors import RunFailed, RunRejected
-from operators.reports.failures import upstream_failures, write_final_report
+from procedures.reports.failures import upstream_failures, write_final_report
 from operators.runtime import change_approval
-from operators.plan.topic_diff import topic_diff
-from operators.plan.topic_spec import TopicSpec, parse_topic_spec
+from procedures.plan.topic_diff import topic_diff
+from procedures.plan.topic_spec import TopicSpec, parse_topic_spec
 
 DIFF = "topic_diff.json"
 SPEC = "topic_spec.yaml"

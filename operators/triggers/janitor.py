@@ -28,8 +28,8 @@ from kazoo.exceptions import KazooException
 from kafka_zk import paths
 from kafka_zk.codecs import decode_reassignment
 from kafka_zk.errors import KafkaZkError
-from kafka_zk.run_folder import RunFolder
-from operators.reassignment.waves import WaveBook
+from procedures.run_folder import RunFolder
+from procedures.waves.book import WaveBook
 from operators.triggers.base import ZooKeeperPollTrigger
 
 

@@ -6,7 +6,7 @@ clock (``self.clock``, :mod:`operators.triggers.clock`). Each poll reads the wav
 and ``/admin/reassign_partitions`` through :func:`kafka_zk.snapshot.read_snapshot` in a worker
 thread (``asyncio.to_thread``: kazoo calls never block the event loop), plus the follower log
 sizes of the connection's ``log_dirs_source`` when it names one
-(:mod:`operators.plan.log_dirs_source`), and logs one progress line: partitions done/total for the
+(:mod:`procedures.plan.log_dirs_source`), and logs one progress line: partitions done/total for the
 wave and the whole plan, bytes remaining, throughput and ETA, and what the bytes were judged
 from (follower log sizes, or ISR joins only).
 
@@ -25,14 +25,14 @@ It yields exactly one :class:`TriggerEvent`, ``status`` being:
   (gone, or — if someone else wrote one since — holding none of ours);
 * ``stalled`` — no progress for ``stall_timeout_s`` (judged as above); every stall warning and
   ``stalled`` message names the stopped partitions and the likely cause
-  (:mod:`operators.reassignment.stall_causes`: follower up but failing its fetches — a lowered
+  (:mod:`procedures.waves.stall_causes`: follower up but failing its fetches — a lowered
   ``max.message.bytes`` named — …);
 * ``stalled`` with ``dead_end`` — at once when a topic of the wave was deleted while its
   partition moved (it can never finish); and when a cause that waiting cannot clear has lasted
   ``dead_end_s``: a destination broker not registered, no controller, or a controller that
   never started the node (the message gives the fix: restart the broker or re-plan; force a
   controller election by deleting ``/controller``). A controller that has not started the node
-  counts only on evidence (:mod:`operators.reassignment.controller_evidence`): the same controller
+  counts only on evidence (:mod:`procedures.waves.controller_evidence`): the same controller
   epoch, its session alive, for ``min(CONTROLLER_EVIDENCE_S, dead_end_s)``; before that a slow
   controller is logged as such, never with the advice to move it;
 * ``timeout`` — the absolute ``deadline`` (epoch seconds) passed (the message names the likely
@@ -68,15 +68,15 @@ from kazoo.exceptions import KazooException
 
 from kafka_zk.errors import KafkaZkError, ZkUnavailable
 from kafka_zk.outage import ZK_OUTAGE_S, zk_cause
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.notifications.runbook import build, deliver
-from operators.plan.log_dirs_source import LogDirsSource, read_log_dirs
-from operators.reassignment.controller_evidence import CONTROLLER_EVIDENCE_S, ControllerWatch
-from operators.reassignment.stall_causes import CONTROLLER, StallCause, blocking_causes, stall_causes
-from operators.reassignment.waves import WaveBook, WaveProgress, moved, overall_done, progress_line, wave_state
-from operators.reports.live_progress import record_poll
-from operators.reports.state_change import write_stall_excerpt
+from procedures.plan.log_dirs_source import LogDirsSource, read_log_dirs
+from procedures.waves.controller_evidence import CONTROLLER_EVIDENCE_S, ControllerWatch
+from procedures.waves.stall_causes import CONTROLLER, StallCause, blocking_causes, stall_causes
+from procedures.waves.book import WaveBook, WaveProgress, moved, overall_done, progress_line, wave_state
+from procedures.reports.live_progress import record_poll
+from procedures.reports.state_change import write_stall_excerpt
 from operators.triggers.base import ZooKeeperPollTrigger
 
 

@@ -1,12 +1,12 @@
 """Where the maintenance-windows file is, and reading it, from a task or from the scheduler.
 
-The path is the Airflow Variable :data:`~operators.windows.spec.VARIABLE` when set, else the
-environment variable :data:`~operators.windows.spec.ENV_VAR`. A task reads the Variable through
+The path is the Airflow Variable :data:`~procedures.windows.spec.VARIABLE` when set, else the
+environment variable :data:`~procedures.windows.spec.ENV_VAR`. A task reads the Variable through
 the Task SDK (``in_task=True``: the worker's supervisor answers it); the scheduler and the
 timetable read it from the metadata DB. Outside both (a bare interpreter, a unit test) only the
 environment decides, and nothing here opens a database.
 
-Failure: :func:`configured_windows` raises :class:`~operators.windows.spec.WindowsFileError`
+Failure: :func:`configured_windows` raises :class:`~procedures.windows.spec.WindowsFileError`
 for a configured file that is missing or malformed (a run never goes on with a half-read policy);
 no configured file gives ``None``.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from operators.windows.spec import VARIABLE, WindowsFile, load_windows_file, windows_file_path
+from procedures.windows.spec import VARIABLE, WindowsFile, load_windows_file, windows_file_path
 
 
 def configured_windows_path(in_task: bool = False) -> str | None:

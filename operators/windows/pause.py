@@ -23,10 +23,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
 from operators.reassignment.throttles import record_then_apply, resolve_rate
-from operators.windows.guard import WaveDecision
+from procedures.windows.guard import WaveDecision
 from kafka_zk.plan_artifacts import load_plan_artifacts
 
 FILE = "windows.json"

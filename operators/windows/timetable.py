@@ -7,8 +7,8 @@ A run's data interval is the window's occurrence (start → close), so the run, 
 its report know which window they belong to. Runs are never caught up: a window that closed
 while the scheduler was down is skipped, not run late.
 
-The file's path is resolved at each call: :data:`~operators.windows.spec.ENV_VAR` or, when
-the scheduler can read Variables, :data:`~operators.windows.spec.VARIABLE`. The class must be
+The file's path is resolved at each call: :data:`~procedures.windows.spec.ENV_VAR` or, when
+the scheduler can read Variables, :data:`~procedures.windows.spec.VARIABLE`. The class must be
 registered with Airflow (``operators.plugin``) for the scheduler to deserialize it.
 
 Failure: with no file, a malformed file, or no window admitting the runbook within a year, the
@@ -25,9 +25,9 @@ from typing import Any
 import pendulum
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction, Timetable
 
-from operators.windows.calendar import next_opening, open_window
+from procedures.windows.calendar import next_opening, open_window
 from operators.windows.config import configured_windows_path
-from operators.windows.spec import VARIABLE, WindowsFileError, load_windows_file
+from procedures.windows.spec import VARIABLE, WindowsFileError, load_windows_file
 
 log = logging.getLogger(__name__)
 

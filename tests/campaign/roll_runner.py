@@ -2,7 +2,7 @@
 the invariants read back with plain kazoo and the emulator's record.
 
 **What a run exercises.** The real DAG file, run by Airflow's ``dag.test()`` on SQLite
-(:func:`operators.local_run.run_dag`): plan, approval answered by a second person
+(:func:`cli.local_run.run_dag`): plan, approval answered by a second person
 (``campaign-approver``), the roll (every broker of the cluster, one at a time, the controller last;
 the action ``kafka-runbook sim fault restart {broker} STOP_S START_S`` run by Airflow's
 SubprocessHook, served by the emulator's command queue on a thread), the final report and notify,
@@ -63,7 +63,7 @@ PRODUCE_RATE = 256 * 1024
 CHILD = """
 import json, os, sys
 from datetime import datetime
-from operators.local_run import configure_local_airflow, run_dag
+from cli.local_run import configure_local_airflow, run_dag
 configure_local_airflow(os.environ["KR_TEST_AIRFLOW_HOME"])
 run_dag("rolling_restart", json.loads(sys.argv[1]), when=datetime.fromisoformat(sys.argv[2]), answer="Approve",
         approver="campaign-approver")
@@ -213,8 +213,8 @@ def _serve_commands(cluster: EmulatedCluster, stop: threading.Event) -> threadin
 def run_one(sc: RollScenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutcome:
     """Run ``sc`` against the ZooKeeper at ``zk_host:zk_port`` (a fresh chroot) in ``workdir``."""
     from kafka_zk.snapshot import read_snapshot
-    from operators.local_run import run_dag
-    from operators.restart.plan import plan_roll
+    from cli.local_run import run_dag
+    from procedures.restart.plan import plan_roll
 
     started = time.monotonic()
     outcome = RunOutcome(sc.seed, sc.fault, EXPECTED[sc.fault], "error", repro=repro(sc.seed))

@@ -2,7 +2,7 @@
 invariants read back with plain kazoo.
 
 **What a run exercises.** The real DAG file, run by Airflow's ``dag.test()`` on SQLite
-(:func:`operators.local_run.run_dag`): every task of the runbook (snapshot, plan hand-over with
+(:func:`cli.local_run.run_dag`): every task of the runbook (snapshot, plan hand-over with
 ``plan_from``, plan report, approval answered by a second person (``campaign-approver``), guards, demotion, throttles,
 the wave executor deferring on its trigger, final verification, the throttle teardown and its
 janitor, election, drain check, report, notify), against the emulator on the test run's real
@@ -338,7 +338,7 @@ def run_chroot(fault: str, seed: int, zk_host: str, zk_port: int, workdir: Path,
 def run_one(sc: Scenario, zk_host: str, zk_port: int, workdir: Path) -> RunOutcome:
     """Run ``sc`` against the ZooKeeper at ``zk_host:zk_port`` (a fresh chroot) in ``workdir``."""
     from kafka_zk.codecs import TopicPartition
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
     from tests.dags.kernel_plan import write_kernel_plan
 
     started = time.monotonic()

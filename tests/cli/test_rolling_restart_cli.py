@@ -162,7 +162,7 @@ def test_bad_input_is_refused_before_anything_is_done(roll_connect, args, words)
 
 def test_the_restart_command_runs_the_roll_without_importing_airflow():
     """The roll engine and the console are Airflow-free: a fresh process loading the command has no airflow module."""
-    probe = ("import sys, cli.main, cli.restart, cli.restart_progress, operators.restart.roll; "
+    probe = ("import sys, cli.main, cli.restart, cli.restart_progress, procedures.restart.roll; "
              "print(sorted(m for m in sys.modules if m == 'airflow' or m.startswith('airflow.')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=REPO,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -173,7 +173,7 @@ def test_the_bar_fits_the_terminal_and_the_lines_read_the_same_with_or_without_i
     import io
 
     from cli.restart_progress import RollPrinter, bar_text
-    from operators.restart.roll import RollEvent
+    from procedures.restart.roll import RollEvent
 
     bar = bar_text(7, 14, 1, 2, "broker 2: waiting for every ISR", 12.4, width=40)
     assert len(bar) == 39 and bar.startswith("[############------------] 1/2 brokers")

@@ -88,7 +88,7 @@ def set_user_throttles(zk) -> dict:
 
 
 def check_dry_run_writes_nothing(dag_id: str, conf: dict, zk) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     before = data_tree(zk)
     result = run_dag(dag_id, {**conf, "dry_run": True})
@@ -101,7 +101,7 @@ def check_dry_run_writes_nothing(dag_id: str, conf: dict, zk) -> None:
 
 
 def check_rejection_writes_nothing(dag_id: str, conf: dict, zk) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     before = data_tree(zk)
     result = run_dag(dag_id, conf, answer="Reject", approver="bob.sre")
@@ -117,7 +117,7 @@ def check_rejection_writes_nothing(dag_id: str, conf: dict, zk) -> None:
 def check_stale_plan_refused(dag_id: str, conf: dict, zk, cluster: EmulatedCluster, plan_dir: Path,
                              brokers: list[int]) -> None:
     """Someone moves a planned partition after the plan: guards refuse it, nothing written."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     doc = json.loads((plan_dir / "plan.json").read_text())
     entry = doc["partitions"][0]
@@ -141,7 +141,7 @@ def check_stale_plan_refused(dag_id: str, conf: dict, zk, cluster: EmulatedClust
 def check_failure_mid_wave_restores_throttles(dag_id: str, conf: dict, zk, users: dict) -> None:
     """execute_waves times out while a wave copies: the run fails, the teardown keeps the throttles
     until the wave ends, then removes ours and restores the user's exactly."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     result = run_dag(dag_id, {**conf, "wave_timeout_s": 3}, answer="Approve")
     assert result.state == "failed"

@@ -43,7 +43,7 @@ def minimum_moves(before: dict[int, int]) -> int:
 @pytest.fixture(scope="module")
 def spark_run(zk_server, tmp_path_factory, airflow_db):
     """Spark plans, a human approves, the waves run; the user's throttles were set before."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start(zk_server.connect_string + chroot, BROKERS)
@@ -119,7 +119,7 @@ def test_stale_plan_is_refused(env, spark_run) -> None:
 
 
 def test_unregistered_new_broker_is_refused_before_spark_and_any_write(env) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, run_root = env
     before = data_tree(zk)
@@ -131,7 +131,7 @@ def test_unregistered_new_broker_is_refused_before_spark_and_any_write(env) -> N
 
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)   # 3.8: the Spark run above
 def test_the_runbook_runs_to_the_end_through_old_zookeeper_servers(zk_server, tmp_path: Path, zk_via) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
     from spark_jobs.kernels.rebalance import plan_add_brokers
 
     chroot = new_chroot(zk_server)

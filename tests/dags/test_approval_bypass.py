@@ -68,7 +68,7 @@ def windows_file(tmp_path, monkeypatch):
 
 def attempt(cluster_env, answer: str | None = "Approve", approver: str = "carol.sre", **kwargs):
     """Run the election with ``answer`` from ``approver``; assert it was refused with nothing written."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, root = cluster_env
     run_root = root / f"r{time.monotonic_ns()}"
@@ -90,7 +90,7 @@ def approval(result) -> dict:
 
 def test_the_removed_pre_approved_param_is_refused_by_the_first_task(cluster_env, capfd) -> None:
     """Refused before any work (operators/approval/conf_check.py), not only at the approve step."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, root = cluster_env
     before = data_tree(zk)
@@ -165,7 +165,7 @@ def test_approving_a_plan_whose_hash_changed_is_refused(cluster_env) -> None:
             time.sleep(0.2)
 
     # another valid plan to swap in: a dry run of the same election scoped to one partition
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, _ = cluster_env
     scope = root / "one-partition.json"
@@ -189,7 +189,7 @@ def test_approving_a_plan_whose_hash_changed_is_refused(cluster_env) -> None:
 def test_marking_the_approval_success_is_no_approval(cluster_env, capfd) -> None:
     """Nobody answers; the approve task is marked success. The election step refuses at the write
     gate's door with nothing written, naming the missing approval."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, root = cluster_env
     assert cluster.wait_idle(30)
@@ -208,7 +208,7 @@ def test_marking_guards_and_approve_success_lets_no_decommission_step_write(zk_s
     """The decommission's writing steps (demote first) check no approval themselves: the write gate
     refuses them, and the teardown has nothing of this run's to restore."""
     from kafka_zk.codecs import TopicPartition
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
     from tests.dags.kernel_plan import write_kernel_plan
 
     chroot = new_chroot(zk_server)

@@ -7,7 +7,7 @@ Through Airflow (``dag.test``) on the emulator with a real ZooKeeper, with test-
 computed from the wall clock (daily windows opening at a minute the test picks). People are told
 through a real webhook receiver. What was written when is read from the run's audit log (each
 write is audited before it is made) and judged against the windows file with the project's own
-calendar (:func:`operators.windows.calendar.open_window`).
+calendar (:func:`procedures.windows.calendar.open_window`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.audit import AuditLog
-from operators.windows.calendar import open_window
-from operators.windows.spec import load_windows_file
+from procedures.windows.calendar import open_window
+from procedures.windows.spec import load_windows_file
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
@@ -70,7 +70,7 @@ def cluster(zk_server):
 
 def test_delete_topics_outside_its_window_waits_deferred_notifies_and_deletes_inside_the_next_one(
         cluster, tmp_path, monkeypatch, webhook_sink) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     emulator, conn_id, zk = cluster
     for i in range(4):
@@ -105,7 +105,7 @@ def test_delete_topics_outside_its_window_waits_deferred_notifies_and_deletes_in
 
 def test_an_election_batch_that_would_overrun_the_open_window_is_not_started_but_waits_for_the_next(
         cluster, tmp_path, monkeypatch, webhook_sink) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     emulator, conn_id, zk = cluster
     emulator.create_topic("orders", {p: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(6)})
@@ -151,7 +151,7 @@ def test_an_election_batch_that_would_overrun_the_open_window_is_not_started_but
 
 def test_topic_changes_waits_for_its_window_before_applying_and_not_when_the_diff_writes_nothing(
         cluster, tmp_path, monkeypatch, webhook_sink) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     emulator, conn_id, zk = cluster
     opens = minute_floor(datetime.now(timezone.utc)) + timedelta(minutes=2)
@@ -186,8 +186,8 @@ def test_a_batch_that_fits_its_window_only_at_the_opening_waits_once_then_starts
     reaches it mid-window, so it waits for the next opening; resumed there a moment late it would
     again not fit what is left, and before the resume allowance it deferred from opening to opening
     forever (pytest-timeout ends that). Now it waits once and starts, within the allowance."""
-    from operators.local_run import run_dag
-    from operators.windows.guard import resume_allowance_s
+    from cli.local_run import run_dag
+    from procedures.windows.guard import resume_allowance_s
 
     emulator, conn_id, zk = cluster
     emulator.create_topic("tmp-0", {0: [1, 2, 3]})

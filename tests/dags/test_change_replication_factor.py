@@ -42,7 +42,7 @@ def topic_assignment(zk, topic: str) -> dict[int, list[int]]:
 @pytest.fixture(scope="module")
 def spark_run(zk_server, tmp_path_factory, airflow_db):
     """Spark plans RF 2 → 3 for payments, a second person approves, the waves run."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start(zk_server.connect_string + chroot, RACKS)
@@ -80,7 +80,7 @@ def test_raising_rf_two_to_three_adds_a_replica_in_the_missing_rack_and_keeps_th
 
 @pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
 def test_lowering_rf_three_to_two_keeps_the_preferred_leaders_and_full_isrs(env, tmp_path: Path, zk_via) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
     from spark_jobs.kernels.replication import plan_change_replication_factor
 
     cluster, zk, conn_id, run_root, connect = env
@@ -97,7 +97,7 @@ def test_lowering_rf_three_to_two_keeps_the_preferred_leaders_and_full_isrs(env,
 
 
 def test_an_rf_above_the_brokers_is_refused_before_spark_and_any_write(env) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, run_root, _ = env
     before = data_tree(zk)
@@ -108,7 +108,7 @@ def test_an_rf_above_the_brokers_is_refused_before_spark_and_any_write(env) -> N
 
 
 def test_lowering_below_min_insync_replicas_is_refused_before_any_write(env, capfd) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, run_root, _ = env
     set_config_by_hand(zk, "topics/orders", {"min.insync.replicas": "3"})

@@ -44,7 +44,7 @@ def _all_in_sync(zk) -> bool:
 
 
 def run(conn_id, run_root, **params):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     return run_dag("cluster_health", {"zk_conn_id": conn_id, "run_root": str(run_root), **params})
 
@@ -140,7 +140,7 @@ def test_maintenance_window_parsing():
 
 @pytest.mark.parametrize("dag_id", ["delete_topics", "preferred_leader_election", "cluster_health"])
 def test_every_dag_has_doc_md_and_every_param_a_description(dag_id):
-    from operators.local_run import load_dag
+    from cli.local_run import load_dag
 
     dag = load_dag(dag_id)
     assert dag.doc_md and len(dag.doc_md) > 200
@@ -189,9 +189,9 @@ def test_every_proposal_conf_names_only_params_of_its_runbook():
     fails it): each kind's conf, with what the propose step adds, must name only Params."""
     from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest
     from kafka_zk.health import HealthThresholds, ZnodeAge, ZnodeAges
-    from kafka_zk.health.proposals import KINDS, DiskUse, find_anomalies
+    from procedures.proposals import KINDS, DiskUse, find_anomalies
     from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-    from operators.local_run import load_dag
+    from cli.local_run import load_dag
 
     def snap(rows, live, **kw):
         parts = {i: Partition("a", i, r, leader=r[0], leader_epoch=0, isr=tuple(b for b in r if b in live))

@@ -52,7 +52,7 @@ def env(zk_server, tmp_path: Path) -> Iterator[Env]:
 @pytest.fixture(scope="module")
 def spark_run(zk_server, tmp_path_factory, airflow_db):
     """The happy path, once per module: Spark plans, a human approves, the waves run."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start_cluster(zk_server.connect_string + chroot)
@@ -124,7 +124,7 @@ def test_happy_path_with_a_human_approval(spark_run) -> None:
 def test_every_zookeeper_step_works_on_zookeeper_3_5_and_3_4(zk_server, tmp_path: Path, zk_via, spark_run) -> None:
     """The whole run (Spark's plan reused) with the runbook's ZooKeeper steps through the proxy
     that answers as 3.5/3.4 would; the proxy fails the test if anything it lacks was sent."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start_cluster(zk_server.connect_string + chroot)
@@ -144,7 +144,7 @@ def test_every_zookeeper_step_works_on_zookeeper_3_5_and_3_4(zk_server, tmp_path
 
 
 def test_dry_run_writes_nothing_and_audits_the_would_be_writes(env: Env, spark_run) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     plan_dir = spark_run[0].run_folder / "plan"
     before = data_tree(env.zk)
@@ -162,7 +162,7 @@ def test_dry_run_writes_nothing_and_audits_the_would_be_writes(env: Env, spark_r
 
 
 def test_rejected_approval_writes_nothing_and_skips_execution(env: Env, spark_run) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     before = data_tree(env.zk)
     result = run_dag("decommission_brokers",
@@ -180,7 +180,7 @@ def test_rejected_approval_writes_nothing_and_skips_execution(env: Env, spark_ru
 
 
 def test_stale_plan_is_refused(env: Env, spark_run) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     plan_dir = spark_run[0].run_folder / "plan"
     moved = sorted(plan_targets(spark_run[0].run_folder))[0]
@@ -202,7 +202,7 @@ def test_stale_plan_is_refused(env: Env, spark_run) -> None:
 
 
 def test_reassignment_already_in_progress_is_refused(env: Env, spark_run) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     submit_by_hand(env.zk, [("payments", 2, [1, 2, 99])])  # broker 99 never comes: it stays in progress
     assert env.cluster.wait_until(lambda: "adding_replicas" in (read(env.zk, "/brokers/topics/payments") or {})
@@ -225,7 +225,7 @@ def test_a_failure_mid_wave_keeps_the_throttles_until_the_wave_ends_then_restore
     every throttle while any partition still copies, removes them when the wave ends, and restores
     the user's own throttles exactly. Before the fix it removed them at once (the rest of the copy
     ran unthrottled)."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start_cluster(zk_server.connect_string + chroot, speed=40.0)  # wave 0: ~10-30 s of real time
@@ -294,7 +294,7 @@ def test_a_failure_mid_wave_keeps_the_throttles_until_the_wave_ends_then_restore
 CHILD = """
 import os, sys
 from datetime import datetime
-from operators.local_run import configure_local_airflow, run_dag
+from cli.local_run import configure_local_airflow, run_dag
 configure_local_airflow(os.environ["KR_TEST_AIRFLOW_HOME"])
 run_dag("decommission_brokers", __import__("json").loads(sys.argv[1]), when=datetime.fromisoformat(sys.argv[2]),
         answer="Approve")
@@ -304,7 +304,7 @@ run_dag("decommission_brokers", __import__("json").loads(sys.argv[1]), when=date
 def test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave(zk_server, tmp_path: Path,
                                                                            spark_run) -> None:
     """The worker running the DAG is SIGKILLed while wave 1 runs; the same run is started again."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start_cluster(zk_server.connect_string + chroot, speed=360.0)
@@ -381,7 +381,7 @@ def test_task_killed_mid_wave_resumes_without_resubmitting_a_finished_wave(zk_se
 def test_plan_from_for_other_brokers_is_refused_before_any_write(env: Env, tmp_path: Path) -> None:
     """Issue 12 finding 5: a plan for broker 6 run with brokers_to_remove=[5] once made 57 writes,
     moving broker 6's data under an approval titled broker 5. Now the plan step refuses it."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     plan = tmp_path / "rehearsal" / "plan"      # what the plan step reads of a plan/ folder
     plan.mkdir(parents=True)
@@ -402,7 +402,7 @@ def test_cluster_health_during_the_run_reports_its_throttles_as_owned_not_leaked
     """cluster_health runs (in this process) while a decommission (in a child process with its own
     copy of the metadata DB) holds wave 1: the finished wave's throttle lists and the broker rates
     belong to that run; none is a leak. After the run, its teardown marker ends the ownership."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start_cluster(zk_server.connect_string + chroot, speed=360.0)

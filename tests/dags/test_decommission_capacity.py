@@ -40,7 +40,7 @@ def _conf(conn_id: str, run_root: Path, capacity: str, sizes: str) -> dict:
 
 
 def test_a_decommission_that_would_overfill_a_broker_is_refused_before_any_write(zk_server, tmp_path) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id = _cluster(zk_server, 250)
     try:
@@ -64,7 +64,7 @@ def test_a_decommission_that_would_overfill_a_broker_is_refused_before_any_write
 
 
 def test_with_room_no_broker_passes_the_threshold_at_any_poll(zk_server, tmp_path) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id = _cluster(zk_server, 320)
     peaks = {b: 0 for b in RACKS}

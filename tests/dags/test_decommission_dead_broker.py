@@ -75,7 +75,7 @@ def stop_after() -> Iterator[list]:
 
 def test_a_dead_broker_is_decommissioned_from_the_surviving_in_sync_replicas(zk_server, tmp_path: Path,
                                                                                stop_after) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id = _start(zk_server, {"solo": ({0: [DEAD]}, {0: 10 ** 6}, None)})
     stop_after.append((cluster, zk))
@@ -119,7 +119,7 @@ def test_a_dead_broker_is_decommissioned_from_the_surviving_in_sync_replicas(zk_
 
 @pytest.mark.parametrize("dead", [True, False], ids=["dead", "alive"])
 def test_replace_puts_the_new_broker_in_the_old_ones_place(zk_server, tmp_path: Path, stop_after, dead) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id = _start(zk_server, with_new=True)
     stop_after.append((cluster, zk))
@@ -158,7 +158,7 @@ def _task_running(dag_id: str, task_id: str) -> bool:
 
 
 def test_the_guards_wait_for_a_broker_to_remove_that_registers_again(zk_server, tmp_path: Path, stop_after) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id = _start(zk_server)
     stop_after.append((cluster, zk))

@@ -48,7 +48,7 @@ def _failed_at(dag_id: str, run_id: str, task_id: str) -> float:
 
 def test_a_destination_dead_for_good_is_notified_when_seen_and_the_failure_at_once(
         zk_server, tmp_path: Path, webhook_sink) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(

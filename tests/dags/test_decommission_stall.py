@@ -33,7 +33,7 @@ def test_a_follower_that_cannot_append_is_named_in_the_stall_warning_and_classif
         zk_server, tmp_path: Path, capfd: pytest.CaptureFixture, webhook_sink) -> None:
     from kafka_zk.health import HealthThresholds, STUCK_REASSIGNMENT, check_health, read_znode_ages
     from kafka_zk.snapshot import read_snapshot
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from kafka_zk.codecs import TopicPartition
-from operators.windows.calendar import open_window
-from operators.windows.guard import resume_allowance_s
-from operators.windows.spec import load_windows_file
+from procedures.windows.calendar import open_window
+from procedures.windows.guard import resume_allowance_s
+from procedures.windows.spec import load_windows_file
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 from tests.dags.kernel_plan import write_kernel_plan
 from tests.dags.moving_runbook import zk_writes
@@ -63,7 +63,7 @@ class CreationSampler(threading.Thread):
 
 def test_waves_that_do_not_fit_wait_for_the_next_window_and_none_is_written_outside_one(
         zk_server, tmp_path: Path, monkeypatch, smtp_sink, webhook_sink) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     sizes = {TopicPartition(t, p): (size // 1024 ** 3) * UNIT for t, (_, by_p) in TOPICS.items()

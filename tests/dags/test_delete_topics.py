@@ -49,7 +49,7 @@ def env_no_delete(zk_server, tmp_path):
 
 
 def run(env: Env, answer: str | None = None, **params):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     conf = {"zk_conn_id": env.conn_id, "run_root": str(env.run_root), "poll_interval_s": 0.2, **params}
     return run_dag("delete_topics", conf, answer=answer, approver="bob.sre")

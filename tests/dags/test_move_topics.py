@@ -40,7 +40,7 @@ def outside(before: dict) -> int:
 
 @pytest.fixture(scope="module")
 def spark_run(zk_server, tmp_path_factory, airflow_db):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start(zk_server.connect_string + chroot, RACKS)
@@ -86,7 +86,7 @@ def test_topics_end_on_the_set_with_the_fewest_moves(spark_run) -> None:
 
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)   # 3.8: the Spark run above
 def test_through_old_zookeeper_servers(env, tmp_path: Path, zk_via) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
     from spark_jobs.kernels.rebalance import plan_move_topics
 
     cluster, zk, conn_id, run_root, connect = env
@@ -102,7 +102,7 @@ def test_through_old_zookeeper_servers(env, tmp_path: Path, zk_via) -> None:
 
 @pytest.mark.parametrize("brokers,why", [([1, 2, 9], "not registered"), ([1, 2], "cannot hold partitions with 3")])
 def test_a_bad_broker_set_is_refused_before_spark_and_any_write(env, capfd, brokers, why) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, run_root, _ = env
     before = data_tree(zk)

@@ -55,7 +55,7 @@ def leaders(zk, topic: str) -> dict[int, tuple[int, int]]:
 
 
 def run(conn_id: str, run_root: Path, answer: str | None = None, **params):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     conf = {"zk_conn_id": conn_id, "run_root": str(run_root), "poll_interval_s": 0.1, **params}
     return run_dag("preferred_leader_election", conf, answer=answer, approver="carol.sre")

@@ -20,7 +20,7 @@ import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from tests.conftest import new_chroot
 from tests.dags.kernel_plan import write_kernel_plan
 from tests.dags.moving_runbook import zk_writes

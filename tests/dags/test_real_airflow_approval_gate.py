@@ -19,7 +19,7 @@ import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from tests.conftest import new_chroot
 from tests.dags.kernel_plan import write_kernel_plan
 from tests.dags.test_preferred_leader_election import leaders, restart_two_brokers, rotated

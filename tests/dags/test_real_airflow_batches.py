@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from tests.conftest import new_chroot
 from tests.dags.test_preferred_leader_election import leaders, restart_two_brokers, rotated
 from tests.real_airflow import RealAirflow

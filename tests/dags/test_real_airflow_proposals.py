@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from tests.conftest import new_chroot
 from tests.dags.moving_runbook import zk_writes
 from tests.dags.scenario import assignment, audit

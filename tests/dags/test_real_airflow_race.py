@@ -97,7 +97,7 @@ def test_waves_finished_before_the_first_poll_never_fail_the_run(zk_server, tmp_
             st = airflow.wait_run("decommission_brokers", run_id, timeout=600)
             assert st.state == "failed" and st.tasks["approve"]["state"] == "failed", st.tasks
             assert st.tasks["guards"]["state"] == "upstream_failed", st.tasks
-            from kafka_zk.run_folder import RunFolder
+            from procedures.run_folder import RunFolder
             folder = RunFolder.for_run(tmp_path / "runs", "decommission_brokers", run_id)
             record = json.loads(folder.approval.read_text())
             assert record["decision"] == "rejected" and record["by"] == "alice" and "four-eyes" in record["note"]

@@ -47,7 +47,7 @@ def with_entry(i: int, **change) -> str:
 
 @pytest.fixture(scope="module")
 def spark_run(zk_server, tmp_path_factory, airflow_db):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start(zk_server.connect_string + chroot, RACKS)
@@ -111,7 +111,7 @@ MISTAKES = [
 
 @pytest.mark.parametrize("case,text,why", MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_each_kind_of_mistake_is_refused_before_any_write(shared_cluster, capfd, case, text, why) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     zk, conn_id, root = shared_cluster
     before = data_tree(zk)
@@ -126,7 +126,7 @@ def test_each_kind_of_mistake_is_refused_before_any_write(shared_cluster, capfd,
 
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)   # 3.8: the Spark run above
 def test_through_old_zookeeper_servers(env, tmp_path: Path, zk_via) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
     from spark_jobs.kernels.batches import plan_user_reassignment
 
     cluster, zk, conn_id, run_root, connect = env

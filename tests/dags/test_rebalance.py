@@ -58,7 +58,7 @@ def moved_replicas(zk, before) -> int:
 
 @pytest.fixture(scope="module")
 def spark_run(zk_server, tmp_path_factory, airflow_db):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start(zk_server.connect_string + chroot, RACKS)
@@ -106,7 +106,7 @@ def test_spread_shrinks_to_the_target_within_the_budget_with_the_fewest_moves(sp
 
 @pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
 def test_a_binding_budget_is_spent_exactly_and_the_spread_still_shrinks(env, tmp_path: Path, zk_via) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
     from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
 
     cluster, zk, conn_id, run_root, connect = env
@@ -143,7 +143,7 @@ def test_stale_plan_is_refused(env, spark_run) -> None:
 
 
 def test_a_plan_made_with_another_budget_is_refused_before_any_write(env, spark_run) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, run_root, _ = env
     result = run_dag("rebalance", conf(conn_id, run_root, max_replicas_moved=50,

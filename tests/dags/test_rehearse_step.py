@@ -62,7 +62,7 @@ def approval_body(dag_id: str, run_id: str) -> str:
 
 
 def test_the_rehearsal_timeline_is_within_10_percent_of_the_real_run_and_the_approval_shows_it(env) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conf = env
     result = run_dag("decommission_brokers", conf, answer="Approve", approver="alice.sre")
@@ -82,7 +82,7 @@ def test_the_rehearsal_timeline_is_within_10_percent_of_the_real_run_and_the_app
 
 
 def test_a_rehearsed_then_rejected_run_changes_nothing_in_the_real_clusters_zookeeper(env) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     _, zk, conf = env
     before = tree(zk)

@@ -72,7 +72,7 @@ def four_retiring(emulated, tmp_path: Path):
 def test_a_decommissioned_broker_receives_nothing_from_the_next_plan(zk_server, emulated, tmp_path: Path,
                                                                     capsys) -> None:
     from cli.main import main
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, chroot, zk = emulated
     runs = tmp_path / "runs"
@@ -143,7 +143,7 @@ def test_a_reassignment_handed_in_by_a_person_may_not_place_a_replica_on_a_retir
     step when a target lists a retiring broker, naming it as retiring and how to release it (not as
     "non-existent", what the plan job, which never sees a retiring broker, would say), before the plan
     job starts, any approval is asked or anything is written."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot, zk, runs, before = four_retiring
     onto_four = json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 4]}]})
@@ -168,7 +168,7 @@ def test_a_retiring_broker_named_as_a_destination_is_refused_as_retiring(zk_serv
     """The runbooks whose Params name destinations (move_topics' brokers, add_brokers' new_brokers)
     refuse a retiring one at the plan step, as retiring and with the fix (not as unregistered, what the
     plan job, which never sees it, would say); nothing is written."""
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot, zk, runs, before = four_retiring
     result = run_dag(dag_id, {"zk_conn_id": zk_connection(zk_server, chroot), "run_root": str(runs),
@@ -200,7 +200,7 @@ def _stale_decommission_of_four(zk_server, cluster, chroot, zk, tmp_path: Path) 
 def test_a_decommission_approved_then_stopped_before_draining_keeps_its_broker_out_of_the_next_plans(
         zk_server, emulated, tmp_path: Path, capsys, monkeypatch) -> None:
     from cli.main import main
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, chroot, zk = emulated
     params = _stale_decommission_of_four(zk_server, cluster, chroot, zk, tmp_path)
@@ -246,7 +246,7 @@ def test_a_decommission_approved_then_stopped_before_draining_keeps_its_broker_o
 
 
 def test_a_rejected_decommission_records_no_retiring_broker(zk_server, emulated, tmp_path: Path) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, chroot, zk = emulated
     params = _stale_decommission_of_four(zk_server, cluster, chroot, zk, tmp_path)

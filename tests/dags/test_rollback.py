@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
 SIZES = {TopicPartition(t, p): size for t, (_, by_p) in TOPICS.items() for p, size in by_p.items()}
 CHILD = """
 import os, sys, json
-from operators.local_run import configure_local_airflow, run_dag
+from cli.local_run import configure_local_airflow, run_dag
 configure_local_airflow(os.environ["KR_TEST_AIRFLOW_HOME"])
 run_dag("decommission_brokers", json.loads(sys.argv[1]), answer="Approve")
 """
@@ -84,7 +84,7 @@ def stop_decommission_after_two_waves(zk_server, zk, cluster, tmp_path: Path) ->
 
 def test_rollback_of_a_decommission_stopped_after_its_second_wave_restores_what_it_moved(
         zk_server, tmp_path: Path) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     cluster = start_cluster(zk_server.connect_string + chroot, speed=360.0)
@@ -161,7 +161,7 @@ def drifted(zk_server, tmp_path: Path, zk_via) -> Iterator[tuple]:
 
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)
 def test_a_kafka_format_json_is_restored_through_old_zookeeper_servers(drifted, tmp_path: Path, zk_via) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, run_root, text, original = drifted
     result = run_dag("rollback", conf(conn_id, run_root, rollback_json=text, plan_from=str(tmp_path / "plan"),
@@ -187,7 +187,7 @@ def test_dry_run_and_rejection_write_nothing(drifted, tmp_path: Path) -> None:
     ({"rollback_json": '{"version": 1, "partitions": [}'}, "rollback_json:"),
 ])
 def test_bad_inputs_are_refused_before_spark_and_any_write(drifted, capfd, params, why) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, run_root, _, _ = drifted
     before = data_tree(zk)

@@ -23,9 +23,9 @@ from typing import Iterator
 
 import pytest
 
-from kafka_zk.restart_gates import registration_czxid
+from procedures.restart.gates import registration_czxid
 from kafka_zk.snapshot import read_snapshot
-from operators.restart.plan import plan_roll
+from procedures.restart.plan import plan_roll
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 from tests.rolling_restart_env import OfflineSampler, preferred_leaders, restart_action, start_roll_cluster
 
@@ -47,7 +47,7 @@ def env(zk_server, tmp_path: Path) -> Iterator[tuple]:
 
 
 def run(conn_id: str, run_root: Path, action: str, answer: str | None = "Approve", **params):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     return run_dag(DAG_ID, {"zk_conn_id": conn_id, "run_root": str(run_root), "action": action,
                             "poll_interval_s": 0.1, **params}, answer=answer)
@@ -107,7 +107,7 @@ def test_a_broker_that_does_not_come_back_stops_the_roll_before_the_next(env, tm
     action = f"if [ {{broker}} = {second} ] && [ -e {flag} ]; then echo 'unit kafka.service failed' >&2; exit 3; fi; " \
              + restart_action(connect)
     when = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     conf = {"zk_conn_id": conn_id, "run_root": str(run_root), "action": action, "poll_interval_s": 0.1}
     result = run_dag(DAG_ID, conf, answer="Approve", when=when)

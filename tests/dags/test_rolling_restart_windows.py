@@ -15,9 +15,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from kafka_zk.restart_gates import registration_czxid
-from operators.windows.calendar import open_window
-from operators.windows.spec import load_windows_file
+from procedures.restart.gates import registration_czxid
+from procedures.windows.calendar import open_window
+from procedures.windows.spec import load_windows_file
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 from tests.dags.test_batch_windows import daily, minute_floor, wait_until, windows_file
 from tests.rolling_restart_env import restart_action, start_roll_cluster
@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 
 def test_a_broker_whose_restart_would_overrun_the_window_waits_for_the_next_one(
         zk_server, tmp_path, monkeypatch, webhook_sink) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     connect = zk_server.connect_string + chroot

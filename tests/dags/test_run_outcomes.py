@@ -44,7 +44,7 @@ def env(zk_server, tmp_path_factory):
 
 
 def run(env, webhook_sink, answer: str | None = "Reject", answer_delay: float = 0.0, **conf):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     cluster, zk, conn_id, root = env
     assert cluster.wait_idle(30)

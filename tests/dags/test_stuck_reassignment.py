@@ -56,7 +56,7 @@ def env(zk_server, tmp_path: Path, zk_via) -> Iterator[tuple]:
 
 
 def run(conn_id: str, run_root: Path, task: str, answer: str = "Approve", **params):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     return run_dag(DAG_ID, {"zk_conn_id": conn_id, "run_root": str(run_root), "controller_wait_s": 60,
                             "fix_timeout_s": 120, **params}, answer=answer, approval_task=task)

@@ -57,7 +57,7 @@ def env(zk_server, tmp_path: Path, zk_via) -> Iterator[tuple]:
 
 
 def run(conn_id: str, run_root: Path, spec: str = SPEC, answer: str | None = "Approve", **params):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     return run_dag(DAG_ID, {"zk_conn_id": conn_id, "run_root": str(run_root), "spec": spec,
                             "verify_timeout_s": 60, **params}, answer=answer)

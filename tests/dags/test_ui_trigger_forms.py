@@ -35,7 +35,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
-from operators.reports.locations import report_url
+from procedures.reports.locations import report_url
 from tests.airflow_ui import AirflowBrowser
 from tests.conftest import new_chroot
 from tests.dags.conftest import plain_client
@@ -65,8 +65,8 @@ REQUIRED: dict[str, dict[str, tuple[str, object]]] = {
 
 def defaults(dag_id: str) -> dict[str, object]:
     """The DAG file's Param defaults, from a fresh import: an earlier ``dag.test()`` in this worker
-    writes its run's conf into the imported DAG's Params (see :func:`operators.local_run.load_dag`)."""
-    from operators.local_run import load_dag
+    writes its run's conf into the imported DAG's Params (see :func:`cli.local_run.load_dag`)."""
+    from cli.local_run import load_dag
 
     dag = load_dag(dag_id)
     return {name: dag.params.get_param(name).value for name in dag.params}

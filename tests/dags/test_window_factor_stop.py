@@ -40,7 +40,7 @@ WINDOWS = """clusters:
 
 def test_a_wave_slower_than_every_window_by_the_runs_own_measure_stops_the_run_naming_it(
         zk_server, tmp_path: Path, monkeypatch) -> None:
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     chroot = new_chroot(zk_server)
     real = {TopicPartition(t, p): (size // 1024 ** 3) * UNIT for t, (_, by_p) in TOPICS.items()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kafka_zk.authority import ApprovalOnRecord, OwnThrottlesOnly
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The rolling restart's health gates on literal clusters (kafka_zk/restart_gates.py), and a property.
+"""The rolling restart's health gates on literal clusters (procedures/restart/gates.py), and a property.
 
 The stop gate names every partition that holds a stop (offline, under-replicated, reassigning, at
 min ISR on the stopping brokers, RF 1 on them) and nothing else; the start gates see brokers not
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.restart_gates import demotion, leaders_away, not_in_sync, offline, restoration, stop_problems
+from procedures.restart.gates import demotion, leaders_away, not_in_sync, offline, restoration, stop_problems
 
 TP = TopicPartition
 

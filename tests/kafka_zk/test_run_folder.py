@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from kafka_zk.errors import InvalidInput, InvalidPayload
-from kafka_zk.run_folder import RunFolder, read_json, safe_name, write_json_atomic
+from kafka_zk.files import read_json, write_json_atomic
+from procedures.run_folder import RunFolder, safe_name
 
 
 def test_run_ids_become_one_safe_directory_name(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from operators.approval.policy import (ApprovalExpired, ApprovalFacts, BypassRefused, FourEyesViolation,
+from procedures.approval.policy import (ApprovalExpired, ApprovalFacts, BypassRefused, FourEyesViolation,
                                        check_no_bypass_param, check_not_expired, check_responder, policy_decision)
-from operators.windows.spec import parse_windows_text
+from procedures.windows.spec import parse_windows_text
 
 FILE = """\
 clusters:

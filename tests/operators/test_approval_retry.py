@@ -18,7 +18,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
 from kafka_zk.planning.artifacts import write_plan_artifacts
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.approval.step import REQUEST_FILE, PlanApprovalOperator
 from operators.errors import ApprovalRefused
 from operators.runtime import APPROVED, REJECTED, ApprovalRecord, plan_hash

@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from kafka_zk.errors import InvalidInput
-from operators.child_process import ChildJob, ChildTimedOut
+from procedures.child_process import ChildJob, ChildTimedOut
 from operators.rehearsal.step import RehearseOperator
 
 

@@ -21,10 +21,10 @@ import pytest
 from kazoo.client import KazooClient
 
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.run_folder import RunFolder
-from operators.reassignment.controller_evidence import ControllerWatch
-from operators.reassignment.stall_causes import CONTROLLER, StallCause
-from operators.reassignment.waves import WaveBook, WaveMove, WaveSpec
+from procedures.run_folder import RunFolder
+from procedures.waves.controller_evidence import ControllerWatch
+from procedures.waves.stall_causes import CONTROLLER, StallCause
+from procedures.waves.book import WaveBook, WaveMove, WaveSpec
 from operators.triggers.clock import ManualClock
 from operators.triggers.reassignment import WaveDoneTrigger
 from tests.zk_helpers import create_topic_by_hand, register_brokers

@@ -10,9 +10,9 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
-from operators.reassignment.waves import WaveBook, WaveMove, WaveSpec
+from procedures.waves.book import WaveBook, WaveMove, WaveSpec
 
 TP = TopicPartition("orders", 0)
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from cli.demo_progress import progress_lines
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.approval.step import expiry_text
-from operators.reports.live_progress import record_poll, render_progress_page, run_progress
-from operators.reassignment.waves import FROM_LOG_SIZES, WaveBook, WaveMove, WaveProgress, WaveSpec
+from procedures.reports.live_progress import record_poll, render_progress_page, run_progress
+from procedures.waves.book import FROM_LOG_SIZES, WaveBook, WaveMove, WaveProgress, WaveSpec
 
 MiB = 1024 ** 2
 
@@ -59,7 +59,7 @@ def test_without_sizes_progress_counts_partitions_and_never_says_remaining_of_0_
 
 
 def test_the_log_line_without_planned_sizes_never_says_remaining_of_0_b() -> None:
-    from operators.reassignment.waves import progress_line
+    from procedures.waves.book import progress_line
 
     measured = progress_line(WaveProgress(0, 0, 2, 38 * MiB + 100 * 1024, 0, (), FROM_LOG_SIZES), 0, 2, 10.0, MiB)
     assert "38.1 MiB remaining (the plan had no sizes)" in measured and "of 0 B" not in measured

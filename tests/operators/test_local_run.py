@@ -1,4 +1,4 @@
-"""operators.local_run: the approval helper answers under CPU load without deadlocking.
+"""cli.local_run: the approval helper answers under CPU load without deadlocking.
 
 The helper once hung at load ~10: its responder thread imported Airflow's API routes while the
 main thread (``dag.test → clear → import_all_models``) imported models, and each waited on the
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 HOG = "import sys, time\nend = time.monotonic() + float(sys.argv[1])\nwhile time.monotonic() < end:\n    pass\n"
 CHILD = """
 import json, sys
-from operators.local_run import configure_local_airflow, run_dag
+from cli.local_run import configure_local_airflow, run_dag
 configure_local_airflow(sys.argv[1])
 r = run_dag("delete_topics", json.loads(sys.argv[2]), answer="Reject", approver="load.sre", answer_timeout=600)
 print("RESULT " + json.dumps({"state": r.state, "tasks": r.task_states, "by": r.answered_by, "error": r.answer_error}))

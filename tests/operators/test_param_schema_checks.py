@@ -1,4 +1,4 @@
-"""operators.local_run.check_param_schemas_once: ``dag.test()`` checks each Param schema against its
+"""cli.local_run.check_param_schemas_once: ``dag.test()`` checks each Param schema against its
 metaschema once, with the same outcomes as ``jsonschema.validate``.
 
 The library's own ``jsonschema.validators.validate`` is the reference: for any instance the
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, strategies as st
 from jsonschema.validators import Draft202012Validator, validate as library_validate
 
-from operators.local_run import check_param_schemas_once, validate_checking_each_schema_once
+from cli.local_run import check_param_schemas_once, validate_checking_each_schema_once
 
 SCHEMAS = [
     {"type": "string", "enum": ["auto", "on", "off"]},
@@ -66,7 +66,7 @@ def test_a_param_still_refuses_a_bad_value_and_the_runbook_serializes_the_same(m
     from airflow.sdk.exceptions import ParamValidationError
     from airflow.serialization.serialized_objects import DagSerialization
 
-    from operators.local_run import load_dag
+    from cli.local_run import load_dag
 
     dag = load_dag("reassign_partitions")
     before = DagSerialization.to_dict(dag)

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from kafka_zk.errors import InvalidInput
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot_file import write_snapshot
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 from kafka_zk.validation import check_removal_against_cluster

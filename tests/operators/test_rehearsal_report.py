@@ -9,7 +9,7 @@ from dataclasses import replace
 from operators.approval.step import rehearsed_hashes
 import pytest
 
-from operators.rehearsal.report import (DiskPeak, RehearsalReport, RehearsalReportError, WaveLine, read_report,
+from procedures.rehearsal.report import (DiskPeak, RehearsalReport, RehearsalReportError, WaveLine, read_report,
                                         render_markdown)
 
 GiB = 1024 ** 3

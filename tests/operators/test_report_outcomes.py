@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from kafka_zk.audit import AuditLog, AuditRecord
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.approval.step import record_decision
 from operators.reports.final import final_values, render
 from operators.runtime import APPROVED, REJECTED, ApprovalRecord

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from operators.batches.book import BatchState
-from operators.restart.roll import ACTION_FAILED, NOT_RUN, STARTED, BrokerNotBack, RestartActionFailed, roll_all
+from procedures.batches.book import BatchState
+from procedures.restart.roll import ACTION_FAILED, NOT_RUN, STARTED, BrokerNotBack, RestartActionFailed, roll_all
 from tests.dags.conftest import new_chroot
 from tests.rolling_restart_env import engine_roll, process_starts, start_roll_cluster
 

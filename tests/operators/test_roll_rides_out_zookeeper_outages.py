@@ -21,11 +21,11 @@ import pytest
 from kazoo.client import KazooClient
 
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
-from kafka_zk.restart_gates import registration_czxid
-from operators.batches.book import BatchState
-from operators.restart.plan import RestartPlan
-from operators.restart.report import report_md
-from operators.restart.roll import ZooKeeperLost, roll_all
+from procedures.restart.gates import registration_czxid
+from procedures.batches.book import BatchState
+from procedures.restart.plan import RestartPlan
+from procedures.restart.report import report_md
+from procedures.restart.roll import ZooKeeperLost, roll_all
 from tests.rolling_restart_env import engine_roll, preferred_leaders, process_starts, start_roll_cluster
 
 BROKERS = (2, 3)

@@ -22,9 +22,9 @@ from pathlib import Path
 from kafka_zk import paths
 from kafka_zk.codecs import decode_partition_state
 from kafka_zk.snapshot import read_snapshot
-from operators.restart.plan import RestartPlan
-from operators.restart.report import report_md, timeline_rows
-from operators.restart.roll import roll_all
+from procedures.restart.plan import RestartPlan
+from procedures.restart.report import report_md, timeline_rows
+from procedures.restart.roll import roll_all
 from tests.dags.conftest import new_chroot, plain_client
 from tests.rolling_restart_env import engine_roll, start_roll_cluster
 

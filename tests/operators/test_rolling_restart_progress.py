@@ -1,4 +1,4 @@
-"""The rolling restart's progress file (operators/restart/roll.py): resumed when the plan is the same,
+"""The rolling restart's progress file (procedures/restart/roll.py): resumed when the plan is the same,
 carried over in a re-plan's new order, refused when a re-plan changed the batches after brokers were
 restarted (never a broker restarted twice)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_zk.errors import InvalidInput
-from operators.batches.book import BatchState
-from operators.restart.roll import load_progress
+from procedures.batches.book import BatchState
+from procedures.restart.roll import load_progress
 
 
 def test_progress_follows_each_batch_into_a_new_order_and_other_batches_are_refused_once_brokers_restarted(tmp_path):

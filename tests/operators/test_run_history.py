@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.approval.conf_check import unknown_keys_message
-from operators.reports.history import history_lines, record_retry
+from procedures.reports.history import history_lines, record_retry
 from operators.reports.run_notes import approval_outcome
 from operators.windows.pause import WindowBook
 

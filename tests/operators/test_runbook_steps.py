@@ -16,14 +16,14 @@ import pytest
 from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.approval.step import record_decision
 from operators.reassignment.leadership import demoted_order, demotion_targets, reorder_batches
 from operators.errors import ApprovalMissing, PlanHashMismatch, WaveStalled, WaveTimeout, WaveWaitFailed
 from operators.reassignment.guards import reassignment_problems, stale_problems
 from operators.reassignment.execute import ExecuteWavesOperator, build_wave_book
 from operators.runtime import APPROVED, ApprovalRecord, plan_hash, require_approval
-from operators.reassignment.waves import WaveMove, WaveSpec, measure, progress_line
+from procedures.waves.book import WaveMove, WaveSpec, measure, progress_line
 
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b"}
 ASSIGNMENT = {"t": {0: (5, 1, 2), 1: (2, 5, 3), 2: (3, 4, 1), 3: (1, 2, 3), 4: (4, 5, 2), 5: (5, 3, 4)}}

@@ -14,10 +14,10 @@ from kazoo.client import KazooClient
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.run_folder import RunFolder
-from operators.reassignment.stall_causes import stall_causes
+from procedures.run_folder import RunFolder
+from procedures.waves.stall_causes import stall_causes
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.reassignment.waves import WaveBook, WaveMove, WaveSpec
+from procedures.waves.book import WaveBook, WaveMove, WaveSpec
 from tests.zk_helpers import set_config_by_hand
 
 TP = TopicPartition("big", 0)

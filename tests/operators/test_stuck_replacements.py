@@ -16,7 +16,7 @@ from kafka_zk.admin.stuck_fixes import choose_fixes
 from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.runbooks.stuck_targets import REPLACEMENTS, plan_replacement_targets
 from spark_jobs.kernels.placement import replacement_targets
 from spark_jobs.kernels.stuck_rewrite import plan_replacements

@@ -24,12 +24,12 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.log_dirs import encode_log_dirs, replica_sizes
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.run_folder import RunFolder
-from operators.plan.log_dirs_source import parse_log_dirs_source, read_log_dirs
-from operators.reassignment.stall_causes import blocking_causes, controller_cause
+from procedures.run_folder import RunFolder
+from procedures.plan.log_dirs_source import parse_log_dirs_source, read_log_dirs
+from procedures.waves.stall_causes import blocking_causes, controller_cause
 from operators.triggers.clock import ManualClock
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.reassignment.waves import FROM_ISR, FROM_LOG_SIZES, WaveBook, WaveMove, WaveSpec, measure
+from procedures.waves.book import FROM_ISR, FROM_LOG_SIZES, WaveBook, WaveMove, WaveSpec, measure
 
 MiB = 1024 ** 2
 TP = TopicPartition("big", 0)
@@ -282,10 +282,10 @@ def test_a_switch_of_progress_source_alone_does_not_restart_the_stall_clock() ->
     lost it, progress was judged from ISR joins, whose bytes figure differs, and the stall clock
     restarted (the notice came 2 min 50 s after the copy stopped). Only a finished partition or
     bytes copied as measured by the same source count as progress."""
-    from operators.reassignment.waves import moved
+    from procedures.waves.book import moved
 
     def p(done: int, remaining: int, source: str) -> "WaveProgress":
-        from operators.reassignment.waves import WaveProgress
+        from procedures.waves.book import WaveProgress
         return WaveProgress(0, done, 4, remaining, 400, (), source)
 
     assert moved(None, p(0, 400, FROM_ISR))

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kafka_zk.codecs import TopicPartition
-from operators.reassignment.waves import ALLOWED, IllegalWaveTransition, WaveBook, WaveMove, WaveSpec, WaveStatus
+from procedures.waves.book import ALLOWED, IllegalWaveTransition, WaveBook, WaveMove, WaveSpec, WaveStatus
 
 TP = TopicPartition("t", 0)
 
@@ -51,7 +51,7 @@ def test_an_unknown_status_in_the_file_is_refused_naming_the_file(tmp_path) -> N
 
 
 def test_the_executor_stamps_status_changes_with_its_clock(tmp_path) -> None:
-    from kafka_zk.run_folder import RunFolder
+    from procedures.run_folder import RunFolder
     from operators.reassignment.execute import ExecuteWavesOperator
 
     op = ExecuteWavesOperator(task_id="execute_waves", zk_conn_id="z", run_root=str(tmp_path))

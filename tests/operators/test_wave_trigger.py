@@ -12,10 +12,10 @@ import pytest
 from kazoo.client import KazooClient
 
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from operators.triggers.clock import ManualClock
 from operators.triggers.reassignment import WaveDoneTrigger
-from operators.reassignment.waves import WaveBook, WaveMove, WaveSpec, progress_line
+from procedures.waves.book import WaveBook, WaveMove, WaveSpec, progress_line
 from tests.zk_helpers import register_brokers
 
 TP = TopicPartition("orders", 0)
@@ -249,7 +249,7 @@ def test_no_stall_is_judged_before_the_largest_partition_could_copy_at_the_throt
 
 
 def test_the_eta_is_never_zero_while_a_partition_still_moves() -> None:
-    from operators.reassignment.waves import WaveProgress
+    from procedures.waves.book import WaveProgress
 
     moving_unknown_size = WaveProgress(0, 0, 1, 0, 0, ("orders-0",))
     assert progress_line(moving_unknown_size, 0, 1, 10.0, 0).endswith("ETA unknown (from ISR joins)")

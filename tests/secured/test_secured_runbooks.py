@@ -75,7 +75,7 @@ def assert_kafka_acls_everywhere(zk, run_folder: Path, admin_paths: tuple[str, .
 
 
 def run(dag_id: str, conf: dict, answer: str = "Approve"):
-    from operators.local_run import run_dag
+    from cli.local_run import run_dag
 
     return run_dag(dag_id, conf, answer=answer, approver="sec.sre")
 

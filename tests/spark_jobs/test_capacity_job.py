@@ -75,7 +75,7 @@ def _render_plan_report(plan_root, name: str) -> tuple:
     """The plan report and approval body exactly as RenderPlanReportOperator renders them."""
     from types import SimpleNamespace
 
-    from kafka_zk.run_folder import RunFolder
+    from procedures.run_folder import RunFolder
     from operators.reports.final import plan_values, render
 
     folder = RunFolder(plan_root)

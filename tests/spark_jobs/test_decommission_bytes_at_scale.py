@@ -88,7 +88,7 @@ def test_the_plan_report_and_approval_body_say_which_rack_stays_uneven_and_why(t
     # the plan job (input read in the driver) and the plan report the approver reads
     from types import SimpleNamespace
 
-    from kafka_zk.run_folder import RunFolder
+    from procedures.run_folder import RunFolder
     from kafka_zk.snapshot_file import write_snapshot
     from operators.reports.final import plan_values, render
     from spark_jobs import plan_job

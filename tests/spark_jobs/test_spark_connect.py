@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 
 from kafka_zk.log_dirs import encode_log_dirs
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot_file import write_snapshot
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 from tests import spark_connect_server

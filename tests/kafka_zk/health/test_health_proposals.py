@@ -1,4 +1,4 @@
-"""kafka_zk.health.proposals on literal snapshots: each anomaly's proposal, one per anomaly, the
+"""procedures.proposals on literal snapshots: each anomaly's proposal, one per anomaly, the
 grace and persistence waits, the cancel of a healed anomaly's waiting run (never of an approved
 one), the cooldown after a run ended, and a trigger that did not land sent again with its run id."""
 
@@ -11,7 +11,7 @@ import pytest
 from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.health import HealthThresholds, ZnodeAge, ZnodeAges, check_health
-from kafka_zk.health.proposals import (APPROVED, BROKER_DOWN, DISK, ENDED, KINDS, LEAKED_THROTTLE, SKEW,
+from procedures.proposals import (APPROVED, BROKER_DOWN, DISK, ENDED, KINDS, LEAKED_THROTTLE, SKEW,
                                        STUCK_REASSIGNMENT, WAITING, Anomaly, DiskUse, Ledger, ProposalSettings,
                                        SkewTargets, decide, find_anomalies, mark_triggered, skew_of)
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic

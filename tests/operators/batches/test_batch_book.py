@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.errors import InvalidPayload
-from operators.batches.book import ALLOWED, Batch, BatchBook, BatchState, IllegalBatchTransition
+from procedures.batches.book import ALLOWED, Batch, BatchBook, BatchState, IllegalBatchTransition
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from operators.windows.calendar import next_opening, occurrence_at, open_window
-from operators.windows.spec import parse_windows_text
+from procedures.windows.calendar import next_opening, occurrence_at, open_window
+from procedures.windows.spec import parse_windows_text
 
 FILE = """\
 clusters:

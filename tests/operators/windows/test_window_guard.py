@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from operators.windows.guard import (decide_wave, measured_factor, predicted_wave_seconds, resume_allowance_s,
+from procedures.windows.guard import (decide_wave, measured_factor, predicted_wave_seconds, resume_allowance_s,
                                      too_long_for_every_window, window_gate)
-from operators.windows.spec import parse_windows_text
+from procedures.windows.spec import parse_windows_text
 
 FILE = parse_windows_text("""clusters:
   prod:

@@ -9,8 +9,8 @@ import pendulum
 import pytest
 from airflow.timetables.base import DataInterval, TimeRestriction
 
-from operators.windows.calendar import open_window
-from operators.windows.spec import ENV_VAR, parse_windows_text
+from procedures.windows.calendar import open_window
+from procedures.windows.spec import ENV_VAR, parse_windows_text
 from operators.windows.timetable import MaintenanceWindowTimetable
 
 FILE = """\

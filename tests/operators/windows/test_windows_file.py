@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from operators.windows.spec import WindowsFileError, load_windows_file, parse_windows_text, windows_file_path
+from procedures.windows.spec import WindowsFileError, load_windows_file, parse_windows_text, windows_file_path
 
 GOOD = """\
 clusters:

@@ -1,7 +1,7 @@
 """The window guard: may a run write now, and does its next wave finish before the window closes?
 
-Pure decisions on the windows file (:mod:`operators.windows.spec`), the window arithmetic
-(:mod:`operators.windows.calendar`) and the times the executor gives it; no Airflow, no clock
+Pure decisions on the windows file (:mod:`procedures.windows.spec`), the window arithmetic
+(:mod:`procedures.windows.calendar`) and the times the executor gives it; no Airflow, no clock
 read here.
 
 * :func:`window_gate` — the cluster's windows for this runbook, or ``None`` when the run is not
@@ -35,8 +35,8 @@ from typing import Any, Iterable, Sequence
 from kafka_zk.errors import KafkaZkError
 from kafka_zk.planning.wave_time import WaveCosts, history_pairs, measured_costs
 
-from operators.windows.calendar import OpenWindow, next_opening, open_window
-from operators.windows.spec import ClusterWindows, WindowsFile
+from procedures.windows.calendar import OpenWindow, next_opening, open_window
+from procedures.windows.spec import ClusterWindows, WindowsFile
 
 #: bounds on the measured correction (one odd wave must not make the guard absurd)
 FACTOR_MIN, FACTOR_MAX = 0.25, 20.0

@@ -28,7 +28,7 @@ import yaml
 from kafka_zk.errors import InvalidInput
 from kafka_zk.topic_configs import validate_topic_config
 from kafka_zk.validation import INT_MAX, validate_topic_name
-from operators.reports.yaml_lines import LineReader
+from procedures.reports.yaml_lines import LineReader
 
 MAX_SPEC_BYTES = 1 << 20
 _TOPIC_KEYS = {"partitions", "replication_factor", "configs", "delete"}

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from kafka_zk.errors import InvalidInput
-from operators.windows.calendar import open_window
-from operators.windows.spec import WindowsFile
+from procedures.windows.calendar import open_window
+from procedures.windows.spec import WindowsFile
 
 REMOVED_PARAM = "pre_approved"
 

@@ -8,7 +8,7 @@ absent; a new epoch or a started partition starts the count again. Only once tha
 ``bound_s`` does :meth:`ControllerWatch.verdict` turn the observation into advice (force a controller
 election), stating what was observed, for how long and over how many polls.
 
-Pure: the observation (:func:`operators.reassignment.stall_causes.controller_cause`), the
+Pure: the observation (:func:`procedures.waves.stall_causes.controller_cause`), the
 controller id and epoch and the time in, a new watch or a verdict out; it never raises.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from operators.reassignment.stall_causes import StallCause
+from procedures.waves.stall_causes import StallCause
 
 #: Seconds the same controller may leave a node unstarted before a person is told to move it. A
 #: 2.4 controller starts a node within a second when idle; its event queue can hold it back for

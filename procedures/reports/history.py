@@ -20,7 +20,7 @@ import logging
 from typing import Any, Mapping
 
 from kafka_zk.audit import utc_now_iso
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 
 RETRIES = "retries.json"
 log = logging.getLogger(__name__)

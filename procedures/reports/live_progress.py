@@ -30,9 +30,10 @@ from typing import Any
 import jinja2
 
 from kafka_zk.errors import InvalidPayload
-from kafka_zk.run_folder import RunFolder, read_json, write_json_atomic
-from operators.reassignment.waves import DONE, SUBMITTED, WaveProgress, human_bytes
-from operators.reports.locations import TEMPLATES
+from kafka_zk.files import read_json, write_json_atomic
+from procedures.run_folder import RunFolder
+from procedures.waves.book import DONE, SUBMITTED, WaveProgress, human_bytes
+from procedures.reports.locations import TEMPLATES
 
 FILE = "live_progress.json"
 REFRESH_S = 5

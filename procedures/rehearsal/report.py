@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kafka_zk.errors import InvalidPayload
-from operators.reassignment.waves import human_bytes
+from procedures.waves.book import human_bytes
 
 FILE, MARKDOWN = "rehearsal.json", "rehearsal.md"
 

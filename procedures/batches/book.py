@@ -4,7 +4,7 @@ A batch runbook (``delete_topics``, ``preferred_leader_election``; ``rolling_res
 works through approved batches one at a time: write one batch, wait until the cluster has acted on
 it, pause, next. :class:`BatchBook` is the content of the run folder's progress file (e.g.
 ``deletion_progress.json``): every batch, its :class:`BatchState`, when it was submitted and done,
-and the runbook's own details. It plays for batches the part :class:`operators.reassignment.waves.WaveBook`
+and the runbook's own details. It plays for batches the part :class:`procedures.waves.book.WaveBook`
 plays for waves: a retried or cleared task, and the report, read the same facts from disk.
 
 API (for a new batch runbook):
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Mapping, Sequence, TypeVar
 
 from kafka_zk.errors import InvalidPayload
-from kafka_zk.run_folder import read_json, write_json_atomic
+from kafka_zk.files import read_json, write_json_atomic
 
 
 class BatchState(enum.StrEnum):

@@ -12,7 +12,7 @@ can deadlock on the import locks.
 
 Example (what ``scripts/demo`` can call)::
 
-    from operators.local_run import configure_local_airflow, set_connection, run_dag
+    from cli.local_run import configure_local_airflow, set_connection, run_dag
     configure_local_airflow("/tmp/kr-airflow")
     set_connection("kafka_zk", {"conn_type": "kafka_zookeeper", "host": "127.0.0.1:2181",
                                 "extra": {"chroot": "/kafka"}})
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 
 REPO = Path(__file__).resolve().parent.parent
 

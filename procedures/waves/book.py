@@ -9,7 +9,7 @@ the same facts from disk rather than from memory.
 :func:`measure` turns live partitions (from a snapshot) into a :class:`WaveProgress`: partitions
 done/total and bytes remaining. A new replica in the ISR has copied everything; one not yet in
 the ISR has copied what its broker's log holds when follower log sizes are given (what
-``kafka-log-dirs --describe`` reports, :mod:`operators.plan.log_dirs_source`), else nothing known
+``kafka-log-dirs --describe`` reports, :mod:`procedures.plan.log_dirs_source`), else nothing known
 (progress is then judged from ISR joins only, and says so). :func:`progress_line` formats the
 line logged at every poll: throughput, and an ETA that is never ``0s`` while bytes remain (it
 says ``unknown`` when it cannot know).
@@ -27,7 +27,7 @@ from typing import Iterable, Mapping
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.model import ClusterSnapshot, Partition
-from kafka_zk.run_folder import read_json, write_json_atomic
+from kafka_zk.files import read_json, write_json_atomic
 
 class WaveStatus(enum.StrEnum):
     """Where a wave stands in ``waves.json`` (a ``str``: the file holds its value)."""

@@ -1,6 +1,6 @@
 """The rolling restart's report: each broker's timeline (stop, registered, in sync, leaders back) and outcome.
 
-:func:`timeline_rows` reads a :class:`~operators.restart.roll.RestartBook` into one row per batch
+:func:`timeline_rows` reads a :class:`~procedures.restart.roll.RestartBook` into one row per batch
 (times in UTC and seconds since the action); :func:`report_md` renders the whole report in Markdown
 (the plan's order, the rows, what stopped the roll and how to resume, replica orders a stopped
 roll left demoted). Both the DAG's report step and ``kafka-runbook restart`` print it.
@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from operators.batches.book import BatchState
-from operators.restart.plan import RestartPlan
-from operators.restart.roll import RestartBook
+from procedures.batches.book import BatchState
+from procedures.restart.plan import RestartPlan
+from procedures.restart.roll import RestartBook
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable
 
 from kafka_zk.errors import InvalidInput
-from kafka_zk.run_folder import read_json, write_json_atomic, write_text_atomic
+from kafka_zk.files import read_json, write_json_atomic, write_text_atomic
 from kafka_zk.state_change_files import state_change_excerpt
 
 log = logging.getLogger(__name__)

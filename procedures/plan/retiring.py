@@ -34,7 +34,7 @@ from kafka_zk import paths
 from kafka_zk.errors import InvalidInput
 from kafka_zk.retiring import (APPROVED, DRAINED, RetiringBroker, RetiringFile, cluster_id, default_path,
                                exclude_from_snapshot)
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 
 RUN_FILE = "retiring.json"
 PLAN_INPUT = "plan_input.jsonl"

@@ -3,7 +3,7 @@
 :class:`LineReader` walks PyYAML's node tree (``yaml.compose``), which keeps each value's line,
 and raises the caller's error type (an :class:`~kafka_zk.errors.InvalidInput`) as
 ``<file>, line N: <what is wrong>; <the fix>``. Used by the maintenance-windows file
-(:mod:`operators.windows.spec`) and the topic spec (:mod:`operators.plan.topic_spec`).
+(:mod:`procedures.windows.spec`) and the topic spec (:mod:`procedures.plan.topic_spec`).
 
 Failure: the caller's error type, raised by the methods on the first problem.
 """

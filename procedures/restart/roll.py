@@ -3,10 +3,10 @@
 No Airflow here: the DAG's ``roll`` step and ``kafka-runbook restart`` both call :func:`roll_batch`
 with their own action (Airflow's SubprocessHook, or :func:`subprocess.run`), their own audited
 writer and their own progress file. Per batch, each step recorded in the :class:`RestartBatch`
-(a :class:`~operators.batches.book.Batch`: the run's ``restart_progress.json``) before the next;
+(a :class:`~procedures.batches.book.Batch`: the run's ``restart_progress.json``) before the next;
 each step is a *gate* (:data:`GATES` names them in messages and reports):
 
-1. **stop gate** — polled until :func:`kafka_zk.restart_gates.stop_problems` is empty (nothing
+1. **stop gate** — polled until :func:`procedures.restart.gates.stop_problems` is empty (nothing
    offline, under-replicated or reassigning; no partition at its min ISR on these brokers);
 2. **demotion** — the batch's preferred leaderships moved away: replica orders with these brokers
    last (same replica sets, completed at once by the controller; the originals saved first), then a
@@ -70,12 +70,12 @@ from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.outage import ZK_OUTAGE_S, OutageRider, ZkOutageTooLong, is_outage, zk_cause
 from kafka_zk.restart_events import DeregistrationWatch, registration, state_times
-from kafka_zk.run_folder import read_json
-from kafka_zk.restart_gates import demotion, restoration, stop_problems
+from kafka_zk.files import read_json
+from procedures.restart.gates import demotion, restoration, stop_problems
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.waits import wait_node_gone
 from kafka_zk.writer import ZkWriter
-from operators.batches.book import Batch, BatchBook, BatchState
+from procedures.batches.book import Batch, BatchBook, BatchState
 
 #: a batch's steps, in order (``RestartBatch.step`` holds the last one completed)
 STEPS = ("", "gated", "demoted", "restarting", "registered", "in_sync")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 
 
 def upstream_failures(context: Mapping[str, Any]) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from kafka_zk.run_folder import RunFolder
+from procedures.run_folder import RunFolder
 
 #: how each data-moving runbook names itself in its reports (others: the DAG id, capitalised)
 WHAT = {"decommission_brokers": "Decommission", "add_brokers": "Add brokers", "rebalance": "Rebalance",

@@ -40,7 +40,7 @@ from croniter import croniter
 
 from kafka_zk.errors import InputRefused, InvalidInput
 from kafka_zk.validation import parse_size
-from operators.reports.yaml_lines import NAME, LineReader
+from procedures.reports.yaml_lines import NAME, LineReader
 
 VARIABLE = "kafka_runbooks_windows_file"
 ENV_VAR = "KAFKA_RUNBOOKS_WINDOWS_FILE"

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_zk.model import ClusterSnapshot
-from operators.reassignment.waves import WaveMove, WaveSpec, partition_done
+from procedures.waves.book import WaveMove, WaveSpec, partition_done
 
 BROKER_MESSAGE_MAX_BYTES = 1000012   # Kafka 2.4's default message.max.bytes
 CONTROLLER = "controller"            # StallCause.kind of a controller not acting (absent, or not started)

@@ -17,24 +17,23 @@ A run folder is ``<run_root>/<dag_id>/<safe run id>/`` and holds, by fixed names
 ``notification.txt``   the rendered notification
 =====================  ==========================================================
 
-Only paths and JSON I/O live here: no ZooKeeper, no Airflow. Writes are atomic (temporary file
-in the same directory, then ``os.replace``), so a task killed mid-write leaves either the old or
+Only paths and JSON I/O live here: no ZooKeeper, no Airflow. Writes are atomic (:mod:`kafka_zk.files`:
+temporary file in the same directory, then ``os.replace``), so a task killed mid-write leaves either the old or
 the new file, never half of one. Reading a file that is not JSON raises :class:`InvalidPayload`
 naming the file; a missing file is ``None`` from :meth:`RunFolder.read_json`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kafka_zk.errors import InvalidInput, InvalidPayload
+from kafka_zk.errors import InvalidInput
+from kafka_zk.files import read_json, write_json_atomic, write_text_atomic
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -58,43 +57,6 @@ def safe_name(text: str) -> str:
     if name in (".", ".."):
         raise InvalidInput(f"run folder: {text!r} is not a usable directory name")
     return name
-
-
-def write_json_atomic(path: str | Path, value: Any) -> Path:
-    """Write ``value`` as indented JSON to ``path`` atomically and durably; parents are created."""
-    return write_text_atomic(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-
-
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically and durably (fsynced before the rename, so a crash leaves
-    the old file or the new one, never an empty one); parents are created."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def read_json(path: str | Path) -> Any:
-    """The JSON in ``path``, or ``None`` when the file does not exist."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise InvalidPayload(f"{path}: not valid JSON ({exc}); delete or restore the file") from None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 from croniter import croniter
 
-from operators.windows.spec import ClusterWindows, Window
+from procedures.windows.spec import ClusterWindows, Window
 
 # How far ahead :func:`next_opening` looks before saying "no window admits this runbook".
 HORIZON = timedelta(days=366)

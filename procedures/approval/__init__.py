@@ -1,0 +1,1 @@
+"""Who may approve what: the approval policy (policy.py)."""

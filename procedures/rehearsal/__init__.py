@@ -1,0 +1,1 @@
+"""What the approver reads of a rehearsal: report.py."""

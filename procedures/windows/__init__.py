@@ -1,0 +1,2 @@
+"""Maintenance windows: the spec (spec.py), its calendar (calendar.py) and the guard's decisions
+(guard.py)."""
