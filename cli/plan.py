@@ -29,6 +29,7 @@ from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.planning.wave_time import POLL_S
 from kafka_zk.retiring import ENV as RETIRING_ENV
 from kafka_zk.retiring import default_path as default_retiring_path
+from procedures.run_folder import default_run_root
 
 SNAPSHOT_FILE = "snapshot.jsonl"   # where --zookeeper saves the snapshot in --out
 
@@ -289,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
         # every data-moving plan leaves the runbooks' retiring brokers out by default (issue 39);
         # election and deletion batches choose no destination
         moving = args.operation not in ("election", "elect", "delete-topics", "delete")
-        retiring = None if args.ignore_retiring or not moving else str(args.retiring_file or default_retiring_path())
+        retiring = None if args.ignore_retiring or not moving else str(args.retiring_file or default_retiring_path(default_run_root()))
         summary = plan_from_zookeeper(args.zookeeper, job_args, session, retiring_file=retiring)
     else:
         summary = plan_job.execute(job_args, session)
