@@ -8,7 +8,8 @@ from pathlib import Path
 
 import replica_verify
 
-FORBIDDEN = {"kafka_zk", "kafka_sim", "spark_jobs", "operators", "dags", "cli", "airflow", "kazoo", "pyspark"}
+FORBIDDEN = {"kafka_zk", "planning", "formats", "procedures", "kafka_sim", "spark_jobs", "operators", "dags", "cli", "airflow",
+             "kazoo", "pyspark"}
 SHARED_CONTRACT = {"kafka_zk.validation", "kafka_zk.errors"}
 
 
