@@ -1,6 +1,6 @@
 """add_brokers: move a balanced share of replicas and preferred leaderships onto new brokers.
 
-One instance of the skeleton in ``operators/reassignment/runbook.py``: this file says only what
+One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Params (``new_brokers``) and its plan (``--op add-brokers``: least movement onto the
 new brokers until replica counts are within one, bytes balanced when sizes are given, racks
 respected). Steps (task ids): snapshot → plan → render_plan_report → approve → guards →
@@ -18,7 +18,7 @@ from airflow.sdk import Param
 
 from operators.guides import runbook_guide
 from operators.plan.ops import AddBrokersPlanOperator
-from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import broker_ids_param, ids_text, zk_conn_param
 
 DAG_ID = "add_brokers"

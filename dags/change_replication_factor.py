@@ -1,6 +1,6 @@
 """change_replication_factor: raise or lower the replication factor of chosen topics (修改副本因子).
 
-One instance of the skeleton in ``operators/reassignment/runbook.py``: this file says only what
+One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Params (``topics``, ``replication_factor``) and its plan (``--op change-rf``,
 ``spark_jobs/kernels/replication.py``). Steps (task ids): snapshot → plan → render_plan_report →
 approve → guards → set_throttles (setup) → execute_waves → final_verify → remove_throttles
@@ -16,7 +16,7 @@ from airflow.sdk import Param
 
 from operators.guides import runbook_guide
 from operators.plan.topic_ops import ChangeReplicationFactorPlanOperator
-from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import zk_conn_param
 
 DAG_ID = "change_replication_factor"

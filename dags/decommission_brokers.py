@@ -1,6 +1,6 @@
 """decommission_brokers: move every replica and all leadership off some brokers, safely.
 
-The reference runbook, one instance of the skeleton in ``operators/reassignment/runbook.py``
+The reference runbook, one instance of the skeleton in ``operators/runbooks/reassignment.py``
 (this file says only what differs: its Params, its plan, demotion, the data check and the drain
 and controller checks). Steps (task ids): snapshot → plan (Spark) → render_plan_report → approve →
 guards → demote → set_throttles (setup) → execute_waves → final_verify → verify_data (optional)
@@ -21,7 +21,7 @@ from airflow.sdk import Param
 from operators.guides import runbook_guide
 from operators.reassignment.controller import MoveControllerOperator
 from operators.plan.step import DecommissionPlanOperator
-from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import broker_ids_param, ids_text, zk_conn_param
 from operators.reassignment.verify import VerifyDrainedOperator
 

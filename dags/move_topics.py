@@ -1,6 +1,6 @@
 """move_topics: move chosen topics onto a set of brokers, moving the least.
 
-One instance of the skeleton in ``operators/reassignment/runbook.py``: this file says only what
+One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Params (``topics``, ``brokers``) and its plan (``--op move-topics``,
 ``spark_jobs/kernels/rebalance.plan_move_topics``). Steps (task ids): snapshot → plan →
 render_plan_report → approve → guards → set_throttles (setup) → execute_waves → final_verify →
@@ -16,7 +16,7 @@ from airflow.sdk import Param
 
 from operators.guides import runbook_guide
 from operators.plan.topic_ops import MoveTopicsPlanOperator
-from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import broker_ids_param, ids_text, zk_conn_param
 
 DAG_ID = "move_topics"

@@ -1,6 +1,6 @@
 """reassign_partitions: run a user's reassignment JSON with every safety of the runbooks.
 
-One instance of the skeleton in ``operators/reassignment/runbook.py``: this file says only what
+One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Param (``reassignment_json``, Kafka's format verbatim) and its plan
 (``--op reassign-json``: checked against the live cluster, packed into throttled waves). Steps
 (task ids): snapshot → plan → render_plan_report → approve → guards → set_throttles (setup) →
@@ -17,7 +17,7 @@ from airflow.sdk import Param
 
 from operators.guides import runbook_guide
 from operators.plan.topic_ops import ReassignPartitionsPlanOperator
-from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import zk_conn_param
 
 DAG_ID = "reassign_partitions"

@@ -1,6 +1,6 @@
 """rebalance: even out replica counts, bytes and preferred leaders under a move budget.
 
-One instance of the skeleton in ``operators/reassignment/runbook.py``: this file says only what
+One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Params (the budget and the target spreads) and its plan (``--op rebalance``,
 ``spark_jobs/kernels/budget_rebalance.py``). Steps (task ids): snapshot → plan →
 render_plan_report → approve → guards → set_throttles (setup) → execute_waves → final_verify →
@@ -16,7 +16,7 @@ from airflow.sdk import Param
 
 from operators.guides import runbook_guide
 from operators.plan.ops import RebalancePlanOperator
-from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import zk_conn_param
 
 DAG_ID = "rebalance"

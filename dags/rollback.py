@@ -1,6 +1,6 @@
 """rollback: undo an earlier data-moving run — restore what it recorded before its first write.
 
-One instance of the skeleton in ``operators/reassignment/runbook.py``: this file says only what
+One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Params (``from_run`` or ``rollback_json``) and its plan (``--op rollback``,
 ``spark_jobs/kernels/rollback.py``). Steps (task ids): snapshot → plan → render_plan_report →
 approve → guards → set_throttles (setup) → execute_waves → final_verify → remove_throttles
@@ -16,7 +16,7 @@ from airflow.sdk import Param
 
 from operators.guides import runbook_guide
 from operators.plan.rollback import RollbackPlanOperator
-from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import zk_conn_param
 
 DAG_ID = "rollback"

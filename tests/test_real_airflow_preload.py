@@ -33,7 +33,7 @@ def test_a_forked_child_inherits_every_module_the_dag_files_import_and_the_setti
         tmp_path: Path) -> None:
     dag_ids = ("decommission_brokers", "delete_topics", "rolling_restart")
     modules = dag_imports(dag_ids)
-    assert "operators.reassignment.runbook" in modules and "operators.batches.runbook" in modules, modules
+    assert "operators.runbooks.reassignment" in modules and "operators.batches.runbook" in modules, modules
     assert "__future__" not in modules and len(modules) == len(set(modules))
     (tmp_path / "airflow_local_settings.py").write_text(preload_settings(modules))
     out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), json.dumps(modules)], capture_output=True,

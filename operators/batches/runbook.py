@@ -1,6 +1,6 @@
 """The batch-runbook factory: one call builds a runbook that writes in approved batches, behind the shared gates.
 
-Beside the reassignment skeleton (:mod:`operators.reassignment.runbook`), this is the shape of every
+Beside the reassignment skeleton (:mod:`operators.runbooks.reassignment`), this is the shape of every
 runbook that is not a reassignment: ``delete_topics`` and ``preferred_leader_election`` (batches),
 ``rolling_restart`` (issue 29). A runbook describes itself in a :class:`BatchRunbook`:
 

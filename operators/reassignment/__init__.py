@@ -1,3 +1,4 @@
-"""The reassignment runbook skeleton (runbook.py) and its steps: guards, throttles, leadership
-demotion/election, wave execution (execute.py), verification, controller checks; the wave book and
-stall causes are in :mod:`procedures.waves`."""
+"""The reassignment runbooks' steps: guards, throttles, leadership demotion/election, wave execution
+(execute.py), verification, controller checks; the skeleton that assembles them is
+:mod:`operators.runbooks.reassignment`, the wave book, stall causes and throttle record are in
+:mod:`procedures.waves`."""

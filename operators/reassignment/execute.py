@@ -54,7 +54,7 @@ from procedures.reports.live_progress import record_poll
 from operators.reports.links import PlanReportLink, ProgressLink, RunReportsLink
 from procedures.waves.stall_causes import blocking_causes
 from procedures.reports.state_change import remember_broker_logs, write_stall_excerpt
-from operators.reassignment.throttles import record_then_apply, resolve_rate
+from procedures.waves.throttles import record_then_apply, resolve_rate
 from operators.triggers.reassignment import WaveDoneTrigger
 from operators.windows.pause import WindowBook, pause_throttles, resume_throttles
 from operators.windows.config import configured_windows

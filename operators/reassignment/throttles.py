@@ -2,7 +2,8 @@
 
 **SetThrottlesOperator** (a setup task) sets the leader/follower rate on every broker any wave
 throttles. **apply_wave_throttles** (called by the executor before each wave) merges that wave's
-throttled-replica lists into the topics. Both go through :func:`record_then_apply`: the
+throttled-replica lists into the topics. Both go through
+:func:`procedures.waves.throttles.record_then_apply`: the
 :class:`ThrottleRecord` of pre-run values is computed with a dry-run writer and saved to the run
 folder *before* the first real write, so a task killed mid-write still leaves the record that
 lets the teardown restore; a record already on disk is extended, never replaced, so a retried
@@ -31,38 +32,19 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
-from kafka_zk.admin.throttles import ThrottleRecord, apply_throttles, remove_throttles, throttles_left
+from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles, throttles_left
 from kafka_zk.authority import OwnThrottlesOnly, WriteAuthority
 from kafka_zk.health.owners import REMOVED_MARKER
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from procedures.run_folder import RunFolder
-from kafka_zk.throttle_lists import TopicThrottle
-from kafka_zk.validation import parse_throttle
-from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
 from operators.deferral import not_before
 from operators.errors import VerificationFailed
 from operators.notifications.runbook import notify_event
 from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
-
-
-def resolve_rate(param: Any, planned: int | None) -> int:
-    """The throttle rate: the run's Param, else the plan's, as :func:`kafka_zk.validation.parse_throttle` reads it."""
-    return parse_throttle(planned if param in (None, "") else param, "throttle_bytes_per_sec")
-
-
-def record_then_apply(folder: RunFolder, writer: ZkWriter, throttles: Iterable[TopicThrottle],
-                      brokers: Iterable[int], rate: int | None):
-    """Save the extended pre-run record, then apply (see module docstring); returns the record."""
-    throttles, brokers = list(throttles), list(brokers)
-    previous = ThrottleRecord.load(folder.throttle_record) if folder.throttle_record.is_file() else None
-    planner = writer.dry_twin()
-    record = apply_throttles(planner, throttles, brokers, rate, record=previous)
-    record.save(folder.throttle_record)
-    apply_throttles(writer, throttles, brokers, rate, record=previous)
-    return record
+from procedures.waves.throttles import JANITOR_FILE, record_then_apply, resolve_rate
 
 
 class SetThrottlesOperator(RunbookOperator):
@@ -89,10 +71,6 @@ class SetThrottlesOperator(RunbookOperator):
             if kept:
                 self.log.info("broker %s had throttles before the run (restored at the end): %s", b.broker, kept)
         return {"rate": rate, "brokers": brokers}
-
-
-JANITOR_FILE = "throttle_janitor.json"
-
 
 class RemoveThrottlesOperator(RunbookOperator):
     """Teardown: restore the recorded pre-run throttle values, remove only ours — once no wave of

@@ -30,10 +30,9 @@ from fastapi.responses import FileResponse, HTMLResponse
 from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
 from airflow.api_fastapi.core_api.security import requires_access_dag
 
-from procedures.run_folder import RunFolder
+from procedures.run_folder import RunFolder, default_run_root
 from procedures.reports.live_progress import render_progress_page
 from procedures.reports.locations import URL_PREFIX
-from operators.runbook_dag import DEFAULT_RUN_ROOT
 
 SUFFIXES = {".html": "text/html; charset=utf-8", ".md": "text/plain; charset=utf-8",
             ".txt": "text/plain; charset=utf-8", ".json": "application/json", ".jsonl": "text/plain; charset=utf-8",
@@ -54,7 +53,7 @@ def _run(dag_id: str, run_id: str) -> tuple[str, str]:
         if run is None:
             raise HTTPException(404, f"no run {run_id!r} of DAG {dag_id!r}")
         conf, state = run.conf or {}, str(getattr(run.state, "value", run.state))
-    return str(conf.get("run_root") or DEFAULT_RUN_ROOT), state
+    return str(conf.get("run_root") or default_run_root()), state
 
 
 def _folder(dag_id: str, run_id: str) -> RunFolder:

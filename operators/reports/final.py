@@ -35,7 +35,7 @@ from operators.errors import RunFailed, RunRejected
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.notifications.runbook import notify_event
 from procedures.plan.retiring import excluded_lines
-from operators.reassignment.throttles import JANITOR_FILE
+from procedures.waves.throttles import JANITOR_FILE
 from procedures.waves.book import WaveBook, human_bytes
 from procedures.reports.failures import upstream_failures
 from procedures.reports.history import history_lines

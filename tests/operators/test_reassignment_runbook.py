@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from operators.plan.step import SparkPlanOperator
-from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import zk_conn_param
 from operators.reassignment.verify import VerifyDrainedOperator
 

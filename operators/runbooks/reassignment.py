@@ -3,7 +3,7 @@
 A runbook that moves replicas (decommission, add brokers, rebalance, ...) shares every step but
 its plan; its file in ``dags/`` says only what differs and calls :func:`reassignment_runbook`::
 
-    from operators.reassignment.runbook import ReassignmentRunbook, reassignment_params, reassignment_runbook
+    from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 
     PARAMS = {"zk_conn_id": zk_conn_param(), "new_brokers": Param(...), **reassignment_params()}
     dag = reassignment_runbook(ReassignmentRunbook(
