@@ -18,13 +18,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: what each layer may not import (its own layer and those below it are allowed)
 FORBIDDEN = {
-    "kafka_zk": {"planning", "formats", "procedures", "kafka_sim", "spark_jobs", "operators", "dags", "cli", "airflow",
-                 "pyspark"},
-    "planning": {"formats", "procedures", "kafka_sim", "spark_jobs", "operators", "dags", "cli", "airflow", "pyspark"},
-    "formats": {"procedures", "kafka_sim", "spark_jobs", "operators", "dags", "cli", "airflow", "pyspark"},
-    "procedures": {"airflow", "kafka_sim", "spark_jobs", "operators", "cli", "dags", "pyspark"},
-    "kafka_sim": {"procedures", "spark_jobs", "operators", "dags", "cli", "airflow", "pyspark"},
-    "spark_jobs": {"procedures", "kafka_sim", "operators", "dags", "cli", "airflow"},
+    "kafka_zk": {"planning", "formats", "procedures", "kafka_sim", "spark_jobs", "replica_verify", "operators", "dags",
+                 "cli", "airflow", "pyspark"},
+    "planning": {"formats", "procedures", "kafka_sim", "spark_jobs", "replica_verify", "operators", "dags", "cli",
+                 "airflow", "pyspark"},
+    "formats": {"procedures", "kafka_sim", "spark_jobs", "replica_verify", "operators", "dags", "cli", "airflow",
+                "pyspark"},
+    "procedures": {"airflow", "kafka_sim", "spark_jobs", "replica_verify", "operators", "cli", "dags", "pyspark"},
+    "kafka_sim": {"procedures", "spark_jobs", "replica_verify", "operators", "dags", "cli", "airflow", "pyspark"},
+    "spark_jobs": {"procedures", "kafka_sim", "replica_verify", "operators", "dags", "cli", "airflow"},
     "operators": {"kafka_sim", "spark_jobs", "dags", "cli"},
 }
 
