@@ -142,11 +142,12 @@ with runbook_dag(
         conf={"zk_conn_id": "{{ params.zk_conn_id }}", "run_root": "{{ params.run_root }}"},
         wait_for_completion=False)
     report = HealthReportOperator(task_id="report", run_root="{{ params.run_root }}",
+                                  zk_conn_id="{{ params.zk_conn_id }}",
                                   triggered_run_id="{{ ti.xcom_pull(task_ids='trigger_election', "
                                                    "key='trigger_run_id') }}",
-                                  trigger_rule="none_failed")
+                                  fail_on_severity="{{ params.fail_on_severity }}", trigger_rule="all_done")
     alert = HealthAlertOperator(task_id="alert", run_root="{{ params.run_root }}",
-                                fail_on_severity="{{ params.fail_on_severity }}")
+                                zk_conn_id="{{ params.zk_conn_id }}")
 
     check >> gate >> trigger >> report >> alert
     check >> propose >> report

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 
-from operators.batches.runbook import OutcomeNotifyOperator, gate_params
+from operators.batches.runbook import gate_params
+from operators.reports.outcome import OutcomeNotifyOperator
 from operators.guides import runbook_guide
 from operators.restart.steps import RestartApprovalOperator, RestartPlanOperator, RestartReportOperator, RollOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
@@ -80,5 +81,5 @@ with runbook_dag(DAG_ID, "Restart brokers one at a time, gated on ISR health, le
         predicted_batch_s="{{ params.predicted_batch_s }}", outside_window="{{ params.outside_window }}",
         trigger_rule="none_failed", **ZK_STEP_ARGS)
     report = RestartReportOperator(task_id="final_report", trigger_rule="all_done", **ZK_STEP_ARGS)
-    notify = OutcomeNotifyOperator(task_id="notify", trigger_rule="all_done", **ZK_STEP_ARGS)
+    notify = OutcomeNotifyOperator(task_id="notify", **ZK_STEP_ARGS)
     plan >> approve >> roll >> report >> notify

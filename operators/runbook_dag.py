@@ -3,7 +3,8 @@
 ``runbook_dag`` builds the DAG the same way for each runbook (manual or scheduled, no catch-up,
 one run at a time, Params rendered as native objects, doc_md shown in the UI, and every task
 first checking that the run's conf holds only Params — :mod:`operators.approval.conf_check` — and noting a
-retry in the run folder — :mod:`procedures.reports.history`); the Param
+retry in the run folder — :mod:`procedures.reports.history`; a task that fails records why in the run folder,
+the cause of the run's outcome — :func:`operators.reports.outcome.record_failure`); the Param
 factories give the cluster connection, the run root and the pre-approval switch one definition.
 """
 
@@ -18,6 +19,7 @@ from procedures.run_folder import default_run_root
 from operators.approval.conf_check import check_conf_keys
 from operators.param_check import check_run_params
 from procedures.reports.history import record_retry
+from operators.reports.outcome import record_failure
 
 DEFAULT_RUN_ROOT = default_run_root()
 
@@ -70,5 +72,5 @@ def runbook_dag(dag_id: str, description: str, params: dict[str, Any], doc_md: s
     return DAG(dag_id=dag_id, description=description, schedule=schedule,
                start_date=datetime(2024, 1, 1), catchup=False, max_active_runs=1, params=params,
                render_template_as_native_obj=True, doc_md=doc_md,
-               default_args={"pre_execute": before_each_task},
+               default_args={"pre_execute": before_each_task, "on_failure_callback": record_failure},
                tags=["kafka", "runbook", "zookeeper", *tags])

@@ -47,7 +47,7 @@ from operators.batches.step import BatchStepOperator, NextStep
 from operators.deferral import Seen, not_before
 from procedures.reports.failures import upstream_failures
 from operators.reports.final import PreviewFinalReportOperator
-from operators.reports.run_notes import approval_outcome
+from procedures.outcome.contract import approval_outcome
 from operators.triggers.deletion import TopicsDeletedTrigger
 from procedures.waves.book import human_bytes
 from kafka_zk.plan_artifacts import load_plan_artifacts
@@ -223,7 +223,7 @@ def deletion_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool
     elif selection.refused:
         outcome = "REFUSED (nothing written)"
     elif approval_outcome(approval) is not None:
-        outcome = approval_outcome(approval)
+        outcome = approval_outcome(approval)[1]
     elif dry_run:
         outcome = "dry run (nothing written)"
     elif failures:
@@ -241,7 +241,14 @@ def deletion_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool
                        for i, b in enumerate(selection.batches)] if selection else [],
         "progress": progress, "approval": approval, "failures": failures, "outcome": outcome,
         "marker_writes": [{"topic": r.path.rsplit("/", 1)[1], "time": r.time, "dry_run": r.dry_run} for r in records],
-        "audit_path": str(folder.audit), "run_folder": str(folder.root)}
+        "audit_path": str(folder.audit), "run_folder": str(folder.root),
+        "summary": (f"{sum(1 for b in progress if b['state'] == 'done')}/{len(progress)} batch(es) done, "
+                    f"{len(selection.selected)} topic(s) selected") if selection else "",
+        "cause": (f"{len(selection.refused)} topic(s) refused, nothing written: "
+                  + "; ".join(f"{t}: {why}" for t, why in list(selection.refused.items())[:5]))
+        if selection is not None and selection.refused else
+        next((f"batch {b['index'] + 1}: {b['message']}" for b in progress if b.get("message")
+              and b["state"] != "done"), "")}
 
 
 class DeletionReportOperator(PreviewFinalReportOperator):

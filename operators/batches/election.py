@@ -47,7 +47,7 @@ from operators.batches.step import BatchStepOperator, NextStep
 from operators.deferral import Seen, not_before
 from procedures.reports.failures import upstream_failures
 from operators.reports.final import PreviewFinalReportOperator
-from operators.reports.run_notes import approval_outcome
+from procedures.outcome.contract import approval_outcome
 from operators.triggers.election import ElectionDoneTrigger, election_outcome
 from kafka_zk.plan_artifacts import load_plan_artifacts
 
@@ -217,7 +217,7 @@ class ElectionReportOperator(PreviewFinalReportOperator):
             with self.session(context) as (client, _):
                 after = [b.to_json() for b in leader_balance(read_snapshot(client, with_configs=False))]
         not_elected = [ne for b in progress for ne in b["not_elected"]]
-        refused = approval_outcome(approval)
+        refused = (approval_outcome(approval) or (None, None))[1]
         outcome = (refused if refused is not None else "FAILED" if failures or doc is None
                    else "dry run (nothing written)" if self.is_dry_run
                    else "succeeded" if progress and all(b["state"] == "done" for b in progress)
@@ -226,5 +226,9 @@ class ElectionReportOperator(PreviewFinalReportOperator):
                   "plan": doc, "progress": progress, "approval": approval, "failures": failures, "outcome": outcome,
                   "rows": _balance_rows(doc["before"], after) if doc else [], "after_label":
                   "after" if self.kind == "final" else "predicted", "not_elected": not_elected,
-                  "elected": sum(len(b["elected"]) for b in progress), "audit_path": str(folder.audit)}
+                  "elected": sum(len(b["elected"]) for b in progress), "audit_path": str(folder.audit),
+                  "summary": f"{sum(len(b['elected']) for b in progress)} partition(s) elected, "
+                             f"{len(not_elected)} not elected",
+                  "cause": next((f"batch {b['index'] + 1}: {b['message']}" for b in progress if b.get("message")
+                                 and b["state"] != "done"), "")}
         return values

@@ -18,7 +18,8 @@ runbook that is not a reassignment: ``delete_topics`` and ``preferred_leader_ele
   ``verify_deleted``), ``snapshot_args`` (extra arguments of the snapshot step), ``tags``.
 
 Task ids, always: ``snapshot`` → *plan* → ``preview_report`` → ``approve`` → *execute* → *checks* →
-``final_report`` → ``notify`` (both ``all_done``; ``notify`` fails the run if a step failed).
+``final_report`` → ``notify`` (both ``all_done``; the final report fills the run's outcome contract,
+``notify`` says it and fails the run unless it succeeded: :mod:`operators.reports.outcome`).
 
 The gates, applied here to every DAG built by this factory rather than by each runbook:
 
@@ -35,7 +36,8 @@ The gates, applied here to every DAG built by this factory rather than by each r
 
 :class:`WindowGateOperator` is the window gate as a step of its own, for the single-change runbooks
 (``stuck_reassignment``, ``topic_changes``) whose one change is one batch: the factory's
-:func:`gated` puts it before their first write and :class:`OutcomeNotifyOperator` after their end.
+:func:`gated` puts it before their first write and the shared
+:class:`~operators.reports.outcome.OutcomeNotifyOperator` after their end.
 
 Failure: a spec without the required Params, or whose ``execute`` is not a batch step, raises
 ``ValueError`` at parse time (the DAG shows an import error naming it). The steps' own failures are
@@ -55,11 +57,7 @@ from operators.base import RunbookOperator, as_bool
 from operators.batches.step import BatchStepOperator
 from operators.batches.window import hold_for_window, note_resumed
 from operators.deferral import DEFERRING_RETRIES
-from operators.errors import RunFailed
-from operators.notifications.runbook import notify_event
-from procedures.reports.failures import upstream_failures
-from operators.reports.links import report_link
-from operators.reports.run_notes import approval_outcome
+from operators.reports.outcome import OutcomeNotifyOperator
 from operators.runbook_dag import ZK_STEP_ARGS, runbook_dag
 from operators.plan.snapshot import SnapshotOperator
 
@@ -126,32 +124,6 @@ class WindowGateOperator(RunbookOperator):
         return self.execute(context)
 
 
-class OutcomeNotifyOperator(RunbookOperator):
-    """Send ``finished`` or ``failed`` with the final report's outcome to ``notify_conn_ids``; fail
-    the run when a step failed (this task is the DAG's last, so the run's state follows it)."""
-
-    ui_color = "#f3e5f5"
-
-    def execute(self, context: Any) -> dict:
-        folder = self.folder(context)
-        dag_id, run_id = context["dag"].dag_id, context["run_id"]
-        failures = upstream_failures(context)
-        report = context["ti"].xcom_pull(task_ids="final_report") or {}
-        refused = approval_outcome(folder.read_json(folder.approval))
-        outcome = (refused or report.get("outcome") or (f"FAILED at {', '.join(failures)}" if failures else "finished"))
-        if failures and not str(outcome).startswith(("FAILED", "REFUSED")) and refused is None:
-            outcome = f"FAILED at {', '.join(failures)}"
-        body = (f"{dag_id} run {run_id}: {outcome}."
-                + (f" Failed step(s): {', '.join(failures)}." if failures else "")
-                + f" Report: {folder.final_report_md}")
-        notify_event(context, folder, "failed" if failures else "finished", self.log, body=body,
-                     link=report_link(dag_id, run_id, "final_report.html"),
-                     fields={"report": str(folder.final_report_html)}, outcome=outcome)
-        if failures:
-            raise RunFailed(f"the run failed at {', '.join(failures)}: {outcome}; see {folder.final_report_md}")
-        return {"outcome": outcome}
-
-
 @dataclass(frozen=True)
 class BatchRunbook:
     """What one batch runbook says (see the module docstring)."""
@@ -189,7 +161,7 @@ def batch_runbook(spec: BatchRunbook) -> DAG:
         chain: list[BaseOperator] = [snapshot, plan, preview, approve, execute,
                                      *(make(dict(zk)) for make in spec.checks)]
         chain.append(spec.report("final", dict(zk, task_id="final_report", trigger_rule="all_done")))
-        chain.append(OutcomeNotifyOperator(task_id="notify", trigger_rule="all_done", **zk))
+        chain.append(OutcomeNotifyOperator(task_id="notify", **zk))
         for upstream, downstream in zip(chain, chain[1:]):
             upstream >> downstream
     return dag
@@ -208,7 +180,7 @@ def gated(steps: Sequence[BaseOperator], first_write: BaseOperator, what: str, n
     window = WindowGateOperator(task_id="window", what=what, outside_window="{{ params.outside_window }}", needed=needed,
                                 trigger_rule=first_write.trigger_rule, **ZK_STEP_ARGS)
     chain = [*steps[:at], window, *steps[at:]]
-    chain.append(OutcomeNotifyOperator(task_id="notify", trigger_rule="all_done", **ZK_STEP_ARGS))
+    chain.append(OutcomeNotifyOperator(task_id="notify", **ZK_STEP_ARGS))
     for upstream, downstream in zip(chain, chain[1:]):
         upstream >> downstream
     if at > 0:

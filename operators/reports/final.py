@@ -1,4 +1,4 @@
-"""Reports and notification: the plan report, the final report, the notification message.
+"""The reassignment skeleton's reports: the plan report, and its sections of the final report.
 
 Prose lives in ``templates/`` (Jinja2); this module gathers the data from the run folder (the
 planner's ``summary.json`` and ``waves.json``, ``approval.json``, ``guards.json``, ``waves.json``
@@ -7,10 +7,10 @@ before and after (replicas, and bytes when sizes were given).
 
 * **RenderPlanReportOperator** writes ``plan_report.md`` / ``.html`` and returns the approval
   body (Markdown with the plan hash) for the approve step.
-* **FinalReportOperator** (runs whatever happened upstream) writes ``final_report.md`` / ``.html``.
-* **NotifyOperator** renders ``notify.txt.j2``; with no channel configured the message is logged
-  and written to the run folder. It then fails if any step of the run failed, so the DAG run's
-  state tells the truth even though the report and the notification ran.
+* **FinalReportOperator** (runs whatever happened upstream) fills the outcome contract with the
+  waves, checks and charts as its sections (:mod:`operators.reports.outcome` writes
+  ``final_report.md`` / ``.html`` from it; the shared notify step ends the run from it).
+* **PreviewFinalReportOperator**: the same for the batch runbooks' preview and final reports.
 
 Failure: a missing template raises jinja2's ``TemplateNotFound`` naming it; missing run-folder
 files are reported as "not run" rather than failing the report.
@@ -31,18 +31,18 @@ from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
 from operators.base import DecommissionStep, RunbookOperator
-from operators.errors import RunFailed, RunRejected
 from operators.hooks.zookeeper import ZooKeeperHook
-from operators.notifications.runbook import notify_event
 from procedures.plan.retiring import excluded_lines
 from procedures.waves.throttles import JANITOR_FILE
 from procedures.waves.book import WaveBook, human_bytes
 from procedures.reports.failures import upstream_failures
 from procedures.reports.history import history_lines
-from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, report_link
+from operators.reports.outcome import OUTCOME_LINKS, Facts, OutcomeReportOperator, ends_the_run, finish_run
+from operators.reports.links import PlanReportLink, RunReportsLink, report_link
 from procedures.reports.locations import TEMPLATES
 from kafka_zk.planning.dead_brokers import statement_lines
-from operators.reports.run_notes import approval_outcome, approval_words, outcome_note, push_run_note
+from operators.reports.run_notes import approval_words
+from procedures.outcome.contract import approval_outcome
 from procedures.reports.state_change import read_excerpts
 from procedures.reports.titles import heading
 from procedures.windows.guard import predicted_wave_seconds
@@ -235,8 +235,6 @@ def failure_reasons(guards: Mapping[str, Any] | None, verify: Mapping[str, Any],
         v = verify.get(key)
         if v and v.get("ok") is False:
             reasons.append(f"{key} failed: " + "; ".join(v.get("problems", [])[:3]))
-    if failures and not reasons:
-        reasons.append(f"step(s) {', '.join(failures)} failed (their task log holds the error)")
     return reasons
 
 
@@ -266,7 +264,7 @@ def final_values(folder: RunFolder, context: Mapping[str, Any], removed: Sequenc
     if dry_run:
         outcome = "dry run"
     elif approval_outcome(approval) is not None:
-        outcome = approval_outcome(approval)
+        outcome = approval_outcome(approval)[1]
     elif failures:
         outcome = "FAILED"
     else:
@@ -336,64 +334,62 @@ class PreviewFinalReportOperator(RunbookOperator):
     """A runbook's preview (before approval) or final report from ``templates/<template_dir>/``.
 
     Subclasses set ``template_dir`` and implement ``report_values(context, folder) -> dict``
-    holding at least ``outcome`` and ``failures``. The preview also renders the approval body
-    with the plan hash; the final report fails the task when a step failed, so the run's state
-    stays truthful.
+    holding at least ``outcome`` (``summary`` and ``cause``, the runbook's own sentence for a
+    failure, optional). The preview also renders the approval body with the plan hash; the final
+    report's templates are the runbook's sections of the outcome contract
+    (:func:`operators.reports.outcome.finish_run`), which the notify step ends the run from.
     """
 
     ui_color = "#f3e5f5"
     template_dir = ""
+    what = ""       # the final report's title (default: from the DAG id, procedures.reports.titles)
 
     def __init__(self, *, kind: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        super().__init__(**(ends_the_run(kwargs) if kind == "final" else kwargs))
         if kind not in ("preview", "final"):
             raise ValueError(f"kind={kind!r} must be 'preview' or 'final'")
         self.kind = kind
+        if kind == "final":
+            self.operator_extra_links = OUTCOME_LINKS
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
         values = self.report_values(context, folder)
-        md, html = (folder.plan_report_md, folder.plan_report_html) if self.kind == "preview" else \
-            (folder.final_report_md, folder.final_report_html)
-        folder.write_text(md, render(f"{self.template_dir}/{self.kind}.md.j2", **values))
-        folder.write_text(html, render(f"{self.template_dir}/{self.kind}.html.j2", **values))
-        self.log.info("%s report (%s): %s", self.kind, values["outcome"], md)
-        out = {"outcome": values["outcome"], "report": str(md)}
-        if self.kind == "final":
-            records = AuditLog.read(folder.audit) if folder.audit.is_file() else []
-            push_run_note(context, outcome_note({
-                "outcome": values["outcome"], "dry_run": self.is_dry_run, "summary_line": "",
-                "writes": sum(1 for r in records if not r.dry_run and r.op in ZK_OPS),
-                "refused": approval_outcome(values.get("approval")) is not None, "history": history_lines(folder)}))
-        if self.kind == "preview":
-            out["plan_hash"] = plan_hash(folder.plan_dir)
-            linked = report_link(context["dag"].dag_id, context["run_id"], html.name) is not None
-            out["approval_body"] = render(f"{self.template_dir}/approval_body.md.j2", plan_hash=out["plan_hash"],
-                                          report_path=None if linked else str(html), **values)
-        elif values["failures"]:
-            raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {md}")
+        if self.kind == "final":       # the runbook's sections of the outcome contract
+            outcome = finish_run(context, folder, Facts(
+                what=self.what, summary=str(values.get("summary") or ""), cause=str(values.get("cause") or ""),
+                details_md=render(f"{self.template_dir}/final.md.j2", **values),
+                details_html=render(f"{self.template_dir}/final.html.j2", **values)), self.is_dry_run)
+            self.log.info("final report (%s: %s): %s", outcome.kind, outcome.cause, folder.final_report_md)
+            return {"outcome": outcome.kind, "cause": outcome.cause, "report": str(folder.final_report_md)}
+        md, html = folder.plan_report_md, folder.plan_report_html
+        folder.write_text(md, render(f"{self.template_dir}/preview.md.j2", **values))
+        folder.write_text(html, render(f"{self.template_dir}/preview.html.j2", **values))
+        self.log.info("preview report: %s", md)
+        out = {"outcome": values["outcome"], "report": str(md), "plan_hash": plan_hash(folder.plan_dir)}
+        linked = report_link(context["dag"].dag_id, context["run_id"], html.name) is not None
+        out["approval_body"] = render(f"{self.template_dir}/approval_body.md.j2", plan_hash=out["plan_hash"],
+                                      report_path=None if linked else str(html), **values)
         return out
 
 
-class FinalReportOperator(DecommissionStep):
-    """Write the final report, whatever happened upstream."""
+class FinalReportOperator(OutcomeReportOperator, DecommissionStep):
+    """The reassignment skeleton's final report: its waves, checks and charts as the runbook's
+    sections of the outcome contract (:mod:`operators.reports.outcome`), whatever happened upstream."""
 
-    operator_extra_links = (FinalReportLink(), ProgressLink(), RunReportsLink())
-
-    ui_color = "#f3e5f5"
-
-    def execute(self, context: Any) -> dict:
-        folder = self.folder(context)
+    def facts(self, context: Any, folder: RunFolder) -> Facts:
         values = final_values(folder, context, sorted(self.removed), self.is_dry_run,
                               reassignment_running(self.zk_conn_id, self.log))
         live = self._live_chart(folder)
         if live is not None:
             values["charts"] = [live]
-        folder.write_text(folder.final_report_md, render("final_report.md.j2", **values))
-        folder.write_text(folder.final_report_html, render("final_report.html.j2", **values))
-        self.log.info("final report (%s): %s", values["outcome"], folder.final_report_md)
-        return {"outcome": values["outcome"], "failures": values["failures"]}
-
+        waves_done = sum(1 for w in values["waves"] if w["status"] == "done")
+        summary = (f"{waves_done}/{len(values['waves'])} wave(s) done; final verify: {values['verify_text']}"
+                   + (f"; drained: {values['drained_text']}" if values["removed"] else ""))
+        return Facts(what=values["what"] + (f" of {values['subject']}" if values["subject"] else ""),
+                     summary=summary, cause=values["reasons"][0] if values["reasons"] else "",
+                     details_md=render("final_report.md.j2", **values),
+                     details_html=render("final_report.html.j2", **values))
 
     def _live_chart(self, folder: RunFolder) -> dict | None:
         """Replicas per broker: the run's snapshot against the live cluster now (None if unreadable)."""
@@ -417,32 +413,3 @@ class FinalReportOperator(DecommissionStep):
         removed = self.removed
         return chart("Replicas per broker: at the snapshot vs now", [
             (b, b in removed, b0.get(b, 0), b1.get(b, 0)) for b in sorted(set(b0) | set(b1))])
-
-
-class NotifyOperator(DecommissionStep):
-    """Write the templated notification and send it to the run's ``notify_conn_ids`` (finished or
-    failed; :mod:`operators.notifications.runbook`); fail if the run failed."""
-
-    def execute(self, context: Any) -> dict:
-        folder = self.folder(context)
-        values = final_values(folder, context, sorted(self.removed), self.is_dry_run,
-                              reassignment_running(self.zk_conn_id, self.log))
-        waves_done = sum(1 for w in values["waves"] if w["status"] == "done")
-        values["summary_line"] = (f"{waves_done}/{len(values['waves'])} waves done; approval: {values['approval_text']}; "
-                                  f"final verify: {values['verify_text']}"
-                                  + (f"; drained: {values['drained_text']}" if values["removed"] else ""))
-        message = render("notify.txt.j2", **values)
-        folder.write_text(folder.notification, message)
-        failed = bool(values["failures"]) or values["refused"]
-        link = report_link(context["dag"].dag_id, context["run_id"], "final_report.html")
-        notify_event(context, folder, "failed" if failed else "finished", self.log, body=message, link=link,
-                     fields={"report": str(folder.final_report_html)}, outcome=values["outcome"],
-                     removed=values["removed"])
-        push_run_note(context, outcome_note(values))
-        if values["failures"] and not values["refused"]:
-            raise RunFailed(f"the run failed at {', '.join(values['failures'])}: see {folder.final_report_md}")
-        if values["refused"]:
-            raise RunRejected(f"plan {str(values['plan_hash'])[:12]} {values['outcome']}: "
-                              f"{'nothing was' if not values['writes'] else str(values['writes']) + ' znode write(s)'} "
-                              f"written to ZooKeeper; see {folder.final_report_md}")
-        return {"outcome": values["outcome"]}

@@ -14,10 +14,10 @@
   batch (the slowest batch done so far, else ``predicted_batch_s``); otherwise the step waits,
   deferred, for the next opening and notifies ``window_paused``. Writes (demotion, elections) go
   through the write gate under the approval of the plan.
-* **RestartReportOperator** (``final_report``, all done) — ``final_report.md`` with each broker's
-  timeline (:mod:`procedures.restart.report`); its outcome (with the cause when the roll stopped)
-  is what the shared ``notify`` step (:class:`operators.batches.runbook.OutcomeNotifyOperator`)
-  sends as ``finished`` or ``failed``, failing the run when a step failed.
+* **RestartReportOperator** (``final_report``, all done) — fills the outcome contract
+  (:mod:`operators.reports.outcome`): each broker's timeline (:mod:`procedures.restart.report`) as
+  its sections, the broker and gate the roll stopped at as the cause; the shared ``notify`` step
+  says it (note, ``finished`` / ``failed``) and fails the run unless it succeeded.
 
 Failure: bad inputs fail ``plan`` (:class:`~kafka_zk.errors.InvalidInput`) before any write; a
 gate not passed in time, a failed action, a ZooKeeper outage past ``zk_outage_s`` or anything else
@@ -44,12 +44,12 @@ from operators.base import RunbookOperator
 from procedures.batches.book import BatchState
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.batches.window import hold_for_window, note_resumed
-from operators.errors import RunFailed, RunRejected
-from procedures.reports.failures import upstream_failures
+from operators.reports.outcome import Facts, OutcomeReportOperator
 from procedures.restart.plan import RestartPlan, plan_roll
 from procedures.restart.report import outcome, report_md
 from procedures.restart.roll import Roll, RestartBook, RollSettings, RollStopped, load_progress, roll_all
 from operators.runtime import change_approval
+from procedures.outcome.render import markdown_page
 
 PLAN = "restart_plan.json"
 PLAN_MD = "restart_plan.md"
@@ -95,7 +95,10 @@ class RestartPlanOperator(RunbookOperator):
                 "passes" if not problems else f"would hold on {len(problems)} partition(s): "
                 + "; ".join(map(str, problems[:5])) + (" …" if len(problems) > 5 else "")))
         folder.write_json(folder.root / PLAN, plan.to_json())
-        folder.write_text(folder.root / PLAN_MD, "# Rolling restart: plan\n\n" + "\n".join(lines) + "\n")
+        text = "# Rolling restart: plan\n\n" + "\n".join(lines) + "\n"
+        folder.write_text(folder.root / PLAN_MD, text)
+        folder.write_text(folder.plan_report_md, text)      # the plan report every runbook links to
+        folder.write_text(folder.plan_report_html, markdown_page("Rolling restart: plan", text))
         self.log.info("%s", "\n".join(lines))
         return {"brokers": len(plan.brokers), "batches": len(plan.batches), "plan_sha256": plan.sha256()}
 
@@ -193,30 +196,25 @@ class RollOperator(RunbookOperator):
         return self.execute(context)
 
 
-class RestartReportOperator(RunbookOperator):
-    """``final_report.md``: the plan, each broker's timeline, why the roll stopped; notifies the outcome."""
+class RestartReportOperator(OutcomeReportOperator):
+    """The roll's part of the outcome contract: each broker's timeline as its sections, the broker
+    and gate it stopped at as the cause, how to resume as what to do next."""
 
-    def execute(self, context: Any) -> dict:
-        folder = self.folder(context)
+    def facts(self, context: Any, folder: RunFolder) -> Facts:
+        approvals = (f"approval_{APPROVAL}.json",)
         if not (folder.root / PLAN).is_file():
-            folder.write_text(folder.final_report_md, "# Rolling restart\n\nNo plan was made (see the plan task's "
-                                                      "log): nothing was done.\n")
-            raise RunFailed(f"the run failed before its plan: {', '.join(upstream_failures(context)) or 'plan'}")
+            return Facts(what="Rolling restart", approvals=approvals,
+                         details_md="No plan was made (the plan step failed): no broker was restarted.")
         plan = load_plan(folder)
         book = load_book(folder, plan)
-        text = report_md(plan, book)
-        approval = folder.read_json(folder.root / f"approval_{APPROVAL}.json")
-        if approval:
-            text += f"\nApproval: {approval['decision']} by {approval['by']} at {approval['at']}\n"
-        failures = upstream_failures(context)
-        stopped = next((b.message for b in book.batches if b.message and b.state is not BatchState.PLANNED), "")
-        if failures:
-            text += (f"\nFAILED at {', '.join(failures)}: {stopped}\n\n{RESUME}.\n" if stopped and "roll" in failures
-                     else f"\nFAILED at {', '.join(failures)} (the task log holds the error).\n")
-        folder.write_text(folder.final_report_md, text)
-        if approval and approval["decision"] != "approved":
-            raise RunRejected(f"the roll was {approval['decision']} by {approval['by']}: nothing was restarted")
-        result = outcome(book) + (f" — {stopped}" if stopped and not book.all_done else "")
-        if failures:        # the notification keeps an outcome that says FAILED, with the roll's cause
-            result = f"FAILED at {', '.join(failures)}: {result}"
-        return {"report": str(folder.final_report_md), "outcome": result}
+        stopped = next((b for b in book.batches if b.message and b.state is not BatchState.PLANNED), None)
+        done = sum(1 for b in book.batches if b.state is BatchState.DONE)
+        return Facts(what=f"Rolling restart of broker(s) {', '.join(map(str, plan.brokers))}", approvals=approvals,
+                     summary=outcome(book), details_md=report_md(plan, book),
+                     cause=stopped.message if stopped is not None else "",
+                     stopped=stopped is not None and bool(stopped.stopped_at),
+                     unfinished="" if book.all_done or self.is_dry_run or done == 0 else
+                     f"the roll ended with {done} of {len(book.batches)} batch(es) done",
+                     next_step=RESUME + " once the cause is fixed." if stopped is not None else "",
+                     history=tuple(f"broker(s) {', '.join(b.items)}: {b.outages} ZooKeeper outage(s) ridden out, "
+                                   "the roll went on from the gate it was at" for b in book.batches if b.outages))

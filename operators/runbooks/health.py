@@ -48,6 +48,7 @@ from procedures.plan.log_dirs_source import read_log_dirs
 from procedures.plan.retiring import retiring_file
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.reports.final import render
+from operators.reports.outcome import Facts, OutcomeNotifyOperator, OutcomeReportOperator
 from operators.runtime import run_folder
 
 HEALTH_FILE = "health.json"
@@ -201,31 +202,24 @@ def hand_off_wanted(ti: Any = None, **_: Any) -> bool:
     return bool((ti.xcom_pull(task_ids="check") or {}).get("hand_off"))
 
 
-def _health_doc(folder: RunFolder) -> dict:
-    """The check step's ``health.json`` in this run's folder."""
-    doc = folder.read_json(folder.root / HEALTH_FILE)
-    if doc is None:
-        raise InvalidInput(f"{folder.root}/{HEALTH_FILE} is missing: the check step did not run")
-    return doc
+class HealthReportOperator(OutcomeReportOperator):
+    """Render the Markdown and HTML health report from ``health.json`` (and the hand-off's triggered
+    run), and fill the run's outcome contract: findings at or above ``fail_on_severity``, or
+    proposals not made, are its cause (the run fails; ``ok``: never on findings)."""
 
+    template_fields: Sequence[str] = (*OutcomeReportOperator.template_fields, "triggered_run_id", "fail_on_severity")
 
-class HealthReportOperator(BaseOperator):
-    """Render the Markdown and HTML report from ``health.json`` (and the hand-off's triggered run)."""
-
-    template_fields: Sequence[str] = ("run_root", "triggered_run_id")
-    ui_color = "#f3e5f5"
-
-    def __init__(self, *, run_root: str, triggered_run_id: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *, triggered_run_id: Any = None, fail_on_severity: Any = "critical", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.run_root, self.triggered_run_id = run_root, triggered_run_id
+        self.triggered_run_id, self.fail_on_severity = triggered_run_id, fail_on_severity
 
-    def execute(self, context: Any) -> dict:
-        folder = run_folder(context, self.run_root)
-        doc = _health_doc(folder)
+    def facts(self, context: Any, folder: RunFolder) -> Facts:
+        doc = folder.read_json(folder.root / HEALTH_FILE)
+        if doc is None:
+            return Facts(what="Cluster health", approvals=(), details_md="The check step did not run: no finding.")
         triggered = self.triggered_run_id if self.triggered_run_id not in (None, "", "None") else None
         doc["hand_off"]["triggered_run_id"] = triggered
         folder.write_json(folder.root / HEALTH_FILE, doc)
-
         values = {"h": doc, "dag_id": context["dag"].dag_id, "run_id": context["run_id"], "checks": CHECKS,
                   "findings_by_severity": {s: [f for f in doc["findings"] if f["severity"] == s]
                                            for s in ("critical", "warning", "info")}}
@@ -233,30 +227,34 @@ class HealthReportOperator(BaseOperator):
         folder.write_text(md, render("cluster_health/report.md.j2", **values))
         folder.write_text(html, render("cluster_health/report.html.j2", **values))
         self.log.info("health report (%s): %s", doc["worst_severity"], md)
-        return {"report": str(md), "html": str(html), "triggered_run_id": triggered}
+        return Facts(what="Cluster health", approvals=(), details_md=md.read_text(encoding="utf-8"),
+                     plan_md=md.read_text(encoding="utf-8"),
+                     summary=f"worst finding: {doc['worst_severity']}; {len(doc['findings'])} finding(s)",
+                     unfinished=alert_cause(doc, str(self.fail_on_severity)), pages={"health report": html.name},
+                     next_step="Read the findings in the health report and act on them (or on the proposed runs).")
 
 
-class HealthAlertOperator(BaseOperator):
-    """Fail when the worst finding reaches ``fail_on_severity`` (``ok``: never)."""
+def alert_cause(doc: Mapping[str, Any], limit: str) -> str:
+    """Why a health run fails, in one sentence (empty: it does not): proposals not made or not
+    cancelled, or findings at or above ``limit`` (``ok``: never on findings)."""
+    errors = (doc.get("proposals") or {}).get("errors") or []
+    if errors:
+        return f"{len(errors)} proposal(s) not made or not cancelled: " + "; ".join(errors[:5])
+    if limit != "ok" and severity_rank(doc["worst_severity"]) >= severity_rank(limit):
+        worst = [f for f in doc["findings"] if severity_rank(f["severity"]) >= severity_rank(limit)]
+        return f"{len(worst)} finding(s) at or above {limit}: " + "; ".join(
+            f"[{f['check']}] {f['subject']}: {f['message']}" for f in worst[:10])
+    return ""
 
-    template_fields: Sequence[str] = ("run_root", "fail_on_severity")
+
+class HealthAlertOperator(OutcomeNotifyOperator):
+    """The health run's last step: its note from the outcome contract, and a :class:`HealthAlert`
+    (the run fails) naming the findings when the report found them at or above ``fail_on_severity``.
+    Nothing is sent: the run's ``notify_conn_ids`` are the proposed runs' channels."""
+
     ui_color = "#f4cccc"
+    failure = HealthAlert
 
-    def __init__(self, *, run_root: str, fail_on_severity: Any = "critical", **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("deliver", False)
         super().__init__(**kwargs)
-        self.run_root, self.fail_on_severity = run_root, fail_on_severity
-
-    def execute(self, context: Any) -> dict:
-        folder = run_folder(context, self.run_root)
-        doc = _health_doc(folder)
-        limit = str(self.fail_on_severity)
-        errors = (doc.get("proposals") or {}).get("errors") or []
-        if errors:
-            raise HealthAlert(f"{len(errors)} proposal(s) not made or not cancelled: " + "; ".join(errors[:5])
-                              + f" — report: {folder.root / 'health_report.md'}")
-        if limit != "ok" and severity_rank(doc["worst_severity"]) >= severity_rank(limit):
-            worst = [f for f in doc["findings"] if severity_rank(f["severity"]) >= severity_rank(limit)]
-            raise HealthAlert(f"{len(worst)} finding(s) at or above {limit}: " + "; ".join(
-                f"[{f['check']}] {f['subject']}: {f['message']}" for f in worst[:10])
-                + f" — report: {folder.root / 'health_report.md'}")
-        return {"worst": doc["worst_severity"], "fail_on_severity": limit}

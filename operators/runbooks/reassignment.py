@@ -63,7 +63,8 @@ from operators.reassignment.leadership import DemoteOperator, ElectPreferredLead
 from operators.reassignment.guards import GuardsOperator
 from operators.reassignment.execute import ExecuteWavesOperator
 from operators.rehearsal.step import RehearseOperator, rehearse_param
-from operators.reports.final import FinalReportOperator, NotifyOperator, RenderPlanReportOperator
+from operators.reports.final import FinalReportOperator, RenderPlanReportOperator
+from operators.reports.outcome import OutcomeNotifyOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag
 from operators.plan.snapshot import SnapshotOperator
 from operators.reassignment.throttles import RemoveThrottlesOperator, SetThrottlesOperator
@@ -227,7 +228,7 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
         [*before_election, remove_throttles] >> elect
         tail: list[BaseOperator] = [elect, *(make(dict(removing)) for make in spec.checks)]
         tail.append(FinalReportOperator(task_id="final_report", trigger_rule="all_done", **removing))
-        tail.append(NotifyOperator(task_id="notify", trigger_rule="all_done", **removing))
+        tail.append(OutcomeNotifyOperator(task_id="notify", **ZK_STEP_ARGS))
         for upstream, downstream in zip(tail, tail[1:]):
             upstream >> downstream
     return dag

@@ -51,13 +51,14 @@ from kafka_zk.authority import WriteAuthority
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import KafkaZkError, StalePlan
 from kafka_zk.health.owners import ThrottleOwners, find_throttle_owners, foreign_throttles
+from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.base import RunbookOperator
 from operators.hooks.zookeeper import ZooKeeperHook
 from procedures.plan.log_dirs_source import read_log_dirs
 from procedures.plan.retiring import note_retiring
-from procedures.reports.failures import upstream_failures, write_final_report
+from operators.reports.outcome import Facts, OutcomeReportOperator
 from operators.runbooks.stuck_targets import plan_replacement_targets
 from operators.runtime import change_approval, run_folder
 
@@ -357,17 +358,19 @@ class WaitUnstuckOperator(RunbookOperator):
                 time.sleep(float(self.poll_interval_s))
 
 
-class StuckReportOperator(RunbookOperator):
-    """final_report.md: what was stuck, why, what was approved and done, what is left."""
+class StuckReportOperator(OutcomeReportOperator):
+    """The stuck reassignment's part of the outcome contract: what was stuck, why, what was approved
+    and done, what is left (a partition still stuck is the cause of a failed run)."""
 
-    def execute(self, context: Any) -> dict:
-        folder = self.folder(context)
+    def facts(self, context: Any, folder: RunFolder) -> Facts:
         doc = folder.read_json(folder.root / DIAGNOSIS) or {"partitions": []}
         approvals = {fix: folder.read_json(folder.root / f"approval_{fix}.json")
                      for fix in ("rewrite", "election", "throttles")}
-        left = (folder.read_json(folder.root / "unstuck.json") or {}).get("pending")
-        lines = [(folder.root / "diagnosis.md").read_text(encoding="utf-8") if (folder.root / "diagnosis.md").exists()
-                 else "# Stuck reassignment", "", "## What was done"]
+        unstuck = folder.read_json(folder.root / "unstuck.json") or {}
+        left = unstuck.get("pending")
+        diagnosis = (folder.root / "diagnosis.md").read_text(encoding="utf-8") \
+            if (folder.root / "diagnosis.md").exists() else ""
+        lines = [diagnosis.replace("# ", "## ", 1) or "## Stuck reassignment", "", "## What was done"]
         for fix, rec in approvals.items():
             if rec:
                 lines.append(f"- {fix}: {rec['decision']} by {rec['by']} at {rec['at']}"
@@ -378,16 +381,18 @@ class StuckReportOperator(RunbookOperator):
         else:
             lines.append(f"- outcome: {'unstuck: nothing pending' if left == [] else 'still stuck' if left else 'not checked'}")
             lines += throttles_done_lines(folder, doc)
-        write_final_report(folder, lines, upstream_failures(context), StillStuck)
-        if not doc["partitions"]:
-            return {"outcome": "nothing stuck"}
-        if self.is_dry_run:
-            return {"outcome": "dry run", "stuck": len(doc["partitions"])}
-        rejected = [f for f, r in approvals.items() if r and r["decision"] != "approved" and f != "throttles"]
-        if rejected or left != []:
-            raise StillStuck(f"not unstuck ({'fix rejected: ' + ', '.join(rejected) if rejected else 'see report'}): "
-                             f"{folder.final_report_md}")
-        return {"outcome": "unstuck"}
+        stuck = len(doc["partitions"])
+        unfinished = ""
+        if stuck and not self.is_dry_run and left:
+            unfinished = f"{len(left)} partition(s) still stuck: " + "; ".join(
+                f"{p['partition']}: {p['why']}" for p in left[:3])
+        elif stuck and not self.is_dry_run and left is None:
+            unfinished = f"{stuck} partition(s) were stuck and whether they move now was not checked"
+        return Facts(what="Stuck reassignment", approvals=("approval_rewrite.json", "approval_election.json"),
+                     plan_md=diagnosis,
+                     details_md="\n".join(lines), unfinished=unfinished,
+                     summary="nothing stuck" if not stuck else f"{stuck} partition(s) were stuck"
+                     + ("" if self.is_dry_run else "; unstuck: nothing pending" if left == [] else ""))
 
 
 __all__ = ["DiagnoseStuckOperator", "FixApprovalOperator", "RewriteReassignmentOperator", "ForceElectionOperator",

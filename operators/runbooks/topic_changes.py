@@ -34,8 +34,8 @@ from kafka_zk.errors import InvalidInput, KafkaZkError, StalePlan
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
-from operators.errors import RunFailed, RunRejected
-from procedures.reports.failures import upstream_failures, write_final_report
+from procedures.run_folder import RunFolder
+from operators.reports.outcome import Facts, OutcomeReportOperator
 from operators.runtime import change_approval
 from procedures.plan.topic_diff import topic_diff
 from procedures.plan.topic_spec import TopicSpec, parse_topic_spec
@@ -197,23 +197,22 @@ class VerifyTopicChangesOperator(RunbookOperator):
         return out
 
 
-class TopicChangesReportOperator(RunbookOperator):
-    """final_report.md: the diff, the approval, what was applied and verified."""
+class TopicChangesReportOperator(OutcomeReportOperator):
+    """The topic changes' part of the outcome contract: the diff, what was applied and verified."""
 
-    def execute(self, context: Any) -> dict:
-        folder = self.folder(context)
+    def facts(self, context: Any, folder: RunFolder) -> Facts:
         diff_md = folder.root / "topic_diff.md"
-        approval = folder.read_json(folder.root / "approval_topic_changes.json")
         applied = folder.read_json(folder.root / "applied.json")
         verify = folder.read_json(folder.root / "verify.json")
-        lines = [diff_md.read_text(encoding="utf-8") if diff_md.exists() else "# Topic changes", "", "## Outcome"]
-        if approval:
-            lines.append(f"- approval: {approval['decision']} by {approval['by']} at {approval['at']}")
+        diff = diff_md.read_text(encoding="utf-8") if diff_md.exists() else ""
+        lines = [diff.replace("# ", "## ", 1) or "No diff was made (the diff step did not finish).", "", "## Applied"]
         lines.append(f"- applied: {len(applied['changes'])} change(s){' (dry run: planned only)' if applied['dry_run'] else ''}"
                      if applied else "- applied: nothing")
         if verify:
             lines.append("- verified in the brokers' view" if verify.get("ok") else f"- NOT verified: {verify.get('missing')}")
-        write_final_report(folder, lines, upstream_failures(context), RunFailed)
-        if approval and approval["decision"] != "approved":
-            raise RunRejected(f"the diff was {approval['decision']} by {approval['by']}: nothing was written")
-        return {"report": str(folder.final_report_md)}
+        return Facts(what="Topic changes", approvals=("approval_topic_changes.json",), details_md="\n".join(lines),
+                     plan_md=diff,
+                     summary=(f"{len(applied['changes'])} change(s) applied" if applied and not applied["dry_run"]
+                              else "no change applied"),
+                     cause="" if not verify or verify.get("ok") else f"not verified in the brokers' view: "
+                                                                     f"{verify.get('missing')}")

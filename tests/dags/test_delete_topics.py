@@ -83,7 +83,7 @@ def test_deletes_50_topics_matched_by_regex_in_batches_of_10_that_never_overlap(
         nxt = [AuditLog_time(r.time) for r in creates[(i + 1) * 10:(i + 2) * 10]]
         assert min(nxt) >= done, f"batch {i + 2} was marked before batch {i + 1} was gone"
     report = (result.run_folder / "final_report.md").read_text()
-    assert "**succeeded**" in report and "approved by bob.sre" in report
+    assert "— SUCCEEDED" in report.splitlines()[0] and "approved by bob.sre" in report
     preview = (result.run_folder / "plan_report.md").read_text()
     assert "matched 50 topic(s)" in preview
 
@@ -100,7 +100,7 @@ def test_delete_topic_enable_false_fails_clearly_instead_of_hanging(env_no_delet
     result = run(env, "Approve", topics=["a", "b"], batch_timeout_s=120)
     assert result.state == "failed"
     assert result.task_states["delete_batches"] == "failed"
-    assert result.task_states["final_report"] == "failed"  # wrote the report, then failed the run
+    assert result.task_states["notify"] == "failed"  # the report written, notify failed the run from its outcome
     assert topics_in_zk(env.zk) == {"a", "b"}  # the controller dropped the markers, kept the topics
     assert env.zk.get_children("/admin/delete_topics") == []
     [batch] = json.loads((result.run_folder / "deletion_progress.json").read_text())["batches"]
@@ -214,4 +214,4 @@ def test_rejected_approval_writes_nothing_and_reports_the_rejection(env):
     result = run(env, answer="Reject", topics=["t1"])
     assert result.task_states["approve"] == "success" and result.task_states["delete_batches"] == "skipped"
     assert tree(env.zk) == before
-    assert "**rejected by bob.sre at " in (result.run_folder / "final_report.md").read_text()
+    assert "**Why:** rejected by bob.sre at " in (result.run_folder / "final_report.md").read_text()

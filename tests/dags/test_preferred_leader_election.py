@@ -85,7 +85,7 @@ def test_election_after_two_restarts_restores_preferred_leaders_in_batches(env):
     for i in range(len(progress) - 1):  # each batch was written after the previous one was consumed
         assert datetime.fromisoformat(writes[i + 1].time.replace("Z", "+00:00")).timestamp() >= progress[i]["done_at"]
     report = (result.run_folder / "final_report.md").read_text()
-    assert "**succeeded**" in report and "approved by carol.sre" in report
+    assert "— SUCCEEDED" in report.splitlines()[0] and "approved by carol.sre" in report
     assert "| 1 | yes | 6 |" in report  # broker 1 is preferred for 6 partitions; before/after columns follow
 
 

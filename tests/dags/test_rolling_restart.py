@@ -122,7 +122,7 @@ def test_a_broker_that_does_not_come_back_stops_the_roll_before_the_next(env, tm
     assert "failed" in notified(result)
     report = (result.run_folder / "final_report.md").read_text()
     assert "STOPPED: 1 of 6 batch(es) done" in report
-    assert f"FAILED at roll: broker {second}: stopped at the restart action" in report
+    assert f"**Why:** broker {second}: stopped at the restart action" in report
     assert "To resume the roll, clear its roll task" in report
     # the cause fixed, the roll run again in the same run folder: it resumes at the broker it stopped on
     flag.unlink()

@@ -1,4 +1,5 @@
-"""A run says how it ended: on the DAG run's note and in the notification, in the same words.
+"""A run says how it ended: on the DAG run's note and in the notification, in the same words (both
+rendered from the run's outcome contract, :mod:`procedures.outcome`).
 
 Through Airflow (``dag.test``) on the emulator, with decommission_brokers (plan handed over with
 ``plan_from``, made by the planner's kernels) and a real webhook receiver as the notification
@@ -75,11 +76,11 @@ def test_a_rejected_run_says_who_rejected_it_and_that_nothing_was_written(env, w
     result = run(env, webhook_sink, answer="Reject")
     assert result.state == "failed", result.task_states
     note = run_note(result)
-    assert note is not None and note.startswith("rejected by carol.sre at "), note
-    assert note.splitlines()[0].endswith(": nothing written"), note
+    assert note is not None and note.startswith("REJECTED: rejected by carol.sre at "), note
+    assert note.splitlines()[1] == "written: nothing written", note
     message = finished(webhook_sink, result)
     assert "rejected by carol.sre at" in message["title"] and "unknown" not in message["title"], message
-    assert "Nothing was written to ZooKeeper." in message["text"], message["text"]
+    assert "Written: nothing written" in message["text"], message["text"]
     assert zk_writes(audit(result.run_folder)) == [] and data_tree(zk) == before
 
 
@@ -93,8 +94,8 @@ def test_an_approval_answered_after_it_expired_says_expired_not_rejected_by_unkn
     assert result.state == "failed", result.task_states
     request = json.loads((result.run_folder / "approval_request.json").read_text())
     note = run_note(result)
-    assert note is not None and note.startswith(f"approval expired at {request['expires_at']}"), note
-    assert note.splitlines()[0].endswith(": nothing written"), note
+    assert note is not None and note.startswith(f"EXPIRED: approval expired at {request['expires_at']}"), note
+    assert note.splitlines()[1] == "written: nothing written", note
     message = finished(webhook_sink, result)
     assert "approval expired at" in message["title"], message
     assert "rejected by unknown" not in message["text"] and "rejected" not in message["title"], message
@@ -118,6 +119,9 @@ def test_a_conf_key_that_is_no_param_fails_the_first_task_before_any_work(env, w
         assert "no trigger-time way to skip the approval" in out
     assert not (result.run_folder / "snapshot.jsonl").exists()
     assert data_tree(zk) == before
+    note = run_note(result).splitlines()         # the outcome contract: refused, the key, nothing written
+    assert note[0].startswith(f"REFUSED: snapshot: unknown conf key(s) for {DAG_ID}: '{key}'"), note
+    assert note[1] == "written: nothing written", note
 
 
 def test_a_run_outside_the_windows_says_so_on_the_run_in_the_report_and_in_the_notification(
@@ -125,7 +129,7 @@ def test_a_run_outside_the_windows_says_so_on_the_run_in_the_report_and_in_the_n
     result = run(env, webhook_sink, answer="Approve", outside_window=True)
     assert result.state == "success", result.task_states
     note = run_note(result)
-    assert note is not None and note.startswith("succeeded:"), note
+    assert note is not None and note.startswith("SUCCEEDED:"), note
     assert "outside_window=true" in note, note
     assert "outside_window=true" in (result.run_folder / "final_report.md").read_text()
     message = finished(webhook_sink, result)

@@ -160,10 +160,10 @@ def test_every_task_that_writes_sits_behind_the_shared_gates(dagbag) -> None:
     happened, to the run's ``notify_conn_ids``. Audit and approval-at-the-write: the test above."""
     from operators.approval.change import ChangeApprovalOperator
     from operators.approval.step import PlanApprovalOperator
-    from operators.batches.runbook import OutcomeNotifyOperator, WindowGateOperator
+    from operators.batches.runbook import WindowGateOperator
     from operators.batches.step import BatchStepOperator
     from operators.reassignment.guards import GuardsOperator
-    from operators.reports.final import NotifyOperator
+    from operators.reports.outcome import OutcomeNotifyOperator
 
     checked = set()
     for dag_id in sorted(dagbag.dag_ids):
@@ -172,7 +172,7 @@ def test_every_task_that_writes_sits_behind_the_shared_gates(dagbag) -> None:
         if not writers:
             continue
         assert {"dry_run", "notify_conn_ids", "outside_window"} <= set(dag.params), f"{dag_id}: {sorted(dag.params)}"
-        [notify] = [t for t in dag.tasks if isinstance(t, (NotifyOperator, OutcomeNotifyOperator))]
+        [notify] = [t for t in dag.tasks if isinstance(t, OutcomeNotifyOperator)]
         assert notify.trigger_rule == "all_done" and not notify.downstream_list, f"{dag_id}: notify is not last"
         assert {t.task_id for t in dag.tasks} - {notify.task_id} <= {t.task_id for t in upstream_of(notify)}
         for task in writers:

@@ -1,6 +1,8 @@
 """Honest outcomes in the reports (issue 12 finding 8): a rejection is named with who rejected,
 only ZooKeeper writes are counted, unknown sizes are said to be unknown, and a failed run's
-report and notification lead with the reason and say when a reassignment is still running."""
+report and notification lead with the reason and say when a reassignment is still running.
+The outcome, cause and write count come from the outcome contract (issue 36) the reassignment
+skeleton's final report fills (:func:`operators.reports.outcome.fill`)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from kafka_zk.audit import AuditLog, AuditRecord
 from procedures.run_folder import RunFolder
 from operators.approval.step import record_decision
 from operators.reports.final import final_values, render
+from operators.reports.outcome import Facts, fill
+from procedures.outcome import render as said
 from operators.runtime import APPROVED, REJECTED, ApprovalRecord
 
 
@@ -47,9 +51,11 @@ def test_a_rejection_names_who_and_counts_no_zookeeper_write(folder: RunFolder) 
     assert values["outcome"] == "rejected by bob.sre at 2026-11-23T21:00:00Z"
     assert values["writes"] == 0                        # the approval record is a file, not a ZooKeeper write
     md = render("final_report.md.j2", **values)
-    assert "rejected by bob.sre" in md.splitlines()[0] and "ZooKeeper writes: 0 made" in md
-    note = render("notify.txt.j2", summary_line="", **values)
-    assert "rejected by bob.sre" in note.splitlines()[0] and "Nothing was written to ZooKeeper." in note
+    assert "ZooKeeper writes: 0 made" in md
+    outcome = fill(_context(), folder, Facts(), dry_run=False)
+    assert (outcome.kind, outcome.cause, outcome.written) == ("rejected", "rejected by bob.sre at 2026-11-23T21:00:00Z", 0)
+    text = said.message(outcome)["body"]
+    assert "rejected by bob.sre" in text.splitlines()[0] and "Written: nothing written" in text
 
 
 def test_an_approval_nobody_answered_reads_as_expired_never_rejected_by_policy(folder: RunFolder) -> None:
@@ -78,19 +84,21 @@ def test_a_failed_run_leads_with_the_reason_and_says_a_wave_still_runs(folder: R
     values = final_values(folder, _context({"guards": "failed"}), [6], dry_run=False, reassignment_running=True)
     assert values["outcome"] == "FAILED"
     md = render("final_report.md.j2", **values).splitlines()
-    assert md[2].startswith("**Why it failed:** guards refused the plan: plan is stale, re-plan: orders-0 moved")
     assert any(line.startswith("**A reassignment is still running in Kafka**") for line in md[:6])
-    note = render("notify.txt.j2", summary_line="s", **values).splitlines()
-    assert note[1].startswith("Why: guards refused the plan") and "STILL RUNNING" in note[2]
-    html = render("final_report.html.j2", **values)
-    assert "Why it failed" in html and "still running in Kafka" in html
+    outcome = fill(_context({"guards": "failed"}), folder, Facts(cause=values["reasons"][0]), dry_run=False)
+    assert outcome.kind == "failed" and outcome.failed_steps == ("guards",)
+    assert outcome.cause.startswith("guards refused the plan: plan is stale, re-plan: orders-0 moved")
+    assert said.report_md(outcome).splitlines()[2].startswith("**Why:** guards refused the plan")
+    assert "still running in Kafka" in render("final_report.html.j2", **values)
 
 
 def test_a_failed_step_without_a_file_is_still_named(folder: RunFolder) -> None:
     values = final_values(folder, _context({"execute_waves": "failed"}), [6], dry_run=False,
                           reassignment_running=None)
-    assert values["reasons"] == ["step(s) execute_waves failed (their task log holds the error)"]
+    assert values["reasons"] == []
     assert "unknown" in render("final_report.md.j2", **values)
+    outcome = fill(_context({"execute_waves": "failed"}), folder, Facts(), dry_run=False)
+    assert outcome.kind == "failed" and outcome.cause.startswith("execute_waves failed without recording why")
 
 
 def test_a_wave_that_failed_leads_with_the_cause_the_trigger_named(folder: RunFolder) -> None:
@@ -103,8 +111,9 @@ def test_a_wave_that_failed_leads_with_the_cause_the_trigger_named(folder: RunFo
     values = final_values(folder, _context({"execute_waves": "failed"}), [6], dry_run=False,
                           reassignment_running=True)
     assert values["reasons"][0] == f"wave 1 stalled: {message}"
-    note = render("notify.txt.j2", summary_line="s", **values).splitlines()
-    assert note[1].startswith("Why: wave 1 stalled:") and "broker(s) [7] not registered" in note[1]
+    outcome = fill(_context({"execute_waves": "failed"}), folder, Facts(cause=values["reasons"][0]), dry_run=False)
+    first = said.note(outcome).splitlines()[0]
+    assert first.startswith("FAILED: wave 1 stalled:") and "broker(s) [7] not registered" in first
 
 
 def _plan(folder: RunFolder, sized: bool) -> None:
@@ -141,14 +150,15 @@ def test_notify_ends_a_rejected_run_as_rejected_not_success(folder: RunFolder, t
     """The notify step fails with RunRejected after writing the notification, so a rejected run
     is not a green success that looks like a finished move."""
     from operators.errors import RunRejected
-    from operators.reports.final import NotifyOperator
+    from operators.reports.outcome import OutcomeNotifyOperator
 
     record_decision(folder, ApprovalRecord(REJECTED, "abc123def456", "bob.sre", "2026-11-23T21:00:00Z"),
                     "manual__1", "approve")
-    op = NotifyOperator(task_id="notify", zk_conn_id="no_such_connection", run_root=str(tmp_path),
-                        brokers_to_remove=[6])
+    op = OutcomeNotifyOperator(task_id="notify", zk_conn_id="no_such_connection", run_root=str(tmp_path))
     ti = _TI({})
-    with pytest.raises(RunRejected, match="rejected by bob.sre at 2026-11-23T21:00:00Z: nothing was written"):
+    ti.task_id = "notify"
+    with pytest.raises(RunRejected, match="REJECTED: rejected by bob.sre at 2026-11-23T21:00:00Z; nothing written"):
         op.execute({**_context(), "ti": ti})
-    assert "rejected by bob.sre" in folder.notification.read_text().splitlines()[0]
-    assert ti.pushed["run_note"] == "rejected by bob.sre at 2026-11-23T21:00:00Z: nothing written"
+    assert "REJECTED" in folder.notification.read_text().splitlines()[0]
+    assert ti.pushed["run_note"].splitlines()[:2] == ["REJECTED: rejected by bob.sre at 2026-11-23T21:00:00Z",
+                                                      "written: nothing written"]

@@ -9,7 +9,8 @@ import pytest
 from airflow.sdk import Param
 
 from operators.batches.deletion import DeleteTopicBatchesOperator, DeletionReportOperator, SelectTopicsOperator
-from operators.batches.runbook import BatchRunbook, OutcomeNotifyOperator, batch_runbook, gate_params, gated
+from operators.batches.runbook import BatchRunbook, batch_runbook, gate_params, gated
+from operators.reports.outcome import OutcomeNotifyOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 from operators.plan.snapshot import SnapshotOperator
 
