@@ -2,7 +2,7 @@
 
 :func:`upstream_failures` lists the task ids of this run that failed (through the Task SDK's task
 states; not those that could not run because of them); why each failed is what the step recorded
-(:func:`operators.reports.outcome.record_failure`).
+(`failures.jsonl`, read by :mod:`procedures.outcome.contract`).
 
 Failure: :func:`upstream_failures` returns ``[]`` when the task-state API is not there (the report
 must still be written).
