@@ -132,6 +132,11 @@ class RunFolder:
         return self.root / "wave_failure.json"
 
     @property
+    def throttle_janitor(self) -> Path:
+        """Throttles the teardown keeps while a wave of the run still copies (and when it removed them)."""
+        return self.root / "throttle_janitor.json"
+
+    @property
     def verify(self) -> Path:
         return self.root / "verify.json"
 

@@ -2,8 +2,7 @@
 
 **SetThrottlesOperator** (a setup task) sets the leader/follower rate on every broker any wave
 throttles. **apply_wave_throttles** (called by the executor before each wave) merges that wave's
-throttled-replica lists into the topics. Both go through
-:func:`procedures.waves.throttles.record_then_apply`: the
+throttled-replica lists into the topics. Both go through :func:`record_then_apply`: the
 :class:`ThrottleRecord` of pre-run values is computed with a dry-run writer and saved to the run
 folder *before* the first real write, so a task killed mid-write still leaves the record that
 lets the teardown restore; a record already on disk is extended, never replaced, so a retried
@@ -39,12 +38,12 @@ from kafka_zk.authority import OwnThrottlesOnly, WriteAuthority
 from kafka_zk.health.owners import REMOVED_MARKER
 from kafka_zk.plan_artifacts import load_plan_artifacts
 from procedures.run_folder import RunFolder
+from procedures.waves.throttles import record_then_apply, resolve_rate
 from operators.base import RunbookOperator
 from operators.deferral import not_before
 from operators.errors import VerificationFailed
 from operators.notifications.runbook import notify_event
 from operators.triggers.janitor import ReassignmentGoneTrigger, ours_in_flight
-from procedures.waves.throttles import JANITOR_FILE, record_then_apply, resolve_rate
 
 
 class SetThrottlesOperator(RunbookOperator):
@@ -71,6 +70,7 @@ class SetThrottlesOperator(RunbookOperator):
             if kept:
                 self.log.info("broker %s had throttles before the run (restored at the end): %s", b.broker, kept)
         return {"rate": rate, "brokers": brokers}
+
 
 class RemoveThrottlesOperator(RunbookOperator):
     """Teardown: restore the recorded pre-run throttle values, remove only ours — once no wave of
@@ -100,7 +100,7 @@ class RemoveThrottlesOperator(RunbookOperator):
                 listed = ours_in_flight(client, folder.root)
             if listed:
                 deadline = time.time() + float(self.janitor_timeout_s)
-                folder.write_json(folder.root / JANITOR_FILE, {
+                folder.write_json(folder.throttle_janitor, {
                     "kept_at": time.time(), "in_flight": listed, "removed_at": None,
                     "note": f"{len(listed)} partition(s) of this run still being reassigned: throttles kept "
                             "until they finish"})
@@ -121,7 +121,7 @@ class RemoveThrottlesOperator(RunbookOperator):
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> dict:
         folder = self.folder(context)
-        doc = folder.read_json(folder.root / JANITOR_FILE) or {}
+        doc = folder.read_json(folder.throttle_janitor) or {}
         if event.get("status") != "done":
             listed = event.get("listed") or doc.get("in_flight") or []
             raise VerificationFailed(
@@ -130,7 +130,7 @@ class RemoveThrottlesOperator(RunbookOperator):
                 "lists them, clear remove_throttles (or remove them with kafka-runbook throttle and the run's "
                 "throttles.json)")
         result = self._remove(context, folder)
-        folder.write_json(folder.root / JANITOR_FILE, {**doc, "removed_at": time.time()})
+        folder.write_json(folder.throttle_janitor, {**doc, "removed_at": time.time()})
         self.log.info("the run's last wave finished: throttles removed")
         notify_event(context, folder, "throttles_removed", self.log,
                      body=f"The partitions that were still being reassigned ({len(doc.get('in_flight') or [])}) "

@@ -33,7 +33,6 @@ from kafka_zk.snapshot_file import load_snapshot
 from operators.base import DecommissionStep, RunbookOperator
 from operators.hooks.zookeeper import ZooKeeperHook
 from procedures.plan.retiring import excluded_lines
-from procedures.waves.throttles import JANITOR_FILE
 from procedures.waves.book import WaveBook, human_bytes
 from procedures.reports.failures import upstream_failures
 from procedures.reports.history import history_lines
@@ -204,7 +203,7 @@ def throttles_text(folder: RunFolder, throttle_writes: Sequence[Any]) -> str:
     if not throttle_writes:
         return "none set"
     text = f"{len(throttle_writes)} config write(s); pre-run values restored by remove_throttles"
-    janitor = folder.read_json(folder.root / JANITOR_FILE)
+    janitor = folder.read_json(folder.throttle_janitor)
     if janitor:
         listed = janitor.get("in_flight") or []
         if janitor.get("removed_at"):
