@@ -10,6 +10,9 @@ A layer's folder that does not exist (yet) has nothing to check."""
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +108,18 @@ def test_the_checker_sees_a_module_loaded_by_name(tmp_path: Path) -> None:
                       "def g(n):\n    return __import__(n)\n")
     assert [hit.split(" ")[1] for hit in loads_by_name(sample)] == ["import_module", "__import__"]
     assert "?.*" in imports_of(sample)     # an unlisted loader: an arrow to an unknown place (the test above fails)
+
+
+def test_every_procedure_loads_without_airflow_in_a_fresh_process() -> None:
+    """What the imports above cannot see (a third-party package that pulls Airflow in, say): every
+    module of procedures/ imported in a new interpreter leaves airflow, pyspark, the emulator, the
+    plan job and operators unloaded."""
+    names = sorted(".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+                   for p in (REPO / "procedures").rglob("*.py"))
+    code = ("import json, sys\n"
+            "for name in json.loads(sys.argv[1]): __import__(name)\n"
+            "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & set(json.loads(sys.argv[2])))))")
+    banned = ["airflow", "pyspark", "kafka_sim", "spark_jobs", "operators", "cli", "dags"]
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(names), json.dumps(banned)], cwd=REPO,
+                         capture_output=True, text=True, timeout=300, check=True)
+    assert names and json.loads(out.stdout.splitlines()[-1]) == [], out.stdout
