@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kafka_zk.model import ClusterSnapshot, Partition, Topic  # noqa: E402
-from kafka_zk.planning.election import (demoted_order, demotion_targets, election_steps,  # noqa: E402
+from planning.election import (demoted_order, demotion_targets, election_steps,  # noqa: E402
                                          reorder_batches)
 from spark_jobs.synthetic import synthetic_cluster  # noqa: E402
 

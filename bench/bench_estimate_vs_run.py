@@ -45,7 +45,7 @@ def main() -> None:
     from kafka_sim.timeline import wave_spans
     from kafka_zk.connect import close, connect
     from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
-    from kafka_zk.plan_artifacts import load_plan_artifacts
+    from planning.plan_folder.read import load_plan_artifacts
     from procedures.run_folder import RunFolder
     from kafka_zk.snapshot import read_snapshot
     from kafka_zk.snapshot_file import write_snapshot

@@ -30,12 +30,12 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kafka_zk.model import Broker, ClusterSnapshot  # noqa: E402
-from kafka_zk.planning.model import Plan  # noqa: E402
-from spark_jobs.kernels.balance import count_minimum  # noqa: E402
-from spark_jobs.kernels.budget_rebalance import RebalanceBudget, plan_budget_rebalance  # noqa: E402
-from spark_jobs.kernels.loads import cluster_loads, rack_map  # noqa: E402
-from spark_jobs.kernels.rebalance import plan_add_brokers  # noqa: E402
-from spark_jobs.kernels.validate import plan_violations  # noqa: E402
+from planning.model import Plan  # noqa: E402
+from planning.kernels.balance import count_minimum  # noqa: E402
+from planning.kernels.budget_rebalance import RebalanceBudget, plan_budget_rebalance  # noqa: E402
+from planning.kernels.loads import cluster_loads, rack_map  # noqa: E402
+from planning.kernels.add_and_move import plan_add_brokers  # noqa: E402
+from planning.kernels.validate import plan_violations  # noqa: E402
 from spark_jobs.synthetic import skewed_cluster, synthetic_cluster, synthetic_sizes  # noqa: E402
 
 TiB = 1 << 40

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from bench.bench_rehearsal import _prepare
 from kafka_sim.replication import Flow, allocate
-from kafka_zk.plan_artifacts import WaveArtifact, load_plan_artifacts
+from planning.plan_folder.read import WaveArtifact, load_plan_artifacts
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
 THROTTLE = 100 * 1024 ** 2          # bench_rehearsal's plan throttle (the emulator's network rate too)

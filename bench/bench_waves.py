@@ -23,9 +23,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from spark_jobs.kernels.decommission import plan_decommission  # noqa: E402
+from planning.kernels.decommission import plan_decommission  # noqa: E402
 from kafka_zk.limits import ADMIN_BATCH_BYTES  # noqa: E402
-from spark_jobs.kernels.waves import WaveLimits, fixed_batch_bounds, pack_waves, wave_bounds  # noqa: E402
+from planning.kernels.waves import WaveLimits, fixed_batch_bounds, pack_waves, wave_bounds  # noqa: E402
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes  # noqa: E402
 
 THROTTLE = 50_000_000

@@ -60,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
     from kafka_zk.snapshot import read_snapshot
     from cli.local_run import configure_local_airflow, run_dag, set_connection
-    from kafka_zk.planning.artifacts import write_plan_artifacts
-    from spark_jobs.kernels.decommission import plan_decommission
-    from spark_jobs.kernels.waves import WaveLimits, pack_waves
+    from planning.plan_folder.write import write_plan_artifacts
+    from planning.kernels.decommission import plan_decommission
+    from planning.kernels.waves import WaveLimits, pack_waves
     from spark_jobs.summary import build_summary
 
     work = Path(tempfile.mkdtemp(prefix="kr-bench-windows-"))

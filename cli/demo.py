@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  before approval:    {rehearsed['headline']} (rehearsal_report.md)")
             print(f"  {rehearsal_fidelity(rehearsed['waves'], wave_times)}")
             print(f"  {total_fidelity(rehearsed.get('elapsed_s'), run_total_seconds(cluster.history(), waves))}")
-        from kafka_zk.planning.dead_brokers import statement_lines   # local: only the summary needs it
+        from planning.dead_brokers import statement_lines   # local: only the summary needs it
 
         for line in statement_lines(summary, done=result.state == "success"):
             print(f"  {line}")

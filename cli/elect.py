@@ -22,7 +22,7 @@ from kafka_zk.admin.election import election_batches, submit_preferred_election
 from kafka_zk.codecs import PreferredElectionRequest
 from kafka_zk.errors import InvalidInput
 from kafka_zk.limits import ADMIN_BATCH_BYTES
-from kafka_zk.planning.election import election_file_scope, plan_election
+from planning.election import election_file_scope, plan_election
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.waits import wait_node_gone
 

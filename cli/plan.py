@@ -26,7 +26,7 @@ from typing import Any
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.limits import ADMIN_BATCH_BYTES
-from kafka_zk.planning.wave_time import POLL_S
+from planning.wave_time import POLL_S
 from kafka_zk.retiring import ENV as RETIRING_ENV
 from kafka_zk.retiring import default_path as default_retiring_path
 from procedures.run_folder import default_run_root

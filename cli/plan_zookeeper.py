@@ -19,7 +19,7 @@ in the per-broker baseline, by their replica lists. So, in this order:
    run, and merges them into the touched partitions (:func:`spark_jobs.plan_job.run`), so the
    kernel's input is the one a full snapshot gives — a decommission, whose kernel uses a state
    only for each move's copy-from leader, even runs its kernel first and applies the leaders
-   after (:func:`spark_jobs.kernels.decommission.with_leaders`: same plan). From :data:`STATES_IN_CHILD_MIN` touched
+   after (:func:`planning.kernels.decommission.with_leaders`: same plan). From :data:`STATES_IN_CHILD_MIN` touched
    partitions the reading itself (kazoo's request and reply handling, the decoding: ~4 s of
    CPU for 263,615 states) is done by the second child on a session of its own, so it does not
    share this process's GIL with the input build (at 10⁶ partitions it took 10 s in a thread

@@ -3,7 +3,7 @@
 * ``--generate --topics-to-move-json-file F --broker-list 0,2 [--disable-rack-aware]`` prints
   "Current partition replica assignment" and "Proposed partition reassignment configuration"
   as Kafka's tool does (docs/zookeeper.md §5.2), but the proposal is the *least-movement* one
-  (:func:`spark_jobs.kernels.rebalance.plan_move_topics`: replicas already on the broker list
+  (:func:`planning.kernels.add_and_move.plan_move_topics`: replicas already on the broker list
   stay). Unregistered ids in ``--broker-list`` are dropped silently, as Kafka does.
 * ``--execute --reassignment-json-file F [--throttle N] [--record R]``: Kafka's §5.1 checks,
   refusal when a reassignment is running, the rollback JSON printed, throttles merged in (the
@@ -76,7 +76,7 @@ def _broker_list(text: str | None) -> list[int]:
 
 def generate(args: argparse.Namespace) -> int:
     # local: a subcommand loads only what it runs (CLI start-up)
-    from spark_jobs.kernels.rebalance import plan_move_topics
+    from planning.kernels.add_and_move import plan_move_topics
 
     topics = decode_topics_to_move(_read(args.topics_to_move_json_file, "--topics-to-move-json-file"))
     ids = _broker_list(args.broker_list)

@@ -21,7 +21,7 @@ the trigger polls every ``max(30 s, longest predicted wave / 50)`` of simulated 
 when the controller deletes the wave's node, so it sees each wave end when it ends. Neither
 changes the timeline: simulated time stands still while the tool works. Between waves the
 rehearsal waits what the run's executor takes to see a wave done and write the next one, at the
-run's ``poll_interval_s`` (:mod:`kafka_zk.planning.wave_time`, the model the plan's estimate and
+run's ``poll_interval_s`` (:mod:`planning.wave_time`, the model the plan's estimate and
 the window guard use too), so its headline total is the run's "first write to last wave done".
 
 The copy is the cluster as the snapshot found it (:mod:`kafka_sim.from_snapshot`): its leaders and
@@ -62,8 +62,8 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.connect import close, connect
 from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
 from kafka_zk.errors import InvalidInput, KafkaZkError, ZkUnavailable
-from kafka_zk.plan_artifacts import load_plan_artifacts
-from kafka_zk.planning.wave_time import POLL_S, WaveCosts
+from planning.plan_folder.read import load_plan_artifacts
+from planning.wave_time import POLL_S, WaveCosts
 from procedures.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot_file import load_snapshot

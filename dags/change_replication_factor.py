@@ -2,7 +2,7 @@
 
 One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Params (``topics``, ``replication_factor``) and its plan (``--op change-rf``,
-``spark_jobs/kernels/replication.py``). Steps (task ids): snapshot → plan → render_plan_report →
+``planning/kernels/replication.py``). Steps (task ids): snapshot → plan → render_plan_report →
 approve → guards → set_throttles (setup) → execute_waves → final_verify → remove_throttles
 (teardown) → elect_preferred_leaders → final_report → notify.
 

@@ -2,7 +2,7 @@
 
 One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Params (``topics``, ``brokers``) and its plan (``--op move-topics``,
-``spark_jobs/kernels/rebalance.plan_move_topics``). Steps (task ids): snapshot → plan →
+``planning/kernels/add_and_move.plan_move_topics``). Steps (task ids): snapshot → plan →
 render_plan_report → approve → guards → set_throttles (setup) → execute_waves → final_verify →
 remove_throttles (teardown) → elect_preferred_leaders → final_report → notify.
 

@@ -2,7 +2,7 @@
 
 One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Params (the budget and the target spreads) and its plan (``--op rebalance``,
-``spark_jobs/kernels/budget_rebalance.py``). Steps (task ids): snapshot → plan →
+``planning/kernels/budget_rebalance.py``). Steps (task ids): snapshot → plan →
 render_plan_report → approve → guards → set_throttles (setup) → execute_waves → final_verify →
 remove_throttles (teardown) → elect_preferred_leaders → final_report → notify.
 

@@ -2,7 +2,7 @@
 
 One instance of the skeleton in ``operators/runbooks/reassignment.py``: this file says only what
 differs — its Params (``from_run`` or ``rollback_json``) and its plan (``--op rollback``,
-``spark_jobs/kernels/rollback.py``). Steps (task ids): snapshot → plan → render_plan_report →
+``planning/kernels/rollback.py``). Steps (task ids): snapshot → plan → render_plan_report →
 approve → guards → set_throttles (setup) → execute_waves → final_verify → remove_throttles
 (teardown) → elect_preferred_leaders → final_report → notify.
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from kafka_zk.errors import InvalidInput
-from kafka_zk.planning.wave_time import FETCH_START_S, REASSIGN_COMPLETION_S, REASSIGN_REACTION_S
+from planning.wave_time import FETCH_START_S, REASSIGN_COMPLETION_S, REASSIGN_REACTION_S
 
 #: Kafka's defaults that matter to the emulator (seconds of simulated time).
 REPLICA_LAG_TIME_MAX = 10.0          # replica.lag.time.max.ms
@@ -28,7 +28,7 @@ LEADER_IMBALANCE_PER_BROKER_PERCENTAGE = 10.0
 #: (tests/vectors/real_kafka_2_4_1/, ``zk_writes``: ZooKeeper commit times). Simulated seconds;
 #: concurrent moves pay them concurrently (one node's moves pay the reaction once).
 #: b-i (tb1-0 [0,1] → [2,3], no data): node created 1.081 → node deleted 2.082, 1.0 s in all.
-#: The values live in kafka_zk/planning/wave_time.py, where the plan's estimate, the rehearsal and the
+#: The values live in planning/wave_time.py, where the plan's estimate, the rehearsal and the
 #: window guard read them too (one model of a wave's fixed cost).
 REASSIGN_REACTION = REASSIGN_REACTION_S   # b-i: node created 1.081 → controller's first multi 1.264
                                           # (others: b-vi 0.24, b-ii 0.007, e-2 0.010)

@@ -9,7 +9,7 @@
 * :class:`ApprovalRecord` / :func:`require_approval` — the approval of a plan hash; execution
   refuses to start without one, or when the plan on disk hashes differently.
 * :func:`plan_hash` — the hash an approver approves: the planner's ``plan.sha256``, re-checked
-  against the plan's content by :func:`kafka_zk.plan_artifacts.load_plan_artifacts` (moves, targets
+  against the plan's content by :func:`planning.plan_folder.read.load_plan_artifacts` (moves, targets
   and wave membership; an edited plan does not load).
 
 Failure: :class:`ApprovalMissing` and :class:`PlanHashMismatch` name the run folder and what
@@ -32,7 +32,7 @@ from kafka_zk.errors import InvalidInput
 from procedures.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
 from operators.errors import ApprovalMissing, PlanHashMismatch
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 
 APPROVED, PRE_APPROVED, REJECTED, DRY_RUN = "approved", "pre_approved", "rejected", "dry_run"
 

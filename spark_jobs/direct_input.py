@@ -109,7 +109,7 @@ def _on_brokers_over_arrays(snapshot: ClusterSnapshot, sizes: PartitionSizes | N
     # local: numpy only for snapshots this large
     import numpy as np
 
-    from spark_jobs.kernels.move_columns import flat
+    from planning.kernels.move_columns import flat
 
     parts_of = [snapshot.topics[name].partitions for name in names]
     pids_of = [sorted(parts) for parts in parts_of]

@@ -2,7 +2,7 @@
 
 Each operation names a :class:`spark_jobs.selection.Selection` of the partitions it must see on
 the driver (read by Spark or by the driver itself) and a kernel call on the resulting slice, followed by
-:func:`spark_jobs.kernels.validate.validate_plan`. Only decommission works on a slice plus a
+:func:`planning.kernels.validate.validate_plan`. Only decommission works on a slice plus a
 baseline (replace too: it needs only the replaced brokers' partitions); the topic operations bring their topics' partitions; add-brokers, rebalance, election,
 delete-topics by regex and replace-dead-targets (the stuck runbook's rewrite: the placer weighs
 every partition's load) bring every partition (they may touch any). Failure: bad arguments
@@ -18,20 +18,20 @@ from kafka_zk.admin.reassignment import targets_from_file_entries
 from kafka_zk.capacity import DiskCapacity, read_capacity_file
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import InvalidInput
-from kafka_zk.plan_artifacts import load_plan_artifacts
-from kafka_zk.planning.election import election_plan, election_scope, plan_election
-from kafka_zk.planning.model import Plan
-from kafka_zk.planning.topic_deletion import deletion_plan, select_topics
+from planning.plan_folder.read import load_plan_artifacts
+from planning.election import election_plan, election_scope, plan_election
+from planning.model import Plan
+from planning.topic_deletion import deletion_plan, select_topics
 from kafka_zk.validation import parse_broker_ids, parse_replacements, parse_topic_names
-from spark_jobs.kernels.batches import plan_user_reassignment
-from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
-from spark_jobs.kernels.replication import plan_change_replication_factor
-from spark_jobs.kernels.replace import OPERATION as REPLACE, plan_replace
-from spark_jobs.kernels.rollback import plan_rollback
-from spark_jobs.kernels.stuck_rewrite import OPERATION as REPLACE_DEAD_TARGETS, plan_replacements
-from spark_jobs.kernels.validate import validate_plan
+from planning.kernels.user_json import plan_user_reassignment
+from planning.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.add_and_move import plan_add_brokers, plan_move_topics
+from planning.kernels.replication import plan_change_replication_factor
+from planning.kernels.replace import OPERATION as REPLACE, plan_replace
+from planning.kernels.rollback import plan_rollback
+from planning.kernels.stuck_rewrite import OPERATION as REPLACE_DEAD_TARGETS, plan_replacements
+from planning.kernels.validate import validate_plan
 from spark_jobs.plan_input import PlanInput
 from spark_jobs.selection import Selection
 

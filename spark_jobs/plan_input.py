@@ -23,7 +23,7 @@ from kafka_zk.codecs import (PreferredElectionRequest, ReassignmentEntry, Reassi
                              TopicPartition)
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.planning.model import BrokerLoad
+from planning.model import BrokerLoad
 
 #: the columns of a touched partition row the kernels use
 PARTITION_COLUMNS = ("topic", "partition", "replicas", "adding", "removing", "leader", "leader_epoch",

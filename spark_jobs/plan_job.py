@@ -20,7 +20,7 @@ takes either form, told by content (:mod:`spark_jobs.sizes_input`): a ``sizes.js
 which the driver converts into ``<out>/sizes.jsonl``; with Spark in a child process while the
 session starts. The placement itself is a sequential
 greedy (each choice depends on the loads left by the previous one), so it runs in the driver in
-pure Python (:mod:`spark_jobs.kernels`), on the touched partitions only — for a decommission
+pure Python (:mod:`planning.kernels`), on the touched partitions only — for a decommission
 that is the partitions with a replica on a removed broker. Validation, wave packing and the
 artifacts are also driver-side. Operations that may move any partition (add-brokers,
 move-topics, change-rf, ...) bring the partitions of the topics concerned to the driver.
@@ -49,16 +49,16 @@ from kafka_zk.command_line import ArgvParser
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.artifacts import write_plan_artifacts
+from planning.plan_folder.write import write_plan_artifacts
 from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_broker_ids, parse_throttle
 from spark_jobs import sizes_input
 from spark_jobs.direct_input import input_from_snapshot
 from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
-from spark_jobs.kernels.capacity import plan_disk
-from spark_jobs.kernels.decommission import with_leaders
-from spark_jobs.kernels.loads import cluster_loads, rack_map
-from spark_jobs.kernels.waves import WaveLimits, pack_waves
+from planning.kernels.capacity import plan_disk
+from planning.kernels.decommission import with_leaders
+from planning.kernels.loads import cluster_loads, rack_map
+from planning.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, selection
 from spark_jobs.summary import build_summary
 
@@ -242,7 +242,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     partitions the operation touches, waited for once the input is loaded and merged into them
     before the kernel runs; the kernel gets the same input as from a snapshot with every state.
     A decommission (:func:`_states_after_kernel`) takes them after its kernel instead, and only
-    for the moves' copy-from leaders (:func:`spark_jobs.kernels.decommission.with_leaders`): the
+    for the moves' copy-from leaders (:func:`planning.kernels.decommission.with_leaders`): the
     same plan, planned while the states are still being read.
     ``timings``: phases the caller measured (its ZooKeeper reads), reported first in ``timings_s``.
 
@@ -331,14 +331,14 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
 
 def _all_registered(args: argparse.Namespace, data) -> bool:
     """Every broker to remove is registered: with a dead one the kernel needs the ISRs first (a
-    partition with no live in-sync replica cannot be moved: :mod:`kafka_zk.planning.dead_brokers`)."""
+    partition with no live in-sync replica cannot be moved: :mod:`planning.dead_brokers`)."""
     return set(parse_broker_ids(args.brokers, "--brokers")) <= set(data.snapshot.brokers)
 
 
 def _states_after_kernel(args: argparse.Namespace) -> bool:
     """Whether this job's kernel can run before the partition states arrive: a decommission
     (without extra moves, which may move any partition) uses them only for each move's
-    copy-from leader, applied after it (:func:`spark_jobs.kernels.decommission.with_leaders`)."""
+    copy-from leader, applied after it (:func:`planning.kernels.decommission.with_leaders`)."""
     return args.op == "decommission" and not getattr(args, "allow_extra_moves", False)  # not replace: it reads ISRs
 
 

@@ -14,11 +14,11 @@ from typing import Any, Mapping, Sequence
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.dead_brokers import dead_broker_facts
-from kafka_zk.planning.model import BrokerLoad, Plan, Wave
-from kafka_zk.planning.wave_time import estimate
-from spark_jobs.kernels.loads import Loads, cluster_loads, moved_loads, rack_map, relative_spread, spread
-from spark_jobs.kernels.waves import COLUMNAR_MIN_MOVES, WaveLimits, fixed_batch_bounds, wave_bounds
+from planning.dead_brokers import dead_broker_facts
+from planning.model import BrokerLoad, Plan, Wave
+from planning.wave_time import estimate
+from planning.kernels.loads import Loads, cluster_loads, moved_loads, rack_map, relative_spread, spread
+from planning.kernels.waves import COLUMNAR_MIN_MOVES, WaveLimits, fixed_batch_bounds, wave_bounds
 
 
 def _balance(loads, brokers: Sequence[int], racks: Mapping[int, str]) -> dict[str, Any]:
@@ -45,7 +45,7 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
                   baseline: Mapping[int, BrokerLoad] | None = None,
                   partitions_total: int | None = None, before: Loads | None = None) -> dict[str, Any]:
     """The summary document (without ``plan_hash``, which the artifact writer adds). ``before``:
-    :func:`spark_jobs.kernels.loads.cluster_loads` of the snapshot, sizes and baseline when the
+    :func:`planning.kernels.loads.cluster_loads` of the snapshot, sizes and baseline when the
     caller has it (the plan job does, for the disk profile): not counted again."""
     racks = rack_map(snapshot.brokers)
     live_after = sorted(b for b in snapshot.brokers if b not in plan.removed)
@@ -54,7 +54,7 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
         before = cluster_loads(snapshot.partitions(), ids, sizes, baseline)
     if len(plan.moves) >= COLUMNAR_MIN_MOVES:
         # local: numpy only for plans this large
-        from spark_jobs.kernels.move_columns import moved_loads_columns
+        from planning.kernels.move_columns import moved_loads_columns
 
         after = moved_loads_columns(before, plan.moves)
     else:
@@ -95,7 +95,7 @@ def build_summary(snapshot: ClusterSnapshot, plan: Plan, waves: Sequence[Wave], 
         "lower_bound_seconds": bounds.lower_bound_seconds,
         "predicted_seconds": bounds.predicted_seconds,
         "predicted_overhead_seconds": len(waves) * limits.wave_overhead_s,
-        # the run's duration in its parts at the executor's default poll (kafka_zk/planning/wave_time.py)
+        # the run's duration in its parts at the executor's default poll (planning/wave_time.py)
         "estimate": estimate([w.predicted_seconds for w in waves]).to_json(),
         "predicted_over_lower_bound": round(bounds.ratio, 4),
         "fixed_batches_of_10_seconds": fixed.predicted_seconds,

@@ -12,7 +12,7 @@ Pure, on a :class:`ClusterSnapshot`:
   adding/removing replicas (an API-driven move), with its cause, plus "no controller".
 The rewrite the stuck reassignment runbook proposes (each unregistered target broker replaced by a
 registered one) is placed by the planners' one placer,
-:func:`spark_jobs.kernels.placement.replacement_targets`, run by the plan job
+:func:`planning.kernels.placement.replacement_targets`, run by the plan job
 (``--op replace-dead-targets``); the runbook passes the planned targets to
 :func:`kafka_zk.admin.stuck_fixes.choose_fixes`.
 

@@ -10,7 +10,7 @@ Pure, on a :class:`ClusterSnapshot` and (optionally) the bytes each replica hold
   keeps the list's order, docs/zookeeper.md §2.7.3), possible only when every original replica is
   registered and in the ISR (it holds the data); **rewrite** the target with a registered broker
   in place of each dead one (what the planners' one placer,
-  :func:`spark_jobs.kernels.placement.replacement_targets`, chose: the runbook passes in the targets
+  :func:`planning.kernels.placement.replacement_targets`, chose: the runbook passes in the targets
   the plan job's ``replace-dead-targets`` operation wrote; this layer may not import the planners).
   Revert is chosen whenever it is possible (it copies nothing); rewrite otherwise.
 * :func:`original_order` — the original replicas and where their order comes from. During a 2.4+

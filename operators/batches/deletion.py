@@ -1,6 +1,6 @@
 """The delete_topics runbook's steps: select topics, delete them in waited-on batches, report.
 
-* **SelectTopicsOperator** plans with :func:`kafka_zk.planning.topic_deletion.select_topics`
+* **SelectTopicsOperator** plans with :func:`planning.topic_deletion.select_topics`
   (names and/or a whole-name regex; every refusal reason at once: missing, internal unless
   ``allow_internal``, being reassigned; batches by count and, with sizes, by log bytes), writes the
   selection to ``plan/selection.json`` and the batches as plan artifacts (operation
@@ -34,8 +34,8 @@ from kazoo.client import KazooClient
 from kafka_zk.admin.deletion import deletion_status, mark_for_deletion
 from kafka_zk.audit import AuditLog
 from kafka_zk.errors import InvalidInput, KafkaZkError
-from kafka_zk.planning.artifacts import write_plan_artifacts
-from kafka_zk.planning.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
+from planning.plan_folder.write import write_plan_artifacts
+from planning.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
 from procedures.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot import read_snapshot
@@ -50,7 +50,7 @@ from operators.reports.final import PreviewFinalReportOperator
 from procedures.outcome.contract import approval_outcome
 from operators.triggers.deletion import TopicsDeletedTrigger
 from procedures.waves.book import human_bytes
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 
 PROGRESS_FILE = "deletion_progress.json"
 SELECTION_FILE = "selection.json"

@@ -1,6 +1,6 @@
 """The preferred_leader_election runbook's steps: plan the batches, elect them one by one, report.
 
-* **ElectionPlanOperator** plans with :mod:`kafka_zk.planning.election` (scope from nothing,
+* **ElectionPlanOperator** plans with :mod:`planning.election` (scope from nothing,
   topics and/or a regex, or the election tool's JSON file; candidates in batches under the byte
   and count caps; every other partition with its reason; leader balance before and predicted
   after) and writes that as plan artifacts (operation ``election``, the approved hash) plus
@@ -35,8 +35,8 @@ from kafka_zk.codecs import tp_key, tp_of
 from kafka_zk.errors import ElectionInProgress, InvalidInput, KafkaZkError
 from kafka_zk.health import leader_balance
 from kafka_zk.limits import ADMIN_BATCH_BYTES
-from kafka_zk.planning.artifacts import write_plan_artifacts
-from kafka_zk.planning.election import ElectionPlan, election_plan, election_scope, plan_election
+from planning.plan_folder.write import write_plan_artifacts
+from planning.election import ElectionPlan, election_plan, election_scope, plan_election
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
@@ -49,7 +49,7 @@ from procedures.reports.failures import upstream_failures
 from operators.reports.final import PreviewFinalReportOperator
 from procedures.outcome.contract import approval_outcome
 from operators.triggers.election import ElectionDoneTrigger, election_outcome
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 
 PLAN_FILE, PROGRESS_FILE = "election_plan.json", "election_progress.json"
 

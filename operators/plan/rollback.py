@@ -5,7 +5,7 @@ a path or as ``<dag_id>/<run id>`` under ``run_root``;
 its ``plan/`` must hold ``rollback.json`` and a ``plan.json`` that still matches its hash. Or
 ``rollback_json`` gives an assignment to restore in Kafka's reassignment format (e.g. a
 ``rollback.json`` kept elsewhere, or what ``kafka-reassign-partitions --generate`` printed as the
-current assignment). Exactly one of the two. The kernel (``spark_jobs/kernels/rollback.py``)
+current assignment). Exactly one of the two. The kernel (``planning/kernels/rollback.py``)
 restores only what the run changed and nobody changed since; the rest is listed in the report.
 The brokers the undone run recorded as retiring (a decommission's) are not excluded from this
 plan, and are released from the retiring-brokers file when the rollback is approved

@@ -63,7 +63,7 @@ from operators.reports.links import PlanReportLink, RunReportsLink
 from procedures.plan.removal import replace_pairs, snapshot_hosting
 from procedures.plan.retiring import check_plan_avoids_retiring, excluded_lines, plan_input
 from operators.runtime import run_folder
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 
 PLAN_JOB = Path(__file__).resolve().parents[2] / "spark_jobs" / "plan_job.py"
 

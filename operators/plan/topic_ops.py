@@ -33,7 +33,7 @@ from kafka_zk.admin.reassignment import targets_from_file_entries, validate_targ
 from kafka_zk.codecs import decode_reassignment_file
 from kafka_zk.errors import BrokerNotAvailable, InvalidInput, InvalidPayload
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 from kafka_zk.retiring import refuse_named
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot_file import load_snapshot

@@ -41,7 +41,7 @@ from airflow.providers.standard.triggers.temporal import DateTimeTrigger
 
 from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
 from kafka_zk.errors import ForeignReassignment, KafkaZkError, StalePlan
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.base import RunbookOperator, as_bool
@@ -256,7 +256,7 @@ class ExecuteWavesOperator(RunbookOperator):
                 windows.save(folder)
             return
         plan = load_plan_artifacts(str(folder.plan_dir))
-        costs = run_costs(self.poll_interval_s, book.waves)      # the shared model (kafka_zk/planning/wave_time.py)
+        costs = run_costs(self.poll_interval_s, book.waves)      # the shared model (planning/wave_time.py)
         factor = measured_factor((run_wave_seconds(plan.waves[w.id].predicted_seconds, plan.throttle_bytes_per_s,
                                                    self._rate_or_none(), 1.0, costs),
                                   float(w.done_at) - float(w.submitted_at))

@@ -38,7 +38,7 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import BrokerNotAvailable, KafkaZkError, ReassignmentInProgress, StalePlan
 from kafka_zk.model import ClusterSnapshot
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.planning.wave_time import WaveCosts
+from planning.wave_time import WaveCosts
 from operators.base import DecommissionStep, as_bool
 from operators.errors import OutsideWindow
 from procedures.waves.throttles import resolve_rate
@@ -46,7 +46,7 @@ from procedures.windows.calendar import next_opening, open_window
 from operators.windows.config import configured_windows
 from procedures.windows.guard import run_wave_seconds, too_long_for_every_window, window_gate
 from operators.runtime import plan_hash, require_approval
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 
 SHOWN = 10
 
@@ -159,7 +159,7 @@ class GuardsOperator(DecommissionStep):
             rate = resolve_rate(self.throttle_bytes_per_sec, plan.throttle_bytes_per_s)
         except KafkaZkError:
             rate = plan.throttle_bytes_per_s
-        costs = WaveCosts()          # the shared model at the executor's default poll (kafka_zk/planning/wave_time.py)
+        costs = WaveCosts()          # the shared model at the executor's default poll (planning/wave_time.py)
         predicted = [run_wave_seconds(w.predicted_seconds, plan.throttle_bytes_per_s, rate, 1.0, costs)
                      for w in plan.waves]
         problems: list[tuple[type[KafkaZkError], str]] = []

@@ -8,7 +8,7 @@ reassignment, which the controller completes at once (docs/zookeeper.md §2.7.3:
 to remove that is down (dead) leads nothing: it is neither re-ordered nor waited on.
 **ElectPreferredLeadersOperator** runs after the data moved and the throttles are gone: a
 batched election of every partition whose leader is not its preferred replica. What to re-order,
-elect and in which batches is planned in :mod:`kafka_zk.planning.election` (the one planner of
+elect and in which batches is planned in :mod:`planning.election` (the one planner of
 elections, linear in partitions); this module only writes and waits.
 
 Batches keep each znode ≤ 512 KiB; each batch is waited on (the controller deletes the node after
@@ -32,7 +32,7 @@ from kafka_zk.admin.election import submit_preferred_election
 from kafka_zk.admin.reassignment import classify_live_reassignment, submit_reassignment
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import ReassignmentInProgress
-from kafka_zk.planning.election import demoted_order, demotion_targets, election_steps, reorder_batches
+from planning.election import demoted_order, demotion_targets, election_steps, reorder_batches
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.waits import wait_node_gone
 from operators.base import DecommissionStep, RunbookOperator

@@ -36,7 +36,7 @@ from typing import Any, Sequence
 from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles, throttles_left
 from kafka_zk.authority import OwnThrottlesOnly, WriteAuthority
 from kafka_zk.health.owners import REMOVED_MARKER
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 from procedures.run_folder import RunFolder
 from procedures.waves.throttles import record_then_apply, resolve_rate
 from operators.base import RunbookOperator

@@ -27,7 +27,7 @@ from procedures.plan.retiring import remember_drained, retiring_file
 from operators.base import DecommissionStep, RunbookOperator
 from operators.errors import DrainIncomplete, VerificationFailed
 from procedures.waves.book import partition_done
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 
 SHOWN = 10
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 from kafka_zk.snapshot import read_snapshot
 from operators.base import as_bool
 from operators.errors import VerificationFailed

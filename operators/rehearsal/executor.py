@@ -15,7 +15,7 @@ clock jumped to the opening (nothing of the run copies while it waits between wa
 itself (:class:`RehearsalWaveTrigger` only gives it the emulator's client and clock — one that
 wakes when the controller deletes the wave's node, :data:`WAVE_END` — and samples the brokers'
 disks at each poll); after a wave's ``done`` the drive lets the run's gap pass (its executor seeing
-the wave done and writing the next: :class:`kafka_zk.planning.wave_time.WaveCosts`) before
+the wave done and writing the next: :class:`planning.wave_time.WaveCosts`) before
 ``execute_complete``. Simulated time runs only while the trigger sleeps, and then to
 exactly its wake-up, after the emulator has heard the executor's writes
 (:meth:`kafka_sim.cluster.EmulatedCluster.clock_runs_until`); it stands still while the executor or
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kafka_zk.errors import KafkaZkError, WriteNotApproved
-from kafka_zk.planning.wave_time import WaveCosts
+from planning.wave_time import WaveCosts
 from procedures.run_folder import RunFolder
 from operators.base import as_bool
 from operators.reassignment.execute import ExecuteWavesOperator, build_wave_book
@@ -257,7 +257,7 @@ class DriveOutcome:
 
 def _run_gap(op: RehearsalExecutor, context: dict[str, Any], wave_id: int) -> None:
     """Simulated time from a wave's end (the trigger wakes at it) to when the run's executor has seen it
-    done and, unless it was the last, written the next one (kafka_zk/planning/wave_time.py)."""
+    done and, unless it was the last, written the next one (planning/wave_time.py)."""
     sim = op.rehearsal
     book = WaveBook.load(op.folder(context).wave_progress)
     wave = book.wave(wave_id)

@@ -26,7 +26,7 @@ import jinja2
 from kafka_zk import paths
 from kafka_zk.audit import AuditLog
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.wave_time import Estimate, WaveCosts, estimate
+from planning.wave_time import Estimate, WaveCosts, estimate
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import load_snapshot
@@ -39,7 +39,7 @@ from procedures.reports.history import history_lines
 from operators.reports.outcome import OUTCOME_LINKS, Facts, OutcomeReportOperator, ends_the_run, finish_run
 from operators.reports.links import PlanReportLink, RunReportsLink, report_link
 from procedures.reports.locations import TEMPLATES
-from kafka_zk.planning.dead_brokers import statement_lines
+from planning.dead_brokers import statement_lines
 from operators.reports.run_notes import approval_words
 from procedures.outcome.contract import approval_outcome
 from procedures.reports.state_change import read_excerpts
@@ -127,7 +127,7 @@ def plan_values(folder: RunFolder, context: Mapping[str, Any], dry_run: bool, th
 
 
 def run_estimate(waves: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], rate: Any, poll_s: Any) -> Estimate:
-    """The run's duration in its parts (kafka_zk/planning/wave_time.py): each wave's copy time at the run's
+    """The run's duration in its parts (planning/wave_time.py): each wave's copy time at the run's
     throttle, the controller's fixed cost per wave, the executor's gaps at this run's poll interval."""
     planned = (summary.get("limits") or {}).get("throttle_bytes_per_s")
     copies = [predicted_wave_seconds(w.get("predicted_seconds"), planned, _int_or_none(rate), 1.0) for w in waves]

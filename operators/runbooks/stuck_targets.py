@@ -1,14 +1,14 @@
 """Where the stuck_reassignment runbook's rewrite targets come from: the plan job, launched like every plan.
 
 A partition stuck on a target broker that is gone for good gets a registered broker in its place,
-chosen by the planners' one placer (issue 25: one placer, in ``spark_jobs/kernels``). ``operators``
+chosen by the planners' one placer (issue 25: one placer, in ``planning/kernels``). ``operators``
 never imports the planners: :func:`plan_replacement_targets` saves the snapshot the diagnosis read
 as the run's ``snapshot.jsonl``, runs ``spark_jobs/plan_job.py --op replace-dead-targets`` as a child
 process of the task (:func:`operators.plan.step.local_plan_job`; in the driver, no JVM, for all but
 very large clusters) on that snapshot without the cluster's retiring brokers (noted by the diagnose
 step, :mod:`procedures.plan.retiring`: a decommission's brokers are never put in place of a dead one), and
 reads the hash-checked plan folder (``replacements/``) back through
-:func:`kafka_zk.plan_artifacts.load_plan_artifacts` (:func:`planned_replacements`), as the lookup
+:func:`planning.plan_folder.read.load_plan_artifacts` (:func:`planned_replacements`), as the lookup
 :func:`kafka_zk.admin.stuck_fixes.choose_fixes` takes.
 
 Failure: :class:`InvalidInput` when the job fails (its refusal, or its exit code), when the folder
@@ -27,7 +27,7 @@ from typing import Any, Callable
 from kafka_zk.admin.stuck_fixes import Rewrite
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 from kafka_zk.retiring import exclude_from_snapshot
 from kafka_zk.snapshot_file import write_snapshot
 from procedures.child_process import ChildJob

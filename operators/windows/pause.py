@@ -27,7 +27,7 @@ from procedures.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
 from procedures.waves.throttles import record_then_apply, resolve_rate
 from procedures.windows.guard import WaveDecision
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 
 FILE = "windows.json"
 

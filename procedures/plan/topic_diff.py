@@ -24,7 +24,7 @@ from typing import Sequence
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.topic_deletion import select_topics
+from planning.topic_deletion import select_topics
 from procedures.plan.topic_spec import TopicSpec
 
 

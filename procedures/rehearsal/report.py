@@ -217,7 +217,7 @@ def render_markdown(r: RehearsalReport) -> str:
     lines += ["", f"Copying {_dur(r.copying_s)} (sum of wave spans); first write to last wave done "
               f"{_dur(r.elapsed_s)}, waits included ({_dur(max(0.0, r.elapsed_s - r.copying_s))} outside the waves: "
               "the run's executor seeing each wave done at its polls and writing the next, "
-              "kafka_zk/planning/wave_time.py, and any window pause).", "", "## Disks", ""]
+              "planning/wave_time.py, and any window pause).", "", "## Disks", ""]
     if r.disks:
         lines += ["| broker | peak | at | capacity | peak % | plan limit |", "| ---: | ---: | --- | ---: | ---: | ---: |"]
         for d in sorted(r.disks, key=lambda d: d.broker):

@@ -9,7 +9,7 @@ read here.
 * :func:`decide_wave` — start the next wave, or wait for the next opening: a wave starts only
   when a window admitting the runbook is open and the wave's predicted duration (the planner's
   copy time at the run's throttle plus the shared model's fixed cost and detection,
-  :func:`run_wave_seconds` and :func:`run_costs` over :mod:`kafka_zk.planning.wave_time`, times
+  :func:`run_wave_seconds` and :func:`run_costs` over :mod:`planning.wave_time`, times
   the factor measured on this run's finished waves) fits in
   the time the window has left. A wave whose duration is unknown (no partition sizes) starts
   whenever a window is open.
@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable, Sequence
 
 from kafka_zk.errors import KafkaZkError
-from kafka_zk.planning.wave_time import WaveCosts, history_pairs, measured_costs
+from planning.wave_time import WaveCosts, history_pairs, measured_costs
 
 from procedures.windows.calendar import OpenWindow, next_opening, open_window
 from procedures.windows.spec import ClusterWindows, WindowsFile
@@ -92,7 +92,7 @@ def predicted_wave_seconds(planned_s: float | None, planned_rate: int | None, ru
 def run_wave_seconds(planned_s: float | None, planned_rate: int | None, run_rate: int | None, factor: float,
                      costs: WaveCosts) -> float | None:
     """A wave's seconds from its submission to seen done: its copy time at the run's throttle plus the
-    shared model's fixed cost and detection (kafka_zk/planning/wave_time.py), corrected by ``factor``."""
+    shared model's fixed cost and detection (planning/wave_time.py), corrected by ``factor``."""
     copy = predicted_wave_seconds(planned_s, planned_rate, run_rate, 1.0)
     return None if copy is None else (copy + costs.overhead(copy)) * factor
 

@@ -13,9 +13,9 @@ def write_kernel_plan(connect_string: str, out: Path, removed: list[int], sizes:
                       max_moves_per_broker: int = 2) -> int:
     """Plan removing ``removed`` from the cluster at ``connect_string``; returns the number of waves."""
     from kafka_zk.snapshot import read_snapshot
-    from kafka_zk.planning.artifacts import write_plan_artifacts
-    from spark_jobs.kernels.decommission import plan_decommission
-    from spark_jobs.kernels.waves import WaveLimits, pack_waves
+    from planning.plan_folder.write import write_plan_artifacts
+    from planning.kernels.decommission import plan_decommission
+    from planning.kernels.waves import WaveLimits, pack_waves
     from spark_jobs.summary import build_summary
 
     client = connect(connect_string)

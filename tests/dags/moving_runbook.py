@@ -36,8 +36,8 @@ def write_kernel_plan(connect_string: str, out: Path, make_plan: Callable, throt
                       max_moves_per_broker: int = 2) -> None:
     """``make_plan(snapshot, sizes)`` → Plan, written as the plan job writes it (no Spark)."""
     from kafka_zk.snapshot import read_snapshot
-    from kafka_zk.planning.artifacts import write_plan_artifacts
-    from spark_jobs.kernels.waves import WaveLimits, pack_waves
+    from planning.plan_folder.write import write_plan_artifacts
+    from planning.kernels.waves import WaveLimits, pack_waves
     from spark_jobs.summary import build_summary
 
     client = connect(connect_string)

@@ -132,7 +132,7 @@ def test_unregistered_new_broker_is_refused_before_spark_and_any_write(env) -> N
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)   # 3.8: the Spark run above
 def test_the_runbook_runs_to_the_end_through_old_zookeeper_servers(zk_server, tmp_path: Path, zk_via) -> None:
     from cli.local_run import run_dag
-    from spark_jobs.kernels.rebalance import plan_add_brokers
+    from planning.kernels.add_and_move import plan_add_brokers
 
     chroot = new_chroot(zk_server)
     cluster = start(zk_server.connect_string + chroot, BROKERS)
@@ -154,7 +154,7 @@ def test_the_runbook_runs_to_the_end_through_old_zookeeper_servers(zk_server, tm
 
 
 def test_a_failure_mid_wave_keeps_then_restores_the_throttles(zk_server, tmp_path: Path, airflow_db) -> None:
-    from spark_jobs.kernels.rebalance import plan_add_brokers
+    from planning.kernels.add_and_move import plan_add_brokers
 
     chroot = new_chroot(zk_server)
     cluster = start(zk_server.connect_string + chroot, BROKERS, speed=40.0)   # a wave takes ~10-30 s

@@ -81,7 +81,7 @@ def test_raising_rf_two_to_three_adds_a_replica_in_the_missing_rack_and_keeps_th
 @pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
 def test_lowering_rf_three_to_two_keeps_the_preferred_leaders_and_full_isrs(env, tmp_path: Path, zk_via) -> None:
     from cli.local_run import run_dag
-    from spark_jobs.kernels.replication import plan_change_replication_factor
+    from planning.kernels.replication import plan_change_replication_factor
 
     cluster, zk, conn_id, run_root, connect = env
     write_kernel_plan(connect, tmp_path / "plan",
@@ -139,7 +139,7 @@ def test_stale_plan_is_refused(env, spark_run) -> None:
 
 
 def test_a_failure_mid_wave_keeps_then_restores_the_throttles(zk_server, tmp_path: Path, airflow_db) -> None:
-    from spark_jobs.kernels.replication import plan_change_replication_factor
+    from planning.kernels.replication import plan_change_replication_factor
 
     check_failure_mid_wave_with_a_kernel_plan(
         zk_server, tmp_path, RACKS, DAG_ID, lambda snap, sizes: plan_change_replication_factor(snap, ["payments"], 3, sizes),

@@ -188,7 +188,7 @@ def test_select_batches_by_count_and_by_log_bytes():
     from kafka_zk.codecs import TopicPartition
     from kafka_zk.errors import InvalidInput
     from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-    from kafka_zk.planning.topic_deletion import select_topics
+    from planning.topic_deletion import select_topics
 
     topics = {f"t{i}": Topic(f"t{i}", {0: Partition(f"t{i}", 0, (1, 2), leader=1, isr=(1, 2))}) for i in range(5)}
     snap = ClusterSnapshot({1: Broker(1), 2: Broker(2)}, topics)

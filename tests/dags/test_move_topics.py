@@ -87,7 +87,7 @@ def test_topics_end_on_the_set_with_the_fewest_moves(spark_run) -> None:
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)   # 3.8: the Spark run above
 def test_through_old_zookeeper_servers(env, tmp_path: Path, zk_via) -> None:
     from cli.local_run import run_dag
-    from spark_jobs.kernels.rebalance import plan_move_topics
+    from planning.kernels.add_and_move import plan_move_topics
 
     cluster, zk, conn_id, run_root, connect = env
     write_kernel_plan(connect, tmp_path / "plan", lambda snap, sizes: plan_move_topics(snap, ["events"], TARGET, sizes),
@@ -131,7 +131,7 @@ def test_stale_plan_is_refused(env, spark_run) -> None:
 
 
 def test_a_failure_mid_wave_keeps_then_restores_the_throttles(zk_server, tmp_path: Path, airflow_db) -> None:
-    from spark_jobs.kernels.rebalance import plan_move_topics
+    from planning.kernels.add_and_move import plan_move_topics
 
     check_failure_mid_wave_with_a_kernel_plan(
         zk_server, tmp_path, RACKS, DAG_ID, lambda snap, sizes: plan_move_topics(snap, ["events"], TARGET, sizes), conf)

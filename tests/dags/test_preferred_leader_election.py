@@ -116,7 +116,7 @@ def test_json_file_scope_skips_missing_partitions_and_lists_the_ineligible(env, 
 
 def test_many_partitions_are_split_under_the_znode_limit():
     from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-    from kafka_zk.planning.election import plan_election
+    from planning.election import plan_election
 
     topics = {}
     for t in range(40):

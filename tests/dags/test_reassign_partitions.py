@@ -127,7 +127,7 @@ def test_each_kind_of_mistake_is_refused_before_any_write(shared_cluster, capfd,
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)   # 3.8: the Spark run above
 def test_through_old_zookeeper_servers(env, tmp_path: Path, zk_via) -> None:
     from cli.local_run import run_dag
-    from spark_jobs.kernels.batches import plan_user_reassignment
+    from planning.kernels.user_json import plan_user_reassignment
 
     cluster, zk, conn_id, run_root, connect = env
     write_kernel_plan(connect, tmp_path / "plan",
@@ -158,7 +158,7 @@ def test_stale_plan_is_refused(env, spark_run) -> None:
 
 
 def test_a_failure_mid_wave_keeps_then_restores_the_throttles(zk_server, tmp_path: Path, airflow_db) -> None:
-    from spark_jobs.kernels.batches import plan_user_reassignment
+    from planning.kernels.user_json import plan_user_reassignment
 
     check_failure_mid_wave_with_a_kernel_plan(
         zk_server, tmp_path, RACKS, DAG_ID,

@@ -107,7 +107,7 @@ def test_spread_shrinks_to_the_target_within_the_budget_with_the_fewest_moves(sp
 @pytest.mark.parametrize("zk_via", OLD_SERVERS, indirect=True)  # its ZooKeeper steps on 3.8, 3.5 and 3.4
 def test_a_binding_budget_is_spent_exactly_and_the_spread_still_shrinks(env, tmp_path: Path, zk_via) -> None:
     from cli.local_run import run_dag
-    from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
+    from planning.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
 
     cluster, zk, conn_id, run_root, connect = env
     target = RebalanceTarget(1, 0.5, 1)
@@ -153,7 +153,7 @@ def test_a_plan_made_with_another_budget_is_refused_before_any_write(env, spark_
 
 
 def test_a_failure_mid_wave_keeps_then_restores_the_throttles(zk_server, tmp_path: Path, airflow_db) -> None:
-    from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
+    from planning.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
 
     chroot = new_chroot(zk_server)
     cluster = start(zk_server.connect_string + chroot, RACKS, speed=40.0)   # a wave takes ~10-30 s

@@ -147,7 +147,7 @@ def drifted(zk_server, tmp_path: Path, zk_via) -> Iterator[tuple]:
                               and assignment(zk)[("orders", 0)] == [3] + original[1:], 60)
     assert cluster.wait_idle(60)
     text = json.dumps({"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": original}]})
-    from spark_jobs.kernels.rollback import plan_rollback
+    from planning.kernels.rollback import plan_rollback
     from kafka_zk.admin.reassignment import targets_from_file_entries
 
     write_kernel_plan(zk_server.connect_string + chroot, tmp_path / "plan",

@@ -11,7 +11,7 @@ from kafka_zk.admin.stuck import (DEAD_TARGET, GONE, NO_LEADER, NOT_CATCHING_UP,
 from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from spark_jobs.kernels.placement import replacement_targets   # the planners' one placer places the rewrite
+from planning.kernels.placement import replacement_targets   # the planners' one placer places the rewrite
 
 TP = TopicPartition("t", 0)
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "c"}

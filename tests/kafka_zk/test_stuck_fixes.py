@@ -14,7 +14,7 @@ from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartiti
 from kafka_zk.errors import InvalidInput
 from kafka_zk.health.owners import RunThrottles, ThrottleOwners
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from spark_jobs.kernels.placement import replacement_targets
+from planning.kernels.placement import replacement_targets
 
 TP = TopicPartition("t", 0)
 MIB = 1024 ** 2

@@ -14,7 +14,7 @@ from kafka_zk.admin.stuck_fixes import REVERT, REWRITE, choose_fixes, original_o
 from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.health.owners import RunThrottles, ThrottleOwners
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from spark_jobs.kernels.placement import replacement_targets
+from planning.kernels.placement import replacement_targets
 
 TP = TopicPartition("t", 0)
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}

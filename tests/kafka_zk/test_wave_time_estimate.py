@@ -1,4 +1,4 @@
-"""The one model of a run's non-copying time (kafka_zk/planning/wave_time.py), against real Kafka 2.4.1:
+"""The one model of a run's non-copying time (planning/wave_time.py), against real Kafka 2.4.1:
 the recorded trajectories' per-wave fixed cost (tests/vectors/real_kafka_2_4_1/) and the two real runs
 issue 38 timed (first write to last wave done): its estimate is within 10 % of each."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kafka_zk.errors import InvalidInput
-from kafka_zk.planning.wave_time import WaveCosts, estimate, history_pairs, measured_costs
+from planning.wave_time import WaveCosts, estimate, history_pairs, measured_costs
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "real_kafka_2_4_1"
 MiB = 1024 ** 2

@@ -17,13 +17,13 @@ from types import SimpleNamespace
 import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
-from kafka_zk.planning.artifacts import write_plan_artifacts
+from planning.plan_folder.write import write_plan_artifacts
 from procedures.run_folder import RunFolder
 from operators.approval.step import REQUEST_FILE, PlanApprovalOperator
 from operators.errors import ApprovalRefused
 from operators.runtime import APPROVED, REJECTED, ApprovalRecord, plan_hash
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.waves import WaveLimits, pack_waves
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.summary import build_summary
 from spark_jobs.synthetic import synthetic_cluster
 

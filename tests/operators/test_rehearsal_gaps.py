@@ -1,4 +1,4 @@
-"""A rehearsal's time between waves is the run's, modelled once (kafka_zk/planning/wave_time.py): it sees
+"""A rehearsal's time between waves is the run's, modelled once (planning/wave_time.py): it sees
 each wave end when it ends (the emulator's clock stops at the controller deleting the node) and then
 waits what the run's executor takes to see it done and write the next, at the run's poll interval.
 Its headline total (first write to last wave done) is then the plan's estimate, within 10 %: it used
@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from cli.rehearsal_run import rehearse
-from kafka_zk.planning.wave_time import REASSIGN_REACTION_S, WaveCosts
+from planning.wave_time import REASSIGN_REACTION_S, WaveCosts
 from tests.operators.test_rehearsal import MiB, _input, real  # noqa: F401 - the fixture
 
 

@@ -24,7 +24,7 @@ from kafka_sim.copies import remove_copy
 from kafka_sim.seed import broker_racks, partition_sizes, topic_layout
 from kafka_sim.timeline import wave_spans
 from kafka_zk.connect import close, connect
-from kafka_zk.plan_artifacts import load_plan_artifacts
+from planning.plan_folder.read import load_plan_artifacts
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import write_snapshot

@@ -43,9 +43,9 @@ def snapshot(assignment=ASSIGNMENT, leaders=None, adding=None) -> ClusterSnapsho
 @pytest.fixture
 def folder(tmp_path: Path) -> RunFolder:
     """A run folder with a real plan (kernels + artifact writer) removing broker 5."""
-    from kafka_zk.planning.artifacts import write_plan_artifacts
-    from spark_jobs.kernels.decommission import plan_decommission
-    from spark_jobs.kernels.waves import WaveLimits, pack_waves
+    from planning.plan_folder.write import write_plan_artifacts
+    from planning.kernels.decommission import plan_decommission
+    from planning.kernels.waves import WaveLimits, pack_waves
     from spark_jobs.summary import build_summary
 
     snap = snapshot()
@@ -98,7 +98,7 @@ def test_wave_book_from_the_artifacts_carries_targets_currents_and_sizes(folder:
 
 
 def test_stale_plan_names_each_changed_partition_and_accepts_done_or_reordered_ones(folder: RunFolder) -> None:
-    from kafka_zk.plan_artifacts import load_plan_artifacts
+    from planning.plan_folder.read import load_plan_artifacts
 
     plan = load_plan_artifacts(str(folder.plan_dir))
     target, current = dict(plan.target), dict(plan.rollback)

@@ -18,8 +18,8 @@ from kafka_zk.errors import InvalidInput
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 from procedures.run_folder import RunFolder
 from operators.runbooks.stuck_targets import REPLACEMENTS, plan_replacement_targets
-from spark_jobs.kernels.placement import replacement_targets
-from spark_jobs.kernels.stuck_rewrite import plan_replacements
+from planning.kernels.placement import replacement_targets
+from planning.kernels.stuck_rewrite import plan_replacements
 
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b"}
 

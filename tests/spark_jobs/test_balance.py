@@ -10,14 +10,14 @@ from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.planning.model import PlanRefused
-from spark_jobs.kernels.balance import Ledger, Limits, _best_exchange, count_minimum
-from spark_jobs.kernels.budget_rebalance import RebalanceBudget, plan_budget_rebalance
-from spark_jobs.kernels.leaders import even_leaders
-from spark_jobs.kernels.loads import cluster_loads, rack_map
-from spark_jobs.kernels.placement import seeded_ranks
-from spark_jobs.kernels.rebalance import plan_add_brokers
-from spark_jobs.kernels.validate import validate_plan
+from planning.model import PlanRefused
+from planning.kernels.balance import Ledger, Limits, _best_exchange, count_minimum
+from planning.kernels.budget_rebalance import RebalanceBudget, plan_budget_rebalance
+from planning.kernels.leaders import even_leaders
+from planning.kernels.loads import cluster_loads, rack_map
+from planning.kernels.placement import seeded_ranks
+from planning.kernels.add_and_move import plan_add_brokers
+from planning.kernels.validate import validate_plan
 from spark_jobs.synthetic import skewed_cluster, synthetic_cluster, synthetic_sizes
 from tests.spark_jobs.conftest import literal_cluster
 

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.planning.model import PlanRefused
-from spark_jobs.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
-from spark_jobs.kernels.loads import cluster_loads
-from spark_jobs.kernels.validate import validate_plan
+from planning.model import PlanRefused
+from planning.kernels.budget_rebalance import RebalanceBudget, RebalanceTarget, plan_budget_rebalance
+from planning.kernels.loads import cluster_loads
+from planning.kernels.validate import validate_plan
 
 
 def snapshot(brokers: dict[int, str | None], assignment: dict[tuple[str, int], list[int]]) -> ClusterSnapshot:

@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 
 from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.planning.model import Move, PlanRefused
-from spark_jobs.kernels.capacity import disk_profile, order_waves, plan_disk
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.loads import cluster_loads, rack_map
-from spark_jobs.kernels.validate import validate_plan
-from spark_jobs.kernels.waves import WaveLimits, pack_waves, wave_of
+from planning.model import Move, PlanRefused
+from planning.kernels.capacity import disk_profile, order_waves, plan_disk
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.loads import cluster_loads, rack_map
+from planning.kernels.validate import validate_plan
+from planning.kernels.waves import WaveLimits, pack_waves, wave_of
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 from tests.spark_jobs.conftest import literal_cluster
 

@@ -9,11 +9,11 @@ import pytest
 
 from kafka_zk.capacity import DiskCapacity, write_capacity
 from kafka_zk.errors import InvalidInput
-from kafka_zk.planning.model import PlanRefused
+from planning.model import PlanRefused
 from kafka_zk.snapshot_file import write_snapshot
 from kafka_zk.log_dirs import encode_log_dirs
 from spark_jobs import plan_job
-from spark_jobs.kernels.loads import cluster_loads
+from planning.kernels.loads import cluster_loads
 from spark_jobs.synthetic import synthetic_cluster, synthetic_log_dirs, synthetic_sizes
 
 pytestmark = pytest.mark.spark

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition, encode_reassignment_file
-from kafka_zk.planning.model import PlanInvalid, PlanRefused, make_plan, Move
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.loads import cluster_loads, rack_map, spread
-from spark_jobs.kernels.validate import plan_violations, validate_plan
+from planning.model import PlanInvalid, PlanRefused, make_plan, Move
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.loads import cluster_loads, rack_map, spread
+from planning.kernels.validate import plan_violations, validate_plan
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 from tests.spark_jobs.conftest import literal_cluster
 
@@ -160,7 +160,7 @@ def test_sized_plans_keep_counts_as_even_as_the_rules_allow(brokers, racks, part
 
 
 def _rack_byte_spreads(snap, removed, sizes, target) -> dict[str, float]:
-    from spark_jobs.kernels.loads import relative_spread
+    from planning.kernels.loads import relative_spread
 
     racks = rack_map(snap.brokers)
     live = [b for b in snap.brokers if b not in removed]
@@ -177,7 +177,7 @@ def test_byte_swaps_only_narrow_each_racks_bytes_and_keep_counts(case) -> None:
     # The byte pass swaps new replicas between brokers of one rack: per-broker replica counts and
     # the moves stay exactly as the count-balanced placement made them, and no rack's byte
     # spread grows (each swap lands both brokers between the heaviest and the lightest).
-    from spark_jobs.kernels import decommission
+    from planning.kernels import decommission
 
     snap, removed, sizes, seed = case
     if not sizes:
@@ -202,7 +202,7 @@ def test_mildly_skewed_sizes_end_within_ten_percent_in_every_rack() -> None:
     plan = plan_decommission(snap, [3, 10, 17, 30], sizes, seed=0)
     spreads = _rack_byte_spreads(snap, [3, 10, 17, 30], sizes, plan.target)
     assert max(spreads.values()) <= 0.10, spreads
-    from spark_jobs.kernels import decommission
+    from planning.kernels import decommission
     with pytest.MonkeyPatch.context() as m:                    # the swaps did the evening out
         m.setattr(decommission, "repair_bytes", lambda *args: None)
         unswapped = plan_decommission(snap, [3, 10, 17, 30], sizes, seed=0)

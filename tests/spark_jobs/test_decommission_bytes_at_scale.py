@@ -15,10 +15,10 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spark_jobs.kernels import decommission
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.loads import cluster_loads, distinct_racks, rack_map, relative_spread, spread
-from spark_jobs.kernels.validate import plan_violations
+from planning.kernels import decommission
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.loads import cluster_loads, distinct_racks, rack_map, relative_spread, spread
+from planning.kernels.validate import plan_violations
 from spark_jobs.synthetic import lognormal_sizes, synthetic_cluster, synthetic_sizes
 
 REMOVED = list(range(91, 101))

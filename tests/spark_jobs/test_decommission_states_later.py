@@ -1,5 +1,5 @@
 """A decommission planned before the partition states arrive, their leaders applied after, is
-the plan made from a snapshot that already held them (spark_jobs.kernels.decommission.with_leaders:
+the plan made from a snapshot that already held them (planning.kernels.decommission.with_leaders:
 what lets the plan job run this kernel while the states are still being read)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kafka_zk.codecs import PartitionState
 from kafka_zk.snapshot import with_states
-from spark_jobs.kernels.decommission import plan_decommission, with_leaders
+from planning.kernels.decommission import plan_decommission, with_leaders
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.planning.election import payload_bytes, reorder_batches
+from planning.election import payload_bytes, reorder_batches
 
 
 @settings(max_examples=200, deadline=None)

@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition, dumps, encode_reassignment_file
-from kafka_zk.planning import artifacts
-from kafka_zk.planning.artifacts import reassignment_json, waves_doc, waves_json
-from kafka_zk.planning.model import Move
-from spark_jobs.kernels import placement
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.loads import cluster_loads, moved_loads
-from spark_jobs.kernels.waves import (WaveLimits, entry_bytes, fixed_batch_bounds, fixed_batches,
+from planning.plan_folder import write as artifacts
+from planning.plan_folder.write import reassignment_json, waves_doc, waves_json
+from planning.model import Move
+from planning.kernels import placement
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.loads import cluster_loads, moved_loads
+from planning.kernels.waves import (WaveLimits, entry_bytes, fixed_batch_bounds, fixed_batches,
                                       pack_waves, wave_bounds)
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
@@ -87,9 +87,9 @@ def test_per_rack_heaps_choose_what_one_heap_chooses(seed, sized) -> None:
 def test_plan_hash_is_sha256_of_the_canonical_content(targets, election, deletion, per_broker) -> None:
     import hashlib
 
-    from kafka_zk.plan_artifacts import canonical_content
-    from kafka_zk.planning.artifacts import plan_hash
-    from kafka_zk.planning.model import Plan
+    from planning.plan_folder.read import canonical_content
+    from planning.plan_folder.write import plan_hash
+    from planning.model import Plan
 
     moves = tuple(sorted((Move(tp, tuple(b + 1 for b in r), r) for tp, r in targets.items()), key=lambda m: m.tp))
     plan = Plan("op-\u00e9", moves, {m.tp: m.target for m in moves},
@@ -124,5 +124,5 @@ def test_throttles_json_is_the_plain_encoding_on_any_moves(targets, per_broker, 
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_msgspec_writes_any_string_as_json_dumps_does(text) -> None:
-    # the plan files' per-move parts are encoded by msgspec (kafka_zk/planning/artifacts.py)
+    # the plan files' per-move parts are encoded by msgspec (planning/plan_folder/write.py)
     assert artifacts._encode(text) == json.dumps(text, ensure_ascii=False).encode("utf-8")

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from kafka_zk.planning.model import PlanInvalid
+from planning.model import PlanInvalid
 from spark_jobs import forked_call
 
 

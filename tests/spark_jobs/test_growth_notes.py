@@ -4,10 +4,10 @@ broker is not blamed on its rack (issue 30), a rack that loses brokers is."""
 from __future__ import annotations
 
 from kafka_zk.codecs import TopicPartition
-from spark_jobs.kernels.capacity import plan_disk
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.loads import cluster_loads, rack_map
-from spark_jobs.kernels.waves import WaveLimits, pack_waves
+from planning.kernels.capacity import plan_disk
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.loads import cluster_loads, rack_map
+from planning.kernels.waves import WaveLimits, pack_waves
 from tests.spark_jobs.conftest import literal_cluster
 
 GIB = 1024 ** 3

@@ -1,4 +1,4 @@
-"""The summary's sums over arrays (spark_jobs.kernels.move_columns) equal the plain per-move sums.
+"""The summary's sums over arrays (planning.kernels.move_columns) equal the plain per-move sums.
 
 Large plans take the bounds, the loads after the moves and the disk walk from numpy arrays;
 each is compared here with the Python computation small plans still use, on planner output
@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.planning.model import Move
-from spark_jobs.kernels import capacity, waves as waves_mod
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.loads import Loads, cluster_loads, moved_loads
-from spark_jobs.kernels.move_columns import (MoveColumns, disk_walk, fixed_batches_busiest_sum, in_out_largest,
+from planning.model import Move
+from planning.kernels import capacity, waves as waves_mod
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.loads import Loads, cluster_loads, moved_loads
+from planning.kernels.move_columns import (MoveColumns, disk_walk, fixed_batches_busiest_sum, in_out_largest,
                                              moved_loads_columns)
-from spark_jobs.kernels.waves import WaveLimits, pack_waves
+from planning.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
 ids = st.sampled_from([0, 1, 2, 3, 5, 8, 13, 1000, 10**6])

@@ -11,14 +11,14 @@ from hypothesis import strategies as st
 from kafka_zk.codecs import ReassignmentFileEntry, TopicPartition
 from kafka_zk.errors import InputRefused, InvalidInput
 from kafka_zk.model import Broker
-from kafka_zk.planning.election import election_plan, plan_election
-from kafka_zk.planning.model import PlanRefused
-from kafka_zk.planning.topic_deletion import deletion_plan, select_topics
-from spark_jobs.kernels.batches import plan_user_reassignment
-from spark_jobs.kernels.loads import cluster_loads, spread
-from spark_jobs.kernels.rebalance import plan_add_brokers, plan_move_topics
-from spark_jobs.kernels.replication import plan_change_replication_factor
-from spark_jobs.kernels.validate import plan_violations
+from planning.election import election_plan, plan_election
+from planning.model import PlanRefused
+from planning.topic_deletion import deletion_plan, select_topics
+from planning.kernels.user_json import plan_user_reassignment
+from planning.kernels.loads import cluster_loads, spread
+from planning.kernels.add_and_move import plan_add_brokers, plan_move_topics
+from planning.kernels.replication import plan_change_replication_factor
+from planning.kernels.validate import plan_violations
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 from tests.spark_jobs.conftest import literal_cluster
 
@@ -133,7 +133,7 @@ def test_add_brokers_balances_bytes_with_the_same_replica_moves(seed, shape) -> 
     # (within 10% of the mean); the cluster's spread ends within 10%, or no worse than the old
     # brokers' own spread (least movement leaves most of their bytes where they are). The
     # replicas moved are exactly as many as without sizes.
-    from spark_jobs.kernels.loads import rack_map, relative_spread
+    from planning.kernels.loads import rack_map, relative_spread
 
     n, racks, topics, partitions, added = shape
     snap = synthetic_cluster(n, racks, topics, partitions, 3, seed=seed)
@@ -159,8 +159,8 @@ def test_add_brokers_balances_bytes_with_the_same_replica_moves(seed, shape) -> 
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 1000))
 def test_change_rf_up_evens_out_bytes_without_changing_counts(seed) -> None:
-    from spark_jobs.kernels import decommission
-    from spark_jobs.kernels.loads import rack_map, relative_spread
+    from planning.kernels import decommission
+    from planning.kernels.loads import rack_map, relative_spread
 
     snap = synthetic_cluster(12, 3, 10, 30, 2, seed=seed)
     sizes = synthetic_sizes(snap, seed=seed + 1, alpha=3.0)
@@ -168,7 +168,7 @@ def test_change_rf_up_evens_out_bytes_without_changing_counts(seed) -> None:
     plan = plan_change_replication_factor(snap, topics, 3, sizes, seed)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(decommission, "repair_bytes", lambda *args: None)
-        import spark_jobs.kernels.replication as replication
+        import planning.kernels.replication as replication
         m.setattr(replication, "repair_bytes", lambda *args: None)
         unswapped = plan_change_replication_factor(snap, topics, 3, sizes, seed)
     assert plan_violations(snap, plan, (), sizes) == []

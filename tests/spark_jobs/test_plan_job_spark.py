@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from kafka_zk.planning.artifacts import plan_hash
+from planning.plan_folder.write import plan_hash
 import pyspark
 from kafka_zk.codecs import TopicPartition, decode_reassignment_file
 from kafka_zk.model import Broker
@@ -21,10 +21,10 @@ from kafka_zk.sizes_file import HEADER_LINE, convert_sizes, load_sizes, read_siz
 from kafka_zk.snapshot_file import load_snapshot, write_snapshot
 from kafka_zk.throttle_lists import throttled_replicas
 from spark_jobs import plan_job
-from kafka_zk.plan_artifacts import load_plan_artifacts
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.validate import plan_violations
-from spark_jobs.kernels.waves import WaveLimits, pack_waves
+from planning.plan_folder.read import load_plan_artifacts
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.validate import plan_violations
+from planning.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 from tests.zk_helpers import create_topic_by_hand, register_brokers
 

@@ -9,10 +9,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from spark_jobs.kernels.loads import rack_map
-from spark_jobs.kernels.rebalance import plan_move_topics
-from spark_jobs.kernels.replication import plan_change_replication_factor
-from spark_jobs.kernels.validate import validate_plan
+from planning.kernels.loads import rack_map
+from planning.kernels.add_and_move import plan_move_topics
+from planning.kernels.replication import plan_change_replication_factor
+from planning.kernels.validate import validate_plan
 
 
 @st.composite

@@ -10,11 +10,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.planning.dead_brokers import statement_lines
-from kafka_zk.planning.model import PlanRefused
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.replace import plan_replace
-from spark_jobs.kernels.validate import validate_plan
+from planning.dead_brokers import statement_lines
+from planning.model import PlanRefused
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.replace import plan_replace
+from planning.kernels.validate import validate_plan
 
 
 def _snap(racks: dict[int, str | None], parts: dict[str, list[tuple[int, ...]]],

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.planning.model import PlanRefused
-from spark_jobs.kernels.rollback import plan_rollback
+from planning.model import PlanRefused
+from planning.kernels.rollback import plan_rollback
 from tests.spark_jobs.conftest import literal_cluster
 
 TP = TopicPartition

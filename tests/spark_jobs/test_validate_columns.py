@@ -1,6 +1,6 @@
 """The columnar plan check only ever says "valid" when the per-move checker finds nothing.
 
-:func:`spark_jobs.kernels.validate_columns.surely_valid` lets large plans skip the per-move
+:func:`planning.kernels.validate_columns.surely_valid` lets large plans skip the per-move
 checker; it must never accept a plan that checker would refuse. Random decommission and
 add-brokers plans (whole snapshots, and the slice + baseline the plan job plans on), each also
 broken in one of the ways the rules forbid, are checked both ways. Planner output on an even
@@ -17,13 +17,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kafka_zk.planning.model import Move, Plan, PlanInvalid, PlanRefused
+from planning.model import Move, Plan, PlanInvalid, PlanRefused
 from spark_jobs.direct_input import input_from_snapshot
-from spark_jobs.kernels import validate
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.rebalance import plan_add_brokers
-from spark_jobs.kernels.validate import plan_violations, validate_plan
-from spark_jobs.kernels.validate_columns import surely_valid
+from planning.kernels import validate
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.add_and_move import plan_add_brokers
+from planning.kernels.validate import plan_violations, validate_plan
+from planning.kernels.validate_columns import surely_valid
 from spark_jobs.selection import Selection
 from spark_jobs.synthetic import synthetic_cluster
 

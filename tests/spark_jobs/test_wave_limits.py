@@ -12,8 +12,8 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.waves import ZNODE_WRAPPER, WaveLimits, entry_bytes, pack_waves
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.waves import ZNODE_WRAPPER, WaveLimits, entry_bytes, pack_waves
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
 

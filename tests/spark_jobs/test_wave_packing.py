@@ -13,9 +13,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_jobs.kernels import waves as W
-from spark_jobs.kernels.decommission import plan_decommission
-from spark_jobs.kernels.waves import WaveLimits, fixed_batches, pack_waves, wave_bounds
+from planning.kernels import waves as W
+from planning.kernels.decommission import plan_decommission
+from planning.kernels.waves import WaveLimits, fixed_batches, pack_waves, wave_bounds
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
 

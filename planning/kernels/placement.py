@@ -18,7 +18,7 @@ One placer for every kernel: decommission, add-brokers' and move-topics' destina
 increases, and the stuck-reassignment rewrite (:func:`replacement_targets`, a broker in place of
 each unregistered one in a stuck target). Neither ``kafka_zk`` nor ``operators`` may import
 ``spark_jobs``, so the stuck runbook gets those targets like every runbook gets a plan: the plan
-job's ``replace-dead-targets`` operation (:mod:`spark_jobs.kernels.stuck_rewrite`) writes them to a
+job's ``replace-dead-targets`` operation (:mod:`planning.kernels.stuck_rewrite`) writes them to a
 plan folder, which the runbook reads and hands to :func:`kafka_zk.admin.stuck_fixes.choose_fixes`,
 rather than ``kafka_zk`` keeping a second placement rule of its own.
 
@@ -36,9 +36,9 @@ from kafka_zk.admin.stuck import DEAD_TARGET, StuckPartition
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import PlanRefused
-from spark_jobs.kernels.leaders import chain
-from spark_jobs.kernels.loads import Loads, cluster_loads, rack_map, rack_of
+from planning.model import PlanRefused
+from planning.kernels.leaders import chain
+from planning.kernels.loads import Loads, cluster_loads, rack_map, rack_of
 
 PER_RACK_HEAPS = 16
 
@@ -298,7 +298,7 @@ class LeaderBalancer:
 
     def _path(self, targets: dict, led: dict, sources: list, is_sink) -> list | None:
         """Breadth-first: the shortest chain of (leader, partition, new leader) from a source to a
-        broker ``is_sink`` accepts, or None (:func:`spark_jobs.kernels.leaders.chain`)."""
+        broker ``is_sink`` accepts, or None (:func:`planning.kernels.leaders.chain`)."""
         live = self.live
         return chain(led, lambda tp: [b for b in targets[tp][1:] if b in live], sources, is_sink, self.ranks)
 

@@ -1,6 +1,6 @@
 """The plan checker's columnar pass: proves a large plan valid over numpy arrays, or defers.
 
-:func:`spark_jobs.kernels.validate.plan_violations` checks a plan move by move in Python and
+:func:`planning.kernels.validate.plan_violations` checks a plan move by move in Python and
 names every violation; at 10⁶ partitions (263,615 moves) that took ~3.5 s of CPU for a plan
 that is valid every time. :func:`surely_valid` checks the same rules at once over arrays made
 from the moves and the snapshot's replica lists (current and target replicas as padded
@@ -8,7 +8,7 @@ from the moves and the snapshot's replica lists (current and target replicas as 
 ``numpy.add.at``) and answers True only when no rule can be broken. Whenever it cannot tell —
 any rule fails, an input it does not model (change-rf, extra moves, disk limits, a negative
 broker id, an empty replica list), or the balance rule would need its per-move search — it
-answers False and :func:`~spark_jobs.kernels.validate.validate_plan` runs the per-move checker,
+answers False and :func:`~planning.kernels.validate.validate_plan` runs the per-move checker,
 which then names the violations (or finds none). So the outcome and every message are the
 per-move checker's; only the time differs. ``tests/spark_jobs/test_validate_columns.py`` pins,
 on random plans and broken ones, that True implies the per-move checker finds nothing.
@@ -24,10 +24,10 @@ from typing import Collection, Mapping
 import numpy as np
 
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import BrokerLoad, Plan
-from spark_jobs.kernels.loads import rack_map, rack_of
-from spark_jobs.kernels.move_columns import PAD, flat, id_coder, padded
-from spark_jobs.kernels.validate import BALANCED, RF_CHANGING
+from planning.model import BrokerLoad, Plan
+from planning.kernels.loads import rack_map, rack_of
+from planning.kernels.move_columns import PAD, flat, id_coder, padded
+from planning.kernels.validate import BALANCED, RF_CHANGING
 
 
 
@@ -58,7 +58,7 @@ def _named_right(moves, topics, target_map) -> bool:
 def surely_valid(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int] = (),
                  baseline: Mapping[int, BrokerLoad] | None = None,
                  limits: Mapping[int, int] | None = None) -> bool:
-    """True only if :func:`~spark_jobs.kernels.validate.plan_violations` would find nothing
+    """True only if :func:`~planning.kernels.validate.plan_violations` would find nothing
     (the same ``removed``, ``baseline``, ``limits``; sizes matter only with limits, which defer);
     False: not shown here, run the per-move checker."""
     moves = plan.moves

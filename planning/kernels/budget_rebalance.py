@@ -3,7 +3,7 @@ brokers that will hold data, moving the least that reaches the target spreads an
 the budget.
 
 Kafka's ``--generate`` reshuffles every partition; this runs the balancing engine
-(:mod:`spark_jobs.kernels.balance`, whose docstring orders the objectives: rack safety > replica
+(:mod:`planning.kernels.balance`, whose docstring orders the objectives: rack safety > replica
 counts > preferred leaders > bytes) with every member broker as a possible destination:
 
 * count moves first, one replica from the broker with the most replicas to the one with the
@@ -36,10 +36,10 @@ from typing import Collection, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import Plan, PlanRefused, make_plan
-from spark_jobs.kernels.balance import Ledger, Limits, balance, bytes_note
-from spark_jobs.kernels.loads import rack_map
-from spark_jobs.kernels.placement import seeded_ranks
+from planning.model import Plan, PlanRefused, make_plan
+from planning.kernels.balance import Ledger, Limits, balance, bytes_note
+from planning.kernels.loads import rack_map
+from planning.kernels.placement import seeded_ranks
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import INTERNAL_TOPICS, ClusterSnapshot
-from kafka_zk.planning.model import Plan
+from planning.model import Plan
 from kafka_zk.topic_selection import choose_topics
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
-from spark_jobs.kernels.loads import rack_of
+from planning.kernels.loads import rack_of
 
 
 @dataclass(frozen=True, slots=True)

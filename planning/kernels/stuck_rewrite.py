@@ -4,7 +4,7 @@
 stuck_reassignment runbook's diagnose step launches like every runbook launches its plan
 (``operators/runbooks/stuck.py``): for each partition :func:`kafka_zk.admin.stuck.diagnose` finds
 stuck on a target broker that is not registered, the target the one placer chooses
-(:func:`spark_jobs.kernels.placement.replacement_targets`, each partition placed on the cluster as
+(:func:`planning.kernels.placement.replacement_targets`, each partition placed on the cluster as
 it is, one at a time). ``target`` holds those targets; ``moves`` go from the partition's replicas
 now to that target.
 
@@ -23,8 +23,8 @@ from kafka_zk.admin.stuck import diagnose
 from kafka_zk.admin.stuck_fixes import dead_target_partitions
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import Move, Plan
-from spark_jobs.kernels.placement import replacement_targets
+from planning.model import Move, Plan
+from planning.kernels.placement import replacement_targets
 
 OPERATION = "replace-dead-targets"
 

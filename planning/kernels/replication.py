@@ -2,7 +2,7 @@
 
 Up: new replicas are appended (the preferred leader does not change) on the least-loaded live
 brokers in racks the partition does not use yet; with sizes, which broker of a rack takes which
-new replica is then chosen for bytes (:func:`spark_jobs.kernels.byte_balance.repair_bytes`; counts unchanged). Down: replicas are dropped in this order —
+new replica is then chosen for bytes (:func:`planning.kernels.byte_balance.repair_bytes`; counts unchanged). Down: replicas are dropped in this order —
 out-of-sync replicas first, then replicas sharing a rack with another replica, then the most
 loaded brokers; never the current leader, never the last in-sync replica, and the preferred
 replica (first) only when nothing else can go.
@@ -17,11 +17,11 @@ from typing import Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import Move, Plan, PlanRefused, make_plan
-from spark_jobs.kernels.decommission import refuse_reassigning, repair_bytes
-from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
-from spark_jobs.kernels.placement import Placer, seeded_ranks
-from spark_jobs.kernels.rebalance import topic_partitions
+from planning.model import Move, Plan, PlanRefused, make_plan
+from planning.kernels.decommission import refuse_reassigning, repair_bytes
+from planning.kernels.loads import cluster_loads, rack_map, rack_of, size_of
+from planning.kernels.placement import Placer, seeded_ranks
+from planning.kernels.add_and_move import topic_partitions
 
 
 def plan_change_replication_factor(snapshot: ClusterSnapshot, topics: Iterable[str], replication_factor: int,

@@ -1,6 +1,6 @@
 """The local search after wave packing: only ever lowers the predicted total.
 
-The objective is the one :mod:`spark_jobs.kernels.waves` packs for: the sum of each wave's
+The objective is the one :mod:`planning.kernels.waves` packs for: the sum of each wave's
 busiest-broker bytes plus ``overhead`` bytes per wave. Two moves:
 
 * relocate — take an item on a wave's busiest broker to the other wave (with a free slot on the
@@ -11,7 +11,7 @@ busiest-broker bytes plus ``overhead`` bytes per wave. Two moves:
 Every item read counts against a budget of ``IMPROVE_CHECKS_PER_MOVE`` per move plus
 ``IMPROVE_CHECKS_MIN``, at most ``IMPROVE_CHECKS_MAX`` (:func:`search_budget`), so the work stays
 linear in the moves and bounded at any size. Deterministic: fixed orders, strict gains. The
-waves are :class:`~spark_jobs.kernels.wave_items.OpenWave` objects ( ``items``, ``slots``, ``peak``, ``fits``,
+waves are :class:`~planning.kernels.wave_items.OpenWave` objects ( ``items``, ``slots``, ``peak``, ``fits``,
 ``peak_with``, ``peak_without``, ``add``, ``remove``, ``hot_items``), changed in place.
 
 Failure: none of its own (it only moves items between waves that fit them).
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from spark_jobs.kernels.wave_items import Item, OpenWave, WaveLimits
+from planning.kernels.wave_items import Item, OpenWave, WaveLimits
 
 IMPROVE_CHECKS_PER_MOVE = 40    # local-search budget: (move, wave) checks per move, plus ...
 IMPROVE_CHECKS_MIN = 200_000    # ... this many, and never more than ...

@@ -2,7 +2,7 @@
 
 Used by the plan job (``spark_jobs/plan_job.py``) and by the batch runbooks' plan steps (deletion,
 election), which plan in the task. The format's one reader is
-:func:`kafka_zk.plan_artifacts.load_plan_artifacts` (the runbooks read plans without importing the planner). Here the files are
+:func:`planning.plan_folder.read.load_plan_artifacts` (the runbooks read plans without importing the planner). Here the files are
 written (all JSON, compact, deterministic). ``plan.json``, ``rollback.json``, ``waves.json``,
 ``throttles.json`` and the hash are encoded directly, byte for byte what the canonical dump of
 their documents gives (``tests/spark_jobs/test_fast_paths.py``): the per-move parts of the hash,
@@ -11,9 +11,9 @@ structs whose fields are in the files' key order (msgspec writes every string ex
 ``json.dumps(..., ensure_ascii=False)`` does; at 10⁶ partitions the hash and those files went
 from ~4.2 to ~1.5 s of CPU), and the
 throttle lists of a wave are built from its moves in (topic, partition) order without the
-sets and re-sorting of :func:`kafka_zk.planning.throttles.wave_throttles` (at 10⁶ partitions the
+sets and re-sorting of :func:`planning.throttles.wave_throttles` (at 10⁶ partitions the
 plain path spent ~12 s of CPU on 263,616 moves; BENCHMARKS.md). :func:`plan_hash` computes
-:func:`kafka_zk.plan_artifacts.canonical_content`'s sha256 without building the intermediate
+:func:`planning.plan_folder.read.canonical_content`'s sha256 without building the intermediate
 document. The hash file is written last.
 
 Failure: OSError from the file system; nothing here validates (the kernels did).
@@ -30,9 +30,9 @@ from typing import Any, Mapping, Sequence
 import msgspec
 
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.plan_artifacts import canonical_json as _dump
-from kafka_zk.planning.model import Move, Plan, Wave
-from kafka_zk.planning.throttles import wave_throttles
+from planning.plan_folder.read import canonical_json as _dump
+from planning.model import Move, Plan, Wave
+from planning.throttles import wave_throttles
 
 
 def _write(directory: str, name: str, data: bytes) -> None:
@@ -49,7 +49,7 @@ _tp = attrgetter("tp")
 
 
 def plan_hash(plan: Plan, waves: Sequence[Wave]) -> str:
-    """sha256 of :func:`kafka_zk.plan_artifacts.canonical_content` for the plan and its waves (written directly, same bytes)."""
+    """sha256 of :func:`planning.plan_folder.read.canonical_content` for the plan and its waves (written directly, same bytes)."""
     moves = _encode([(m.tp.topic, m.tp.partition, m.current, m.target) for m in sorted(plan.moves, key=_tp)])
     wave_text = _encode([[m.tp for m in sorted(w.moves, key=_tp)] for w in waves])
     election = _dump([[[tp.topic, tp.partition] for tp in b] for b in plan.election])
@@ -98,7 +98,7 @@ class _WaveEntry(msgspec.Struct):
 def _plan_files(plan: Plan) -> tuple[bytes, bytes]:
     """``reassignment_json(plan.target)`` and ``reassignment_json(plan.current())`` from the
     moves, when the moves name each partition once and are exactly the target map (what
-    :func:`kafka_zk.planning.model.make_plan` gives); else the plain encoding of both."""
+    :func:`planning.model.make_plan` gives); else the plain encoding of both."""
     moves = sorted(plan.moves, key=_tp)
     target = plan.target
     if len(target) != len(moves) or len({m.tp for m in moves}) != len(moves) or \

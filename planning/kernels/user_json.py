@@ -4,8 +4,8 @@
   rules (docs/zookeeper.md §5.1, :func:`kafka_zk.admin.reassignment.validate_targets`) and makes it a plan
   (entries equal to the current list are dropped), so it is waved and throttled like any other.
 
-Election and deletion batches are planned in :mod:`kafka_zk.planning.election` and
-:mod:`kafka_zk.planning.topic_deletion`.
+Election and deletion batches are planned in :mod:`planning.election` and
+:mod:`planning.topic_deletion`.
 
 Failure: :class:`kafka_zk.errors.InvalidInput` (or a subclass) naming every refused entry.
 """
@@ -17,9 +17,9 @@ from typing import Mapping, Sequence
 from kafka_zk.admin.reassignment import targets_from_file_entries, validate_targets
 from kafka_zk.codecs import ReassignmentFileEntry, TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import Move, Plan, make_plan
-from spark_jobs.kernels.decommission import refuse_reassigning
-from spark_jobs.kernels.loads import size_of
+from planning.model import Move, Plan, make_plan
+from planning.kernels.decommission import refuse_reassigning
+from planning.kernels.loads import size_of
 
 
 def plan_user_reassignment(snapshot: ClusterSnapshot, entries: Sequence[ReassignmentFileEntry],

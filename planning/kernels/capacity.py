@@ -12,7 +12,7 @@ limit that receives nothing is not made worse by the plan: it is reported, not r
 
 Pure (no I/O, no Spark). Sizes are those of the plan's moves (bytes one replica copies).
 
-Failure: :class:`~kafka_zk.planning.model.PlanRefused` from :func:`order_waves` when no order
+Failure: :class:`~planning.model.PlanRefused` from :func:`order_waves` when no order
 of the waves keeps every receiving broker under its limit, naming the broker, its bytes and
 the shortfall; :func:`shortfall_message` builds the refusal of a placement that does not fit.
 """
@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from kafka_zk.capacity import DiskCapacity
-from kafka_zk.planning.model import PlanRefused, Wave
-from spark_jobs.kernels.waves import COLUMNAR_MIN_MOVES, WaveLimits, wave_of
+from planning.model import PlanRefused, Wave
+from planning.kernels.waves import COLUMNAR_MIN_MOVES, WaveLimits, wave_of
 
 GROWTH_FACTOR = 1.5      # the report explains every broker whose bytes grow more than this
 DISK_WALK_CELLS_MAX = 2_000_000     # waves × brokers up to which the disk walk runs over arrays
@@ -152,8 +152,8 @@ def _disk_profile(waves: Sequence[Wave], before: Mapping[int, int], capacity: Di
     """:func:`disk_profile`, and the new replicas each broker receives."""
     if sum(len(w.moves) for w in waves) >= COLUMNAR_MIN_MOVES and \
             len(waves) * (len(brokers) + 1) <= DISK_WALK_CELLS_MAX:
-        # local: numpy only for plans this large (spark_jobs.kernels.move_columns)
-        from spark_jobs.kernels.move_columns import disk_walk
+        # local: numpy only for plans this large (planning.kernels.move_columns)
+        from planning.kernels.move_columns import disk_walk
 
         walk = disk_walk(waves, before, brokers)
         return [BrokerDisk(b, before.get(b, 0), pk, pw, after, capacity.capacity(b) if capacity else None,

@@ -1,6 +1,6 @@
 """Add-brokers rebalance and move-topics: least movement onto a broker set, balanced, rack-aware.
 
-* :func:`plan_add_brokers` runs the balancing engine (:mod:`spark_jobs.kernels.balance`) with
+* :func:`plan_add_brokers` runs the balancing engine (:mod:`planning.kernels.balance`) with
   the new brokers as the only destinations: one replica at a time from the broker with the most
   replicas onto the new broker with the fewest, until counts are within one (the count minimum
   of moves), each replica chosen by size so bytes end near the mean; then free compound moves
@@ -25,12 +25,12 @@ from typing import Collection, Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import Move, Plan, PlanRefused, make_plan
+from planning.model import Move, Plan, PlanRefused, make_plan
 from kafka_zk.validation import check_topics_exist, parse_broker_ids, parse_topic_names
-from spark_jobs.kernels.decommission import refuse_reassigning
-from spark_jobs.kernels.loads import cluster_loads, rack_map, size_of
-from spark_jobs.kernels.balance import Ledger, Limits, balance, bytes_note
-from spark_jobs.kernels.placement import LeaderBalancer, Placer, seeded_ranks
+from planning.kernels.decommission import refuse_reassigning
+from planning.kernels.loads import cluster_loads, rack_map, size_of
+from planning.kernels.balance import Ledger, Limits, balance, bytes_note
+from planning.kernels.placement import LeaderBalancer, Placer, seeded_ranks
 
 
 def _live(snapshot: ClusterSnapshot, ids: Iterable[int], flag: str) -> list[int]:

@@ -9,7 +9,7 @@ Objectives, in order (an earlier one is never traded for a later one):
    more apart), so every move removes one replica of excess (the count minimum when nothing
    binds); the step spends the most balance per move, so a replica budget that binds buys the
    most count balance first;
-3. **preferred leaders**: evened by re-ordering replica lists (:mod:`spark_jobs.kernels.leaders`),
+3. **preferred leaders**: evened by re-ordering replica lists (:mod:`planning.kernels.leaders`),
    moved partitions first, others (an in-sync replica only) where the moved ones cannot;
 4. **bytes**: (max − min) / mean over the members. Each count move picks, on its source, the
    replica whose size keeps both brokers on course for the mean bytes over the replicas they
@@ -44,9 +44,9 @@ from typing import Collection, Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import Move
-from spark_jobs.kernels.leaders import even_leaders
-from spark_jobs.kernels.loads import rack_of
+from planning.model import Move
+from planning.kernels.leaders import even_leaders
+from planning.kernels.loads import rack_of
 
 #: destinations tried per source in the count phase (least loaded first)
 CANDIDATES = 6

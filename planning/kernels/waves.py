@@ -30,9 +30,9 @@ Packing, in two steps:
    that was already waiting for another large partition on the same broker. After the slot
    bound, a new wave is opened only when nothing fits.
 2. Improve — a local search that only ever lowers the objective
-   (:mod:`spark_jobs.kernels.wave_search`). Deterministic throughout.
+   (:mod:`planning.kernels.wave_search`). Deterministic throughout.
 
-The limits and the packing items both steps share are in :mod:`spark_jobs.kernels.wave_items`.
+The limits and the packing items both steps share are in :mod:`planning.kernels.wave_items`.
 
 Failure: :class:`PlanRefused` for a non-positive limit, or a single move whose entry alone
 exceeds the znode budget.
@@ -44,16 +44,16 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Iterable, Sequence
 
-from kafka_zk.planning.model import Move, PlanRefused, Wave
+from planning.model import Move, PlanRefused, Wave
 # WaveLimits, ZNODE_WRAPPER, entry_bytes and move_loads are also this module's public names
-from spark_jobs.kernels.wave_items import (ZNODE_WRAPPER, Item, OpenWave, WaveLimits, entry_bytes,  # noqa: F401
+from planning.kernels.wave_items import (ZNODE_WRAPPER, Item, OpenWave, WaveLimits, entry_bytes,  # noqa: F401
                                           move_loads)
-from spark_jobs.kernels.wave_search import improve, search_budget
+from planning.kernels.wave_search import improve, search_budget
 
 WINDOW = 32                     # feasible waves a move compares while packing
 _NBYTES, _TP = attrgetter("nbytes"), attrgetter("tp")
-#: from this many moves the bounds, loads, disk walk (spark_jobs.kernels.move_columns) and validation
-#: (spark_jobs.kernels.validate_columns) work over numpy arrays; below it numpy's import costs more
+#: from this many moves the bounds, loads, disk walk (planning.kernels.move_columns) and validation
+#: (planning.kernels.validate_columns) work over numpy arrays; below it numpy's import costs more
 COLUMNAR_MIN_MOVES = 20_000
 
 
@@ -191,8 +191,8 @@ class WaveBounds:
 
 def wave_bounds(moves: Sequence[Move], waves: Sequence[Wave], limits: WaveLimits) -> WaveBounds:
     if len(moves) >= COLUMNAR_MIN_MOVES:
-        # local: numpy only for plans this large (spark_jobs.kernels.move_columns)
-        from spark_jobs.kernels.move_columns import MoveColumns, in_out_largest
+        # local: numpy only for plans this large (planning.kernels.move_columns)
+        from planning.kernels.move_columns import MoveColumns, in_out_largest
 
         max_in, max_out, largest = in_out_largest(MoveColumns.of(moves))
     else:
@@ -229,8 +229,8 @@ def fixed_batch_bounds(moves: Sequence[Move], batch: int, limits: WaveLimits,
     ``like`` is :func:`wave_bounds` of the same moves (the lower bounds do not depend on waves).
     """
     if len(moves) >= COLUMNAR_MIN_MOVES:
-        # local: numpy only for plans this large (spark_jobs.kernels.move_columns)
-        from spark_jobs.kernels.move_columns import fixed_batches_busiest_sum
+        # local: numpy only for plans this large (planning.kernels.move_columns)
+        from planning.kernels.move_columns import fixed_batches_busiest_sum
 
         count, total = fixed_batches_busiest_sum(moves, batch)
     else:

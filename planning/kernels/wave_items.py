@@ -4,8 +4,8 @@
 ``/admin/reassign_partitions`` payload). :class:`Item` is one move with what packing needs of it
 computed once (bytes, per-broker loads, the brokers it keeps busy, its payload bytes);
 :class:`OpenWave` is a wave being filled, with its per-broker loads, slots and peak kept current
-as items come and go. :mod:`spark_jobs.kernels.waves` constructs waves from these and
-:mod:`spark_jobs.kernels.wave_search` improves them; both import this module, never each other's
+as items come and go. :mod:`planning.kernels.waves` constructs waves from these and
+:mod:`planning.kernels.wave_search` improves them; both import this module, never each other's
 internals.
 
 Failure: :meth:`WaveLimits.check` raises :class:`PlanRefused` for a non-positive limit.
@@ -19,7 +19,7 @@ from functools import lru_cache
 from operator import attrgetter
 
 from kafka_zk.limits import ADMIN_BATCH_BYTES
-from kafka_zk.planning.model import Move, PlanRefused
+from planning.model import Move, PlanRefused
 
 ZNODE_WRAPPER = len(b'{"version":1,"partitions":[]}')
 REFERENCE_THROTTLE = 50 * 1024 * 1024  # weighs the per-wave overhead when no throttle is given

@@ -6,7 +6,7 @@ nothing else changes: the moves are the old broker's replicas, one each — the 
 construction, no placement choice, no balancing. Works whether the old broker is alive (a
 hardware swap) or dead (down, still listed: its replicas are copied from the live leaders; a
 partition with no live in-sync replica is left out, ``Plan.stranded``, as a decommission does:
-:mod:`kafka_zk.planning.dead_brokers`). Several pairs at once are allowed (4→7, 5→8).
+:mod:`planning.dead_brokers`). Several pairs at once are allowed (4→7, 5→8).
 
 Failure: :class:`PlanRefused`, each naming the fix: an old broker equal to its new one; a new
 broker not registered (it must be up to receive data), named twice, or also an old one; an old
@@ -22,10 +22,10 @@ from typing import Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.dead_brokers import dead_among, has_no_source
-from kafka_zk.planning.model import Move, Plan, PlanRefused, make_plan
-from spark_jobs.kernels.decommission import refuse_reassigning
-from spark_jobs.kernels.loads import distinct_racks, rack_map, rack_of, size_of
+from planning.dead_brokers import dead_among, has_no_source
+from planning.model import Move, Plan, PlanRefused, make_plan
+from planning.kernels.decommission import refuse_reassigning
+from planning.kernels.loads import distinct_racks, rack_map, rack_of, size_of
 
 OPERATION = "replace"
 SHOWN = 5
@@ -99,7 +99,7 @@ def plan_replace(snapshot: ClusterSnapshot, pairs: Mapping[int, int],
     fewer = []
     for p in affected:
         target = tuple(pairs.get(b, b) for b in p.replicas)
-        # the rack rule every plan keeps (spark_jobs.kernels.validate rule 6); a dead broker's rack is
+        # the rack rule every plan keeps (planning.kernels.validate rule 6); a dead broker's rack is
         # unknown (not registered): the racks to keep are the other replicas'
         need = min(distinct_racks([b for b in p.replicas if b not in dead], racks), len(target), allowed)
         if distinct_racks(target, racks) < need:

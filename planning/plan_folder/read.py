@@ -1,6 +1,6 @@
 """The plan folder's format, as the runbooks read it: :func:`load_plan_artifacts` and :func:`canonical_content`.
 
-The plan job and the batch runbooks' plan steps write a plan folder (:mod:`kafka_zk.planning.artifacts`); every other layer reads it
+The plan job and the batch runbooks' plan steps write a plan folder (:mod:`planning.plan_folder.write`); every other layer reads it
 through here, so the format has one reader and the operators need not import the planner:
 
 * ``plan.json`` — Kafka's reassignment JSON of the whole target (what ``--execute`` takes);

@@ -39,7 +39,7 @@ from kafka_zk.errors import InvalidInput, InvalidPayload
 from kafka_zk.health import leader_balance
 from kafka_zk.limits import ADMIN_BATCH_BYTES, MAX_ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import Plan
+from planning.model import Plan
 from kafka_zk.topic_selection import choose_topics
 from kafka_zk.validation import check_topics_exist
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping
 
-from kafka_zk.planning.model import Wave
+from planning.model import Wave
 from kafka_zk.throttle_lists import TopicThrottle, throttled_replicas
 
 

@@ -1,15 +1,15 @@
 """The plan summary's per-broker sums over numpy arrays of the moves, for large plans.
 
 The summary and the disk profile add up, per broker, the bytes each move sends and receives
-(:func:`spark_jobs.kernels.waves.wave_bounds`, :func:`~spark_jobs.kernels.waves.fixed_batch_bounds`),
-the replicas and preferred leaderships it moves (:func:`spark_jobs.kernels.loads.moved_loads`)
+(:func:`planning.kernels.waves.wave_bounds`, :func:`~planning.kernels.waves.fixed_batch_bounds`),
+the replicas and preferred leaderships it moves (:func:`planning.kernels.loads.moved_loads`)
 and, wave by wave, the disk each broker fills and frees
-(:func:`spark_jobs.kernels.capacity.disk_profile`). In Python that is a dictionary update per
+(:func:`planning.kernels.capacity.disk_profile`). In Python that is a dictionary update per
 replica of every move: ~2.2 s of CPU for the 263,615 moves of a 10⁶-partition decommission.
 Here the moves become flat arrays once (sizes, copy-from leaders, destination, current, target
 and source lists with their lengths) and each sum is one ``numpy.add.at`` on integer arrays:
 the same integers (int64; byte totals stay far below 2⁶³), so the summary is unchanged. The
-callers use these from :data:`spark_jobs.kernels.waves.COLUMNAR_MIN_MOVES` moves (below, numpy's import costs more);
+callers use these from :data:`planning.kernels.waves.COLUMNAR_MIN_MOVES` moves (below, numpy's import costs more);
 ``tests/spark_jobs/test_move_columns.py`` compares each with the plain computation.
 
 Pure (no I/O). Failure: none of its own.
@@ -24,8 +24,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from kafka_zk.planning.model import Move, Wave
-from spark_jobs.kernels.loads import Loads
+from planning.model import Move, Wave
+from planning.kernels.loads import Loads
 
 
 PAD = -1        # after a row's end in a padded matrix (broker ids are never negative here)
@@ -130,7 +130,7 @@ def _busiest_per_batch(keys: np.ndarray, values: np.ndarray, width: int, count: 
 
 
 def moved_loads_columns(before: Loads, moves: Sequence[Move]) -> Loads:
-    """:func:`spark_jobs.kernels.loads.moved_loads` over arrays: ``before`` with every move applied."""
+    """:func:`planning.kernels.loads.moved_loads` over arrays: ``before`` with every move applied."""
     rep, byt, lead = dict(before.replicas), dict(before.bytes), dict(before.leaders)
     if not moves:
         return Loads(rep, byt, lead)
@@ -164,7 +164,7 @@ class DiskWalk:
 
 
 def disk_walk(waves: Sequence[Wave], before: Mapping[int, int], brokers: Sequence[int]) -> DiskWalk:
-    """:func:`spark_jobs.kernels.capacity.disk_profile`'s walk over the waves, over arrays (a few
+    """:func:`planning.kernels.capacity.disk_profile`'s walk over the waves, over arrays (a few
     waves × brokers matrices: the caller bounds their size, capacity.DISK_WALK_CELLS_MAX): a
     wave's inbound bytes (its ``inbound``) land on top of what earlier waves left, then the
     replicas it removes (each move's ``sources``) are freed."""

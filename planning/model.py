@@ -6,7 +6,7 @@ partitions that are *not* in the snapshot handed to a kernel (the Spark job pass
 partitions a decommission touches plus the aggregated load of all the others).
 
 Failure: :class:`PlanInvalid` lists every violated invariant of a plan (raised by
-:func:`spark_jobs.kernels.validate.validate_plan`); :class:`PlanRefused` is bad user input
+:func:`planning.kernels.validate.validate_plan`); :class:`PlanRefused` is bad user input
 (removed broker unknown, too few brokers left for a replication factor, ...), a subclass of
 :class:`kafka_zk.errors.InvalidInput` so the CLI prints it as one line.
 """

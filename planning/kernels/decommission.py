@@ -5,7 +5,7 @@ Least movement: the number of new replicas equals the number of replicas on remo
 removed broker was first, the new preferred leader is the replica with the fewest preferred
 leaderships (swapped into position 0). When that cannot even the preferred-leader counts (e.g.
 all removed brokers in one rack, whose partitions' other replicas sit on a few brokers), chains
-of swaps (:meth:`spark_jobs.kernels.placement.LeaderBalancer.repair`) also reorder other
+of swaps (:meth:`planning.kernels.placement.LeaderBalancer.repair`) also reorder other
 partitions the plan moves anyway — never one it would not move, never adding a replica move —
 until the spread is ≤ 1 or no reorder of moved partitions can lower it.
 
@@ -16,8 +16,8 @@ allow). A repair pass then relocates received replicas from any broker that ends
 replica above an eligible, less-loaded broker, so counts end "water-filled": spread ≤ 1 where
 the constraints allow it. With sizes, a last pass chooses which receiver of a rack takes which
 new replica, so bytes even out without changing counts or movement
-(:func:`spark_jobs.kernels.byte_balance.repair_bytes`: a deal by byte deficit, then swaps); where a
-rack still ends above 10 %, the plan's notes say why (:func:`~spark_jobs.kernels.byte_balance.bytes_notes`).
+(:func:`planning.kernels.byte_balance.repair_bytes`: a deal by byte deficit, then swaps); where a
+rack still ends above 10 %, the plan's notes say why (:func:`~planning.kernels.byte_balance.bytes_notes`).
 Deterministic for a (snapshot, removed, sizes, seed).
 
 ``baseline`` carries the per-broker load of partitions that are not in ``snapshot`` (the Spark
@@ -27,14 +27,14 @@ Disk capacity (optional, with sizes): no broker may receive a replica that takes
 limit (capacity × threshold, :mod:`kafka_zk.capacity`); the repair passes keep to it too. Kept
 brokers only gain bytes in a decommission, so the final level is also the peak of every wave.
 
-Dead brokers (removed, not registered, still holding replicas: :mod:`kafka_zk.planning.dead_brokers`):
+Dead brokers (removed, not registered, still holding replicas: :mod:`planning.dead_brokers`):
 their replicas are placed the same way and copied from the live leaders; a partition whose ISR
 names no registered broker cannot be copied and is left out of the moves (``Plan.stranded``).
 
 Failure: :class:`PlanRefused` for an empty or unknown broker list, no broker left, a partition
 that needs more brokers than remain, a touched partition with a reassignment in flight, or a
 placement that cannot keep every receiving broker under its disk limit (the message names the
-brokers, their bytes, and what would fit: :func:`spark_jobs.kernels.capacity.shortfall_message`).
+brokers, their bytes, and what would fit: :func:`planning.kernels.capacity.shortfall_message`).
 """
 
 from __future__ import annotations
@@ -45,14 +45,14 @@ from typing import Collection, Mapping
 from kafka_zk.capacity import DiskCapacity
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_zk.model import ClusterSnapshot, Partition
-from kafka_zk.planning.dead_brokers import dead_among, has_no_source
-from kafka_zk.planning.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
-from spark_jobs.kernels.balance_rule import NewReplica
-from spark_jobs.kernels.byte_balance import bytes_notes, repair_bytes
-from spark_jobs.kernels.capacity import shortfall_message
-from spark_jobs.kernels.disk_relief import relieve
-from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of, size_of
-from spark_jobs.kernels.placement import DiskFull, LeaderBalancer, Placer, seeded_ranks
+from planning.dead_brokers import dead_among, has_no_source
+from planning.model import BrokerLoad, Move, Plan, PlanRefused, make_plan
+from planning.kernels.balance_rule import NewReplica
+from planning.kernels.byte_balance import bytes_notes, repair_bytes
+from planning.kernels.capacity import shortfall_message
+from planning.kernels.disk_relief import relieve
+from planning.kernels.loads import cluster_loads, rack_map, rack_of, size_of
+from planning.kernels.placement import DiskFull, LeaderBalancer, Placer, seeded_ranks
 
 def check_removed(snapshot: ClusterSnapshot, removed: Collection[int],
                   baseline: Mapping[int, BrokerLoad] | None) -> frozenset[int]:
@@ -216,7 +216,7 @@ def plan_decommission(snapshot: ClusterSnapshot, removed: Collection[int],
 
     With ``capacity`` and ``sizes``, no receiving broker passes its disk limit; when least
     movement cannot fit and ``allow_extra_moves``, other replicas make room
-    (:mod:`spark_jobs.kernels.disk_relief`; the snapshot must then hold every partition).
+    (:mod:`planning.kernels.disk_relief`; the snapshot must then hold every partition).
     """
     if capacity is not None and sizes:
         try:

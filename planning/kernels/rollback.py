@@ -25,9 +25,9 @@ from typing import Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import Move, Plan, PlanRefused, make_plan
-from spark_jobs.kernels.decommission import refuse_reassigning
-from spark_jobs.kernels.loads import size_of
+from planning.model import Move, Plan, PlanRefused, make_plan
+from planning.kernels.decommission import refuse_reassigning
+from planning.kernels.loads import size_of
 
 SHOWN = 20
 

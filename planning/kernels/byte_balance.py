@@ -27,9 +27,9 @@ from typing import Callable, Iterable
 
 from kafka_zk.admin.stuck_fixes import bytes_text
 from kafka_zk.codecs import TopicPartition
-from spark_jobs.kernels.balance_rule import NewReplica, lower_taker
-from spark_jobs.kernels.loads import rack_of, relative_spread
-from spark_jobs.kernels.placement import Placer
+from planning.kernels.balance_rule import NewReplica, lower_taker
+from planning.kernels.loads import rack_of, relative_spread
+from planning.kernels.placement import Placer
 
 SWAP_ROUNDS_PER_BROKER = 8  # polishing swaps after the deal: at most this many per receiver of a rack
 DEAL_ABOVE = 0.05           # a rack's receivers more even than this (share of their mean) are left to the swaps

@@ -31,11 +31,11 @@ from typing import Collection, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import BrokerLoad, Plan, PlanInvalid
-from spark_jobs.kernels.balance_rule import NewReplica, lower_taker
-from spark_jobs.kernels.loads import cluster_loads, rack_map, rack_of
+from planning.model import BrokerLoad, Plan, PlanInvalid
+from planning.kernels.balance_rule import NewReplica, lower_taker
+from planning.kernels.loads import cluster_loads, rack_map, rack_of
 # from this many moves a plan is first checked over arrays (below, numpy's import and the arrays cost more)
-from spark_jobs.kernels.waves import COLUMNAR_MIN_MOVES
+from planning.kernels.waves import COLUMNAR_MIN_MOVES
 
 RF_CHANGING = frozenset({"change-rf", "reassign-json", "rollback"})   # a user JSON may change RF (listed), a rollback restores it
 BALANCED = frozenset({"decommission", "add-brokers"})
@@ -202,12 +202,12 @@ def validate_plan(snapshot: ClusterSnapshot, plan: Plan, removed: Collection[int
                   limits: Mapping[int, int] | None = None) -> None:
     """Raise :class:`PlanInvalid` listing every violation; return quietly for a valid plan.
 
-    A plan of :data:`~spark_jobs.kernels.waves.COLUMNAR_MIN_MOVES` moves or more is
-    first checked over arrays (:func:`~spark_jobs.kernels.validate_columns.surely_valid`); only
+    A plan of :data:`~planning.kernels.waves.COLUMNAR_MIN_MOVES` moves or more is
+    first checked over arrays (:func:`~planning.kernels.validate_columns.surely_valid`); only
     when that cannot show it valid does the per-move check run, and name what it finds."""
     if len(plan.moves) >= COLUMNAR_MIN_MOVES and not (limits and sizes):
         # local: numpy is loaded only for plans this large (CLI start-up of small plans)
-        from spark_jobs.kernels.validate_columns import surely_valid
+        from planning.kernels.validate_columns import surely_valid
 
         if surely_valid(snapshot, plan, removed, baseline):
             return

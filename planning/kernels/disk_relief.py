@@ -19,8 +19,8 @@ from typing import Collection, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import ClusterSnapshot
-from kafka_zk.planning.model import Move
-from spark_jobs.kernels.loads import rack_of, size_of
+from planning.model import Move
+from planning.kernels.loads import rack_of, size_of
 
 
 def relieve(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int], after: dict[int, int],

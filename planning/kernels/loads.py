@@ -12,7 +12,7 @@ from typing import Iterable, Mapping
 
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition
-from kafka_zk.planning.model import BrokerLoad, Move
+from planning.model import BrokerLoad, Move
 
 
 def rack_key(broker_id: int, rack: str | None) -> str:
