@@ -1,12 +1,13 @@
-"""Pure planning functions the runbooks and the plan job share (the contract layer's planners).
+"""Every planner in one home: pure functions from a cluster snapshot to a plan (issue 35's layer 2).
 
-The plan model (:mod:`planning.model`: moves, :class:`~planning.model.Plan`,
-waves, the refusals), the plan folder's writer (:mod:`~planning.plan_folder.write`, with the
-per-wave throttles of :mod:`~planning.throttles`) and the planners that need no Spark —
-topic deletion and preferred leader election — live here so that the Airflow steps
-(``operators``) and the Spark plan job (``spark_jobs``) import one definition from the layer both
-stand on. No Airflow, no Spark; only the writer does I/O (files in the run folder).
+The plan model (:mod:`planning.model`: moves, :class:`~planning.model.Plan`, waves, the refusals),
+the kernels the plan job runs (:mod:`planning.kernels`), the planners the in-task runbooks run
+(:mod:`planning.election`, :mod:`planning.topic_deletion`), the per-wave throttles and the wave
+time model, and the plan folder's reader and writer side by side (:mod:`planning.plan_folder`).
+Imports only ``kafka_zk``'s models and codecs: no Airflow, no Spark, no ZooKeeper session; the
+plan folder is the only file I/O.
 
 Failure: the planners raise :class:`kafka_zk.errors.InvalidInput` (or a subclass) naming the
-input and the fix; nothing here writes to ZooKeeper; the writer raises OSError from the file system.
+input and the fix; the plan folder's reader raises :class:`kafka_zk.errors.InvalidPayload`, its
+writer OSError from the file system.
 """
