@@ -55,7 +55,7 @@ from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
 from procedures.rehearsal.report import passed_hashes
-from operators.reports.links import PlanReportLink, ProgressLink, report_link
+from operators.reports.links import PlanReportLink, ProgressLink, report_link, run_page
 from operators.runtime import APPROVED, DRY_RUN, PRE_APPROVED, REJECTED, ApprovalRecord, plan_hash, run_folder
 from operators.windows.config import configured_windows
 from procedures.windows.spec import DEFAULT_APPROVAL_EXPIRY, WindowsFile
@@ -188,9 +188,9 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             "not_pre_approved": list(decision.reasons)})
         link = report_link(dag_id, run_id, "plan_report.html")
         self.body = self._body(digest, decision.reasons, expiry, triggered_by, link)
-        notify_event(context, folder, "approval_requested", self.log, body=self.body, link=link, what=self.subject,
-                     fields={"plan hash": digest, "expiry": expiry_text(now, expiry),
-                             "report": link or str(folder.plan_report_html)})
+        notify_event(context, folder, "approval_requested", self.log, body=self.body,
+                     link=link or run_page(dag_id, run_id, "plan_report.html"), what=self.subject,
+                     fields={"plan hash": digest, "expiry": expiry_text(now, expiry)})
         return super().ask(context)
 
     def answered(self, context: Any, event: dict[str, Any]) -> Any:

@@ -45,7 +45,7 @@ class Notification:
         if self.fields:
             lines += [""] + [f"{k}: {v}" for k, v in self.fields.items()]
         if self.link:
-            lines += ["", f"report: {self.link}"]
+            lines += ["", f"open: {self.link} (Airflow login applies)"]
         lines += ["", f"run: {self.dag_id} / {self.run_id}"]
         return "\n".join(lines) + "\n"
 
@@ -60,7 +60,8 @@ class Notification:
         if rows:
             parts.append(f'<table border="1" cellpadding="4" cellspacing="0">{rows}</table>')
         if self.link:
-            parts.append(f'<p><a href="{escape(self.link)}">Open the report</a> (Airflow login applies)</p>')
+            name = "the live progress" if self.link.rstrip("/").endswith("/progress") else "the report"
+            parts.append(f'<p><a href="{escape(self.link)}">Open {name}</a> (Airflow login applies)</p>')
         parts.append(f"<p style=\"color:#666\">run: {escape(self.dag_id)} / {escape(self.run_id)}</p>")
         return "<!doctype html><html><body>" + "\n".join(parts) + "</body></html>"
 

@@ -26,6 +26,7 @@ from kafka_zk.audit import utc_now_iso
 from procedures.run_folder import RunFolder
 from operators.notifications.channels import send
 from operators.notifications.message import Notification
+from operators.reports.links import run_page
 from procedures.reports.titles import heading
 
 LOG_FILE = "notifications.jsonl"
@@ -76,8 +77,11 @@ def deliver(note: Notification, folder: RunFolder, conn_ids: Iterable[str], cont
 def notify_event(context: Mapping[str, Any], folder: RunFolder, event: str, log: logging.Logger,
                  body: str = "", link: str | None = None, fields: Mapping[str, Any] | None = None,
                  **extra: Any) -> None:
-    """Build and deliver ``event`` for the run in ``context`` to its ``notify_conn_ids``."""
-    note = build(event, folder, context["dag"].dag_id, context["run_id"], body or event, link, fields, **extra)
+    """Build and deliver ``event`` for the run in ``context`` to its ``notify_conn_ids``; without a
+    ``link`` the message links the run's live progress page (one served page, by URL, never a path)."""
+    dag_id, run_id = context["dag"].dag_id, context["run_id"]
+    note = build(event, folder, dag_id, run_id, body or event, link or run_page(dag_id, run_id, "progress"), fields,
+                 **extra)
     deliver(note, folder, conn_ids_of(context), context, log)
 
 

@@ -110,7 +110,7 @@ def _writes(folder: RunFolder) -> tuple[int, int]:
 
 def _what(folder: RunFolder, dag_id: str) -> str:
     head = heading(folder, dag_id, [])
-    return head["what"] + (f" {head['subject']}" if head.get("subject") else "")
+    return head["what"] + (f" — {head['subject']}" if head.get("subject") else "")
 
 
 def fill(context: Mapping[str, Any], folder: RunFolder, facts: Facts, dry_run: bool) -> Outcome:

@@ -209,7 +209,7 @@ class RestartReportOperator(OutcomeReportOperator):
         book = load_book(folder, plan)
         stopped = next((b for b in book.batches if b.message and b.state is not BatchState.PLANNED), None)
         done = sum(1 for b in book.batches if b.state is BatchState.DONE)
-        return Facts(what=f"Rolling restart of broker(s) {', '.join(map(str, plan.brokers))}", approvals=approvals,
+        return Facts(what=f"Rolling restart — broker(s) {', '.join(map(str, plan.brokers))}", approvals=approvals,
                      summary=outcome(book), details_md=report_md(plan, book),
                      cause=stopped.message if stopped is not None else "",
                      stopped=stopped is not None and bool(stopped.stopped_at),

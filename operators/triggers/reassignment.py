@@ -68,6 +68,7 @@ from kazoo.exceptions import KazooException
 
 from kafka_zk.errors import KafkaZkError, ZkUnavailable
 from kafka_zk.outage import ZK_OUTAGE_S, zk_cause
+from procedures.reports.history import record_outage
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from operators.notifications.runbook import build, deliver
@@ -256,6 +257,7 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
         note_logged: str | None = None
         excerpt_written = False
         stall_notified = False       # one stall notification per wait, sent when the problem is first seen
+        last_cause = ""
         progress: WaveProgress | None = None
 
         async def notify_stall(what: str, causes: str, then: str = "The run keeps waiting; the wave keeps "
@@ -271,11 +273,14 @@ class WaveDoneTrigger(ZooKeeperPollTrigger):
                 try:
                     seen = await asyncio.to_thread(self._poll)
                     progress = seen.progress
+                    if failing_since is not None:      # an outage ridden out: the run's history names it
+                        await asyncio.to_thread(record_outage, RunFolder(Path(self.run_dir)), f"wave {self.wave_id}",
+                                                self.clock.time() - failing_since, last_cause)
                     failing_since = None
                 except (ZkUnavailable, KazooException) as exc:
                     now = self.clock.time()
                     failing_since = failing_since or now
-                    cause = zk_cause(exc)
+                    cause = last_cause = zk_cause(exc)
                     if now - failing_since >= self.zk_outage_s or now >= self.deadline:
                         yield self._event("error", progress, (
                             f"ZooKeeper unreachable for {now - failing_since:.0f}s while waiting on wave "

@@ -96,7 +96,7 @@ def test_new_brokers_take_their_share_with_the_fewest_moves(spark_run) -> None:
     assert "- final verify: passed" in final and "controller:" not in final and "move_controller" not in final
     assert "Controller:" not in (result.run_folder / "final_report.html").read_text()
     assert (result.run_folder / "notification.txt").read_text().startswith(
-        "[kafka-runbooks] add_brokers succeeded: new brokers 7,8")
+        "Add brokers — new brokers 7, 8: SUCCEEDED")
 
 
 def test_dry_run_writes_nothing(env, spark_run) -> None:

@@ -113,7 +113,7 @@ def test_happy_path_with_a_human_approval(spark_run) -> None:
     assert all(not r["dry_run"] for r in records)
     html = (folder / "plan_report.html").read_text()
     assert "<svg" in html and approval["plan_hash"] in html
-    assert "succeeded" in (folder / "final_report.md").read_text()
+    assert "— SUCCEEDED" in (folder / "final_report.md").read_text().splitlines()[0]
     assert "- controller: on broker" in (folder / "final_report.md").read_text()      # it has the step
     final_html = (folder / "final_report.html").read_text()
     assert "at the snapshot vs now" in final_html and "broker 6 (removed)" in final_html

@@ -136,7 +136,7 @@ def test_waves_that_do_not_fit_wait_for_the_next_window_and_none_is_written_outs
         assert "window pause before wave" in finished["text"], finished["text"]
         assert "window pause before wave" in (result.run_folder / "final_report.md").read_text()
         note = run_note(result)
-        assert note is not None and note.startswith("succeeded:") and "window pause before wave" in note, note
+        assert note is not None and note.startswith("SUCCEEDED:") and "window pause before wave" in note, note
     finally:
         sampler.stop.set()
         zk.stop()

@@ -181,7 +181,7 @@ def test_a_decommission_is_followed_from_its_form_to_the_final_report_by_clicks(
         assert st.state == "success", st.tasks
         assert not any(6 in r for r in assignment(zk).values())
         bob.open_run(FOLLOWED, run_id)
-        bob.wait_text(page, lambda t: "succeeded: " in t, 120, "the run's note")
+        bob.wait_text(page, lambda t: "SUCCEEDED: " in t, 120, "the run's note")
         bob.shot("run-end")
         bob.open_task_from_run(FOLLOWED, run_id, "final_report")
         final = bob.follow(bob.extra_link("Final report"))

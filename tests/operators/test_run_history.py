@@ -29,6 +29,9 @@ def test_pauses_overruns_the_override_and_retries_are_each_one_sentence(folder: 
                       overran=[{"wave": 2, "window": "evening", "closed": "2026-11-26T22:00:00+00:00",
                                 "finished": "2026-11-26T22:03:00+00:00"}], outside_window=True)
     book.save(folder)
+    assert history_lines(folder)[1].startswith("window pause before batch 4 at ")     # a batch runbook's (0-based)
+    assert "throttles" not in " ".join(history_lines(folder))
+    folder.write_json(folder.wave_progress, {"waves": []})                           # a reassignment's waves
     for tries in (1, 2, 3, 3):          # the first try is no retry; a resumed deferral is the same try
         record_retry({"ti": SimpleNamespace(try_number=tries, task_id="execute_waves"), "run_id": "manual__1",
                       "params": {"run_root": str(folder.root.parent.parent)},
@@ -77,3 +80,12 @@ def test_an_approval_outcome_never_reads_rejected_by_unknown(record, outcome) ->
     assert (said[1] if said else None) == outcome
     assert said is None or said[0] == ("expired" if "expired" in outcome else "refused" if "refused" in outcome
                                        else "rejected")
+
+
+def test_a_zookeeper_outage_a_wave_rode_out_is_one_sentence(folder: RunFolder) -> None:
+    from procedures.reports.history import record_outage
+
+    record_outage(folder, "wave 2", 7.4, "connection loss")
+    [line] = history_lines(folder)
+    assert line.startswith("ZooKeeper outage ridden out during wave 2 at ") and "unreachable for 7s" in line
+    assert line.endswith("(connection loss); the run went on")

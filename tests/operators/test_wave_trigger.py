@@ -224,6 +224,11 @@ def test_one_session_expired_error_is_retried_not_final(zk: KazooClient, zk_conn
     monkeypatch.setattr(trigger, "_poll", expired_once)
     event = _first_event(trigger)
     assert event["status"] == "done" and len(calls) == 2
+    from procedures.reports.history import history_lines     # the outcome's history names the outage ridden out
+    from procedures.run_folder import RunFolder
+
+    [line] = history_lines(RunFolder(Path(trigger.run_dir)))
+    assert line.startswith("ZooKeeper outage ridden out during wave 0 at ") and "the run went on" in line, line
 
 
 def test_no_stall_is_judged_before_the_largest_partition_could_copy_at_the_throttle(
