@@ -123,7 +123,8 @@ def test_protected_missing_and_reassigning_topics_are_refused_with_nothing_writt
     assert tree(env.zk) == before
     assert not (result.run_folder / "audit.jsonl").exists()
     report = (result.run_folder / "final_report.md").read_text()
-    assert "REFUSED (nothing written)" in report
+    assert report.startswith("# Delete topics — REFUSED\n\n**Why:** 3 topic(s) refused, nothing written: ")
+    assert "- Written: nothing written" in report
     for line in ("`__consumer_offsets` | is a Kafka internal topic", "`nope` | does not exist",
                  "`moving` | has a partition reassignment in progress"):
         assert line in report
