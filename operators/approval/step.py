@@ -55,7 +55,8 @@ from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
 from procedures.rehearsal.report import passed_hashes
-from operators.reports.links import PlanReportLink, ProgressLink, report_link, run_page
+from operators.notifications.pages import report_link, run_page
+from operators.reports.links import PlanReportLink, ProgressLink
 from operators.runtime import APPROVED, DRY_RUN, PRE_APPROVED, REJECTED, ApprovalRecord, plan_hash, run_folder
 from operators.windows.config import configured_windows
 from procedures.windows.spec import DEFAULT_APPROVAL_EXPIRY, WindowsFile

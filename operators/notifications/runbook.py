@@ -26,7 +26,7 @@ from kafka_zk.audit import utc_now_iso
 from procedures.run_folder import RunFolder
 from operators.notifications.channels import send
 from operators.notifications.message import Notification
-from operators.reports.links import run_page
+from operators.notifications.pages import run_page
 from procedures.reports.titles import heading
 
 LOG_FILE = "notifications.jsonl"

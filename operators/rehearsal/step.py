@@ -44,7 +44,7 @@ from operators.base import RunbookOperator, as_bool
 from procedures.child_process import ChildJob
 from procedures.waves.throttles import resolve_rate
 from procedures.rehearsal.report import FILE as REPORT_FILE, RehearsalReport, read_report
-from operators.reports.links import report_link
+from operators.notifications.pages import report_link
 from operators.windows.config import configured_windows_path
 from procedures.windows.spec import load_windows_file
 

@@ -37,7 +37,8 @@ from procedures.waves.book import WaveBook, human_bytes
 from procedures.reports.failures import upstream_failures
 from procedures.reports.history import history_lines
 from operators.reports.outcome import OUTCOME_LINKS, Facts, OutcomeReportOperator, ends_the_run, finish_run
-from operators.reports.links import PlanReportLink, RunReportsLink, report_link
+from operators.notifications.pages import report_link
+from operators.reports.links import PlanReportLink, RunReportsLink
 from procedures.reports.locations import TEMPLATES
 from planning.dead_brokers import statement_lines
 from operators.reports.run_notes import approval_words

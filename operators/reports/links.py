@@ -1,9 +1,5 @@
-"""Links to a run's reports and live progress as Airflow's API server serves them (:mod:`operators.reports.app`;
-the address itself: :func:`procedures.reports.locations.report_url`).
-
-:func:`report_link` is the absolute address for messages (``[api] base_url``, the UI's address as
-people reach it, followed by the reports app's path); without a configured ``base_url`` there is no
-absolute link, and messages give the report's path on the worker instead.
+"""Buttons to a run's reports and live progress as Airflow's API server serves them (:mod:`operators.reports.app`;
+the address itself: :func:`operators.notifications.pages.run_page`).
 
 The operator extra links (:class:`PlanReportLink`, :class:`ProgressLink`, :class:`FinalReportLink`,
 :class:`RunReportsLink`) put a button on a task's page in the Airflow UI. In Airflow 3 the worker
@@ -21,24 +17,7 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperatorLink
 
-from procedures.reports.locations import report_url
-
-
-def _base() -> str:
-    from airflow.configuration import conf
-
-    return (conf.get("api", "base_url", fallback="") or "").strip()
-
-
-def report_link(dag_id: str, run_id: str, name: str = "") -> str | None:
-    """The link to report ``name`` of a run, or ``None`` when ``[api] base_url`` is not set."""
-    base = _base()
-    return report_url(base, dag_id, run_id, name) if base else None
-
-
-def run_page(dag_id: str, run_id: str, name: str = "") -> str:
-    """The link to page ``name`` of a run: absolute with ``[api] base_url``, else root-relative."""
-    return report_url(_base(), dag_id, run_id, name)
+from operators.notifications.pages import run_page
 
 
 class _RunPageLink(BaseOperatorLink):

@@ -30,7 +30,8 @@ from operators.notifications.message import Notification
 from operators.notifications.runbook import conn_ids_of, deliver
 from procedures.reports.failures import upstream_failures
 from procedures.reports.history import history_lines, record_retry
-from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink, run_page
+from operators.notifications.pages import run_page
+from operators.reports.links import FinalReportLink, PlanReportLink, ProgressLink, RunReportsLink
 from operators.reports.run_notes import push_run_note
 from procedures.reports.titles import heading
 from operators.base import RunbookOperator
