@@ -45,6 +45,7 @@ from procedures.child_process import ChildJob
 from procedures.waves.throttles import resolve_rate
 from procedures.rehearsal.report import FILE as REPORT_FILE, RehearsalReport, read_report
 from operators.notifications.pages import report_link
+from operators.reports.links import PlanReportLink, RunPageLink
 from operators.windows.config import configured_windows_path
 from procedures.windows.spec import load_windows_file
 
@@ -91,8 +92,15 @@ def should_rehearse(mode: str, partitions: int, moves: int) -> tuple[bool, str]:
     return True, ""
 
 
+class RehearsalReportLink(RunPageLink):
+    name = "Rehearsal report"
+    page = REPORT_NAME
+
+
 class RehearseOperator(RunbookOperator):
     """Rehearse the run's plan on an emulated copy; return the approval's rehearsal line."""
+
+    operator_extra_links = (RehearsalReportLink(), PlanReportLink())
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "rehearse", "throttle_bytes_per_sec",
                                       "wave_timeout_s", "stall_timeout_s", "between_windows", "outside_window",

@@ -20,28 +20,30 @@ from airflow.sdk import BaseOperatorLink
 from operators.notifications.pages import run_page
 
 
-class _RunPageLink(BaseOperatorLink):
+class RunPageLink(BaseOperatorLink):
+    """A button to page ``page`` of the task's run (a subclass sets ``name`` and ``page``)."""
+
     page: ClassVar[str] = ""
 
     def get_link(self, operator: Any, *, ti_key: Any) -> str:
         return run_page(ti_key.dag_id, ti_key.run_id, self.page)
 
 
-class PlanReportLink(_RunPageLink):
+class PlanReportLink(RunPageLink):
     name = "Plan report"
     page = "plan_report.html"
 
 
-class ProgressLink(_RunPageLink):
+class ProgressLink(RunPageLink):
     name = "Live progress"
     page = "progress"
 
 
-class FinalReportLink(_RunPageLink):
+class FinalReportLink(RunPageLink):
     name = "Final report"
     page = "final_report.html"
 
 
-class RunReportsLink(_RunPageLink):
+class RunReportsLink(RunPageLink):
     name = "All reports of this run"
     page = ""

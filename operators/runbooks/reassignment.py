@@ -62,7 +62,7 @@ from operators.deferral import DEFERRING_RETRIES
 from operators.reassignment.leadership import DemoteOperator, ElectPreferredLeadersOperator
 from operators.reassignment.guards import GuardsOperator
 from operators.reassignment.execute import ExecuteWavesOperator
-from operators.rehearsal.step import RehearseOperator, rehearse_param
+from operators.rehearsal.step import RehearsalReportLink, RehearseOperator, rehearse_param
 from operators.reports.final import FinalReportOperator, RenderPlanReportOperator
 from operators.reports.outcome import OutcomeNotifyOperator
 from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag
@@ -227,7 +227,9 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
         elect = ElectPreferredLeadersOperator(task_id="elect_preferred_leaders", **zk)
         [*before_election, remove_throttles] >> elect
         tail: list[BaseOperator] = [elect, *(make(dict(removing)) for make in spec.checks)]
-        tail.append(FinalReportOperator(task_id="final_report", trigger_rule="all_done", **removing))
+        final_report = FinalReportOperator(task_id="final_report", trigger_rule="all_done", **removing)
+        final_report.operator_extra_links = (*final_report.operator_extra_links, RehearsalReportLink())
+        tail.append(final_report)
         tail.append(OutcomeNotifyOperator(task_id="notify", **ZK_STEP_ARGS))
         for upstream, downstream in zip(tail, tail[1:]):
             upstream >> downstream

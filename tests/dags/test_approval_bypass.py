@@ -202,6 +202,9 @@ def test_marking_the_approval_success_is_no_approval(cluster_env, capfd) -> None
     assert "no approval record" in capfd.readouterr().out
     assert zk_writes(audit(result.run_folder)) == []
     assert data_tree(zk) == before
+    said = json.loads((result.run_folder / "outcome.json").read_text())    # the note's and the message's source
+    assert said["kind"] == "refused" and said["written"] == 0, said
+    assert said["cause"].startswith("elect_batches: ") and "no approval record" in said["cause"], said
 
 
 def test_marking_guards_and_approve_success_lets_no_decommission_step_write(zk_server, tmp_path, capfd) -> None:
@@ -232,6 +235,8 @@ def test_marking_guards_and_approve_success_lets_no_decommission_step_write(zk_s
         assert "missing approval" in capfd.readouterr().out
         assert zk_writes(audit(result.run_folder)) == []
         assert data_tree(zk) == before
+        said = json.loads((result.run_folder / "outcome.json").read_text())
+        assert said["kind"] == "refused" and said["written"] == 0 and said["cause"].startswith("demote: "), said
     finally:
         zk.stop()
         zk.close()
