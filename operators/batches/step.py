@@ -44,6 +44,7 @@ from operators.base import RunbookOperator
 from procedures.batches.book import Batch, BatchBook, BatchState
 from operators.batches.window import hold_for_window, note_resumed
 from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, Seen, pause, wait_inline
+from operators.reports.links import PlanReportLink, ProgressLink, RunReportsLink
 from operators.runtime import require_approval
 
 
@@ -59,6 +60,8 @@ class NextStep:
 
 class BatchStepOperator(RunbookOperator):
     """Base of a batch runbook's writing step (see module docstring)."""
+
+    operator_extra_links = (ProgressLink(), PlanReportLink(), RunReportsLink())
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "batch_timeout_s", "pause_between_batches_s",
                                       "poll_interval_s", "outside_window")

@@ -349,8 +349,7 @@ class PreviewFinalReportOperator(RunbookOperator):
         if kind not in ("preview", "final"):
             raise ValueError(f"kind={kind!r} must be 'preview' or 'final'")
         self.kind = kind
-        if kind == "final":
-            self.operator_extra_links = OUTCOME_LINKS
+        self.operator_extra_links = OUTCOME_LINKS if kind == "final" else (PlanReportLink(), RunReportsLink())
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)

@@ -44,6 +44,7 @@ from operators.base import RunbookOperator
 from procedures.batches.book import BatchState
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.batches.window import hold_for_window, note_resumed
+from operators.reports.links import PlanReportLink, ProgressLink, RunReportsLink
 from operators.reports.outcome import Facts, OutcomeReportOperator
 from procedures.restart.plan import RestartPlan, plan_roll
 from procedures.restart.report import outcome, report_md
@@ -68,7 +69,10 @@ def load_book(folder: RunFolder, plan: RestartPlan) -> RestartBook:
 
 
 class RestartPlanOperator(RunbookOperator):
-    """Which brokers, in which order, with which action: ``restart_plan.json`` / ``.md``."""
+    """Which brokers, in which order, with which action: ``restart_plan.json`` / ``.md`` (and the
+    run's ``plan_report.md`` / ``.html``, the page every runbook's Plan report button opens)."""
+
+    operator_extra_links = (PlanReportLink(), RunReportsLink())
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "brokers", "racks", "by", "action",
                                       "min_isr_default")
@@ -119,6 +123,8 @@ class RestartApprovalOperator(ChangeApprovalOperator):
 
 class RollOperator(RunbookOperator):
     """Every batch of the approved plan, in order (see module docstring)."""
+
+    operator_extra_links = (ProgressLink(), PlanReportLink(), RunReportsLink())
 
     template_fields: Sequence[str] = (*RunbookOperator.template_fields, "stop_gate_timeout_s", "register_timeout_s",
                                       "in_sync_timeout_s", "leaders_timeout_s", "action_timeout_s", "poll_interval_s",
