@@ -208,13 +208,13 @@ class SimBroker:
                                    watch=lambda e: self.engine.post(("broker", self, "config", inc)))
         names = config_notifications.notification_names(kids)
         self.last_config_seq = config_notifications.process(client, names, self.last_config_seq,
-                                                            self._on_notification)
+                                                            self._on_notification, self.engine.notification_reads)
         self.purge_config_changes(now, names)
 
     def purge_config_changes(self, now: float, names: list[str]) -> None:
         """Delete every notification older than the expiry, processed or not (racing the others)."""
         config_notifications.purge_obsolete(self.client, names, now, self.engine.spec.config_notification_max_age,
-                                            self.engine.journal, self.name)
+                                            self.engine.journal, self.name, self.engine.notification_reads)
 
     def _on_notification(self, path: str, data: bytes | None, seq: int) -> None:
         try:

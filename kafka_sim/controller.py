@@ -198,9 +198,10 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         """The state znode (with ``watch`` set on it when given); this event's copy when it has one
         (:class:`kafka_sim.zk_io.EventReads`: the watch is still set, asynchronously, in order)."""
         path = paths.partition_state(*tp)
-        known = self.engine.reads.get(path)
+        reads = self.engine.reads
+        known = reads.get(path)
         if known is not None:
-            if watch is not None:
+            if watch is not None and reads.needs_watch(path, watch):
                 self.zk.get_async(path, watch=watch)
             data, version = known
         else:
@@ -210,7 +211,9 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
                 self.states.pop(tp, None)
                 return None
             version = stat.version
-            self.engine.reads.put(path, data, version)
+            reads.put(path, data, version)
+            if watch is not None:
+                reads.needs_watch(path, watch)
         st = decode_partition_state(data)
         self.states[tp] = (st, version)
         return st

@@ -34,6 +34,7 @@ from kazoo.protocol.states import Callback
 from kafka_sim import zk_io
 from kafka_sim.broker import SimBroker
 from kafka_sim.clock import SimClock
+from kafka_sim.config_notifications import NotificationReads
 from kafka_sim.state_change_log import StateChangeLog
 from kafka_sim.controller import Controller
 from kafka_sim.replication import ReplicationModel
@@ -83,6 +84,7 @@ class Engine:
         self.journal.on_write = self._wrote
         self._own_watch_writes = False     # a write of ours fired a watch of our controller (settle_own_watches)
         self.reads = EventReads()          # state znodes this event read or wrote (zk_io.EventReads)
+        self.notification_reads = NotificationReads()   # /config/changes children the brokers read
         self.model = ReplicationModel(spec.network_rate, spec.produce_rate, fetch_start=spec.fetch_start_s,
                                       rejoin_start=spec.rejoin_fetch_s)
         for b, cap in (spec.disk_capacity or {}).items():
@@ -242,6 +244,9 @@ class Engine:
             self._handle(item)
 
     def _wrote(self, op: str, path: str) -> None:
+        self.reads.written(path)
+        if op == "delete":
+            self.notification_reads.forget(path)
         ctrl = self.controller
         if ctrl is not None and ctrl.fires_on(op, path):
             self._own_watch_writes = True

@@ -101,13 +101,35 @@ class EventReads:
     the session, so it lands after every write the event made). What is written, and in what
     order, does not change. A write that fails (BADVERSION, NONODE) drops the entry: the retry
     reads ZooKeeper. Only the engine thread uses it.
+
+    It also remembers the data watches this event set (:meth:`needs_watch`): a ZooKeeper data
+    watch stays set until a write fires it, and the same callback set twice on one session is one
+    watch (ZooKeeper's watch table and kazoo's watcher set both hold it once), so asking for it
+    again before any emulator write to that node (:meth:`written`, told by the journal of every
+    emulator write) sets nothing new and is not sent. A write by someone else fires the watch and
+    queues its event, whose handler reads and sets it again, as before.
     """
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[bytes, int]] = {}
+        self._watched: dict[str, set[int]] = {}
 
     def clear(self) -> None:
         self._entries.clear()
+        self._watched.clear()
+
+    def needs_watch(self, path: str, watch: Callable) -> bool:
+        """Whether ``watch`` must be set on ``path`` (False: this event set it, and no emulator
+        write to ``path`` fired it since); counts it as set from now on."""
+        ids = self._watched.setdefault(path, set())
+        if id(watch) in ids:
+            return False
+        ids.add(id(watch))
+        return True
+
+    def written(self, path: str) -> None:
+        """An emulator write to ``path`` committed: the data watches on it fired."""
+        self._watched.pop(path, None)
 
     def get(self, path: str) -> tuple[bytes, int] | None:
         return self._entries.get(path)
