@@ -241,11 +241,21 @@ class EmulatedCluster(FaultsMixin):
         eng = self._engine
 
         def usage() -> dict[int, int]:
+            # model.replica_bytes for every replica, inlined (a rehearsal samples every poll): a
+            # follower's copied bytes, else the partition's size, taken once per partition
+            model = eng.model
+            held, size = model.plan.held, model.size
             used: dict[int, float] = {b: 0.0 for b in eng.brokers}
-            for tp, pd in eng.model.parts.items():
+            for tp, pd in model.parts.items():
+                have, whole = pd.have, None
                 for b in pd.replicas:
-                    got = eng.model.replica_bytes(tp, b)
-                    used[b] = used.get(b, 0.0) + (got or 0.0)
+                    if b in have:
+                        got = held(tp, pd, b)
+                    else:
+                        if whole is None:
+                            whole = size(tp)
+                        got = whole
+                    used[b] = used.get(b, 0.0) + got
             return {b: int(v) for b, v in sorted(used.items())}
         return eng.call(usage, timeout=timeout)
 
