@@ -23,7 +23,6 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from types import SimpleNamespace
 
 GiB, MiB = 1024 ** 3, 1024 ** 2
 
@@ -49,8 +48,8 @@ def main() -> None:
     from procedures.run_folder import RunFolder
     from kafka_zk.snapshot import read_snapshot
     from kafka_zk.snapshot_file import write_snapshot
-    from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalDemote,
-                                              RehearsalExecutor, SimEpochClock, drive, run_step)
+    from procedures.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
+                                               SimEpochClock, demote_on_copy, drive)
     from procedures.waves.book import WaveBook
     from spark_jobs import plan_job
 
@@ -95,13 +94,10 @@ def main() -> None:
                 sim = Rehearsal(cluster, client, SimEpochClock(cluster, start.timestamp() - cluster.now()),
                                 DiskSampler(cluster))
                 op = RehearsalExecutor(rehearsal=sim, folder=folder, windows=None, runbook="decommission_brokers",
-                                       zk_conn_id="bench", run_root=str(folder.root), poll_interval_s=30.0,
+                                       cluster="bench", run_id="run", poll_interval_s=30.0,
                                        throttle_bytes_per_sec=plan.throttle_bytes_per_s)
-                context = {"dag": SimpleNamespace(dag_id="decommission_brokers"), "run_id": "run",
-                           "task": SimpleNamespace(task_id="execute_waves"), "params": {}}
-                run_step(RehearsalDemote(rehearsal=sim, folder=folder, zk_conn_id="bench", run_root=str(folder.root),
-                                         brokers_to_remove=list(removed)), context)   # the runbook's demote step
-                outcome = drive(op, context)
+                demote_on_copy(sim, folder, frozenset(removed), "run")   # the runbook's demote step
+                outcome = drive(op)
             spans = wave_spans(cluster.history(), [[(tp.topic, tp.partition) for tp in w.target] for w in plan.waves])
             book = WaveBook.load(folder.wave_progress)
             run_total = max(float(w.done_at) for w in book.waves) - min(float(w.submitted_at) for w in book.waves)

@@ -1,8 +1,8 @@
 """One rehearsal, start to end: check the inputs, seed a private emulated copy, drive, report.
 
-Why here, in the CLI layer: a rehearsal composes the runbooks' executor (``operators``) with the
-emulator (``kafka_sim``), and neither of those layers may import the other; the CLI sits above
-both. ``kafka-runbook rehearse`` (:mod:`cli.rehearse`) runs it by hand, and the runbooks'
+Why here, in the CLI layer: a rehearsal composes the runbooks' executor core (``procedures``, no
+Airflow) with the emulator (``kafka_sim``), and neither of those layers may import the other; the
+CLI sits above both. ``kafka-runbook rehearse`` (:mod:`cli.rehearse`) runs it by hand, and the runbooks'
 ``rehearse`` step (:mod:`operators.rehearsal.step`) launches that same command as a child process
 and reads back the ``rehearsal.json`` it writes.
 
@@ -10,7 +10,8 @@ and reads back the ``rehearsal.json`` it writes.
 the plan folder against its hash), copies the plan into the rehearsal folder, starts a private
 ZooKeeper on 127.0.0.1 (or takes a fresh chroot on one it is given — never the real cluster's
 connection), seeds the emulator from the snapshot (:mod:`kafka_sim.from_snapshot`), drives the
-executor (:mod:`operators.rehearsal.executor`) and writes ``rehearsal.json`` / ``rehearsal.md``
+executor (:mod:`procedures.rehearsal.executor`: the runbooks' own executor core, without Airflow)
+and writes ``rehearsal.json`` / ``rehearsal.md``
 (:mod:`procedures.rehearsal.report`). Everything it started is stopped, whatever happens, and on a
 ZooKeeper it was given its copy's chroot is removed (and copies earlier rehearsals left when they
 died are swept before it starts: :mod:`kafka_sim.copies`), so it leaves no znode behind.
@@ -51,7 +52,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from types import SimpleNamespace
 
 from kafka_sim.cluster import EmulatedCluster
 from kafka_sim.copies import remove_copy, stale_copies
@@ -68,11 +68,10 @@ from procedures.run_folder import RunFolder
 from kafka_zk.sizes_file import load_sizes
 from kafka_zk.snapshot_file import load_snapshot
 from procedures.waves.book import WaveBook
-from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
-                                          SimEpochClock, drive, DriveOutcome, RehearsalDemote, run_step,
-                                          RehearsalElection)
+from procedures.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, DriveOutcome, Rehearsal,
+                                           RehearsalExecutor, SimEpochClock, demote_on_copy, drive, elect_on_copy)
 from procedures.rehearsal.report import DiskPeak, RehearsalReport, WaveLine
-from operators.windows.pause import WindowBook
+from procedures.windows.pause import WindowBook
 from procedures.windows.spec import WindowsFile
 
 log = logging.getLogger(__name__)
@@ -221,19 +220,17 @@ def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, cli
                               DiskSampler(cluster, baseline=dict(baseline)),
                               costs=WaveCosts(poll_s=inp.poll_interval_s))
         op = RehearsalExecutor(rehearsal=rehearsal, folder=folder, windows=inp.windows, runbook=inp.runbook,
-                               zk_conn_id=inp.cluster, run_root=str(folder.root), poll_interval_s=poll,
+                               cluster=inp.cluster, poll_interval_s=poll,
                                throttle_bytes_per_sec=inp.throttle_bytes_per_s or plan.throttle_bytes_per_s,
                                wave_timeout_s=inp.wave_timeout_s,
                                stall_timeout_s=inp.stall_timeout_s, stall_warning_s=inp.stall_timeout_s,
                                between_windows=inp.between_windows,
                                outside_window=inp.outside_window)
-        context = {"dag": SimpleNamespace(dag_id=inp.runbook), "run_id": "rehearsal",
-                   "task": SimpleNamespace(task_id="rehearse"), "params": {}}
         started = time.monotonic()
-        outcome = _demote(inp, rehearsal, folder, context)
+        outcome = _demote(inp, rehearsal, folder)
         if outcome is None:
-            outcome = drive(op, context)
-        elections = _elect(rehearsal, folder, context, plan) if outcome.error is None else \
+            outcome = drive(op)
+        elections = _elect(rehearsal, folder) if outcome.error is None else \
             {"not_run": "the waves did not all finish", "batches_planned": len(plan.election)}
         timings["drive"] = time.monotonic() - started
     rehearsal.disks.sample()
@@ -302,27 +299,24 @@ def _problems(outcome, waves, disks, overran, elections: dict) -> tuple[str, ...
     return tuple(out)
 
 
-def _demote(inp: RehearsalInput, rehearsal, folder: RunFolder, context: dict):
+def _demote(inp: RehearsalInput, rehearsal, folder: RunFolder):
     """Decommission's demote step on the copy (None when it ran or is not needed; else the outcome)."""
 
     if not inp.demote:
         return None
-    step = RehearsalDemote(rehearsal=rehearsal, folder=folder, zk_conn_id=inp.cluster, run_root=str(folder.root),
-                           brokers_to_remove=list(inp.demote))
     try:
-        run_step(step, context)          # simulated time runs in its polls only: the controller's own time
+        demote_on_copy(rehearsal, folder, frozenset(inp.demote))   # simulated time runs in its polls only
     except (KafkaZkError, TimeoutError) as exc:
         return DriveOutcome(None, f"demote: {exc}", type(exc).__name__)
     return None
 
 
-def _elect(rehearsal, folder: RunFolder, context: dict, plan) -> dict:
+def _elect(rehearsal, folder: RunFolder) -> dict:
     """The final preferred election on the copy: what it elected, in how many batches, how long."""
 
-    step = RehearsalElection(rehearsal=rehearsal, folder=folder, zk_conn_id="rehearsal", run_root=str(folder.root))
     before = rehearsal.cluster.now()
     try:
-        done = run_step(step, context)
+        done = elect_on_copy(rehearsal, folder)
     except (KafkaZkError, TimeoutError) as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
     return {"elected": done["elected"], "batches": done["batches"], "not_eligible": done["not_eligible"][:10],

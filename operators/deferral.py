@@ -7,7 +7,7 @@ instance's state attribute is queued" and the worker gets "409 TI was not in the
 ``elect_batches`` and ``delete_batches``, whose batches the emulator finishes in milliseconds).
 Three things keep a step clear of it, and every deferring step here uses all three:
 
-* **wait inline first** (:func:`wait_inline`): poll the condition in the task for up to
+* **wait inline first** (:func:`procedures.inline_wait.wait_inline`): poll the condition in the task for up to
   ``inline_wait_s`` (:data:`INLINE_WAIT_S`); what finishes that fast never defers;
 * **hold the event back** (:func:`not_before`): the trigger yields ``done`` no sooner than
   ``min_defer_s`` (:data:`MIN_DEFER_S`) after the deferral (``not_before`` in
@@ -22,33 +22,13 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
-from typing import Any, Callable, Literal
+from typing import Any
 
 from airflow.providers.standard.triggers.temporal import TimeDeltaTrigger
 
 INLINE_WAIT_S = 20.0
 MIN_DEFER_S = 10.0
 DEFERRING_RETRIES = {"retries": 3, "retry_delay": timedelta(seconds=15)}
-
-Seen = Literal["done", "waiting", "hand_over"]
-"""What one inline poll found: finished, not yet, or something the trigger must judge (stop polling)."""
-
-
-def wait_inline(poll: Callable[[], Seen], wait_s: float, poll_interval_s: float,
-                deadline: float | None = None) -> bool:
-    """Poll until ``poll`` says ``done`` (True) or ``hand_over``, or ``wait_s`` passed (False);
-    never past ``deadline`` (epoch seconds), so a step's own timeout is not delayed."""
-    left = max(0.0, float(wait_s))
-    if deadline is not None:
-        left = min(left, max(0.0, deadline - time.time()))
-    until = time.monotonic() + left
-    while True:
-        seen = poll()
-        if seen != "waiting":
-            return seen == "done"
-        if time.monotonic() >= until:
-            return False
-        time.sleep(min(float(poll_interval_s), max(0.0, until - time.monotonic())))
 
 
 def not_before(min_defer_s: float = MIN_DEFER_S) -> float:

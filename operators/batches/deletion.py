@@ -44,7 +44,8 @@ from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator, as_bool
 from procedures.batches.book import Batch, BatchBook
 from operators.batches.step import BatchStepOperator, NextStep
-from operators.deferral import Seen, not_before
+from operators.deferral import not_before
+from procedures.inline_wait import Seen
 from procedures.reports.failures import upstream_failures
 from operators.reports.final import PreviewFinalReportOperator
 from procedures.outcome.contract import approval_outcome

@@ -43,8 +43,9 @@ from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
 from procedures.batches.book import Batch, BatchBook, BatchState
 from operators.batches.window import hold_for_window, note_resumed
-from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, Seen, pause, wait_inline
+from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, pause
 from operators.reports.links import PlanReportLink, ProgressLink, RunReportsLink
+from procedures.inline_wait import Seen, wait_inline
 from operators.runtime import require_approval
 
 

@@ -37,7 +37,7 @@ from procedures.run_folder import RunFolder
 from operators.base import RunbookOperator, as_bool
 from operators.errors import OutsideWindow
 from operators.notifications.runbook import notify_event
-from operators.windows.pause import WindowBook
+from procedures.windows.pause import WindowBook
 from operators.windows.config import configured_windows
 from procedures.windows.guard import decide_wave, window_gate
 

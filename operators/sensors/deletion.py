@@ -22,7 +22,8 @@ from airflow.sdk import BaseOperator
 
 from kafka_zk.admin.deletion import deletion_status
 from kafka_zk.errors import KafkaZkError
-from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, not_before, wait_inline
+from operators.deferral import INLINE_WAIT_S, MIN_DEFER_S, not_before
+from procedures.inline_wait import wait_inline
 from operators.batches.deletion import NOT_DELETED_HINT, TopicsNotDeleted
 from operators.hooks.zookeeper import ZooKeeperHook
 from operators.triggers.deletion import TopicsDeletedTrigger

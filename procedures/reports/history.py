@@ -10,7 +10,7 @@ The final report and the "finished"/"failed" notification list them (README: "re
 * :func:`record_outage` is called by a wave's wait when a ZooKeeper outage it rode out ends
   (``outages.json``: during what, when, how long, the cause).
 * :func:`history_lines` turns ``retries.json``, ``outages.json`` and ``windows.json``
-  (:mod:`operators.windows.pause`) into sentences: each pause (before which wave or batch, why, until
+  (:mod:`procedures.windows.pause`) into sentences: each pause (before which wave or batch, why, until
   when, a reassignment's throttles kept or removed), what ran past its window's end,
   ``outside_window=true``, the outages ridden out, and the retried tasks; these are the outcome
   contract's ``history``.

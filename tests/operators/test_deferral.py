@@ -19,7 +19,8 @@ import pytest
 from airflow.sdk.exceptions import TaskDeferred
 from kazoo.client import KazooClient
 
-from operators.deferral import not_before, pause, wait_inline
+from operators.deferral import not_before, pause
+from procedures.inline_wait import wait_inline
 from operators.triggers.base import ZooKeeperPollTrigger
 from operators.triggers.deletion import TopicsDeletedTrigger
 from operators.triggers.election import ElectionDoneTrigger

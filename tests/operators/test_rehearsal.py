@@ -98,7 +98,7 @@ def test_a_rehearsal_runs_every_wave_of_the_exact_plan_and_writes_nothing_to_the
 
 def test_the_timeline_is_the_same_at_x3600_and_x200000_simulated_speed(real, zk_server):
     """Simulated time runs only while the trigger sleeps, to its exact wake-up, and the emulator hears
-    every write before it runs (operators/rehearsal/executor.py): at ×200,000 a wall millisecond is
+    every write before it runs (procedures/rehearsal/executor.py): at ×200,000 a wall millisecond is
     200 simulated seconds, so any host-dependent delay left would show here as minutes."""
     plan = real.plan("plan", throttle=100 * MiB)
     base = _input(real, plan, demote=(4, 5))          # the demote step too: it polls on simulated time

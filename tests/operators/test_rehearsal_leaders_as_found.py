@@ -7,14 +7,13 @@ partitions of 2 GiB, RF 3); brokers 9 and 0 are restarted one after the other wi
 so a fifth of the partitions are led by another replica, and broker 9 is decommissioned: led from
 the preferred replicas its moves would all copy from broker 9 itself (its leader throttle the
 bottleneck), led as found they copy from the brokers that took its leaderships. The run is the executor itself driven
-on that cluster as the rehearsal drives it on its copy (operators/rehearsal/executor.py; its chroot
+on that cluster as the rehearsal drives it on its copy (procedures/rehearsal/executor.py; its chroot
 carries the copies' prefix, the only place those steps may write); each wave's span is read from
 the controller's history on both sides (kafka_sim/timeline.py)."""
 
 from __future__ import annotations
 
 import uuid
-from types import SimpleNamespace
 
 import pytest
 
@@ -28,7 +27,7 @@ from planning.plan_folder.read import load_plan_artifacts
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.snapshot_file import write_snapshot
-from operators.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
+from procedures.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
                                           SimEpochClock, drive)
 from spark_jobs import plan_job
 from tests.operators.test_rehearsal import GiB, MiB, START, Files, _input
@@ -80,12 +79,10 @@ def _run(cluster, client, plan_dir, folder: RunFolder) -> list[float]:
         rehearsal = Rehearsal(cluster, client, SimEpochClock(cluster, START.timestamp() - cluster.now()),
                               DiskSampler(cluster))
         op = RehearsalExecutor(rehearsal=rehearsal, folder=folder, windows=None, runbook="decommission_brokers",
-                               zk_conn_id="prod", run_root=str(folder.root), poll_interval_s=30.0,
+                               cluster="prod", run_id="run", poll_interval_s=30.0,
                                throttle_bytes_per_sec=plan.throttle_bytes_per_s, wave_timeout_s=6 * 3600.0,
                                stall_timeout_s=3600.0, stall_warning_s=3600.0)
-        context = {"dag": SimpleNamespace(dag_id="decommission_brokers"), "run_id": "run",
-                   "task": SimpleNamespace(task_id="execute_waves"), "params": {}}
-        outcome = drive(op, context)
+        outcome = drive(op)
     assert outcome.error is None, outcome.error
     spans = wave_spans(cluster.history(), [[(tp.topic, tp.partition) for tp in w.target] for w in plan.waves])
     return [s.seconds for s in spans]

@@ -12,7 +12,7 @@ from procedures.run_folder import RunFolder
 from operators.approval.conf_check import unknown_keys_message
 from procedures.reports.history import history_lines, record_retry
 from procedures.outcome.contract import approval_outcome
-from operators.windows.pause import WindowBook
+from procedures.windows.pause import WindowBook
 
 PARAMS = ["brokers_to_remove", "dry_run", "outside_window", "run_root", "zk_conn_id"]
 

@@ -51,13 +51,14 @@ def test_an_unknown_status_in_the_file_is_refused_naming_the_file(tmp_path) -> N
 
 
 def test_the_executor_stamps_status_changes_with_its_clock(tmp_path) -> None:
-    from procedures.run_folder import RunFolder
+    from types import SimpleNamespace
+
     from operators.reassignment.execute import ExecuteWavesOperator
 
     op = ExecuteWavesOperator(task_id="execute_waves", zk_conn_id="z", run_root=str(tmp_path))
     op.clock = lambda: 1234.5
-    folder = RunFolder(tmp_path / "run")
-    folder.root.mkdir(parents=True)
-    book = op._advance_wave(folder, _book(), 0, WaveStatus.SUBMITTED)
+    executor = op._executor({"dag": SimpleNamespace(dag_id="decommission_brokers"), "run_id": "run"})
+    folder = executor.folder
+    book = executor._advance_wave(_book(), 0, WaveStatus.SUBMITTED)
     assert book.wave(0).submitted_at == 1234.5
     assert WaveBook.load(folder.wave_progress).wave(0).status is WaveStatus.SUBMITTED
