@@ -5,7 +5,9 @@ as a child process. This starts that same command ``--runs`` times with a plan f
 no plan: the child loads everything its run needs (the CLI, the rehearsal, the executor, the
 emulator), then refuses the plan on its first input check and exits 1 — so its whole CPU time
 (user + system, the kernel's own accounting of the reaped child, :func:`os.wait4`) is its start-up
-cost. It also says whether the child loaded Airflow (``-X importtime`` on one extra run).
+cost. It also says whether the child loaded Airflow (``-X importtime`` on one extra run) and whether
+Python may cache bytecode (``PYTHONDONTWRITEBYTECODE`` set: every module is compiled at every start,
+which more than doubles the figure).
 Prints min / median / max; nothing is asserted (BENCHMARKS.md, "Rehearsal child start").
 ``python -m bench.bench_rehearse_child_start --runs 7``.
 """
@@ -56,7 +58,9 @@ def main() -> None:
         cpu = sorted(c for c, _ in runs)
         print(f"rehearse child start: cpu s min {cpu[0]:.2f} median {statistics.median(cpu):.2f} max {cpu[-1]:.2f} "
               f"over {len(cpu)} runs (exit {sorted(codes)}; 1 = the empty plan refused after start-up); "
-              f"loads airflow: {loads_airflow(argv)}; load {os.getloadavg()[0]:.1f}")
+              f"loads airflow: {loads_airflow(argv)}; bytecode cache: "
+              f"{'off (PYTHONDONTWRITEBYTECODE)' if os.environ.get('PYTHONDONTWRITEBYTECODE') else 'on'}; "
+              f"load {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

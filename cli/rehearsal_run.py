@@ -180,7 +180,8 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
         if snapshot.partition_count > inp.full_seed_max_partitions:
             only = touched_partitions(plan, snapshot, inp.demote)
             baseline = untouched_baseline(snapshot, sizes, only)
-        spec = spec_from_snapshot(snapshot, capacity, baseline, speed=speed, network_rate=inp.network_rate)
+        spec = spec_from_snapshot(snapshot, capacity, baseline, speed=speed, network_rate=inp.network_rate,
+                                  listeners=False)      # nobody fetches from the copy: no Kafka listeners
         timings = {"inputs_and_zookeeper": time.monotonic() - wall0}
         try:
             cluster = EmulatedCluster(connect_string, spec)

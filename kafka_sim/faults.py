@@ -22,7 +22,6 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from kafka_sim import zk_io
-from kafka_sim.wire.records import CORRUPTIONS
 from kafka_zk import paths
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput, KafkaZkError
@@ -335,6 +334,8 @@ class FaultsMixin:
         self._broker(broker)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInput(f"offset {offset!r} must be an int ≥ 0")
+        from kafka_sim.wire.records import CORRUPTIONS      # here: kafka-python loads only when records are served
+
         if how not in CORRUPTIONS:
             raise InvalidInput(f"corruption {how!r} is not one of {', '.join(CORRUPTIONS)}")
         tp = TopicPartition(topic, partition)

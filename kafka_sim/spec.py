@@ -80,6 +80,8 @@ class ClusterSpec:
     they missed from then on and rejoin the ISRs when caught up.
     ``listener_base_port`` fixes the brokers' Kafka listeners: the n-th broker in id order listens
     on ``base + n`` (a port in use is an error); without it each takes a free port.
+    ``listeners=False`` opens no listener (a rehearsal's copy, which nobody fetches from): the brokers
+    register port 0.
     """
 
     brokers: Mapping[int, str | None]
@@ -98,6 +100,7 @@ class ClusterSpec:
     disk_capacity: Mapping[int, int] | None = None   # broker -> disk bytes (None: unlimited disks)
     log_dirs_every_s: float | None = None   # wall s between log-dirs publications (None: on demand)
     listener_base_port: int | None = None   # the n-th broker (ids sorted) listens on base + n (None: free ports)
+    listeners: bool = True                  # False: no Kafka listener at all (a rehearsal's copy: nobody fetches)
     # the per-move fixed cost of Kafka 2.4.1, on by default (kafka_sim/README.md); 0 turns each off
     reassign_reaction_s: float = REASSIGN_REACTION      # admin node created → controller acts
     fetch_start_s: float = FETCH_START                  # new replica created → it starts fetching

@@ -9,6 +9,9 @@ different value at that offset (hence a different batch CRC), or the batch holdi
 are compressed as its ``compression.type`` says, read from ``/config/topics/<t>`` by the serving
 broker the first time it serves the topic and read again after a config change notification.
 
+A spec with ``listeners=False`` (a rehearsal's copy: nobody reads its records) opens none: its
+brokers register port 0 and kafka-python, which the listeners' codecs need, is never loaded.
+
 Failure: a request that cannot read the engine in time (engine stopped) closes its connection;
 an unreadable or unknown ``compression.type`` serves uncompressed batches (logged).
 """
@@ -21,16 +24,14 @@ from typing import TYPE_CHECKING
 
 from kazoo.exceptions import KazooException, NoNodeError
 
-from kafka_sim.wire.handlers import BrokerState, handle
-from kafka_sim.wire.listener import Listener
-from kafka_sim.wire.records import CORRUPTIONS, codec_for
-from kafka_sim.wire.state import ClusterView, ReplicaLog, cluster_view, replica_logs
 from kafka_zk import paths
 from kafka_zk.codecs import TopicPartition, decode_entity_config
 from kafka_zk.errors import InvalidPayload
 
 if TYPE_CHECKING:
     from kafka_sim.engine import Engine
+    from kafka_sim.wire.listener import Listener
+    from kafka_sim.wire.state import ClusterView, ReplicaLog
 
 log = logging.getLogger(__name__)
 _ENGINE_WAIT = 10.0
@@ -46,7 +47,13 @@ class WireHub:
         self._codecs: dict[str, str] = {}          # topic -> codec, under _lock
 
     def open(self, broker_id: int) -> int:
-        """Start (or keep) broker ``broker_id``'s listener; its port."""
+        """Start (or keep) broker ``broker_id``'s listener; its port (0: the spec has no listeners)."""
+        if not self._engine.spec.listeners:
+            return 0
+        # here, not at the top: kafka-python (the wire's codecs) loads only when a broker listens
+        from kafka_sim.wire.handlers import BrokerState, handle
+        from kafka_sim.wire.listener import Listener
+
         with self._lock:
             lst = self._listeners.get(broker_id)
             if lst is None:
@@ -88,6 +95,8 @@ class WireHub:
     def corrupt_record(self, tp: TopicPartition, broker_id: int, offset: int, how: str = "value") -> None:
         """(engine thread) ``broker_id``'s replica of ``tp`` serves another value at ``offset``
         (``how="value"``), or the batch holding ``offset`` damaged (``"bytes"``, ``"header"``)."""
+        from kafka_sim.wire.records import CORRUPTIONS
+
         if how not in CORRUPTIONS:
             raise ValueError(f"unknown corruption {how!r}; one of {', '.join(CORRUPTIONS)}")
         key = (tp, broker_id)
@@ -113,6 +122,8 @@ class WireHub:
                 value = None
             except KazooException:
                 return "none"                       # not cached: asked again on the next fetch
+        from kafka_sim.wire.records import codec_for
+
         try:
             codec = codec_for(value)
         except ValueError as exc:
@@ -128,10 +139,14 @@ class WireHub:
             self._codecs.pop(topic, None)
 
     def _view(self) -> ClusterView:
+        from kafka_sim.wire.state import cluster_view
+
         ports = self.known_ports()
         return self._engine.call(lambda: cluster_view(self._engine, ports), timeout=_ENGINE_WAIT)
 
     def _logs(self, broker_id: int, tps: list[TopicPartition]) -> dict[TopicPartition, ReplicaLog | None]:
+        from kafka_sim.wire.state import replica_logs
+
         eng = self._engine
         return eng.call(lambda: replica_logs(eng, broker_id, tps, self.corrupt, self.damaged),
                         timeout=_ENGINE_WAIT)

@@ -27,8 +27,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.files import read_json, write_json_atomic
 from procedures.run_folder import RunFolder
@@ -247,7 +245,9 @@ def rate_text(bps: float | None) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _template() -> jinja2.Template:
+def _template() -> "jinja2.Template":
+    import jinja2      # here: the executor records polls without rendering the page (start-up CPU)
+
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined)
     return env.get_template("progress.html.j2")

@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from croniter import croniter
-
 from procedures.windows.spec import ClusterWindows, Window
 
 # How far ahead :func:`next_opening` looks before saying "no window admits this runbook".
@@ -49,6 +47,8 @@ def occurrence_at(window: Window, now: datetime) -> OpenWindow | None:
     """The occurrence of ``window`` open at ``now``, if any (the latest start not after now)."""
     t = _utc(now)
     local = t.astimezone(window.zone)
+    from croniter import croniter      # here: a run without windows never loads it (start-up CPU)
+
     # croniter's get_prev is strictly before its base: step a second past now to count a start at now
     last = croniter(window.start, local + timedelta(seconds=1)).get_prev(datetime)
     occ = _occurrence(window, last)
@@ -65,6 +65,8 @@ def next_opening(cluster: ClusterWindows, runbook: str, after: datetime) -> Open
     """The first occurrence starting strictly after ``after`` of a window admitting ``runbook``."""
     t = _utc(after)
     best: OpenWindow | None = None
+    from croniter import croniter
+
     for w in cluster.windows:
         if not w.admits(runbook):
             continue

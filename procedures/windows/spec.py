@@ -36,7 +36,6 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
-from croniter import croniter
 
 from kafka_zk.errors import InputRefused, InvalidInput
 from kafka_zk.validation import parse_size
@@ -191,6 +190,8 @@ def _window(reader: LineReader, conn_id: str, node: yaml.Node) -> Window:
         raise reader.error(f["name"], f"window name {name!r} has characters other than letters, digits, '_.-'",
                            "rename it")
     start = reader.scalar(f["start"], f"start of window {name!r}")
+    from croniter import croniter      # here: a run without a windows file never loads it (start-up CPU)
+
     if not croniter.is_valid(start) or len(start.split()) != 5:
         raise reader.error(f["start"], f"start {start!r} of window {name!r} is not a 5-field cron expression",
                            "write minute hour day-of-month month day-of-week, e.g. '0 1 * * 2,4'")
