@@ -47,8 +47,9 @@ def calls(tree: ast.AST):
 
 
 def test_writers_are_built_in_one_place_per_caller_kind() -> None:
-    """ZkWriter is built by the operators' factory, the CLI's and the emulator seeding's (kafka_zk's own
-    dry twin aside); the operators' factory is called only by RunbookOperator.session."""
+    """ZkWriter is built by the operators' factory, the CLI's, the emulator seeding's and the rehearsal's
+    (its copy as the only authority; kafka_zk's own dry twin aside); the operators' factory is called only
+    by RunbookOperator.session."""
     built, factory_callers = [], []
     for path in modules():
         for name, _, node in calls(ast.parse(path.read_text(encoding="utf-8"))):
@@ -57,7 +58,8 @@ def test_writers_are_built_in_one_place_per_caller_kind() -> None:
                 built.append(where.split(":")[0])
             if name == "audited_writer":
                 factory_callers.append(where.split(":")[0])
-    assert sorted(built) == ["cli/common.py", "kafka_sim/from_snapshot.py", "operators/runtime.py"], built
+    assert sorted(built) == ["cli/common.py", "kafka_sim/from_snapshot.py", "operators/runtime.py",
+                             "procedures/rehearsal/executor.py"], built
     assert factory_callers == ["operators/base.py"], factory_callers
 
 
@@ -73,15 +75,20 @@ def test_no_module_above_kafka_zk_writes_through_kazoo_directly() -> None:
 
 
 def hands_on_a_writer(tree: ast.AST) -> bool:
-    """``with self.session(...) as (client, writer)`` keeping the writer (not ``_``/``_writer``): the
-    step writes through code it calls (e.g. rolling_restart's Roll), so it counts as writing."""
+    """``with self.session(...) as (client, writer)`` keeping the writer (not ``_``/``_writer``), or the
+    session itself handed on (``session=lambda: self.session(context)``, the wave executor's seam): the
+    step writes through code it calls (e.g. rolling_restart's Roll, procedures' WaveExecutor), so it
+    counts as writing."""
+    opened = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Tuple) \
-                and "session" in ast.unparse(node.context_expr) and len(node.optional_vars.elts) == 2:
-            kept = node.optional_vars.elts[1]
-            if isinstance(kept, ast.Name) and not kept.id.startswith("_"):
-                return True
-    return False
+        if isinstance(node, ast.withitem) and "session" in ast.unparse(node.context_expr):
+            opened.add(id(node.context_expr))
+            if isinstance(node.optional_vars, ast.Tuple) and len(node.optional_vars.elts) == 2:
+                kept = node.optional_vars.elts[1]
+                if isinstance(kept, ast.Name) and not kept.id.startswith("_"):
+                    return True
+    return any(isinstance(node, ast.Call) and ast.unparse(node.func) == "self.session" and id(node) not in opened
+               for node in ast.walk(tree))
 
 
 def writes(cls: type) -> bool:
