@@ -116,7 +116,7 @@ class ExecuteWavesOperator(RunbookOperator):
                            as_bool(self.outside_window))
 
     def _go(self, context: Any, step: core.Step) -> dict:
-        """Airflow's answer to what the core returned: its result, or a deferral."""
+        """Airflow's answer to what the core returned: its result, or a deferral (``defer`` raises)."""
         if isinstance(step, AllDone):
             return step.result
         if isinstance(step, WaitForWave):
@@ -128,8 +128,9 @@ class ExecuteWavesOperator(RunbookOperator):
                 notify_conn_ids=conn_ids_of(context))
             self.defer(trigger=trigger, method_name="execute_complete",
                        timeout=timedelta(seconds=max(1.0, step.deadline - time.time()) + 60))
-        self.defer(trigger=DateTimeTrigger(moment=step.opens), method_name="resume_after_window")
-        raise AssertionError("defer() returned")     # it raises TaskDeferred
+        else:                                            # WaitForWindow: until the window opens
+            self.defer(trigger=DateTimeTrigger(moment=step.opens), method_name="resume_after_window")
+        raise RuntimeError("BaseOperator.defer returned instead of raising TaskDeferred")
 
     # -- entry points ------------------------------------------------------------------------
 

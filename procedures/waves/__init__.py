@@ -1,2 +1,4 @@
-"""Reassignment waves: the wave book (book.py), why a wave stalls (stall_causes.py) and the
-controller's evidence for it (controller_evidence.py)."""
+"""Reassignment waves: the wave book (book.py), the executor that submits them (executor.py), the
+wait on one wave — its pure rules (observe.py) and its poll loop (watch.py) — why a wave stalls
+(stall_causes.py) and the controller's evidence for it (controller_evidence.py), and the throttles
+a wave sets (throttles.py)."""
