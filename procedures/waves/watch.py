@@ -32,7 +32,7 @@ from procedures.reports.history import record_outage
 from procedures.reports.live_progress import record_poll
 from procedures.reports.state_change import write_stall_excerpt
 from procedures.run_folder import RunFolder
-from procedures.waves.book import WaveBook, WaveProgress, wave_state
+from procedures.waves.book import WaveBook, wave_state
 from procedures.waves.controller_evidence import CONTROLLER_EVIDENCE_S
 from procedures.waves.observe import (BLOCKED_NOTICE_S, DEAD_END_S, DIAGNOSE, END, HOLD, RECONNECT, Excerpt, Limits,
                                       Log, Notify, Outage, Poll, Record, Seen, WatchState, observe)
