@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from kafka_zk.codecs import TopicPartition
 from procedures.waves.book import FROM_LOG_SIZES, WaveBook, WaveMove, WaveProgress, WaveSpec
-from procedures.waves.observe import (DIAGNOSE, END, HOLD, PAUSE, RECONNECT, Excerpt, Limits, Log, Notify, Poll,
-                                      Record, Seen, WatchState, observe)
+from procedures.waves.observe import (DIAGNOSE, END, HOLD, PAUSE, RECONNECT, Excerpt, Limits, Log, Notify, Outage,
+                                      Poll, Record, Seen, WatchState, observe)
 from procedures.waves.stall_causes import CONTROLLER, StallCause
 
 T0 = 1_700_000_000.0
@@ -131,8 +131,9 @@ def test_a_short_zookeeper_outage_reconnects_and_a_long_one_ends_the_wait() -> N
     _, decision = observe(state, Seen(outage="connection loss"), T0 + 35)
     assert decision.event["status"] == "error" and decision.event["done"] == 0     # the last progress kept
     assert decision.event["message"].startswith("ZooKeeper unreachable for 30s while waiting on wave 0")
-    back, _ = _run(state, _poll(), T0 + 20)
+    back, decision = _run(state, _poll(), T0 + 20)
     assert back.failing_since is None
+    assert decision.effects[0] == Outage("wave 0", 15.0, "connection loss")     # the run's history names it
 
 
 def test_a_failure_no_retry_clears_ends_the_wait_at_once() -> None:
