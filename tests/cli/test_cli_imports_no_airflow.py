@@ -36,7 +36,8 @@ while todo:
     importlib.import_module(name)
     spec = importlib.util.find_spec(name)
     origin = Path(spec.origin).resolve() if spec and spec.origin else None
-    if origin is None or repo not in origin.parents or origin.suffix != ".py":
+    if (origin is None or repo not in origin.parents or origin.suffix != ".py"
+            or "site-packages" in origin.parts):       # a venv inside the checkout (CI's .venv) is not ours
         continue                                   # not the project's code: its imports are its own
     for node in ast.walk(ast.parse(origin.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
