@@ -43,11 +43,11 @@ def main() -> None:
     from kafka_sim.seed import broker_racks, partition_sizes, topic_layout
     from kafka_sim.timeline import wave_spans
     from kafka_zk.connect import close, connect
-    from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+    from kafka_sim.zookeeper_server import EmbeddedZooKeeper
     from planning.plan_folder.read import load_plan_artifacts
     from procedures.run_folder import RunFolder
     from kafka_zk.snapshot import read_snapshot
-    from kafka_zk.snapshot_file import write_snapshot
+    from formats.snapshot_file import write_snapshot
     from procedures.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
                                                SimEpochClock, demote_on_copy, drive)
     from procedures.waves.book import WaveBook

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_env()
     ensure_db()
     logging.getLogger("airflow").setLevel(logging.WARNING)
-    from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+    from kafka_sim.zookeeper_server import EmbeddedZooKeeper
     if args.runbook == "rolling_restart":
         from tests.campaign.roll_runner import run_seeds
         from tests.campaign.roll_scenario import FAULTS

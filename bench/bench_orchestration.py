@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from kafka_sim.cluster import ClusterSpec, EmulatedCluster
     from kafka_sim.seed import broker_racks, partition_sizes, topic_layout
-    from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+    from kafka_sim.zookeeper_server import EmbeddedZooKeeper
     from cli.local_run import configure_local_airflow, run_dag, set_connection
 
     work = Path(tempfile.mkdtemp(prefix="kr-bench-orch-"))

@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kafka_zk.snapshot_file import load_snapshot, write_snapshot  # noqa: E402
+from formats.snapshot_file import load_snapshot, write_snapshot  # noqa: E402
 from planning.kernels.decommission import plan_decommission  # noqa: E402
 from planning.kernels.loads import cluster_loads, distinct_racks, rack_map, spread  # noqa: E402
 from planning.kernels.validate import plan_violations  # noqa: E402

@@ -99,8 +99,8 @@ def write_log_dirs(snap, sizes, path: str) -> None:
 
 def inputs(shape: str, workdir: str) -> tuple[str, str]:
     """The snapshot and sizes files of ``shape`` (written once)."""
-    from kafka_zk.sizes_file import write_sizes_file
-    from kafka_zk.snapshot_file import write_snapshot
+    from formats.sizes_file import write_sizes_file
+    from formats.snapshot_file import write_snapshot
 
     s = SHAPES[shape]
     snap_path = os.path.join(workdir, f"snap-{shape}.jsonl")
@@ -152,7 +152,7 @@ def dag_step(shape: str, snap: str, sizes: str, workdir: str) -> tuple[float, st
 def spark_breakdown(shape: str, snap: str, sizes: str) -> None:
     """Where Spark's read + aggregate goes: each Spark job cold (first in a new session), then the
     same jobs again warm, and the same read in the driver, in one process."""
-    from kafka_zk.sizes_file import read_sizes_columns
+    from formats.sizes_file import read_sizes_columns
     from spark_jobs.driver_io import load_input_in_driver
     from spark_jobs.plan_job import spark_session
     from spark_jobs.selection import Selection

@@ -12,7 +12,7 @@ With ``--sized``, a sizes file goes with the snapshot, in the form ``--sizes-for
 partitions, which the plan job reduces in its driver). ``--cli`` runs the whole user command
 ``kafka-runbook plan decommission --snapshot F [--sizes F] --out D`` instead of
 ``python -m spark_jobs.plan_job``. ``--convert`` also times the snapshot step's conversion
-alone (log-dirs → sizes.jsonl, :func:`kafka_zk.sizes_file.convert_sizes`) in a fresh process,
+alone (log-dirs → sizes.jsonl, :func:`formats.sizes_file.convert_sizes`) in a fresh process,
 with its peak RSS.
 
 Run: ``/tmp/venv/bin/python bench/bench_plan_phases.py [--sizes 100000,1000000] [--runs 1]
@@ -33,15 +33,15 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from kafka_zk.log_dirs import encode_log_dirs  # noqa: E402
-from kafka_zk.sizes_file import convert_sizes  # noqa: E402
-from kafka_zk.snapshot_file import write_snapshot  # noqa: E402
+from formats.sizes_file import convert_sizes  # noqa: E402
+from formats.snapshot_file import write_snapshot  # noqa: E402
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes  # noqa: E402
 
 BROKERS = ",".join(str(b) for b in range(0, 100, 10))
 
 CONVERT = """
 import resource, sys, time
-from kafka_zk.sizes_file import convert_sizes
+from formats.sizes_file import convert_sizes
 t = time.perf_counter()
 n = convert_sizes(sys.argv[1], sys.argv[2])
 print(n, round(time.perf_counter() - t, 2), round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))

@@ -46,7 +46,7 @@ sys.path.insert(0, REPO)
 
 from bench.bench_plan_engines import SHAPES, _pct, shape_cluster, write_log_dirs  # noqa: E402
 from kafka_zk import paths  # noqa: E402
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper  # noqa: E402
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper  # noqa: E402
 
 TXN = 400       # creates per multi transaction
 

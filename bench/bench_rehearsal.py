@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _prepare(d: Path, brokers: int, partitions: int, mean_gib: float, moves: int) -> dict:
-    from kafka_zk.sizes_file import write_sizes_file
-    from kafka_zk.snapshot_file import write_snapshot
+    from formats.sizes_file import write_sizes_file
+    from formats.snapshot_file import write_snapshot
     from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
     snap = synthetic_cluster(brokers, 3, max(1, partitions // 100), min(100, partitions), 3, seed=3)

@@ -29,7 +29,7 @@ from kafka_sim.control import CommandQueue
 from kafka_zk.audit import AuditLog
 from kafka_zk.authority import PersonAtKeyboard
 from kafka_zk.connect import close, connect
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from kafka_zk.snapshot import read_snapshot
 from kafka_zk.writer import ZkWriter
 from procedures.batches.book import BatchBook

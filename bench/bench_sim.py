@@ -18,7 +18,7 @@ import time
 
 from kafka_sim import seed
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 
 
 def layout(topics: int, partitions: int):

@@ -31,7 +31,7 @@ from kazoo.client import KazooClient
 
 from kafka_zk import bulk_reader, paths
 from kafka_zk.codecs import TopicPartition
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from kafka_zk.snapshot import (decode_states, pipelined, read_partition_states, read_partition_states_one_by_one,
                                read_snapshot)
 

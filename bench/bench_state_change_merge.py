@@ -31,8 +31,8 @@ import time
 
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_sim.state_change_log import StateChangeLog
-from kafka_zk.state_change_files import find_logs, write_merged
-from kafka_zk.state_change_log import compile_filter
+from formats.state_change_files import find_logs, write_merged
+from formats.state_change_log import compile_filter
 
 START = 1714557600.0
 

@@ -32,7 +32,7 @@ def serve(zk_connect: str, partitions: int, mib: int, conn) -> None:
 
 
 def bench_end_to_end(partitions: int, mib: int, fetch_size: int) -> None:
-    from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+    from kafka_sim.zookeeper_server import EmbeddedZooKeeper
     from replica_verify.options import build_options
     from replica_verify.verifier import verify
     with EmbeddedZooKeeper() as zk:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from kafka_zk.validation import parse_broker_ids
 
 REPO = Path(__file__).resolve().parent.parent

@@ -23,7 +23,7 @@ import select
 import sys
 from typing import Any, NoReturn
 
-from kafka_zk.command_line import ArgvParser
+from spark_jobs.argv import ArgvParser
 
 COMMANDS: dict[str, str] = {
     "topics": "cli.topics",          # kafka-topics.sh --zookeeper
@@ -43,7 +43,7 @@ COMMANDS: dict[str, str] = {
 
 class OneLineParser(ArgvParser):
     """argparse with usage errors on one line (the usage is in ``--help``), reading option values
-    as typed (``kafka_zk/command_line.py``)."""
+    as typed (``spark_jobs/argv.py``)."""
 
     def error(self, message: str) -> "NoReturn":  # type: ignore[override]
         text = " ".join(message.split())

@@ -65,7 +65,7 @@ def _rewrite_now(assignments, states: dict, path: str) -> str:
     """:func:`_rewrite` with the states in hand."""
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.snapshot import with_states
-    from kafka_zk.snapshot_file import write_snapshot
+    from formats.snapshot_file import write_snapshot
 
     staged = f"{path}.with-states"
     write_snapshot(with_states(assignments, states), staged)
@@ -103,7 +103,7 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_zk.connect import close, connect
     from kafka_zk.snapshot import read_partition_states, read_snapshot
-    from kafka_zk.snapshot_file import write_snapshot
+    from formats.snapshot_file import write_snapshot
 
     path = job_args.snapshot
     wanted = selection(job_args)

@@ -39,7 +39,7 @@ writes each (BENCHMARKS.md, "Rehearsals"), and a partition nothing moves has no 
 
 Failure: bad inputs raise :class:`kafka_zk.errors.InvalidInput` / :class:`InvalidPayload` before
 anything starts; a private ZooKeeper that cannot start raises
-:class:`kafka_zk.embedded_zookeeper.EmbeddedZooKeeperError`; what the plan does to the copy
+:class:`kafka_sim.zookeeper_server.EmbeddedZooKeeperError`; what the plan does to the copy
 (stall, timeout, refusal, full disk) is the report's problems, never an exception.
 """
 
@@ -60,13 +60,13 @@ from kafka_sim.timeline import wave_spans
 from kafka_zk.capacity import read_capacity_file
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.connect import close, connect
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from kafka_zk.errors import InvalidInput, KafkaZkError, ZkUnavailable
 from planning.plan_folder.read import load_plan_artifacts
 from planning.wave_time import POLL_S, WaveCosts
 from procedures.run_folder import RunFolder
-from kafka_zk.sizes_file import load_sizes
-from kafka_zk.snapshot_file import load_snapshot
+from formats.sizes_file import load_sizes
+from formats.snapshot_file import load_snapshot
 from procedures.waves.book import WaveBook
 from procedures.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, DriveOutcome, Rehearsal,
                                            RehearsalExecutor, SimEpochClock, demote_on_copy, drive, elect_on_copy)

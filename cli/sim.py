@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     from kafka_sim.cluster import ClusterSpec, EmulatedCluster
     from kafka_sim.spec import KAFKA_2_4_1_FIXED_COST, NO_FIXED_COST
     from kafka_sim.control import CommandQueue
-    from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+    from kafka_sim.zookeeper_server import EmbeddedZooKeeper
     from kafka_zk.zk_auth import NO_AUTH
 
     if not args.zookeeper and not args.embedded_zookeeper:
@@ -249,8 +249,8 @@ def _snapshot_copy(args: argparse.Namespace, knobs: dict):
     # local: a subcommand loads only what it runs (CLI start-up)
     from kafka_sim.from_snapshot import spec_from_snapshot
     from kafka_zk.capacity import read_capacity_file
-    from kafka_zk.sizes_file import load_sizes
-    from kafka_zk.snapshot_file import load_snapshot
+    from formats.sizes_file import load_sizes
+    from formats.snapshot_file import load_snapshot
 
     if args.disk_capacity is not None:
         raise InvalidInput("--disk-capacity is for synthetic clusters; with --from-snapshot give --capacity FILE")

@@ -61,8 +61,8 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # local: a subcommand loads only what it runs (CLI start-up)
-    from kafka_zk.state_change_log import compile_filter
-    from kafka_zk.state_change_files import DEFAULT_REORDER_WINDOW, find_logs, write_merged
+    from formats.state_change_log import compile_filter
+    from formats.state_change_files import DEFAULT_REORDER_WINDOW, find_logs, write_merged
 
     if args.spark_threshold < 0:
         raise InvalidInput(f"--spark-threshold {args.spark_threshold} is negative; give a size in bytes")

@@ -19,8 +19,8 @@ a document that is not plainly typed as the tool prints it (a size as a string, 
 is decoded instead one broker entry at a time with the stdlib decoder, which accepts what it
 can and names what it cannot. Neither builds a tree of dicts for a 10⁶-partition output
 (~240 MB, one line). The splittable per-partition form the
-plan job reads is :mod:`kafka_zk.sizes_file` (which builds on this module, never the other way),
-whose :func:`~kafka_zk.sizes_file.load_sizes` reads either form.
+plan job reads is :mod:`formats.sizes_file` (which builds on this module, never the other way),
+whose :func:`~formats.sizes_file.load_sizes` reads either form.
 
 :func:`read_published_log_dirs` reads that output where the emulator publishes it (for
 rehearsals and ``kafka-runbook sim log-dirs``): zlib-compressed and split into chunks under

@@ -5,7 +5,7 @@ A run folder is ``<run_root>/<dag_id>/<safe run id>/`` and holds, by fixed names
 =====================  ==========================================================
 ``snapshot.jsonl``     the cluster snapshot the plan was made from
 ``sizes.json``         the sizes file as the operator gave it (``kafka-log-dirs.sh --describe``)
-``sizes.jsonl``        per-partition sizes, one per line (kafka_zk.sizes_file; what the plan reads)
+``sizes.jsonl``        per-partition sizes, one per line (formats.sizes_file; what the plan reads)
 ``plan/``              the plan artifacts written by the Spark job (plan.json, ...)
 ``approval.json``      who approved which plan hash, and when (or the rejection)
 ``audit.jsonl``        one line per ZooKeeper write made or planned

@@ -6,7 +6,7 @@ for the driver reader (:mod:`spark_jobs.driver_io`) to parse again with pyarrow 
 the plan itself at 20,000 partitions (the write, pyarrow's and pandas' imports, the read;
 BENCHMARKS.md). :func:`input_from_snapshot` builds the same :class:`spark_jobs.plan_input.PlanInput`
 from the objects: the header through the same records the file holds
-(:func:`kafka_zk.snapshot_file.header_records`, :func:`kafka_zk.snapshot_file.topic_record`,
+(:func:`formats.snapshot_file.header_records`, :func:`formats.snapshot_file.topic_record`,
 parsed by the same :func:`spark_jobs.plan_input.build_slice`), the partitions
 :meth:`spark_jobs.selection.Selection.picks` names in file order (topics by name, partitions by
 id), and every other partition counted in the per-broker baseline exactly as the driver
@@ -26,7 +26,7 @@ from typing import Any
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.log_dirs import PartitionSizes
 from kafka_zk.model import ClusterSnapshot, Partition, Topic
-from kafka_zk.snapshot_file import header_records, topic_record
+from formats.snapshot_file import header_records, topic_record
 from spark_jobs.plan_input import HEAD_COLUMNS, PARTITION_COLUMNS, BaselineRow, PlanInput, Slice, build_slice, plan_input
 from spark_jobs.selection import Selection
 

@@ -34,7 +34,7 @@ from spark_jobs.plan_input import (HEAD_COLUMNS, PARTITION_COLUMNS, BaselineRow,
 from spark_jobs.selection import Selection
 
 _INTS = pa.list_(pa.int64())
-#: the snapshot's fields (kafka_zk.snapshot_file) but ``config``, which pyarrow's JSON reader cannot type
+#: the snapshot's fields (formats.snapshot_file) but ``config``, which pyarrow's JSON reader cannot type
 _JSON_SCHEMA = pa.schema([
     ("kind", pa.string()), ("version", pa.int64()), ("controller_id", pa.int64()),
     ("controller_epoch", pa.int64()), ("taken_at_ms", pa.int64()),

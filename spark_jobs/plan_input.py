@@ -95,7 +95,7 @@ def _head(rows: dict[str, list]) -> tuple[dict, dict[int, Broker], dict[str, dic
     col = rows.__getitem__
     head_i = next((i for i, k in enumerate(kinds) if k == "cluster"), None)
     if head_i is None:
-        raise InvalidPayload("snapshot file: no cluster line; pass a file written by kafka_zk.snapshot_file")
+        raise InvalidPayload("snapshot file: no cluster line; pass a file written by formats.snapshot_file")
     head = {c: col(c)[head_i] for c in ("controller_id", "controller_epoch", "taken_at_ms", "reassignment",
                                           "preferred_election", "delete_markers")}
     ids, racks, hosts, ports, eps = col("id"), col("rack"), col("host"), col("port"), col("endpoints")

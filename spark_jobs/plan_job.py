@@ -15,7 +15,7 @@ aggregates the load of all others per broker (:mod:`spark_jobs.spark_io`: two Sp
 touched rows come back as Arrow). Both end in the same kernel input
 (:mod:`spark_jobs.plan_input`), so the artifacts are byte-identical either way. ``--sizes``
 takes either form, told by content (:mod:`spark_jobs.sizes_input`): a ``sizes.jsonl``
-(:mod:`kafka_zk.sizes_file`, what the snapshot step writes), checked by the driver, or raw
+(:mod:`formats.sizes_file`, what the snapshot step writes), checked by the driver, or raw
 ``kafka-log-dirs.sh --describe`` output (one JSON document that cannot be split across tasks),
 which the driver converts into ``<out>/sizes.jsonl``; with Spark in a child process while the
 session starts. The placement itself is a sequential
@@ -45,7 +45,7 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the repo im
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kafka_zk.codecs import PartitionState, TopicPartition
-from kafka_zk.command_line import ArgvParser
+from spark_jobs.argv import ArgvParser
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
@@ -69,7 +69,7 @@ StatesLater = Callable[[], Mapping[TopicPartition, PartitionState | None]]
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = ArgvParser(prog="plan_job", description=__doc__.splitlines()[0])
-    p.add_argument("--snapshot", required=True, help="snapshot file (kafka_zk.snapshot_file format)")
+    p.add_argument("--snapshot", required=True, help="snapshot file (formats.snapshot_file format)")
     p.add_argument("--op", required=True, choices=sorted(OPERATIONS))
     p.add_argument("--brokers", default="", help="broker ids: removed (decommission), replaced (replace), new (add-brokers), "
                    "target set (move-topics)")
@@ -83,7 +83,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "assignment to restore, in Kafka's format")
     p.add_argument("--rollback-from", default=None, help="rollback: the plan/ folder of the run to undo")
     p.add_argument("--sizes", default=None, help="`kafka-log-dirs.sh --describe` output, or a sizes.jsonl "
-                   "(kafka_zk.sizes_file)")
+                   "(formats.sizes_file)")
     p.add_argument("--capacity", default=None, help="broker disk capacity: Cruise Control's capacity JSON or "
                    '{"brokers": {"<id>": <bytes>}} (kafka_zk.capacity); plans then keep every broker under '
                    "--disk-threshold-pct of it")

@@ -1,6 +1,6 @@
 """How the plan job gets its ``--sizes``: checked in the driver, then a ``sizes.jsonl`` for Spark.
 
-``--sizes`` takes either form, told by content (:func:`kafka_zk.sizes_file.sizes_form`):
+``--sizes`` takes either form, told by content (:func:`formats.sizes_file.sizes_form`):
 
 * a ``sizes.jsonl`` (what the snapshot step writes into the run folder): checked line by line
   in the driver (every line well formed, no partition twice) and read by Spark as it is;
@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from kafka_zk.log_dirs import PartitionSizes
-from kafka_zk.sizes_file import log_dirs_file_columns, read_sizes_columns, sizes_form, write_sizes_file
+from formats.sizes_file import log_dirs_file_columns, read_sizes_columns, sizes_form, write_sizes_file
 
 CONVERTED_NAME = "sizes.jsonl"
 

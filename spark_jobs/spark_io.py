@@ -2,7 +2,7 @@
 
 What runs in Spark (JVM, parallel, no Python per row): parsing the JSON-lines snapshot with a
 fixed schema (or reading its Parquet variant), parsing the per-partition sizes
-(``sizes.jsonl`` of :mod:`kafka_zk.sizes_file`, split across tasks like the snapshot), the join
+(``sizes.jsonl`` of :mod:`formats.sizes_file`, split across tasks like the snapshot), the join
 of sizes onto partitions, the selection of partitions a plan touches (e.g. those with a replica
 on a removed broker) and the per-broker aggregate load (replicas, bytes, preferred leaderships)
 of every partition it does *not* touch (the ``baseline``). Only the touched partitions (as
@@ -61,7 +61,7 @@ SIZES_SCHEMA = T.StructType([
 def read_snapshot_df(spark: SparkSession, path: str) -> DataFrame:
     """The snapshot's records with :data:`SNAPSHOT_SCHEMA` (no inference pass).
 
-    A path ending in ``.parquet`` is the columnar variant of :mod:`kafka_zk.snapshot_file`
+    A path ending in ``.parquet`` is the columnar variant of :mod:`formats.snapshot_file`
     (no JSON parsing at all); anything else is read as JSON lines.
     """
     reader = spark.read.schema(SNAPSHOT_SCHEMA)
@@ -69,7 +69,7 @@ def read_snapshot_df(spark: SparkSession, path: str) -> DataFrame:
 
 
 def read_sizes_df(spark: SparkSession, path: str) -> DataFrame:
-    """(topic, partition, size) of a ``sizes.jsonl`` (:mod:`kafka_zk.sizes_file`), split across tasks.
+    """(topic, partition, size) of a ``sizes.jsonl`` (:mod:`formats.sizes_file`), split across tasks.
 
     Read with :data:`SIZES_SCHEMA` (no inference pass) in ``FAILFAST`` mode: a line that is not
     JSON, or holds a value of the wrong type, fails the job instead of becoming nulls. The driver

@@ -2,8 +2,8 @@
 
 Plain files are read in byte-range splits (an entry belongs to the split its first line starts
 in; the last entry of a split keeps its stack-trace lines past the split's end), gzip files one
-task each, all by :func:`kafka_zk.state_change_files.read_split`. Entries are parsed and
-filtered by :mod:`kafka_zk.state_change_log`, sorted by ``(time, file index, byte
+task each, all by :func:`formats.state_change_files.read_split`. Entries are parsed and
+filtered by :mod:`formats.state_change_log`, sorted by ``(time, file index, byte
 offset)`` (a total order: the same as the in-process merge), and streamed back to the driver
 one sorted partition at a time into ONE file, written atomically (a temporary name in the
 output's folder, renamed at the end). Counts for the warnings come back in accumulators.
@@ -24,8 +24,8 @@ import sys
 import tempfile
 from typing import Iterator, Sequence
 
-from kafka_zk.state_change_files import LogFile, find_logs, read_split
-from kafka_zk.state_change_log import EntryFilter, MergeStats, ParseStats, format_entry, compile_filter
+from formats.state_change_files import LogFile, find_logs, read_split
+from formats.state_change_log import EntryFilter, MergeStats, ParseStats, format_entry, compile_filter
 
 SPLIT_BYTES = 64 * 1024 ** 2
 SORTED_PARTITION_BYTES = 256 * 1024 ** 2   # one sorted partition (one driver fetch) per this much input

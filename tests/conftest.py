@@ -1,6 +1,6 @@
 """Shared fixtures: one real ZooKeeper server per test run, a fresh chroot per test.
 
-The server is Debian's ZooKeeper started by :mod:`kafka_zk.embedded_zookeeper` on a free
+The server is Debian's ZooKeeper started by :mod:`kafka_sim.zookeeper_server` on a free
 127.0.0.1 port. ``zk_connect`` is a chrooted connect string (``127.0.0.1:port/t<uuid>``) whose
 chroot exists; ``zk`` is a plain kazoo client on it (tests that check our admin layer read
 ZooKeeper back with it, never with our own code).
@@ -14,7 +14,7 @@ from typing import Iterator
 import pytest
 from kazoo.client import KazooClient
 
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 
 
 @pytest.fixture(scope="session")

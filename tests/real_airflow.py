@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from kafka_zk.embedded_zookeeper import free_port
+from kafka_sim.zookeeper_server import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 COMPONENTS = ("api-server", "dag-processor", "scheduler", "triggerer")

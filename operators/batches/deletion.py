@@ -37,9 +37,9 @@ from kafka_zk.errors import InvalidInput, KafkaZkError
 from planning.plan_folder.write import write_plan_artifacts
 from planning.topic_deletion import DeletionSelection, deletion_plan, refusal_error, select_topics
 from procedures.run_folder import RunFolder
-from kafka_zk.sizes_file import load_sizes
+from formats.sizes_file import load_sizes
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.snapshot_file import load_snapshot
+from formats.snapshot_file import load_snapshot
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator, as_bool
 from procedures.batches.book import Batch, BatchBook

@@ -39,7 +39,7 @@ from planning.plan_folder.write import write_plan_artifacts
 from planning.election import ElectionPlan, election_plan, election_scope, plan_election
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.snapshot_file import load_snapshot
+from formats.snapshot_file import load_snapshot
 from kafka_zk.writer import ZkWriter
 from operators.base import RunbookOperator
 from procedures.batches.book import Batch, BatchBook

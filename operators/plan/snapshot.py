@@ -32,9 +32,9 @@ from airflow.sdk import BaseOperator
 
 from kafka_zk.capacity import DiskCapacity, read_capacity_file, write_capacity
 from kafka_zk.errors import InvalidInput
-from kafka_zk.sizes_file import convert_sizes
+from formats.sizes_file import convert_sizes
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.snapshot_file import load_snapshot, write_snapshot
+from formats.snapshot_file import load_snapshot, write_snapshot
 from operators.hooks.zookeeper import ZooKeeperHook
 from procedures.plan.retiring import note_retiring
 from operators.runtime import run_folder

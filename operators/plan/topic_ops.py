@@ -36,7 +36,7 @@ from kafka_zk.model import ClusterSnapshot
 from planning.plan_folder.read import load_plan_artifacts
 from kafka_zk.retiring import refuse_named
 from procedures.run_folder import RunFolder
-from kafka_zk.snapshot_file import load_snapshot
+from formats.snapshot_file import load_snapshot
 from kafka_zk.validation import check_brokers_to_remove, check_topics_exist, parse_topic_names
 from procedures.plan.retiring import check_plan_avoids_retiring, run_retiring
 from operators.plan.step import SparkPlanOperator, read_plan_summary

@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 from kafka_zk.errors import InvalidInput
 from procedures.run_folder import RunFolder
-from kafka_zk.snapshot_file import load_snapshot
+from formats.snapshot_file import load_snapshot
 from kafka_zk.validation import check_brokers_to_remove
 from operators.approval.step import plan_size
 from operators.base import RunbookOperator, as_bool

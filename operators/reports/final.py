@@ -29,7 +29,7 @@ from kafka_zk.model import ClusterSnapshot
 from planning.wave_time import Estimate, WaveCosts, estimate
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.snapshot_file import load_snapshot
+from formats.snapshot_file import load_snapshot
 from operators.base import DecommissionStep, RunbookOperator
 from operators.hooks.zookeeper import ZooKeeperHook
 from procedures.plan.retiring import excluded_lines

@@ -29,7 +29,7 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidInput
 from planning.plan_folder.read import load_plan_artifacts
 from kafka_zk.retiring import exclude_from_snapshot
-from kafka_zk.snapshot_file import write_snapshot
+from formats.snapshot_file import write_snapshot
 from procedures.child_process import ChildJob
 from procedures.plan.retiring import PLAN_INPUT, run_retiring
 from operators.plan.step import SparkTarget, local_plan_job

@@ -4,7 +4,7 @@ When a run is given where the brokers' logs are (the ``broker_logs`` Param: a fo
 glob reachable from the worker and the triggerer), ``execute_waves`` records it in the run
 folder before it waits; when a wave stalls (the trigger's first stall warning, or a ``stalled``
 or ``timeout`` event) :func:`write_stall_excerpt` merges those logs
-(:func:`kafka_zk.state_change_files.state_change_excerpt`) for the wave's stuck partitions
+(:func:`formats.state_change_files.state_change_excerpt`) for the wave's stuck partitions
 and writes ``<run>/state_change/wave-<N>.log``; the final report shows every such excerpt.
 
 The window ends at the newest entry about those partitions (``window_s`` long): log4j writes
@@ -23,7 +23,7 @@ from typing import Iterable
 
 from kafka_zk.errors import InvalidInput
 from kafka_zk.files import read_json, write_json_atomic, write_text_atomic
-from kafka_zk.state_change_files import state_change_excerpt
+from formats.state_change_files import state_change_excerpt
 
 log = logging.getLogger(__name__)
 

@@ -49,7 +49,7 @@ from kazoo.client import KazooClient
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_sim.control import CommandQueue
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from tests.campaign import invariants as inv
 from tests.campaign.roll_scenario import EXPECTED, RollScenario, draw
 from tests.campaign.runner import RunOutcome, _plain, _wait_connected, run_chroot

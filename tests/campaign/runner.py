@@ -46,7 +46,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from tests.campaign import invariants as inv
 from tests.campaign.blip_proxy import BlipProxy
 from tests.campaign.scenario import EXPECTED, Scenario, draw

@@ -28,7 +28,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from cli.main import main
-from kafka_zk.embedded_zookeeper import free_port
+from kafka_sim.zookeeper_server import free_port
 from kafka_zk.topic_configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigKey
 from tests.conftest import new_chroot
 from tests.zk_helpers import register_brokers, set_config_by_hand, tree

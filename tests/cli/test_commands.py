@@ -12,7 +12,7 @@ import pytest
 
 from cli.main import main
 from kafka_zk.audit import AuditLog
-from kafka_zk.embedded_zookeeper import free_port
+from kafka_sim.zookeeper_server import free_port
 from tests.zk_helpers import read_json, register_brokers, tree
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from cli.main import main
 from kafka_zk.model import Broker, ClusterSnapshot
-from kafka_zk.sizes_file import write_sizes_file
-from kafka_zk.snapshot_file import write_snapshot
+from formats.sizes_file import write_sizes_file
+from formats.snapshot_file import write_snapshot
 from spark_jobs.synthetic import skewed_cluster, synthetic_cluster, synthetic_sizes
 
 ARTIFACTS = {"plan.json", "rollback.json", "waves.json", "throttles.json", "election.json", "deletion.json",

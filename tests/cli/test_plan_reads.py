@@ -12,7 +12,7 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.connect import close, connect
 from kafka_zk.log_dirs import encode_log_dirs
 from kafka_zk.snapshot import read_partition_states, read_snapshot
-from kafka_zk.snapshot_file import load_snapshot, write_snapshot
+from formats.snapshot_file import load_snapshot, write_snapshot
 from spark_jobs import plan_job
 from tests.zk_helpers import create_topic_by_hand, register_brokers
 

@@ -128,7 +128,7 @@ def test_sim_from_snapshot_seeds_a_copy_and_refuses_a_chroot_in_use(zk_connect, 
     from kafka_zk.codecs import TopicPartition
     from kafka_zk.log_dirs import encode_log_dirs
     from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-    from kafka_zk.snapshot_file import write_snapshot
+    from formats.snapshot_file import write_snapshot
     from tests.conftest import new_chroot
     from tests.zk_helpers import tree
 

@@ -12,7 +12,7 @@ import pytest
 
 from kafka_sim.timeline import wave_spans
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.snapshot_file import write_snapshot
+from formats.snapshot_file import write_snapshot
 from spark_jobs import plan_job
 from tests.dags.conftest import new_chroot, plain_client, zk_connection
 from tests.dags.scenario import REMOVED, THROTTLE, start_cluster, write_sizes

@@ -22,7 +22,7 @@ from kazoo.exceptions import ConnectionLoss
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_sim.timeline import move_spans
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from tests.campaign.blip_proxy import BlipProxy
 from tests.kafka_sim.cut_write import caught_up, cut_first_write, wait_caught_up
 from tests.kafka_sim.zk_read import create_json, state, topic, wait_for

@@ -15,7 +15,7 @@ import pytest
 
 from kafka_zk.errors import InvalidInput
 from procedures.run_folder import RunFolder
-from kafka_zk.snapshot_file import write_snapshot
+from formats.snapshot_file import write_snapshot
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
 from kafka_zk.validation import check_removal_against_cluster
 from operators.plan.step import DecommissionPlanOperator, snapshot_racks

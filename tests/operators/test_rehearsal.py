@@ -16,7 +16,7 @@ from kazoo.client import KazooClient
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_sim.seed import broker_racks, partition_sizes, topic_layout
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.snapshot_file import write_snapshot
+from formats.snapshot_file import write_snapshot
 from cli.rehearsal_run import RehearsalInput, rehearse
 from procedures.windows.spec import parse_windows_text
 from spark_jobs import plan_job

@@ -26,7 +26,7 @@ from kafka_zk.connect import close, connect
 from planning.plan_folder.read import load_plan_artifacts
 from procedures.run_folder import RunFolder
 from kafka_zk.snapshot import read_snapshot
-from kafka_zk.snapshot_file import write_snapshot
+from formats.snapshot_file import write_snapshot
 from procedures.rehearsal.executor import (COPY_CHROOT_PREFIX, DiskSampler, Rehearsal, RehearsalExecutor,
                                           SimEpochClock, drive)
 from spark_jobs import plan_job

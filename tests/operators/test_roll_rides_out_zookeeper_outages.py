@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from procedures.restart.gates import registration_czxid
 from procedures.batches.book import BatchState
 from procedures.restart.plan import RestartPlan

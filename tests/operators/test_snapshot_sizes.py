@@ -9,9 +9,9 @@ import pytest
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.log_dirs import encode_log_dirs
-from kafka_zk.sizes_file import load_sizes
+from formats.sizes_file import load_sizes
 from procedures.run_folder import RunFolder
-from kafka_zk.sizes_file import HEADER_LINE, read_sizes_file, sizes_form
+from formats.sizes_file import HEADER_LINE, read_sizes_file, sizes_form
 from tests.zk_helpers import register_brokers
 
 TP = TopicPartition

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kafka_zk.codecs import PartitionState, TopicPartition
 from kafka_sim.state_change_log import StateChangeLog
-from kafka_zk.state_change_files import state_change_excerpt
+from formats.state_change_files import state_change_excerpt
 from procedures.reports.state_change import excerpt_path, read_excerpts, remember_broker_logs, write_stall_excerpt
 from operators.triggers.reassignment import WaveDoneTrigger
 from tests.operators.test_wave_trigger import _book, _cluster, _first_event

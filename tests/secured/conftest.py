@@ -17,7 +17,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from kafka_zk import acls
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from kafka_zk.zk_auth import DIGEST_MD5, ZkCredentials
 from tests.dags.conftest import airflow_db  # noqa: F401 - the shared Airflow DB fixture
 

@@ -9,7 +9,7 @@ import pytest
 
 from cli.main import main
 from kafka_zk import acls
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from tests.secured.conftest import BROKER_SECRET, BROKER_USER, new_secured_chroot, sasl_client
 
 

@@ -10,7 +10,7 @@ import pytest
 from kafka_zk.capacity import DiskCapacity, write_capacity
 from kafka_zk.errors import InvalidInput
 from planning.model import PlanRefused
-from kafka_zk.snapshot_file import write_snapshot
+from formats.snapshot_file import write_snapshot
 from kafka_zk.log_dirs import encode_log_dirs
 from spark_jobs import plan_job
 from planning.kernels.loads import cluster_loads

@@ -89,7 +89,7 @@ def test_the_plan_report_and_approval_body_say_which_rack_stays_uneven_and_why(t
     from types import SimpleNamespace
 
     from procedures.run_folder import RunFolder
-    from kafka_zk.snapshot_file import write_snapshot
+    from formats.snapshot_file import write_snapshot
     from operators.reports.final import plan_values, render
     from spark_jobs import plan_job
     from spark_jobs.synthetic import synthetic_log_dirs

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kafka_zk.codecs import PreferredElectionRequest, ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.log_dirs import PartitionSizes
 from kafka_zk.model import Partition
-from kafka_zk.snapshot_file import write_snapshot
+from formats.snapshot_file import write_snapshot
 from spark_jobs.direct_input import input_from_snapshot
 from spark_jobs.driver_io import load_input_in_driver
 from spark_jobs.selection import Selection

@@ -21,8 +21,8 @@ from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.log_dirs import encode_log_dirs
 from kafka_zk.model import Broker
-from kafka_zk.sizes_file import convert_sizes
-from kafka_zk.snapshot_file import write_snapshot
+from formats.sizes_file import convert_sizes
+from formats.snapshot_file import write_snapshot
 from spark_jobs import plan_job
 from spark_jobs.engine import choose_engine
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes

@@ -17,8 +17,8 @@ from kafka_zk.codecs import TopicPartition, decode_reassignment_file
 from kafka_zk.model import Broker
 from kafka_zk.errors import InvalidInput, InvalidPayload
 from kafka_zk.log_dirs import encode_log_dirs
-from kafka_zk.sizes_file import HEADER_LINE, convert_sizes, load_sizes, read_sizes_file
-from kafka_zk.snapshot_file import load_snapshot, write_snapshot
+from formats.sizes_file import HEADER_LINE, convert_sizes, load_sizes, read_sizes_file
+from formats.snapshot_file import load_snapshot, write_snapshot
 from kafka_zk.throttle_lists import throttled_replicas
 from spark_jobs import plan_job
 from planning.plan_folder.read import load_plan_artifacts

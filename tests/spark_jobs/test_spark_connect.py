@@ -18,7 +18,7 @@ import pytest
 
 from kafka_zk.log_dirs import encode_log_dirs
 from procedures.run_folder import RunFolder
-from kafka_zk.snapshot_file import write_snapshot
+from formats.snapshot_file import write_snapshot
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 from tests import spark_connect_server
 from tests.spark_jobs.test_plan_engines import assert_same_plan

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_zk import state_change_files as files
-from kafka_zk.state_change_log import (Entry, OutOfOrder, ParseStats, entries_from_lines, merge, merge_batches,
+from formats import state_change_files as files
+from formats.state_change_log import (Entry, OutOfOrder, ParseStats, entries_from_lines, merge, merge_batches,
                                        reorder, reorder_chunks)
 
 HEADER = st.builds(lambda s, m: f"[2024-05-01 10:{s:02d}:{s:02d},{m:03d}] TRACE x", st.integers(0, 59),

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_zk.errors import InvalidInput
-from kafka_zk.state_change_log import (
+from formats.state_change_log import (
     Entry, OutOfOrder, ParseStats, compile_filter, entries_from_lines, format_entry, merge, reorder,
     topic_partitions,
 )

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_zk.state_change_files import find_logs, write_merged
-from kafka_zk.state_change_log import MergeStats, compile_filter
+from formats.state_change_files import find_logs, write_merged
+from formats.state_change_log import MergeStats, compile_filter
 from spark_jobs.state_change_job import merge_with_spark, splits
 
 pytestmark = pytest.mark.spark

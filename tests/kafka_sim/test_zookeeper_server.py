@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper, EmbeddedZooKeeperError, four_letter_word
+from kafka_sim.zookeeper_server import EmbeddedZooKeeper, EmbeddedZooKeeperError, four_letter_word
 
 
 def test_server_answers_ruok_on_loopback(zk_server):
@@ -42,7 +42,7 @@ def test_the_server_stops_when_the_process_that_started_it_is_killed_without_sto
     # a rehearsal child killed at its step's time limit gets SIGKILL: no stop(), no atexit
     starter = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\n"
-         "from kafka_zk.embedded_zookeeper import EmbeddedZooKeeper\n"
+         "from kafka_sim.zookeeper_server import EmbeddedZooKeeper\n"
          "server = EmbeddedZooKeeper(heap='96m').start()\n"
          "print(server.process.pid, server.port, server.data_dir, flush=True)\n"
          "time.sleep(600)\n"],

@@ -12,7 +12,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError
 from kazoo.protocol.states import ZnodeStat
 
-from kafka_zk.embedded_zookeeper import LEAN_JVM_OPTIONS, EmbeddedZooKeeper
+from kafka_sim.zookeeper_server import LEAN_JVM_OPTIONS, EmbeddedZooKeeper
 
 
 def _plain(result):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.log_dirs import encode_log_dirs, parse_log_dirs
-from kafka_zk.sizes_file import (HEADER_LINE, convert_sizes, load_sizes, read_sizes_file, sizes_form,
+from formats.sizes_file import (HEADER_LINE, convert_sizes, load_sizes, read_sizes_file, sizes_form,
                                  write_sizes_file)
 
 TP = TopicPartition
@@ -91,7 +91,7 @@ def test_a_missing_file_is_refused_naming_it(tmp_path: Path) -> None:
 
 def test_log_dirs_output_that_is_not_utf8_is_refused_naming_the_file(tmp_path) -> None:
     from kafka_zk.errors import InvalidPayload
-    from kafka_zk.sizes_file import log_dirs_file_columns
+    from formats.sizes_file import log_dirs_file_columns
 
     bad = tmp_path / "log-dirs.txt"
     bad.write_bytes(b'{"version":1,"brokers":[{"broker":1,"logDirs":[{"logDir":"/d","error":null,'

@@ -104,7 +104,7 @@ def write_sizes_file(sizes: PartitionSizes | Mapping[TopicPartition, int], path:
 def _bad_line(path: str, n: int, line: str, why: str) -> InvalidPayload:
     return InvalidPayload(f"sizes file {path} line {n}: {why}, got {line.strip()[:80]!r}; each line after the "
                           'header must be {"topic":<name>,"partition":<n ≥ 0>,"size":<bytes>} once per partition: '
-                          "convert the kafka-log-dirs.sh --describe output again (kafka_zk.sizes_file.convert_sizes)")
+                          "convert the kafka-log-dirs.sh --describe output again (formats.sizes_file.convert_sizes)")
 
 
 def read_sizes_columns(path: str) -> PartitionSizes:
@@ -115,7 +115,7 @@ def read_sizes_columns(path: str) -> PartitionSizes:
     """
     if sizes_form(path) != "partition_sizes":
         raise InvalidPayload(f"sizes file {path}: the first line is not {HEADER_LINE}; give a file written by "
-                             "kafka_zk.sizes_file, or the kafka-log-dirs.sh --describe output itself")
+                             "formats.sizes_file, or the kafka-log-dirs.sh --describe output itself")
     topics: list[str] = []
     pids: list[int] = []
     sizes: list[int] = []

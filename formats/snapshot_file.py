@@ -213,7 +213,7 @@ def load_snapshot(path: str) -> ClusterSnapshot:
                                      "the file is truncated or not a snapshot — re-take it") from None
     if head is None:
         raise InvalidPayload(f"snapshot file {path}: no cluster line; it is not a snapshot file "
-                             "written by kafka_zk.snapshot_file.write_snapshot")
+                             "written by formats.snapshot_file.write_snapshot")
     topics = {name: Topic(name, parts.get(name, {}), dict(doc.get("config") or {}), doc.get("topic_id"),
                           bool(doc.get("marked_for_deletion")), int(doc.get("assignment_version") or 1))
               for name, doc in topic_docs.items()}

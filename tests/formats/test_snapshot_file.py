@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kafka_zk.codecs import PreferredElectionRequest, ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.errors import InvalidPayload
 from kafka_zk.model import Broker, Partition
-from kafka_zk.snapshot_file import load_snapshot, snapshot_records, write_snapshot
+from formats.snapshot_file import load_snapshot, snapshot_records, write_snapshot
 from spark_jobs.synthetic import synthetic_cluster
 
 

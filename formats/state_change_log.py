@@ -1,6 +1,6 @@
 """State-change log entries: parse, filter, order, format (Kafka's ``StateChangeLogMerger``).
 
-Pure logic shared by the in-process merge (:mod:`kafka_zk.state_change_files`) and the Spark
+Pure logic shared by the in-process merge (:mod:`formats.state_change_files`) and the Spark
 job (:mod:`spark_jobs.state_change_job`); no I/O, no Spark import, so both paths produce the
 same bytes.
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator, Sequence, TextIO
 
 from kafka_zk.errors import InvalidInput
-from kafka_zk.state_change_log import (
+from formats.state_change_log import (
     HEADER_RE, TIME_PATTERN, Entry, EntryFilter, MergeStats, ParseStats, entries_from_lines, format_entry,
     format_time, header_time, merge_batches, parse_time, reorder_chunks, topic_partitions,
 )
