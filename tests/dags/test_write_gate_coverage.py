@@ -20,7 +20,7 @@ from procedures.run_folder import RunFolder
 
 pytestmark = [pytest.mark.airflow, pytest.mark.usefixtures("airflow_db")]
 REPO = Path(__file__).resolve().parents[2]
-LAYERS = ("planning", "procedures", "operators", "dags", "cli", "spark_jobs", "kafka_sim", "replica_verify")
+LAYERS = ("planning", "formats", "procedures", "operators", "dags", "cli", "spark_jobs", "kafka_sim", "replica_verify")
 
 # what makes a ZooKeeper write (kafka_zk.admin's writing functions, the gate's own methods, the
 # operators' throttle helpers)
