@@ -26,7 +26,7 @@ class FlowClass:
     ``progress(t)`` is the bytes each member copied since the class began: ``p`` at ``t0``, plus
     ``rate · (t − t0)`` — brought to a new ``t0`` when the rate changes. A member is kept on
     ``heap`` by its fixed *key* (its remaining bytes plus the class's progress, less the produce
-    growth: see :meth:`kafka_sim.replication_plan.Plan._key`), so the members' order of finishing never changes while they
+    growth: see :meth:`kafka_sim.replication_plan.ReplicationPlan._key`), so the members' order of finishing never changes while they
     stay in the class; ``tok`` is the token of the class's entry on the plan's event heap."""
 
     __slots__ = ("rate", "p", "t0", "heap", "n", "tok", "follower")

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Literal, Mapping
 
 from kafka_sim.maxmin import Flow, allocate  # noqa: F401 - re-exported: the model's rule, for callers
-from kafka_sim.replication_plan import Plan
+from kafka_sim.replication_plan import ReplicationPlan
 from kafka_zk.codecs import TopicPartition
 
 Pairs = frozenset[tuple[int, int]] | Literal["*"]
@@ -64,7 +64,7 @@ class PartitionData:
     isr: tuple[int, ...] = ()
     size: float = 0.0           # leader's log size at time ``t``
     t: float = 0.0
-    have: dict[int, float] = field(default_factory=dict)   # out-of-sync replicas' bytes (see Plan.held)
+    have: dict[int, float] = field(default_factory=dict)   # out-of-sync replicas' bytes (see ReplicationPlan.held)
     caught: set[int] = field(default_factory=set)          # caught up, ISR join pending
 
 
@@ -102,7 +102,7 @@ class ReplicationModel:
         self._copying: set[TopicPartition] = set()     # partitions with an out-of-sync replica
         self.now = 0.0
         self.version = 0        # bumped on every change of views, sizes or rates
-        self.plan = Plan(self)
+        self.plan = ReplicationPlan(self)
 
     # ----------------------------------------------------------------------------- mutation
     def _dirty(self, tp: TopicPartition | None = None) -> None:

@@ -1,8 +1,8 @@
 """The replication model's plan, kept up to date incrementally: flows, rates, finish times.
 
-:class:`Plan` belongs to one :class:`kafka_sim.replication.ReplicationModel`. The model tells it
-what changed — a partition's views (:meth:`Plan.touch`), every partition (``touch(None)``: a
-broker up or down, a disk capacity), the caps (:meth:`Plan.caps_changed`), the fetch starts —
+:class:`ReplicationPlan` belongs to one :class:`kafka_sim.replication.ReplicationModel`. The model tells it
+what changed — a partition's views (:meth:`ReplicationPlan.touch`), every partition (``touch(None)``: a
+broker up or down, a disk capacity), the caps (:meth:`ReplicationPlan.caps_changed`), the fetch starts —
 and the plan brings itself up to date lazily, before time next passes or when asked:
 
 * the flows of the touched partitions only are derived again (``ReplicationModel.flows_of``);
@@ -16,9 +16,9 @@ and the plan brings itself up to date lazily, before time next passes or when as
   carry an old token and are skipped). A rate change costs O(classes changed), not O(member flows).
 
 A copying follower's ``PartitionData.have`` is its bytes when it was last synced (joined its class,
-or its partition changed); :meth:`Plan.held` reads it at now (``have`` + the class's progress
+or its partition changed); :meth:`ReplicationPlan.held` reads it at now (``have`` + the class's progress
 since, at most the leader's size). Any change to a partition's views or size first brings its
-flows' bytes to now (:meth:`Plan.sync`); a follower leaving a class (its throttle lists changed, a
+flows' bytes to now (:meth:`ReplicationPlan.sync`); a follower leaving a class (its throttle lists changed, a
 disk filling, a catch-up) leaves with its bytes synced and joins its new class with them.
 
 Results are those of the full re-plan (every flow, every event) to float rounding: a class's
@@ -50,7 +50,7 @@ CATCH_SLACK_S = 1e-3
 _SAME_RATE = 1e-12
 
 
-class Plan:
+class ReplicationPlan:
     """Flows of the copying followers, their rates (per class) and a heap of the classes' next
     finish times (each class's heap of members by key)."""
 

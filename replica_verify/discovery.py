@@ -24,7 +24,7 @@ NOT_LEADER = 6
 
 
 @dataclass(frozen=True, order=True)
-class Partition:
+class PartitionId:
     topic: str
     partition: int
 
@@ -34,7 +34,7 @@ class Partition:
 
 @dataclass(frozen=True)
 class PartitionInfo:
-    tp: Partition
+    tp: PartitionId
     leader: int
     replicas: tuple[int, ...]
 
@@ -66,7 +66,7 @@ def load_layout(bootstrap: tuple[tuple[str, int], ...], pattern: re.Pattern[str]
         if t.error_code or not pattern.fullmatch(t.name):
             continue
         for p in t.partitions:
-            parts.append(PartitionInfo(Partition(t.name, p.partition_index), p.leader_id, tuple(p.replica_nodes)))
+            parts.append(PartitionInfo(PartitionId(t.name, p.partition_index), p.leader_id, tuple(p.replica_nodes)))
     if not parts:
         raise VerifyError(f"No topics found: --topic-white-list {pattern.pattern!r} matches no topic "
                           f"of the cluster ({len(resp.topics)} topics); check the regex (it must match "
@@ -85,14 +85,14 @@ def load_layout(bootstrap: tuple[tuple[str, int], ...], pattern: re.Pattern[str]
     return ClusterLayout(brokers, tuple(parts))
 
 
-def initial_offsets(layout: ClusterLayout, when: int, timeout_s: float) -> dict[Partition, int]:
+def initial_offsets(layout: ClusterLayout, when: int, timeout_s: float) -> dict[PartitionId, int]:
     """Each partition's first offset to verify, asked of its leader."""
-    by_leader: dict[int, list[Partition]] = {}
+    by_leader: dict[int, list[PartitionId]] = {}
     for info in layout.partitions:
         by_leader.setdefault(info.leader, []).append(info.tp)
     Topic = ListOffsetsRequest.ListOffsetsTopic
     Part = Topic.ListOffsetsPartition
-    out: dict[Partition, int] = {}
+    out: dict[PartitionId, int] = {}
     for leader, tps in sorted(by_leader.items()):
         host, port = layout.brokers[leader]
         topics: dict[str, list[int]] = {}
@@ -107,11 +107,11 @@ def initial_offsets(layout: ClusterLayout, when: int, timeout_s: float) -> dict[
                 latest = conn.send(ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[
                     Topic(name=t, partitions=[Part(partition_index=p, current_leader_epoch=-1, timestamp=-1)
                                               for p in ps]) for t, ps in sorted(topics.items())]))
-        ends = {Partition(t.name, p.partition_index): p.offset
+        ends = {PartitionId(t.name, p.partition_index): p.offset
                 for t in (latest.topics if latest is not None else []) for p in t.partitions}
         for t in resp.topics:
             for p in t.partitions:
-                tp = Partition(t.name, p.partition_index)
+                tp = PartitionId(t.name, p.partition_index)
                 if p.error_code:
                     hint = " (leadership moved: run again)" if p.error_code == NOT_LEADER else ""
                     raise ProtocolError(f"ListOffsets for {tp} on broker {leader} failed with error "

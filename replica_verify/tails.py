@@ -20,7 +20,7 @@ from kafka.protocol.consumer import FetchRequest, ListOffsetsRequest
 from kafka.record.memory_records import MemoryRecords
 
 from replica_verify.connection import BrokerConnection
-from replica_verify.discovery import Partition
+from replica_verify.discovery import PartitionId
 
 DEBUGGING_REPLICA_ID = -2
 
@@ -41,7 +41,7 @@ class TailCheck:
         return max(0, self.leader_end - self.replica_end)
 
 
-def check_tails(endpoints: dict[int, tuple[str, int]], replicas: list[tuple[Partition, int, int]],
+def check_tails(endpoints: dict[int, tuple[str, int]], replicas: list[tuple[PartitionId, int, int]],
                 timeout_s: float) -> list[TailCheck]:
     """``replicas``: (partition, replica broker, leader broker) triples."""
     conns: dict[int, BrokerConnection] = {}
@@ -83,7 +83,7 @@ def _show(last: tuple[int, int] | None) -> str:
     return "none" if last is None else f"ends at {last[0]} with CRC {last[1]}"
 
 
-def _log_end(conn: BrokerConnection, tp: Partition) -> tuple[int, int]:
+def _log_end(conn: BrokerConnection, tp: PartitionId) -> tuple[int, int]:
     T = ListOffsetsRequest.ListOffsetsTopic
     resp = conn.send(ListOffsetsRequest(replica_id=DEBUGGING_REPLICA_ID, isolation_level=0, topics=[
         T(name=tp.topic, partitions=[T.ListOffsetsPartition(partition_index=tp.partition, timestamp=-1)])]))
@@ -91,7 +91,7 @@ def _log_end(conn: BrokerConnection, tp: Partition) -> tuple[int, int]:
     return p.offset, p.error_code
 
 
-def _batch_at(conn: BrokerConnection, tp: Partition, offset: int) -> tuple[int, int] | None:
+def _batch_at(conn: BrokerConnection, tp: PartitionId, offset: int) -> tuple[int, int] | None:
     FT = FetchRequest.FetchTopic
     resp = conn.send(FetchRequest(replica_id=DEBUGGING_REPLICA_ID, max_wait_ms=0, min_bytes=0, max_bytes=1,
                                   isolation_level=0, topics=[FT(topic=tp.topic, partitions=[

@@ -37,7 +37,7 @@ from kafka.protocol.consumer import FetchRequest
 
 from replica_verify.compare import Mismatch, ReplicaData, compare_partition
 from replica_verify.connection import BrokerConnection
-from replica_verify.discovery import ClusterLayout, Partition, initial_offsets, load_layout
+from replica_verify.discovery import ClusterLayout, PartitionId, initial_offsets, load_layout
 from replica_verify.errors import VerifyError
 from replica_verify.options import VerifyOptions
 
@@ -91,7 +91,7 @@ def verify(opts: VerifyOptions, out: Callable[[str], None] = print, max_rounds: 
     started = time.monotonic()
     layout = load_layout(opts.brokers, opts.topic_pattern, opts.socket_timeout_s)
     offsets = initial_offsets(layout, opts.time, opts.socket_timeout_s)
-    per_broker: dict[int, list[Partition]] = {}
+    per_broker: dict[int, list[PartitionId]] = {}
     for info in layout.partitions:
         for r in info.replicas:
             per_broker.setdefault(r, []).append(info.tp)
@@ -125,9 +125,9 @@ def verify(opts: VerifyOptions, out: Callable[[str], None] = print, max_rounds: 
     return summary
 
 
-def _fetch(broker: int, conn: BrokerConnection, tps: list[Partition], offsets: dict[Partition, int],
-           opts: VerifyOptions) -> dict[Partition, ReplicaData]:
-    by_topic: dict[str, list[Partition]] = {}
+def _fetch(broker: int, conn: BrokerConnection, tps: list[PartitionId], offsets: dict[PartitionId, int],
+           opts: VerifyOptions) -> dict[PartitionId, ReplicaData]:
+    by_topic: dict[str, list[PartitionId]] = {}
     for tp in tps:
         by_topic.setdefault(tp.topic, []).append(tp)
     FT = FetchRequest.FetchTopic
@@ -141,10 +141,10 @@ def _fetch(broker: int, conn: BrokerConnection, tps: list[Partition], offsets: d
     response = conn.send(request)
     if response.error_code:
         raise VerifyError(f"{conn.where} refused the fetch (error code {response.error_code})")
-    got: dict[Partition, ReplicaData] = {}
+    got: dict[PartitionId, ReplicaData] = {}
     for t in response.responses:
         for p in t.partitions:
-            tp = Partition(t.topic, p.partition_index)
+            tp = PartitionId(t.topic, p.partition_index)
             if p.error_code and p.error_code not in (OFFSET_OUT_OF_RANGE, CORRUPT_MESSAGE):
                 raise VerifyError(f"{conn.where} answered error code {p.error_code} for {tp} "
                                   "(the assignment or leadership changed during verification?); run again")
@@ -160,8 +160,8 @@ def _fetch(broker: int, conn: BrokerConnection, tps: list[Partition], offsets: d
     return got
 
 
-def _verify_round(layout: ClusterLayout, fetched: dict[int, dict[Partition, ReplicaData]],
-                  offsets: dict[Partition, int], aligned: dict[Partition, bool], summary: Summary,
+def _verify_round(layout: ClusterLayout, fetched: dict[int, dict[PartitionId, ReplicaData]],
+                  offsets: dict[PartitionId, int], aligned: dict[PartitionId, bool], summary: Summary,
                   out: Callable[[str], None]) -> tuple[bool, list[PartitionLag]]:
     progressed = False
     lags = []

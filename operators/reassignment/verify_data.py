@@ -18,7 +18,7 @@ from kafka_zk.snapshot import read_snapshot
 from operators.base import as_bool
 from operators.errors import VerificationFailed
 from operators.reassignment.verify import SHOWN, _VerifyStep
-from replica_verify.discovery import Partition
+from replica_verify.discovery import PartitionId
 from replica_verify.errors import VerifyError
 from replica_verify.tails import check_tails
 
@@ -71,7 +71,7 @@ class DataVerifyOperator(_VerifyStep):
                 continue
             for r in target:
                 if r not in before and r != leader:
-                    moved.append((Partition(tp.topic, tp.partition), r, leader))
+                    moved.append((PartitionId(tp.topic, tp.partition), r, leader))
         try:
             checks = check_tails(endpoints, moved, float(self.timeout_s))
         except VerifyError as exc:

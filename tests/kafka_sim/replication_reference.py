@@ -1,6 +1,6 @@
 """The replication model's plan done the straightforward way: the reference for the incremental one.
 
-:class:`FullReplan` stands in for :class:`kafka_sim.replication_plan.Plan` (``model.plan =
+:class:`FullReplan` stands in for :class:`kafka_sim.replication_plan.ReplicationPlan` (``model.plan =
 FullReplan(model)``): on any change it derives every copying flow again, shares out every rate
 with the plain progressive filling (:func:`kafka_sim.maxmin.allocate`, one rate per flow),
 computes every finish time, and brings every follower's bytes forward eagerly whenever time has

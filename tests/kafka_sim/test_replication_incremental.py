@@ -4,7 +4,7 @@ Random clusters (up to 6 brokers, 6 partitions, random sizes) go through random 
 moves adding and dropping replicas, ISR joins of caught-up followers, throttle rates and lists,
 stalls, brokers down and up, disk capacities, network rates, size changes, deletions, time
 passing in uneven steps — applied to two models side by side: the product's
-(:class:`kafka_sim.replication_plan.Plan`) and the reference that derives everything again on
+(:class:`kafka_sim.replication_plan.ReplicationPlan`) and the reference that derives everything again on
 every change (tests/kafka_sim/replication_reference.py). After every step both give the same
 catch-ups (same replicas, same simulated times), the same next event time, the same rates and
 the same bytes on every replica and disk, to float tolerance. ``allocate_classes`` (flows grouped

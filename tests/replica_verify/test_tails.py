@@ -6,7 +6,7 @@ import json
 
 from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_sim.wire.records import BATCH_BYTES, BATCH_RECORDS
-from replica_verify.discovery import Partition
+from replica_verify.discovery import PartitionId
 from replica_verify.tails import check_tails
 
 
@@ -16,7 +16,7 @@ def test_tails_match_differ_or_lag(zk_connect):
         c.create_topics({"a": ({0: [0, 1, 2]}, {0: 3 * BATCH_BYTES}, None),
                          "b": ({0: [1, 2, 0]}, {0: 2 * BATCH_BYTES}, None)})
         endpoints = {b: ("127.0.0.1", c.broker_port(b)) for b in (0, 1, 2)}
-        asked = [(Partition("a", 0), 1, 0), (Partition("a", 0), 2, 0), (Partition("b", 0), 0, 1)]
+        asked = [(PartitionId("a", 0), 1, 0), (PartitionId("a", 0), 2, 0), (PartitionId("b", 0), 0, 1)]
         assert [x.problem for x in check_tails(endpoints, asked, 5.0)] == [None, None, None]
 
         c.corrupt_record("a", 0, broker=2, offset=3 * BATCH_RECORDS - 1)     # in the last batch
