@@ -11,7 +11,7 @@ returned per op (a missing node) or raised as kazoo raised them.
 
 from __future__ import annotations
 
-from collections import deque, namedtuple
+from collections import namedtuple
 from typing import Iterable
 
 from kazoo.client import KazooClient
@@ -19,6 +19,8 @@ from kazoo.exceptions import EXCEPTIONS, NoNodeError, UnimplementedError
 from kazoo.protocol.serialization import (GetData, MultiHeader, int_struct, multiheader_struct,
                                           read_buffer, stat_struct)
 from kazoo.protocol.states import ZnodeStat
+
+from kafka_zk.in_flight import Gathered, keep_in_flight
 
 OPCODE = 22
 
@@ -82,36 +84,24 @@ def multi_read(client: KazooClient, znodes: Iterable[str], batch: int = 1000, wi
     them); an error reply for one op other than NoNode is raised.
     """
     paths_list = list(znodes)
-    out: dict[str, object] = {}
-    unread: list[str] = []
-    first_error: Exception | None = None
-    inflight: deque = deque()
+    got = Gathered()
 
-    def collect() -> None:
-        nonlocal first_error
-        chunk, r = inflight.popleft()
+    def collect(chunk: list[str], r) -> None:
         try:
             results = r.get(timeout=timeout)
         except UnimplementedError as exc:
             raise MultiReadUnsupported(str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - the caller decides what is retryable
-            if first_error is None:
-                first_error = exc
-            unread.extend(chunk)
+            got.lost(chunk, exc)
             return
         for path, res in zip(chunk, results):
             if isinstance(res, NoNodeError):
-                out[path] = None
+                got.out[path] = None
             elif isinstance(res, Exception):
                 raise res
             else:
-                out[path] = res
+                got.out[path] = res
 
-    for i in range(0, len(paths_list), batch):
-        chunk = paths_list[i:i + batch]
-        inflight.append((chunk, submit(client, chunk)))
-        if len(inflight) >= window:
-            collect()
-    while inflight:
-        collect()
-    return out, unread, first_error
+    chunks = (paths_list[i:i + batch] for i in range(0, len(paths_list), batch))
+    keep_in_flight(chunks, lambda chunk: submit(client, chunk), collect, window)
+    return got.as_tuple()

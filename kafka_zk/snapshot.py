@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from dataclasses import replace
 from typing import Callable, Iterable, Mapping, TypeVar
 
@@ -39,6 +38,7 @@ from kafka_zk import multi_read as _multi
 from kafka_zk.codecs import PartitionState, TopicAssignment, TopicPartition
 from kafka_zk.connect import retry_policy
 from kafka_zk.errors import InvalidPayload, ZkUnavailable, translate
+from kafka_zk.in_flight import Gathered, keep_in_flight
 from kafka_zk.multi_read import MultiReadUnsupported
 from kafka_zk.server_features import supports_multi_read
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
@@ -91,29 +91,18 @@ def _retrying(client: KazooClient, read_some: Callable[[list[str]], tuple[dict, 
 def _pipelined_once(client: KazooClient, method: str, znodes: list[str], window: int,
                     timeout: float) -> tuple[dict[str, object], list[str], Exception | None]:
     call = getattr(client, f"{method}_async")
-    out: dict[str, object] = {}
-    unread: list[str] = []
-    first_error: Exception | None = None
-    inflight: deque = deque()
+    got = Gathered()
 
-    def collect() -> None:
-        nonlocal first_error
-        p, r = inflight.popleft()
+    def collect(path: str, r) -> None:
         try:
-            out[p] = r.get(timeout=timeout)
+            got.out[path] = r.get(timeout=timeout)
         except NoNodeError:
-            out[p] = None
+            got.out[path] = None
         except Exception as exc:  # noqa: BLE001 - the retry loop decides
-            first_error = first_error or exc
-            unread.append(p)
+            got.lost((path,), exc)
 
-    for path in znodes:
-        inflight.append((path, call(path)))
-        if len(inflight) >= window:
-            collect()
-    while inflight:
-        collect()
-    return out, unread, first_error
+    keep_in_flight(znodes, call, collect, window)
+    return got.as_tuple()
 
 
 def pipelined(client: KazooClient, method: str, znodes: Iterable[str], window: int = WINDOW,
