@@ -31,7 +31,7 @@ from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.errors import KafkaZkError
 from procedures.run_folder import RunFolder
 from procedures.approval.policy import check_no_bypass_param, check_not_expired, check_responder
-from operators.approval.retry import RetriedApprovalOperator, request_still_open
+from operators.approval.retry import RetriedApprovalOperator, decision_event, request_still_open
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
 from operators.notifications.runbook import notify_event
@@ -94,11 +94,20 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
         expiry = cluster.approval_expires_after if cluster else DEFAULT_APPROVAL_EXPIRY
         self.response_timeout = expiry
         triggered_by = getattr(context["dag_run"], "triggering_user_name", None)
-        earlier = self._earlier_approval(folder, digest, triggered_by)
+        earlier = self._earlier_decision(folder, digest, triggered_by)
         if earlier is not None:
-            self.log.info("%s was approved by %s at %s, as an earlier try of this task recorded: not asking again "
-                          "(operators/approval/retry.py)", self.document, earlier.get("by"), earlier.get("at"))
-            return {"decision": "approved", "document_sha256": digest, "resumed": True}
+            self.log.info("%s was %s by %s at %s, as an earlier try of this task recorded: not asking again "
+                          "(operators/approval/retry.py)", self.document, earlier.get("decision"), earlier.get("by"),
+                          earlier.get("at"))
+            if earlier.get("decision") == "approved":
+                return {"decision": "approved", "document_sha256": digest, "resumed": True}
+            result = RetriedApprovalOperator.answered(self, context, decision_event(self.REJECT, earlier.get("by"),
+                                                                                    earlier.get("at")))
+            return json.loads(json.dumps(result, default=str))
+        request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
+        if self.retrying(context) and request.get("document_sha256") == digest and request_still_open(request):
+            requested = datetime.fromisoformat(str(request["requested_at"]))
+            self.read_recorded_answer(context, requested + timedelta(seconds=float(request["expiry_s"])))
         approvers = [a for a in (cluster.approvers if cluster is not None else ())
                      if a.lower() != (triggered_by or "").lower()]
         if approvers:                       # none left: anyone but the trigger (checked at the answer)
@@ -108,9 +117,9 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
             "triggered_by": triggered_by, "document": self.document, "document_sha256": digest})
         self.body = (f"{self.writes_text(doc, folder)}\n\n`{self.document}` sha256 `{digest}`. The request expires "
                      f"after {expiry}; the person who triggered the run cannot approve it.")
-        notify_event(context, folder, "approval_requested", self.log, body=self.body, what=self.subject,
-                     fields={"document": self.document, "sha256": digest, "expires after": str(expiry)})
-        return super().ask(context)
+        return self.request(context, lambda: notify_event(
+            context, folder, "approval_requested", self.log, body=self.body, what=self.subject,
+            fields={"document": self.document, "sha256": digest, "expires after": str(expiry)}))
 
     def answered(self, context: Any, event: dict[str, Any]) -> Any:
         folder = run_folder(context, self.run_root)
@@ -135,16 +144,19 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
         result = super().answered(context, event)
         return json.loads(json.dumps(result, default=str))
 
-    def _earlier_approval(self, folder: RunFolder, digest: str, triggered_by: str | None) -> dict | None:
-        """The approval of this document an earlier try of this task recorded, while its request is
-        still open (see :mod:`operators.approval.retry`), else ``None``."""
+    def _earlier_decision(self, folder: RunFolder, digest: str, triggered_by: str | None) -> dict | None:
+        """A person's answer about this document (approved, or rejected) that an earlier try of this
+        task recorded, while its request is still open (see :mod:`operators.approval.retry`), else ``None``."""
         record = folder.read_json(folder.root / f"approval_{self.name}.json") or {}
         request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
-        if record.get("decision") != "approved" or record.get("document_sha256") != digest:
+        if record.get("decision") not in ("approved", "rejected") or record.get("document_sha256") != digest:
+            return None
+        if record.get("note") or not record.get("by"):          # a refusal is no person's answer
             return None
         if request.get("document_sha256") != digest or not request_still_open(request):
             return None
-        check_responder(triggered_by, record.get("by"))
+        if record.get("decision") == "approved":
+            check_responder(triggered_by, record.get("by"))
         return record
 
     def _record(self, context: Any, folder: RunFolder, decision: str, by: str, at: datetime, note: str,

@@ -50,7 +50,7 @@ from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from procedures.run_folder import RunFolder
 from procedures.approval.policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
                                        check_responder, policy_decision)
-from operators.approval.retry import RetriedApprovalOperator, request_still_open
+from operators.approval.retry import RetriedApprovalOperator, decision_event, request_still_open
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
@@ -171,12 +171,21 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             self._retiring(context, folder, approved=True)
             return {"decision": PRE_APPROVED, "plan_hash": digest}
         triggered_by = getattr(dag_run, "triggering_user_name", None)
-        earlier = self._earlier_approval(folder, digest, triggered_by)
-        if earlier is not None:
+        earlier = self._earlier_decision(folder, digest, triggered_by)
+        if earlier is not None and earlier.decision == APPROVED:
             self.log.info("plan %s was approved by %s at %s, as an earlier try of this task recorded: not asking "
                           "again (operators/approval/retry.py)", digest, earlier.by, earlier.at)
             self._retiring(context, folder, approved=True)
             return {"decision": APPROVED, "plan_hash": digest, "resumed": True}
+        if earlier is not None:
+            self.log.info("plan %s was rejected by %s at %s, as an earlier try of this task recorded: not asking "
+                          "again (operators/approval/retry.py)", digest, earlier.by, earlier.at)
+            result = RetriedApprovalOperator.answered(self, context, decision_event(self.REJECT, earlier.by, earlier.at))
+            return json.loads(json.dumps(result, default=str))
+        request = folder.read_json(folder.root / REQUEST_FILE) or {}
+        if self.retrying(context) and request.get("plan_hash") == digest and request_still_open(request):
+            self.read_recorded_answer(context, _parse_time(request.get("expires_at"))
+                                      or now + timedelta(seconds=float(request["expiry_s"])))
         self.log.info("human approval needed: %s", decision.text)
         expiry = self._expiry(windows)
         self.response_timeout = expiry
@@ -189,10 +198,10 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             "not_pre_approved": list(decision.reasons)})
         link = report_link(dag_id, run_id, "plan_report.html")
         self.body = self._body(digest, decision.reasons, expiry, triggered_by, link)
-        notify_event(context, folder, "approval_requested", self.log, body=self.body,
-                     link=link or run_page(dag_id, run_id, "plan_report.html"), what=self.subject,
-                     fields={"plan hash": digest, "expiry": expiry_text(now, expiry)})
-        return super().ask(context)
+        return self.request(context, lambda: notify_event(
+            context, folder, "approval_requested", self.log, body=self.body,
+            link=link or run_page(dag_id, run_id, "plan_report.html"), what=self.subject,
+            fields={"plan hash": digest, "expiry": expiry_text(now, expiry)}))
 
     def answered(self, context: Any, event: dict[str, Any]) -> Any:
         folder = run_folder(context, self.run_root)
@@ -249,16 +258,19 @@ class PlanApprovalOperator(RetriedApprovalOperator):
     # -- helpers -----------------------------------------------------------------------------
 
     @staticmethod
-    def _earlier_approval(folder: RunFolder, digest: str, triggered_by: str | None) -> ApprovalRecord | None:
-        """The human approval of ``digest`` an earlier try of this task recorded, while its request is
-        still open (see :mod:`operators.approval.retry`), else ``None``."""
+    def _earlier_decision(folder: RunFolder, digest: str, triggered_by: str | None) -> ApprovalRecord | None:
+        """A person's answer about ``digest`` (approved, or rejected) that an earlier try of this task
+        recorded, while its request is still open (see :mod:`operators.approval.retry`), else ``None``."""
         record = ApprovalRecord.load(folder)
         request = folder.read_json(folder.root / REQUEST_FILE) or {}
-        if record is None or record.decision != APPROVED or record.plan_hash != digest:
+        if record is None or record.decision not in (APPROVED, REJECTED) or record.plan_hash != digest:
+            return None
+        if record.expired or not record.by or record.note:     # a refusal or an expiry is no person's answer
             return None
         if request.get("plan_hash") != digest or not request_still_open(request):
             return None
-        check_responder(triggered_by, record.by)
+        if record.decision == APPROVED:
+            check_responder(triggered_by, record.by)
         return record
 
     def _expiry(self, windows: WindowsFile | None) -> timedelta:

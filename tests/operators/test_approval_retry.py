@@ -1,5 +1,6 @@
-"""An approve task retried after Airflow's human-in-the-loop race resumes from the recorded approval,
-and only from a valid one; the approval rules' refusals are never retried.
+"""An approve task retried after Airflow's human-in-the-loop race resumes from the recorded answer
+(approved or rejected), or reads the answer Airflow holds, and never asks again for an open request;
+only a valid answer counts; the approval rules' refusals are never retried.
 
 The race itself needs a real scheduler (tests/dags/test_real_airflow_race.py met it: an answer
 given within a second of the request failed the approve task with "finished with state success,
@@ -15,13 +16,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException, TaskDeferred
 
 from planning.plan_folder.write import write_plan_artifacts
 from procedures.run_folder import RunFolder
 from operators.approval.step import REQUEST_FILE, PlanApprovalOperator
 from operators.errors import ApprovalRefused
 from operators.runtime import APPROVED, REJECTED, ApprovalRecord, plan_hash
+from operators.triggers.recorded_answer import RecordedAnswerTrigger, answer_event
 from planning.kernels.decommission import plan_decommission
 from planning.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.summary import build_summary
@@ -43,9 +45,10 @@ def folder(tmp_path: Path) -> RunFolder:
     return folder
 
 
-def context(folder: RunFolder, triggered_by: str = "alice", conf: dict | None = None) -> dict:
+def context(folder: RunFolder, triggered_by: str = "alice", conf: dict | None = None, try_number: int = 2) -> dict:
     dag_run = SimpleNamespace(conf=conf or {}, run_type="manual", triggering_user_name=triggered_by)
-    return {"dag_run": dag_run, "run_id": RUN_ID, "dag": SimpleNamespace(dag_id=DAG_ID)}
+    ti = SimpleNamespace(id="0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", try_number=try_number)
+    return {"dag_run": dag_run, "run_id": RUN_ID, "dag": SimpleNamespace(dag_id=DAG_ID), "task_instance": ti, "ti": ti}
 
 
 def operator(folder: RunFolder) -> PlanApprovalOperator:
@@ -75,12 +78,65 @@ def test_a_retry_resumes_from_the_approval_the_earlier_try_recorded(folder: RunF
     assert ApprovalRecord.load(folder).by == "bob"          # the record is the earlier try's, untouched
 
 
-@pytest.mark.parametrize("case", ["rejected", "other plan", "expired request", "approved by the trigger"])
+def test_a_retry_ends_as_the_reject_the_earlier_try_recorded_asking_nobody(folder: RunFolder) -> None:
+    earlier_try(folder, decision=REJECTED)
+    result = operator(folder).execute(context(folder))
+    assert result["chosen_options"] == ["Reject"] and result["responded_by_user"] == {"id": "bob", "name": "bob"}
+    assert ApprovalRecord.load(folder).decision == REJECTED and ApprovalRecord.load(folder).by == "bob"
+    assert not (folder.root / "notifications.jsonl").exists()        # nobody was asked again
+
+
+def test_a_retry_with_the_request_open_and_no_answer_recorded_reads_the_answer_airflow_holds(folder: RunFolder) -> None:
+    earlier_try(folder)
+    folder.approval.unlink()                            # the earlier try never read the answer
+    with pytest.raises(TaskDeferred) as deferred:
+        operator(folder).execute(context(folder))
+    assert isinstance(deferred.value.trigger, RecordedAnswerTrigger)
+    assert deferred.value.trigger.ti_id == context(folder)["task_instance"].id
+    assert deferred.value.method_name == "resume_recorded"
+    assert not (folder.root / "notifications.jsonl").exists()        # not announced again
+    assert operator(folder)._earlier_decision(folder, plan_hash(folder.plan_dir), "alice") is None
+
+
+@pytest.mark.parametrize("option", ["Approve", "Reject"])
+def test_the_answer_airflow_held_is_handled_as_the_waiting_try_would_have(folder: RunFolder, option: str) -> None:
+    earlier_try(folder)
+    folder.approval.unlink()
+    at = datetime.now(timezone.utc)
+    event = {"recorded": True, "chosen_options": [option], "params_input": {}, "responded_at": at.isoformat(),
+             "responded_by_user": {"id": "bob", "name": "bob"}}
+    op = operator(folder)
+    result = op.resume_recorded(context(folder), event, expires_at=(at + timedelta(hours=1)).isoformat())
+    assert result["chosen_options"] == [option]
+    record = ApprovalRecord.load(folder)
+    assert record.decision == (APPROVED if option == "Approve" else REJECTED) and record.by == "bob"
+
+
+def test_the_answer_airflow_held_from_the_trigger_is_still_refused_by_four_eyes(folder: RunFolder) -> None:
+    earlier_try(folder)
+    folder.approval.unlink()
+    event = {"recorded": True, "chosen_options": ["Approve"], "params_input": {},
+             "responded_at": datetime.now(timezone.utc).isoformat(), "responded_by_user": {"id": "alice", "name": "alice"}}
+    with pytest.raises(ApprovalRefused, match="four-eyes"):
+        operator(folder).resume_recorded(context(folder), event, expires_at=datetime.now(timezone.utc).isoformat())
+
+
+def test_the_trigger_event_carries_the_answer_or_says_none_is_recorded() -> None:
+    at = datetime(2026, 12, 2, 3, 0, tzinfo=timezone.utc)
+    answered = SimpleNamespace(response_received=True, chosen_options=["Reject"], params_input={}, responded_at=at,
+                               responded_by_user=SimpleNamespace(id="bob", name="bob"))
+    assert answer_event(answered) == {"recorded": True, "chosen_options": ["Reject"], "params_input": {},
+                                      "responded_at": at.isoformat(), "responded_by_user": {"id": "bob", "name": "bob"}}
+    waiting = SimpleNamespace(response_received=False, chosen_options=None)
+    assert answer_event(waiting)["recorded"] is False
+    assert RecordedAnswerTrigger("x", 5.0).serialize() == (
+        "operators.triggers.recorded_answer.RecordedAnswerTrigger", {"ti_id": "x", "not_before": 5.0})
+
+
+@pytest.mark.parametrize("case", ["other plan", "expired request", "approved by the trigger"])
 def test_a_retry_does_not_resume_from_anything_else(folder: RunFolder, case: str) -> None:
     digest = plan_hash(folder.plan_dir)
-    if case == "rejected":
-        earlier_try(folder, decision=REJECTED)
-    elif case == "other plan":
+    if case == "other plan":
         earlier_try(folder, digest="0" * 64)
     elif case == "expired request":
         earlier_try(folder, requested_ago=timedelta(hours=2), expiry=timedelta(hours=1))
@@ -91,7 +147,7 @@ def test_a_retry_does_not_resume_from_anything_else(folder: RunFolder, case: str
         with pytest.raises(ApprovalRefused, match="alice triggered this run and cannot approve it"):
             op.execute(context(folder))
     else:
-        assert op._earlier_approval(folder, digest, "alice") is None
+        assert op._earlier_decision(folder, digest, "alice") is None
 
 
 def test_refusals_of_the_rules_fail_at_once_without_a_retry(folder: RunFolder) -> None:
