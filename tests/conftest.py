@@ -112,6 +112,7 @@ SLOWEST_FIRST = (    # seconds per file, a full run on 2026-11-26 (4 workers, 2 
     "tests/dags/test_run_outcomes.py",                                # 399 s
     "tests/dags/test_batch_windows.py",                               # 386 s
     "tests/dags/test_real_airflow_race.py",                           # 352 s
+    "tests/dags/test_real_airflow_answer_before_park.py",             # 340 s (alone, -n 0, 2026-12-02)
     "tests/dags/test_rollback.py",                                    # 310 s
     "tests/campaign/test_roll_fault_campaign.py",                     # ~280 s (new, measured alone)
     "tests/dags/test_change_replication_factor.py",                   # 266 s
