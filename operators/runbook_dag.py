@@ -11,7 +11,7 @@ factories give the cluster connection, the run root and the pre-approval switch 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from airflow.sdk import DAG, Param
 
@@ -53,6 +53,47 @@ def run_root_param(what: str = "artifacts, audit, reports") -> Param:
                  description=f"Directory under which each run's folder ({what}) is made")
 
 
+def allows_null(schema: Mapping[str, Any]) -> bool:
+    """Whether a Param's schema lets it be empty (no ``type``, or one that includes ``null``)."""
+    kind = schema.get("type")
+    return kind is None or kind == "null" or (isinstance(kind, list) and "null" in kind)
+
+
+def has_usable_default(param: Param) -> bool:
+    """A default that is a value the Param accepts (``[]`` for a list that needs an item is not)."""
+    if param.value is None or param.value is ...:
+        return False
+    try:
+        param.resolve(param.value)
+    except Exception:                      # ParamValidationError: the default is a placeholder
+        return False
+    return True
+
+
+def optional_when_defaulted(params: Mapping[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
+    """The Params with every one that has a usable default made optional in the trigger form, and
+    their names.
+
+    Airflow 3.3.2's form stars a Param as required whenever its schema has a ``type`` without
+    ``null`` — a default does not count (the UI's ``isRequired``: ``!!schema.type && (!Array.isArray
+    (schema.type) || !schema.type.includes("null"))``). So each Param with a usable default gets
+    ``null`` added to its type; a person who clears the field submits ``null``, which the run's first
+    task refuses naming the Param and its default (:func:`operators.approval.conf_check.check_conf_keys`;
+    an ``enum`` keeps its values, so Airflow refuses ``null`` there at the trigger)."""
+    out: dict[str, Any] = {}
+    widened = set()
+    for name, param in params.items():
+        if isinstance(param, Param) and not allows_null(param.schema) and has_usable_default(param):
+            schema = dict(param.schema)
+            kind = schema["type"]
+            schema["type"] = [*(kind if isinstance(kind, list) else [kind]), "null"]
+            out[name] = Param(param.value, description=param.description, schema=schema)
+            widened.add(name)
+        else:
+            out[name] = param
+    return out, frozenset(widened)
+
+
 def before_each_task(context: Any) -> None:
     """The ``pre_execute`` hook of every runbook task: refuse a conf key that is not a Param or a Param
     value its parser refuses (:mod:`operators.param_check`), note a retry."""
@@ -68,9 +109,13 @@ ZK_STEP_ARGS = dict(zk_conn_id="{{ params.zk_conn_id }}", run_root="{{ params.ru
 
 def runbook_dag(dag_id: str, description: str, params: dict[str, Any], doc_md: str,
                 schedule: timedelta | str | None = None, tags: Iterable[str] = ()) -> DAG:
-    """The DAG of one runbook, with the settings every runbook shares."""
-    return DAG(dag_id=dag_id, description=description, schedule=schedule,
-               start_date=datetime(2024, 1, 1), catchup=False, max_active_runs=1, params=params,
-               render_template_as_native_obj=True, doc_md=doc_md,
-               default_args={"pre_execute": before_each_task, "on_failure_callback": record_failure},
-               tags=["kafka", "runbook", "zookeeper", *tags])
+    """The DAG of one runbook, with the settings every runbook shares (a Param with a usable default
+    is optional in the trigger form: :func:`optional_when_defaulted`)."""
+    params, defaulted = optional_when_defaulted(params)
+    dag = DAG(dag_id=dag_id, description=description, schedule=schedule,
+              start_date=datetime(2024, 1, 1), catchup=False, max_active_runs=1, params=params,
+              render_template_as_native_obj=True, doc_md=doc_md,
+              default_args={"pre_execute": before_each_task, "on_failure_callback": record_failure},
+              tags=["kafka", "runbook", "zookeeper", *tags])
+    dag.never_empty_params = defaulted      # read by check_conf_keys: these Params refuse null
+    return dag

@@ -298,14 +298,19 @@ class PlanApprovalOperator(RetriedApprovalOperator):
         return "\n\n".join(lines)
 
 
+def duration_text(span: timedelta) -> str:
+    """``12 h``, ``1.5 h``, ``30 min``, ``10 s``: a duration as a person reads it (never ``12:00:00``)."""
+    s = span.total_seconds()
+    if s >= 3600:
+        return f"{s / 3600:.0f} h" if s % 3600 == 0 else f"{s / 3600:.1f} h"
+    return f"{s / 60:.0f} min" if s >= 60 and s % 60 == 0 else f"{s / 60:.1f} min" if s >= 60 else f"{s:.0f} s"
+
+
 def expiry_text(now: datetime, expiry: timedelta) -> str:
     """``expires at 21:15 UTC, in 12 h`` (the date is added when it is not today's, in UTC)."""
     at = (now + expiry).astimezone(timezone.utc)
     day = "" if at.date() == now.astimezone(timezone.utc).date() else f" on {at:%a %d %b}"
-    s = expiry.total_seconds()
-    left = (f"{s / 3600:.0f} h" if s >= 3600 and s % 3600 == 0 else f"{s / 3600:.1f} h" if s >= 3600
-            else f"{s / 60:.0f} min")
-    return f"expires at {at:%H:%M} UTC{day}, in {left}"
+    return f"expires at {at:%H:%M} UTC{day}, in {duration_text(expiry)}"
 
 
 def _parse_time(value: Any) -> datetime | None:

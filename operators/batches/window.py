@@ -84,7 +84,7 @@ def hold_for_window(step: RunbookOperator, context: Any, folder: RunFolder, inde
                             if decision.resume is not None else
                             f"{what} not started: {decision.reason}, and no window admitting {dag_id} opens within "
                             "a year: fix the windows file; nothing more was written")
-    windows.paused(index, now, decision, False)
+    windows.paused(index, now, decision, False, what=what)
     windows.save(folder)
     opens = decision.resume.opens.isoformat(timespec="seconds")
     step.log.warning("window guard: %s not started: %s; waiting (deferred, no worker held) until %s opens at %s",

@@ -228,6 +228,16 @@ def _mean(values: Sequence[int]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 broker``, ``2 brokers``: a count with its noun."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def brokers_named(ids: Sequence[int]) -> str:
+    """``broker 5``, ``brokers 4, 5``: broker ids, never to be read as a count."""
+    return ("broker " if len(ids) == 1 else "brokers ") + ", ".join(map(str, sorted(ids)))
+
+
 def _growth_causes(d: BrokerDisk, by_broker: Mapping[int, BrokerDisk], racks_before: Mapping[int, str],
                    removed: Sequence[int], received: Mapping[int, int]) -> list[str]:
     """Why ``d`` grows, each cause with its numbers: the rack constraint (its rack loses brokers
@@ -246,9 +256,11 @@ def _growth_causes(d: BrokerDisk, by_broker: Mapping[int, BrokerDisk], racks_bef
     group_before, group_after = _mean([x.before for x in group]), _mean([x.after for x in group])
     if leaving and group_before > 0 and group_after > group_before * GROWTH_FACTOR:
         freed = sum(by_broker[b].before for b in leaving if b in by_broker)
-        causes.append(f"rack {rack} keeps {len(group)} broker(s) while {', '.join(map(str, leaving))} leave(s) it, "
-                      "and rack-aware placement keeps each partition's replica in its rack, so the kept broker(s) "
-                      f"of that rack take those replicas ({human(freed)}): their mean grows "
+        kept = "the kept broker of that rack takes" if len(group) == 1 else "the kept brokers of that rack take"
+        grows = "it grows" if len(group) == 1 else "their mean grows"
+        causes.append(f"rack {rack} keeps {counted(len(group), 'broker')} while {brokers_named(leaving)} "
+                      f"{'leaves' if len(leaving) == 1 else 'leave'} it, and rack-aware placement keeps each "
+                      f"partition's replica in its rack, so {kept} those replicas ({human(freed)}): {grows} "
                       f"{group_after / group_before:.1f}x ({human(group_before)} -> {human(group_after)})")
     peers_before = _mean([x.before for x in peers])
     if peers and d.before * GROWTH_FACTOR < peers_before:

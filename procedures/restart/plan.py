@@ -67,13 +67,18 @@ class RestartPlan:
                  f"{'one broker' if self.by == 'broker' else 'one rack'} at a time, in this order:", "",
                  "| # | broker(s) | rack | host(s) |", "|---|---|---|---|"]
         for i, batch in enumerate(self.batches, 1):
-            racks = sorted({str(self.racks.get(str(b))) for b in batch})
+            racks = sorted({rack_text(self.racks.get(str(b))) for b in batch})
             lines.append(f"| {i} | {', '.join(map(str, batch))} | {', '.join(racks)} | "
                          f"{', '.join(str(self.hosts.get(str(b))) for b in batch)} |")
         if self.controller in self.brokers:
             lines += ["", f"The controller (broker {self.controller}) is restarted last: one controller move."]
         lines += ["", f"Restart action, run once per broker: `{self.action}`"]
         return "\n".join(lines)
+
+
+def rack_text(rack: str | None) -> str:
+    """A broker's rack as the approver reads it: ``no rack`` when the broker registered none."""
+    return "no rack" if rack is None or str(rack) in ("", "None") else str(rack)
 
 
 def _rack_key(rack: str | None) -> tuple[int, str]:

@@ -72,13 +72,16 @@ class WindowBook:
                                           "closes": d.window.closes.isoformat(timespec="seconds"),
                                           "closes_epoch": d.window.closes.timestamp()}
 
-    def paused(self, wave_id: int, now: float, d: WaveDecision, throttles_removed: bool) -> None:
+    def paused(self, wave_id: int, now: float, d: WaveDecision, throttles_removed: bool,
+               what: str | None = None) -> None:
+        """A pause before wave ``wave_id``; ``what`` names a step that is no wave (``batch 2/5``, ``the
+        change``): such a run sets no throttles, so none are recorded."""
         self.throttles_removed_at_pause = throttles_removed
         self.pauses.append({"before_wave": wave_id, "at": _iso(now), "reason": d.reason,
                             "resumes_at": d.resume.opens.isoformat(timespec="seconds") if d.resume else None,
                             "resume_window": d.resume.window.name if d.resume else None,
-                            "throttles": "removed, re-set on resume" if throttles_removed else "kept",
-                            "resumed_at": None})
+                            "throttles": None if what else "removed, re-set on resume" if throttles_removed else "kept",
+                            "resumed_at": None, **({"what": what} if what else {})})
 
     def waited_before(self, wave_id: int) -> bool:
         """Has this wave (or batch) already waited for a window's opening?"""

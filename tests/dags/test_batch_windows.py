@@ -89,6 +89,7 @@ def test_delete_topics_outside_its_window_waits_deferred_notifies_and_deletes_in
     book = json.loads((result.run_folder / "windows.json").read_text())
     [pause] = book["pauses"]
     assert pause["before_wave"] == 0 and "no window admitting delete_topics is open" in pause["reason"], pause
+    assert pause["what"] == "batch 1/2" and pause["throttles"] is None, pause     # no "wave 0", no throttles
     assert pause["resumes_at"] == opens.isoformat(timespec="seconds") and pause["resumed_at"], pause
     # nothing was written before the window opened, every marker inside it
     window = load_windows_file(path).cluster(conn_id)

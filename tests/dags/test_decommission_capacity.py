@@ -97,7 +97,7 @@ def test_with_room_no_broker_passes_the_threshold_at_any_poll(zk_server, tmp_pat
         report = (folder / "plan_report.md").read_text()
         assert "fullest broker 3 peaks at 79.7 % of its capacity (threshold 85 %)" in report
         assert "| 3 | 320.0 GiB | 15.6 % | 79.7 % | 79.7 % |" in report
-        assert "Broker 3 grows 5.1x (50.0 GiB -> 255.0 GiB): rack c keeps 1 broker(s) while 6 leave(s) it" in report
+        assert "Broker 3 grows 5.1x (50.0 GiB -> 255.0 GiB): rack c keeps 1 broker while broker 6 leaves it" in report
         body = json.loads((folder / "approval.json").read_text())
         assert body["decision"] == "approved"
     finally:

@@ -45,6 +45,22 @@ def test_pauses_overruns_the_override_and_retries_are_each_one_sentence(folder: 
     assert len(lines) == 4
 
 
+def test_a_batch_runbooks_pause_names_the_batch_and_no_throttles(folder: RunFolder) -> None:
+    from datetime import datetime, timezone
+
+    from procedures.windows.guard import WaveDecision
+
+    book = WindowBook()
+    book.paused(0, datetime(2026, 11, 26, 21, 59, tzinfo=timezone.utc).timestamp(),
+                WaveDecision(start=False, reason="no window admitting delete_topics is open"), False, what="batch 1/2")
+    book.save(folder)
+    [line] = history_lines(folder)
+    assert line.startswith("window pause before batch 1 at 2026-11-26T21:59:00+00:00: no window admitting "
+                           "delete_topics is open;"), line
+    assert "wave" not in line and "throttles" not in line, line
+    assert WindowBook.load(folder).pauses[0]["what"] == "batch 1/2"      # what the progress page names
+
+
 def test_a_quiet_run_went_through_nothing(folder: RunFolder) -> None:
     assert history_lines(folder) == []
 

@@ -46,7 +46,18 @@ def test_a_rack_left_with_one_broker_is_the_cause_with_the_bytes_it_takes() -> N
     snap = literal_cluster({"t": parts}, racks)
     sizes = {TopicPartition("t", p): GIB for p in parts}
     notes = _notes(snap, sizes, [2])
-    assert notes == ["Broker 1 grows 2.0x (4.0 GiB -> 8.0 GiB): rack a keeps 1 broker(s) while 2 leave(s) it, "
-                     "and rack-aware placement keeps each partition's replica in its rack, so the kept broker(s) "
-                     "of that rack take those replicas (4.0 GiB): their mean grows 2.0x (4.0 GiB -> 8.0 GiB); "
+    assert notes == ["Broker 1 grows 2.0x (4.0 GiB -> 8.0 GiB): rack a keeps 1 broker while broker 2 leaves it, "
+                     "and rack-aware placement keeps each partition's replica in its rack, so the kept broker "
+                     "of that rack takes those replicas (4.0 GiB): it grows 2.0x (4.0 GiB -> 8.0 GiB); "
                      "its capacity is unknown."]
+
+
+def test_brokers_leaving_a_rack_are_named_as_brokers_never_read_as_a_count() -> None:
+    racks = {1: "a", 2: "a", 3: "b", 6: "b", 4: "c", 5: "c", 7: "c"}
+    parts = {p: ((1, 2)[p % 2], (3, 6)[p % 2], (4, 5, 7)[p % 3]) for p in range(12)}
+    snap = literal_cluster({"t": parts}, racks)
+    sizes = {TopicPartition("t", p): GIB for p in parts}
+    notes = _notes(snap, sizes, [4, 5])
+    assert any("rack c keeps 1 broker while brokers 4, 5 leave it, and rack-aware placement keeps each "
+               "partition's replica in its rack, so the kept broker of that rack takes those replicas" in n
+               for n in notes), notes
