@@ -17,7 +17,7 @@ The ``rehearse`` Param: ``auto`` (default) rehearses when the cluster has at mos
 :data:`AUTO_MAX_PARTITIONS` partitions and the plan at most :data:`AUTO_MAX_MOVES` partition
 moves (what BENCHMARKS.md measured as affordable: see the constants), ``on`` always, ``off`` never. The step returns
 ``approval_line``, which the approval body shows: the rehearsal's headline and where its report
-is (``rehearsal_report.md`` in the run folder; ``rehearsal/`` holds the rehearsal's own
+is (``rehearsal_report.html``, the page the link opens, and ``rehearsal_report.md`` in the run folder; ``rehearsal/`` holds the rehearsal's own
 ``waves.json``, ``windows.json`` and audit of its writes to the copy).
 
 Failure: bad inputs (a plan edited since its hash, an unreadable snapshot) fail the step before
@@ -46,6 +46,7 @@ from procedures.waves.throttles import resolve_rate
 from procedures.rehearsal.report import FILE as REPORT_FILE, RehearsalReport, read_report
 from operators.notifications.pages import report_link
 from operators.reports.links import PlanReportLink, RunPageLink
+from procedures.reports.markdown_page import markdown_page
 from operators.windows.config import configured_windows_path
 from procedures.windows.spec import load_windows_file
 
@@ -62,6 +63,7 @@ AUTO_MAX_PARTITIONS = 100_000
 AUTO_MAX_MOVES = 6_000
 ZOOKEEPER_ENV = "KAFKA_RUNBOOKS_REHEARSAL_ZOOKEEPER"
 REPORT_NAME = "rehearsal_report.md"
+REPORT_HTML = "rehearsal_report.html"     # the same report as a page (procedures/reports/markdown_page.py)
 #: the longest a rehearsal may run (wall): the auto bounds above took 5.4 min quiet, 16.7 min at a load of ~25 before
 REHEARSAL_TIMEOUT_S = 3600
 
@@ -94,7 +96,7 @@ def should_rehearse(mode: str, partitions: int, moves: int) -> tuple[bool, str]:
 
 class RehearsalReportLink(RunPageLink):
     name = "Rehearsal report"
-    page = REPORT_NAME
+    page = REPORT_HTML
 
 
 class RehearseOperator(RunbookOperator):
@@ -134,11 +136,14 @@ class RehearseOperator(RunbookOperator):
         out = folder.root / "rehearsal"
         report = self._run_rehearsal(self.rehearsal_args(folder, dag_id, out), out)
         shutil.copyfile(out / "rehearsal.md", folder.root / REPORT_NAME)
-        self.log.info("%s (report: %s)", report.headline(), folder.root / REPORT_NAME)
+        (folder.root / REPORT_HTML).write_text(markdown_page(f"Rehearsal — {dag_id} {run_id}",
+                                                             (out / "rehearsal.md").read_text(encoding="utf-8")),
+                                               encoding="utf-8")
+        self.log.info("%s (report: %s)", report.headline(), folder.root / REPORT_HTML)
         for problem in report.problems:
             self.log.warning("rehearsal problem: %s", problem)
-        link = report_link(dag_id, run_id, REPORT_NAME)
-        where = f"[rehearsal report]({link})" if link else f"rehearsal report: `{folder.root / REPORT_NAME}`"
+        link = report_link(dag_id, run_id, REPORT_HTML)
+        where = f"[rehearsal report]({link})" if link else f"rehearsal report: `{folder.root / REPORT_HTML}`"
         line = f"**{report.headline()}** — {where}"
         if report.problems:
             line += "\n\n" + "\n".join(f"- rehearsal problem: {p}" for p in report.problems[:5])

@@ -7,7 +7,9 @@ the API server by the project's plugin (:mod:`operators.plugin`) at ``/kafka-run
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/progress`` is the live progress page
   (:mod:`procedures.reports.live_progress`), refreshing itself while the run is queued or running;
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/{name}`` serves one of them (``plan_report.html``
-  with its chart, ``final_report.html``, the Markdown forms, ``approval.json``, ``audit.jsonl``…).
+  with its chart, ``final_report.html``, ``rehearsal_report.html``, the Markdown forms,
+  ``approval.json``, ``audit.jsonl``…); ``X.html`` of a report written only as ``X.md`` is that
+  Markdown as a page (:mod:`procedures.reports.markdown_page`).
 
 Every request needs an Airflow login (the JWT cookie of the UI, or a bearer token) and the auth
 manager's permission to read that DAG's runs, checked by Airflow's own dependency. The run
@@ -25,13 +27,14 @@ import html
 from pathlib import Path
 
 from fastapi import Depends, FastAPI, HTTPException
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
 from airflow.api_fastapi.core_api.security import requires_access_dag
 
 from procedures.run_folder import RunFolder, default_run_root
 from procedures.reports.live_progress import render_progress_page
+from procedures.reports.markdown_page import markdown_page
 from procedures.reports.locations import URL_PREFIX
 
 SUFFIXES = {".html": "text/html; charset=utf-8", ".md": "text/plain; charset=utf-8",
@@ -94,11 +97,16 @@ def run_index(dag_id: str, run_id: str) -> HTMLResponse:
 
 
 @app.get("/runs/{dag_id}/{run_id}/{name:path}", dependencies=[can_read_runs])
-def run_file(dag_id: str, run_id: str, name: str) -> FileResponse:
+def run_file(dag_id: str, run_id: str, name: str) -> Response:
     folder = _folder(dag_id, run_id)
     allowed = {p.relative_to(folder.root).as_posix(): p for p in _listing(folder)}
     path = allowed.get(name)
+    headers = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"}
+    markdown = allowed.get(name.removesuffix(".html") + ".md") if name.endswith(".html") else None
+    if path is None and markdown is not None:       # a Markdown report (a run from before its page) as a page
+        page = markdown_page(f"{markdown.stem.replace('_', ' ')} — {dag_id} {run_id}",
+                             markdown.read_text(encoding="utf-8"))
+        return HTMLResponse(page, headers=headers)
     if path is None:
         raise HTTPException(404, f"{name!r} is not a report of run {run_id!r}; the run's index lists them")
-    return FileResponse(path, media_type=SUFFIXES[path.suffix],
-                        headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
+    return FileResponse(path, media_type=SUFFIXES[path.suffix], headers=headers)

@@ -72,6 +72,7 @@ def test_the_rehearsal_timeline_is_within_10_percent_of_the_real_run_and_the_app
     assert rehearsal["passed"] is True, rehearsal["problems"]
     assert rehearsal["headline"] in approval_body("decommission_brokers", result.run_id)
     assert (folder / "rehearsal_report.md").read_text().startswith("# Rehearsal of plan")
+    assert "<h1>Rehearsal of plan" in (folder / "rehearsal_report.html").read_text()     # the page the link opens
     waves = json.loads((folder / "waves.json").read_text())["waves"]
     real = wave_spans(cluster.history(), [[(m["topic"], m["partition"]) for m in w["moves"]] for w in waves])
     rehearsed = [w["end_s"] - w["start_s"] for w in rehearsal["waves"]]
