@@ -9,7 +9,8 @@ the API server by the project's plugin (:mod:`operators.plugin`) at ``/kafka-run
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/{name}`` serves one of them (``plan_report.html``
   with its chart, ``final_report.html``, ``rehearsal_report.html``, the Markdown forms,
   ``approval.json``, ``audit.jsonl``…); ``X.html`` of a report written only as ``X.md`` is that
-  Markdown as a page (:mod:`procedures.reports.markdown_page`).
+  Markdown as a page (:mod:`procedures.reports.markdown_page`), and a final report lists the answers
+  refused after the run ended (:mod:`operators.approval.answer_gate`).
 
 Every request needs an Airflow login (the JWT cookie of the UI, or a bearer token) and the auth
 manager's permission to read that DAG's runs, checked by Airflow's own dependency. The run
@@ -33,6 +34,7 @@ from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessE
 from airflow.api_fastapi.core_api.security import requires_access_dag
 
 from procedures.run_folder import RunFolder, default_run_root
+from procedures.approval.answers import refused_answers
 from procedures.reports.live_progress import render_progress_page
 from procedures.reports.markdown_page import markdown_page
 from procedures.reports.locations import URL_PREFIX
@@ -106,7 +108,23 @@ def run_file(dag_id: str, run_id: str, name: str) -> Response:
     if path is None and markdown is not None:       # a Markdown report (a run from before its page) as a page
         page = markdown_page(f"{markdown.stem.replace('_', ' ')} — {dag_id} {run_id}",
                              markdown.read_text(encoding="utf-8"))
-        return HTMLResponse(page, headers=headers)
+        return HTMLResponse(with_refused_answers(page, folder, name), headers=headers)
     if path is None:
         raise HTTPException(404, f"{name!r} is not a report of run {run_id!r}; the run's index lists them")
+    if path.name.startswith("final_report") and refused_answers(folder):
+        return Response(with_refused_answers(path.read_text(encoding="utf-8"), folder, path.name),
+                        media_type=SUFFIXES[path.suffix], headers=headers)
     return FileResponse(path, media_type=SUFFIXES[path.suffix], headers=headers)
+
+
+def with_refused_answers(text: str, folder: RunFolder, name: str) -> str:
+    """A final report with the answers refused after the fact (:mod:`operators.approval.answer_gate`):
+    a late answer to an expired request, a triggerer's own Approve — each shown as refused, ignored."""
+    lines = [r["why"] for r in refused_answers(folder)]
+    if not lines or not name.startswith("final_report"):
+        return text
+    if name.endswith(".html"):
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+        block = f"<h2>Answers refused</h2><ul class=\"refused\">{items}</ul>"
+        return text.replace("</body>", block + "</body>", 1) if "</body>" in text else text + block
+    return text.rstrip("\n") + "\n\n## Answers refused\n\n" + "".join(f"- {line}\n" for line in lines)
