@@ -32,7 +32,7 @@ from kafka_zk.errors import KafkaZkError
 from procedures.run_folder import RunFolder
 from procedures.approval.policy import check_no_bypass_param, check_not_expired, check_responder
 from operators.approval.retry import RetriedApprovalOperator, decision_event, request_still_open
-from operators.approval.step import duration_text, expiry_text
+from operators.approval.step import duration_text, expiry_text, four_eyes_text
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
 from operators.notifications.runbook import notify_event
@@ -117,8 +117,7 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
             "requested_at": datetime.now(timezone.utc).isoformat(), "expiry_s": expiry.total_seconds(),
             "triggered_by": triggered_by, "document": self.document, "document_sha256": digest})
         self.body = (f"{self.writes_text(doc, folder)}\n\n`{self.document}` sha256 `{digest}`. This request "
-                     f"{expiry_text(datetime.now(timezone.utc), expiry)}; the person who triggered the run cannot "
-                     "approve it.")
+                     f"{expiry_text(datetime.now(timezone.utc), expiry)}.\n\n{four_eyes_text(triggered_by, approvers)}")
         return self.request(context, lambda: notify_event(
             context, folder, "approval_requested", self.log, body=self.body, what=self.subject,
             fields={"document": self.document, "sha256": digest, "expires after": duration_text(expiry)}))

@@ -291,11 +291,23 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             lines.append(f"plan hash: `{digest}`")
         if link:
             lines.append(f"**[Open the plan report]({link})** (served by Airflow; your login applies)")
-        lines.append(f"This request {expiry_text(datetime.now(timezone.utc), expiry)}; "
-                     + (f"{triggered_by} triggered the run and cannot approve it (four eyes)." if triggered_by
-                        else "the person who triggered the run cannot approve it (four eyes)."))
+        lines.append(f"This request {expiry_text(datetime.now(timezone.utc), expiry)}. "
+                     + four_eyes_text(triggered_by, [u["name"] for u in self.assigned_users or []]))
         lines.append("Not pre-approved: " + "; ".join(reasons) + ".")
         return "\n\n".join(lines)
+
+
+def four_eyes_text(triggered_by: str | None, approvers: Sequence[str]) -> str:
+    """The four-eyes rule as the approval body states it: who cannot answer Approve, who may, and what
+    happens to the triggerer's own Approve (Airflow's UI shows a refused answer only as "Access Denied")."""
+    if not triggered_by:
+        return "The person who triggered the run cannot approve it (four eyes)."
+    if approvers:
+        return (f"Four eyes: {triggered_by} triggered this run and cannot approve it; it is assigned to "
+                f"{', '.join(approvers)}. An Approve from {triggered_by} is refused (the UI may show it as "
+                "\"Access Denied\") and the request keeps waiting for them.")
+    return (f"Four eyes: {triggered_by} triggered this run and cannot approve it; anyone else who may run this "
+            f"runbook can answer. An Approve from {triggered_by} is refused: the run fails and nothing is written.")
 
 
 def duration_text(span: timedelta) -> str:

@@ -98,7 +98,7 @@ def test_a_skew_is_proposed_once_approved_by_a_person_and_a_healed_one_is_cancel
             assert run["note"].startswith(f"proposed by cluster_health run {first['_run_id']} for skew:brokers")
             assert run["conf"]["rehearse"] == "on" and run["conf"]["zk_conn_id"] == CONN
             body = airflow.api("GET", f"/dags/rebalance/dagRuns/{run_id}/taskInstances/approve/-1/hitlDetails")["body"]
-            assert "rehearsed:" in body and "proposer triggered the run and cannot approve it" in body
+            assert "rehearsed:" in body and "proposer triggered this run and cannot approve it" in body
             request = json.loads((RunFolder.for_run(runs, "rebalance", run_id).root / "approval_request.json").read_text())
             assert request["triggered_by"] == "proposer"        # the four-eyes rule refuses it as approver
 
