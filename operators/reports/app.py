@@ -77,7 +77,8 @@ def run_progress_page(dag_id: str, run_id: str) -> HTMLResponse:
     for name in ("plan_report.html", "final_report.html"):
         if (folder.root / name).is_file():
             links[name.replace("_", " ").replace(".html", "")] = name
-    page = render_progress_page(folder, dag_id, run_id, active=state in ("queued", "running"), links=links)
+    page = render_progress_page(folder, dag_id, run_id, active=state in ("queued", "running"), links=links,
+                                state=state)
     return HTMLResponse(page, headers={"Content-Security-Policy": CSP, "Cache-Control": "no-store"})
 
 

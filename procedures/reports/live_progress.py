@@ -1,4 +1,4 @@
-"""The live progress of a run's waves: what the wait writes at every poll, and the page built from it.
+"""The live progress of a run — its waves, or its batches — what the wait writes at every poll, and the page.
 
 While a wave copies, :class:`~operators.triggers.reassignment.WaveDoneTrigger` records its last poll
 with :func:`record_poll` in the run folder's ``live_progress.json`` (one entry per wave: partitions
@@ -14,6 +14,12 @@ The ETA of the running wave is what remains at the measured rate (else the plan'
 the time spent); the run's ETA adds the pending waves' predictions scaled by how the finished waves
 compared with theirs. Without sizes (no ``sizes_file``) bytes are unknown: the page counts
 partitions and says so, never "remaining of 0 B".
+
+A batch runbook (``delete_topics``, ``preferred_leader_election``, ``rolling_restart``) has no waves:
+:func:`batch_progress` reads its progress file (:data:`BATCH_FILES`) into a :class:`BatchProgress`,
+one row per batch (state, items, how long the cluster took, the runbook's own figure) and, for the
+roll, each broker batch's steps (stopped, registered, in sync, leaders back) with ZooKeeper's times.
+A run that has ended says so ("finished"), whatever it got to.
 
 Failure: a file that is not JSON raises :class:`~kafka_zk.errors.InvalidPayload` naming it (the
 page then answers 500 with that text); missing files mean "not yet" (a run before its first wave).
@@ -173,6 +179,81 @@ def _waves(path: Path) -> tuple[_Wave, ...] | None:
     return waves
 
 
+#: The batch runbooks' progress files (:mod:`operators.batches`, :mod:`operators.restart`): file -> what a
+#: batch's items are and the key they are listed under.
+BATCH_FILES = {"deletion_progress.json": ("topic", "topics"), "election_progress.json": ("partition", "partitions"),
+               "restart_progress.json": ("broker", "brokers")}
+#: The roll's steps per batch as the page shows them: label -> the progress file's time of it.
+ROLL_STEPS = (("stopped", "down_at"), ("registered", "registered_at"), ("in sync", "in_sync_at"),
+              ("leaders back", "leaders_back_at"))
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    """One batch of a batch runbook (a deletion, an election, a roll) on the page."""
+
+    number: int                          # 1-based, as messages name it ("batch 2/5")
+    state: str                           # pending, planned, submitted, done, failed
+    items: tuple[str, ...]
+    took_s: float | None
+    message: str = ""
+    detail: str = ""                     # the runbook's own figure (topics marked, leaders elected)
+    steps: tuple[tuple[str, float | None], ...] = ()      # the roll: stopped, registered, in sync, leaders back
+
+    @property
+    def names(self) -> str:
+        shown = ", ".join(self.items[:6])
+        return shown + (f" and {len(self.items) - 6} more" if len(self.items) > 6 else "")
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """A batch runbook's batches (see :func:`batch_progress`)."""
+
+    noun: str                            # "topic", "partition", "broker"
+    rows: tuple[BatchRow, ...]
+    pauses: tuple[dict[str, Any], ...] = ()
+    outside_window: bool = False
+
+    @property
+    def done(self) -> int:
+        return sum(1 for r in self.rows if r.state == "done")
+
+    @property
+    def items(self) -> int:
+        return sum(len(r.items) for r in self.rows)
+
+    @property
+    def failed(self) -> tuple[BatchRow, ...]:
+        return tuple(r for r in self.rows if r.state == "failed")
+
+
+def batch_progress(folder: RunFolder) -> BatchProgress | None:
+    """The batches of a deletion, an election or a roll from the run folder's progress file (``None``:
+    no such file, the run is before its first batch or runs waves)."""
+    for name, (noun, key) in BATCH_FILES.items():
+        doc = folder.read_json(folder.root / name)
+        if doc is None:
+            continue
+        rows = []
+        try:
+            for i, b in enumerate(doc["batches"]):
+                took = (float(b["done_at"]) - float(b["submitted_at"])
+                        if b.get("done_at") is not None and b.get("submitted_at") is not None else None)
+                detail = (f"{len(b.get('marked') or ())} marked for deletion" if "marked" in b else
+                          f"{len(b.get('elected') or ())} leader(s) elected, {len(b.get('not_elected') or ())} not"
+                          if "elected" in b else "")
+                steps = tuple((label, b.get(at)) for label, at in ROLL_STEPS) if noun == "broker" else ()
+                rows.append(BatchRow(int(b.get("index", i)) + 1, str(b["state"]), tuple(str(x) for x in b[key]),
+                                     took, str(b.get("message") or ""), detail, steps))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidPayload(f"{folder.root / name}: not a batch progress file ({type(exc).__name__}: {exc})") \
+                from None
+        windows = folder.read_json(folder.root / "windows.json") or {}
+        return BatchProgress(noun, tuple(rows), tuple(windows.get("pauses") or ()), bool(windows.get("outside_window")))
+    return None
+
+
 def run_progress(folder: RunFolder, now: float | None = None) -> RunProgress:
     """The run's progress from its folder (see module docstring); ``now`` defaults to the clock."""
     now = time.time() if now is None else now
@@ -253,10 +334,22 @@ def _template() -> "jinja2.Template":
     return env.get_template("progress.html.j2")
 
 
+def at_text(epoch: float | None) -> str:
+    """``03:41:07 UTC`` for a step's time; ``—`` when it was not seen."""
+    if epoch is None:
+        return "—"
+    return time.strftime("%H:%M:%S UTC", time.gmtime(float(epoch)))
+
+
 def render_progress_page(folder: RunFolder, dag_id: str, run_id: str, active: bool, now: float | None = None,
-                         links: dict[str, str] | None = None) -> str:
-    """The progress page's HTML; ``active`` adds a refresh every :data:`REFRESH_S` seconds."""
+                         links: dict[str, str] | None = None, state: str = "") -> str:
+    """The progress page's HTML: the waves of a reassignment, or the batches of a deletion, an
+    election or a roll; ``active`` adds a refresh every :data:`REFRESH_S` seconds; ``state`` is the
+    run's (a finished run says so)."""
     progress = run_progress(folder, now)
-    return _template().render(p=progress, dag_id=dag_id, run_id=run_id, active=active, refresh_s=REFRESH_S,
-                  links=links or {}, bytes=human_bytes, duration=duration_text, rate=rate_text,
-                  now=time.time() if now is None else now)
+    batches = None if progress.started else batch_progress(folder)
+    return _template().render(p=progress, b=batches, dag_id=dag_id, run_id=run_id, active=active,
+                              refresh_s=REFRESH_S, state=state, finished=state in ("success", "failed"),
+                              links=links or {}, bytes=human_bytes, duration=duration_text, rate=rate_text,
+                              at=at_text, roll_steps=[label for label, _ in ROLL_STEPS],
+                              now=time.time() if now is None else now)

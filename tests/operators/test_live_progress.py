@@ -77,7 +77,7 @@ def test_a_stall_and_its_cause_are_on_the_page(tmp_path: Path) -> None:
 
 def test_before_the_first_wave_the_page_says_so(tmp_path: Path) -> None:
     folder = RunFolder(tmp_path / "run").ensure()
-    assert "No wave has started yet" in render_progress_page(folder, "d", "r", active=True)
+    assert "No wave or batch has started yet" in render_progress_page(folder, "d", "r", active=True)
 
 
 def test_the_demo_prints_a_line_when_a_wave_starts_progresses_and_ends(tmp_path: Path) -> None:
