@@ -127,7 +127,7 @@ def test_an_approval_nobody_answers_expires_and_the_run_says_so_with_nothing_wri
         assert "assigned to bob" in own[1], own
         assert "alice tried to approve their own run" in note, note
         # the late answer: refused, not recorded by Airflow, shown as late and ignored on the run and in the report
-        assert late[0] == 409 and "came late: the request expired at" in late[1] and "ignored" in late[1], late
+        assert late[0] == 409 and "came late: the request expired at" in late[1] and "ignores it" in late[1], late
         assert detail["responded_at"] is None and detail["chosen_options"] in (None, []), detail
         assert note_after.splitlines()[0] == note.splitlines()[0], note_after
         assert "late answer by bob (Approve)" in note_after and "ignored, nothing written" in note_after, note_after
