@@ -36,6 +36,7 @@ from operators.approval.step import duration_text, expiry_text, four_eyes_text
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
 from operators.notifications.runbook import notify_event
+from operators.reports.links import ProgressLink, RunReportsLink
 from operators.runtime import document_hash, run_folder
 from operators.windows.config import configured_windows
 from procedures.windows.spec import DEFAULT_APPROVAL_EXPIRY
@@ -54,6 +55,8 @@ def require_change_approval(folder: RunFolder, name: str, document: str) -> dict
 
 class ChangeApprovalOperator(RetriedApprovalOperator):
     """Approve one change document (see module docstring); subclasses say what it allows."""
+
+    operator_extra_links = (ProgressLink(), RunReportsLink())
 
     template_fields: Sequence[str] = (*RetriedApprovalOperator.template_fields, "run_root", "zk_conn_id", "dry_run")
 

@@ -73,3 +73,17 @@ def test_a_run_that_ended_before_any_write_says_finished_not_before_its_first_wa
     page = render_progress_page(_folder(tmp_path), "delete_topics", "r1", active=False, state="failed")
     assert "The run has finished (failed) without starting a wave or a batch" in page
     assert "No wave or batch has started yet" not in page
+
+
+def test_every_runbooks_approval_has_the_live_progress_one_click_away() -> None:
+    from cli.local_run import load_dag
+
+    for dag_id in ("delete_topics", "preferred_leader_election", "rolling_restart", "decommission_brokers",
+                   "topic_changes", "stuck_reassignment"):
+        dag = load_dag(dag_id)
+        approvals = [t for t in dag.tasks if t.task_id.startswith("approve")]
+        assert approvals, dag_id
+        for task in approvals:
+            assert "Live progress" in [link.name for link in task.operator_extra_links], (dag_id, task.task_id)
+    roll = load_dag("rolling_restart").get_task("roll")
+    assert "Live progress" in [link.name for link in roll.operator_extra_links]
