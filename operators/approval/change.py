@@ -31,7 +31,7 @@ from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.errors import KafkaZkError
 from procedures.run_folder import RunFolder
 from procedures.approval.policy import check_no_bypass_param, check_not_expired, check_responder
-from operators.approval.retry import RetriedApprovalOperator, decision_event, request_still_open
+from operators.approval.retry import RetriedApprovalOperator, answered_since, decision_event, request_still_open
 from operators.approval.step import duration_text, expiry_text, four_eyes_text
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
@@ -109,7 +109,9 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
                                                                                     earlier.get("at")))
             return json.loads(json.dumps(result, default=str))
         request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
-        if self.retrying(context) and request.get("document_sha256") == digest and request_still_open(request):
+        record = folder.read_json(folder.root / f"approval_{self.name}.json") or {}
+        if (self.retrying(context) and request.get("document_sha256") == digest and request_still_open(request)
+                and not answered_since(record.get("at"), request.get("requested_at"))):
             requested = datetime.fromisoformat(str(request["requested_at"]))
             self.read_recorded_answer(context, requested + timedelta(seconds=float(request["expiry_s"])))
         approvers = [a for a in (cluster.approvers if cluster is not None else ())

@@ -14,8 +14,10 @@ So every approve task has retries, and a retry never asks again for a request th
 * the run folder holds a decision of the same plan or document hash — approved *or rejected* —
   written by the earlier attempt after every rule passed: the retry continues from it (a
   rejection skips downstream again);
-* otherwise the retry reads the answer Airflow holds (:class:`RecordedAnswerTrigger`: a task
-  cannot read its own detail, the triggerer can) and handles it as if the waiting attempt had;
+* otherwise, when no try has handled an answer to this request yet (:func:`answered_since`), the
+  retry reads the answer Airflow holds (:class:`RecordedAnswerTrigger`: a task cannot read its own
+  detail, the triggerer can) and handles it as if the waiting attempt had (a task cleared after a
+  refusal asks afresh);
 * no answer yet: the retry waits on the same request, until the same expiry, without announcing
   it again (one ``approval_requested`` notification per request).
 
@@ -134,6 +136,21 @@ def refusals_fail_the_task() -> Iterator[None]:
     except HITLTimeoutError as timed_out:
         raise ApprovalRefused("nobody answered before the approval request expired; nothing was written: "
                               "trigger the run again for a fresh request") from timed_out
+
+
+def answered_since(decided_at: str | None, requested_at: str | None) -> bool:
+    """Whether a decision recorded at ``decided_at`` answered the request made at ``requested_at`` (an
+    earlier try handled its answer, a refusal included): then a later try asks afresh, never re-reads it."""
+    if not decided_at or not requested_at:
+        return False
+    try:
+        decided = datetime.fromisoformat(str(decided_at).replace("Z", "+00:00"))
+        requested = datetime.fromisoformat(str(requested_at).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    utc = timezone.utc
+    return (decided if decided.tzinfo else decided.replace(tzinfo=utc)) >= \
+        (requested if requested.tzinfo else requested.replace(tzinfo=utc))
 
 
 def request_still_open(request: dict, now: datetime | None = None) -> bool:

@@ -50,7 +50,7 @@ from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from procedures.run_folder import RunFolder
 from procedures.approval.policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
                                        check_responder, policy_decision)
-from operators.approval.retry import RetriedApprovalOperator, decision_event, request_still_open
+from operators.approval.retry import RetriedApprovalOperator, answered_since, decision_event, request_still_open
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
@@ -183,7 +183,9 @@ class PlanApprovalOperator(RetriedApprovalOperator):
             result = RetriedApprovalOperator.answered(self, context, decision_event(self.REJECT, earlier.by, earlier.at))
             return json.loads(json.dumps(result, default=str))
         request = folder.read_json(folder.root / REQUEST_FILE) or {}
-        if self.retrying(context) and request.get("plan_hash") == digest and request_still_open(request):
+        record = ApprovalRecord.load(folder)
+        if (self.retrying(context) and request.get("plan_hash") == digest and request_still_open(request)
+                and not answered_since(record and record.at, request.get("requested_at"))):
             self.read_recorded_answer(context, _parse_time(request.get("expires_at"))
                                       or now + timedelta(seconds=float(request["expiry_s"])))
         self.log.info("human approval needed: %s", decision.text)

@@ -20,6 +20,7 @@ from airflow.sdk.exceptions import AirflowFailException, TaskDeferred
 
 from planning.plan_folder.write import write_plan_artifacts
 from procedures.run_folder import RunFolder
+from operators.approval.retry import answered_since
 from operators.approval.step import REQUEST_FILE, PlanApprovalOperator
 from operators.errors import ApprovalRefused
 from operators.runtime import APPROVED, REJECTED, ApprovalRecord, plan_hash
@@ -168,3 +169,18 @@ def test_an_answer_from_the_trigger_fails_at_once_and_is_recorded_as_refused(fol
         operator(folder).execute_complete(context(folder), event)
     record = json.loads(folder.approval.read_text())
     assert record["decision"] == REJECTED and record["by"] == "alice"
+
+
+def test_a_task_cleared_after_a_refusal_asks_afresh_instead_of_rereading_the_refused_answer(folder: RunFolder) -> None:
+    digest = plan_hash(folder.plan_dir)
+    earlier_try(folder, by="alice")                      # alice's own Approve, refused and recorded as such
+    requested = json.loads((folder.root / REQUEST_FILE).read_text())["requested_at"]
+    later = (datetime.fromisoformat(requested) + timedelta(seconds=3)).isoformat()
+    folder.write_json(folder.approval, ApprovalRecord(REJECTED, digest, "alice", later,
+                                                      "approval refused: alice triggered this run").to_json())
+    assert answered_since(later, requested) and not answered_since(None, requested)
+    assert not answered_since((datetime.fromisoformat(requested) - timedelta(hours=1)).isoformat(), requested)
+    op = operator(folder)
+    assert op._earlier_decision(folder, digest, "alice") is None       # a refusal is no person's answer
+    with pytest.raises(ImportError, match="SUPERVISOR_COMMS"):   # asks afresh: writes Airflow's request (no
+        op.execute(context(folder))                                 # task supervisor here), defers to no trigger
