@@ -46,7 +46,7 @@ from procedures.waves.throttles import resolve_rate
 from procedures.rehearsal.report import FILE as REPORT_FILE, RehearsalReport, read_report
 from operators.notifications.pages import report_link
 from operators.reports.links import PlanReportLink, RunPageLink
-from procedures.reports.markdown_page import markdown_page
+from procedures.outcome.render import markdown_page
 from operators.windows.config import configured_windows_path
 from procedures.windows.spec import load_windows_file
 
@@ -63,7 +63,7 @@ AUTO_MAX_PARTITIONS = 100_000
 AUTO_MAX_MOVES = 6_000
 ZOOKEEPER_ENV = "KAFKA_RUNBOOKS_REHEARSAL_ZOOKEEPER"
 REPORT_NAME = "rehearsal_report.md"
-REPORT_HTML = "rehearsal_report.html"     # the same report as a page (procedures/reports/markdown_page.py)
+REPORT_HTML = "rehearsal_report.html"     # the same report as a page (procedures.outcome.render.markdown_page)
 #: the longest a rehearsal may run (wall): the auto bounds above took 5.4 min quiet, 16.7 min at a load of ~25 before
 REHEARSAL_TIMEOUT_S = 3600
 

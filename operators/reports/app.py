@@ -9,7 +9,7 @@ the API server by the project's plugin (:mod:`operators.plugin`) at ``/kafka-run
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/{name}`` serves one of them (``plan_report.html``
   with its chart, ``final_report.html``, ``rehearsal_report.html``, the Markdown forms,
   ``approval.json``, ``audit.jsonl``…); ``X.html`` of a report written only as ``X.md`` is that
-  Markdown as a page (:mod:`procedures.reports.markdown_page`), and a final report lists the answers
+  Markdown as a page (:func:`procedures.outcome.render.markdown_page`), and a final report lists the answers
   refused after the run ended (:mod:`operators.approval.answer_gate`).
 
 Every request needs an Airflow login (the JWT cookie of the UI, or a bearer token) and the auth
@@ -36,7 +36,7 @@ from airflow.api_fastapi.core_api.security import requires_access_dag
 from procedures.run_folder import RunFolder, default_run_root
 from procedures.approval.answers import refused_answers
 from procedures.reports.live_progress import render_progress_page
-from procedures.reports.markdown_page import markdown_page
+from procedures.outcome.render import markdown_page
 from procedures.reports.locations import URL_PREFIX
 
 SUFFIXES = {".html": "text/html; charset=utf-8", ".md": "text/plain; charset=utf-8",

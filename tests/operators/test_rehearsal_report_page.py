@@ -1,11 +1,12 @@
 """The rehearsal report opens as a page like the plan and final reports (issue 36: it opened as raw
-Markdown, text/plain): the rehearse step writes ``rehearsal_report.html`` beside the Markdown and links
-it; the reports app makes ``X.html`` of a report written only as ``X.md``. The page carries no markup
-from the text (raw HTML off), so a topic or host name can never inject any."""
+Markdown, text/plain): the rehearse step writes ``rehearsal_report.html`` beside the Markdown (with the
+outcome contract's ``markdown_page``) and links it; the reports app makes ``X.html`` of a report
+written only as ``X.md``. The page carries no markup from the text (raw HTML off), so a topic or host
+name can never inject any."""
 
 from __future__ import annotations
 
-from procedures.reports.markdown_page import markdown_page
+from procedures.outcome.render import markdown_page
 
 
 def test_a_markdown_report_becomes_a_page_with_its_tables_and_no_markup_from_the_text() -> None:
