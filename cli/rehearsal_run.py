@@ -27,7 +27,10 @@ the window guard use too), so its headline total is the run's "first write to la
 
 The copy is the cluster as the snapshot found it (:mod:`kafka_sim.from_snapshot`): its leaders and
 ISRs (new replicas fetch from the leader), its down brokers, its throttles, and a reassignment in
-flight, replayed from its start.
+flight, replayed from its start. A move in flight that can never finish (its target names a broker
+that is not registered: :func:`kafka_sim.from_snapshot.unfinishable_replays`) is not replayed and
+nothing is driven: the report names it as its problem (partition, target, broker, the fix) at once,
+where the copy's controller would have waited on it until the rehearsal timed out.
 
 Scale: a cluster of more than :data:`FULL_SEED_MAX_PARTITIONS` partitions is seeded reduced
 (:mod:`kafka_sim.from_snapshot`): only the partitions the plan moves are created; the others'
@@ -45,6 +48,7 @@ anything starts; a private ZooKeeper that cannot start raises
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import time
@@ -55,7 +59,8 @@ from pathlib import Path
 
 from kafka_sim.cluster import EmulatedCluster
 from kafka_sim.copies import remove_copy, stale_copies
-from kafka_sim.from_snapshot import seed_from_snapshot, spec_from_snapshot, untouched_baseline
+from kafka_sim.from_snapshot import (UnfinishableMove, seed_from_snapshot, spec_from_snapshot,
+                                     unfinishable_replays, untouched_baseline)
 from kafka_sim.timeline import wave_spans
 from kafka_zk.capacity import read_capacity_file
 from kafka_zk.codecs import TopicPartition
@@ -163,6 +168,11 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
     for stale in (folder.wave_progress, folder.root / "windows.json", folder.audit):
         stale.unlink(missing_ok=True)
     _copy_plan(inp.plan_dir, folder)
+    stuck = unfinishable_replays(snapshot, _recreated(plan))
+    if stuck:
+        report = _not_rehearsed(inp, plan, stuck, wall0)
+        report.save(folder.root)
+        return report
     predicted = sum(w.predicted_seconds or 0.0 for w in plan.waves)
     speed = choose_speed(predicted, inp.speed)
     poll = max(30.0, max((w.predicted_seconds or 0.0 for w in plan.waves), default=0.0) / 50)
@@ -209,6 +219,35 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
             server.stop()
     report.save(folder.root)
     return report
+
+
+def _recreated(plan) -> frozenset[int]:
+    """The dead brokers the plan re-creates the replicas of (its ``summary.json``'s ``dead_brokers``)."""
+    try:
+        doc = json.loads(Path(plan.summary_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(int(b) for b in (doc.get("dead_brokers") or {}))
+
+
+def _not_rehearsed(inp: RehearsalInput, plan, stuck: tuple[UnfinishableMove, ...], wall0: float) -> RehearsalReport:
+    """The report of a rehearsal that drove nothing: the reassignment in flight can never finish."""
+    start_at = inp.start_at or datetime.now(timezone.utc)
+    shown = [m.sentence() for m in stuck[:5]]
+    if len(stuck) > 5:
+        shown.append(f"{len(stuck) - 5:,} more partition(s) of the reassignment in flight target a broker "
+                     "that is not registered")
+    waves = tuple(WaveLine(a.index, len(a.target), int(a.bytes or 0), None, 0, a.predicted_seconds, None, None)
+                  for a in plan.waves)
+    return RehearsalReport(
+        plan_hash=plan.plan_hash, runbook=inp.runbook, cluster=inp.cluster,
+        start_at=start_at.isoformat(timespec="seconds"),
+        throttle_bytes_per_s=inp.throttle_bytes_per_s or plan.throttle_bytes_per_s, waves=waves, elapsed_s=0.0,
+        copying_s=0.0, pauses=(), overran=(), disks=(), disk_samples=0,
+        elections={"not_run": "the reassignment in flight can never finish", "batches_planned": len(plan.election)},
+        problems=tuple(shown), seeded="not seeded: the reassignment in flight can never finish",
+        not_copied=(), speed=0.0, wall_s=time.monotonic() - wall0, finished=False,
+        timings_s={"inputs": round(time.monotonic() - wall0, 2)})
 
 
 def _drive_and_report(inp: RehearsalInput, plan, folder: RunFolder, cluster, client, capacity, seeded,

@@ -16,6 +16,9 @@ moved by restarts without an election change which broker's throttle a move uses
 a reassignment in flight: its partitions are created with their replicas before it (RS − ARS)
 and ``/admin/reassign_partitions`` is written again, so the copy's controller runs it from its
 start (how far it had got is not in a snapshot) and the rehearsal meets it as the run would.
+A move in flight whose target names a broker that is not registered can never finish (its new
+replica never joins the ISR, on the copy as on the cluster): :func:`unfinishable_replays` finds
+those before anything is seeded, and the rehearsal reports them instead of waiting on them.
 
 What is not copied, said in :class:`SeedReport`: how far behind an out-of-sync replica on a
 live broker is (it holds the leader's log and rejoins the ISR at once); a reassignment's
@@ -181,6 +184,53 @@ def seed_from_snapshot(cluster, snapshot: ClusterSnapshot, sizes: Mapping[TopicP
                       sum(sum(s.values()) for _, s, _ in todo.values()),
                       sum(1 for name, (a, _, _) in todo.items() for p in a if TopicPartition(name, p) in listed),
                       tuple(not_copied), untouched, 0 if restored is None else restored.written)
+
+
+@dataclass(frozen=True)
+class UnfinishableMove:
+    """A partition of the reassignment in flight that can never finish: its target names brokers
+    that are not registered (``missing``); ``dead``: those of them that hold its data (down brokers
+    the plan re-creates the replicas of)."""
+
+    tp: TopicPartition
+    target: tuple[int, ...]
+    missing: tuple[int, ...]
+    dead: tuple[int, ...] = ()
+
+    def sentence(self) -> str:
+        """The problem as the rehearsal report and the approval print it."""
+        absent = [b for b in self.missing if b not in self.dead]
+        why = []
+        if absent:
+            why.append(f"broker{'s' if len(absent) > 1 else ''} {', '.join(map(str, absent))} "
+                       f"{'are' if len(absent) > 1 else 'is'} not registered (no such broker is up)")
+        if self.dead:
+            why.append(f"broker{'s' if len(self.dead) > 1 else ''} {', '.join(map(str, self.dead))} "
+                       f"{'are' if len(self.dead) > 1 else 'is'} down (its replica cannot rejoin the ISR; "
+                       "the plan re-creates it elsewhere)")
+        return (f"a reassignment already in progress can never finish: {self.tp.topic}-{self.tp.partition} → "
+                f"{list(self.target)} targets {'; '.join(why)}; the guards refuse every run until it is fixed: "
+                "end it with the stuck_reassignment runbook (or start the missing broker), then plan again; "
+                "not rehearsed")
+
+
+def unfinishable_replays(snapshot: ClusterSnapshot, recreated: Set[int] = frozenset()) -> tuple[UnfinishableMove, ...]:
+    """The moves of the snapshot's reassignment in flight whose target names a broker that is not
+    registered: the copy's controller (as the cluster's) waits for that replica to join the ISR
+    forever. ``recreated``: the dead brokers the plan re-creates the replicas of (a target broker
+    among them that already held the partition is named as down, not as missing)."""
+    if snapshot.reassignment is None:
+        return ()
+    out = []
+    for tp, target in sorted(snapshot.reassignment.targets().items()):
+        missing = tuple(b for b in target if b not in snapshot.brokers)
+        if missing:
+            part = snapshot.topics.get(tp.topic)
+            part = part.partitions.get(tp.partition) if part is not None else None
+            held = set(part.origin) if part is not None else set()
+            out.append(UnfinishableMove(tp, tuple(target), missing,
+                                        tuple(b for b in missing if b in recreated and b in held)))
+    return tuple(out)
 
 
 def _created_replicas(part, replay: Mapping[TopicPartition, tuple[int, ...]]) -> tuple[int, ...]:
