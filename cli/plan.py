@@ -48,7 +48,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="with --capacity: move other replicas off a broker least movement would overfill")
     p.add_argument("--throttle", default=None, metavar="BYTES_PER_S",
                    help="replication throttle, bytes/s: a whole number from 1 (read as the runbooks read it)")
-    p.add_argument("--max-moves-per-broker", type=int, default=5)
+    p.add_argument("--max-moves-per-broker", type=int, default=None, metavar="N",
+                   help="at most N moves per broker in one wave (default: no cap; the waves are sized by bytes "
+                        "and the predicted time)")
     p.add_argument("--max-wave-bytes", default=None, metavar="SIZE", help="bytes or a size like 10GiB")
     p.add_argument("--max-znode-bytes", type=int, default=ADMIN_BATCH_BYTES)
     p.add_argument("--seed", type=int, default=0)
@@ -135,8 +137,9 @@ def add_parser(subparsers: Any) -> None:
 def job_argv(args: argparse.Namespace, snapshot_path: str) -> list[str]:
     """The plan job's command line for these CLI arguments."""
     argv = ["--snapshot", snapshot_path, "--op", args.operation, "--out", args.out,
-            "--seed", str(args.seed), "--max-moves-per-broker", str(args.max_moves_per_broker),
-            "--max-znode-bytes", str(args.max_znode_bytes)]
+            "--seed", str(args.seed), "--max-znode-bytes", str(args.max_znode_bytes)]
+    if args.max_moves_per_broker is not None:
+        argv += ["--max-moves-per-broker", str(args.max_moves_per_broker)]
     for flag, attr in (("--brokers", "brokers"), ("--replace-with", "replace_with"), ("--topics", "topics"), ("--topic-regex", "topic_regex"),
                        ("--replication-factor", "replication_factor"), ("--sizes", "sizes"),
                        ("--reassignment-json-file", "reassignment_json_file"), ("--throttle", "throttle"),
@@ -182,6 +185,8 @@ def print_summary(summary: dict[str, Any]) -> None:
                   f"({est['source']}, a {POLL_S:g} s poll)")
     else:
         print(f"Waves: {summary['waves']} (pass --throttle for a predicted duration)")
+    if (summary.get("waves_shaped_by") or {}).get("text"):
+        print(f"Waves shaped: {summary['waves_shaped_by']['text']}")
     for batch_kind in ("election_batches", "deletion_batches"):
         if summary.get(batch_kind):
             print(f"{batch_kind.replace('_', ' ').capitalize()}: {summary[batch_kind]}")
@@ -245,7 +250,8 @@ def check_args(args: argparse.Namespace) -> None:
         check_count(args.replication_factor, "--replication-factor", maximum=32767)
     if args.throttle is not None:
         args.throttle = parse_throttle(args.throttle, "--throttle")
-    check_count(args.max_moves_per_broker, "--max-moves-per-broker")
+    if args.max_moves_per_broker is not None:
+        check_count(args.max_moves_per_broker, "--max-moves-per-broker")
     if args.max_wave_bytes is not None:
         args.max_wave_bytes = parse_size(args.max_wave_bytes, "--max-wave-bytes", minimum=1)
     if getattr(args, "max_bytes_moved", None) is not None:

@@ -58,6 +58,7 @@ from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, 
 from planning.kernels.capacity import plan_disk
 from planning.kernels.decommission import with_leaders
 from planning.kernels.loads import cluster_loads, rack_map
+from planning.kernels.wave_shape import waves_shaped_by
 from planning.kernels.waves import WaveLimits, pack_waves
 from spark_jobs.operations import OPERATIONS, capacity_of, run_kernel, selection
 from spark_jobs.summary import build_summary
@@ -104,7 +105,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--target-leader-spread", type=int, default=1,
                    help="rebalance: preferred-leader counts differ by at most this much")
     p.add_argument("--throttle", default=None, help="replication throttle, bytes/s (kafka_zk.validation.parse_throttle)")
-    p.add_argument("--max-moves-per-broker", type=int, default=5)
+    p.add_argument("--max-moves-per-broker", type=int, default=None,
+                   help="at most this many moves per broker in one wave (default: no cap; waves sized by bytes "
+                        "and the predicted time)")
     p.add_argument("--max-wave-bytes", type=int, default=None)
     p.add_argument("--max-znode-bytes", type=int, default=ADMIN_BATCH_BYTES)
     p.add_argument("--batch-size", type=int, default=None, help="election/delete-topics batch size")
@@ -301,7 +304,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
                 phase("states_wait")
             plan = run_kernel(args, data)
             phase("kernel_and_validate")
-        waves = pack_waves(plan.moves, limits)
+        packed = waves = pack_waves(plan.moves, limits)
         ids = sorted(set(data.snapshot.brokers) | set(data.baseline or {}))
         before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
         waves, disk = plan_disk(before.bytes, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
@@ -309,6 +312,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
                                 data.partitions_total, before)
         summary["disk"] = disk
+        summary["waves_shaped_by"] = waves_shaped_by(packed, waves, limits)
         if engine is not None:
             summary["engine"] = {"engine": engine.engine, "reason": engine.reason}
         summary["timings_s"] = {**(timings or {}), **({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),

@@ -268,7 +268,7 @@ class SparkPlanOperator(SparkSubmitOperator):
                 args.append("--allow-extra-moves")
         if throttle is not None:
             args += ["--throttle", str(throttle)]
-        if self.max_moves_per_broker not in (None, ""):
+        if self.max_moves_per_broker not in (None, "", "None"):     # unset (the default): no cap
             moves = int(self.max_moves_per_broker)
             if moves <= 0:
                 raise InvalidInput(f"max_moves_per_broker={moves}: give a positive number of moves")

@@ -167,7 +167,7 @@ class GuardsOperator(DecommissionStep):
         if too_long:
             problems.append((OutsideWindow, f"wave(s) {too_long[:SHOWN]} are predicted to take up to "
                              f"{max(predicted[i] for i in too_long):.0f}s, longer than the longest window admitting "
-                             f"{dag_id} ({gate.longest}): they could never start. Lower max_moves_per_broker, raise "
+                             f"{dag_id} ({gate.longest}): they could never start. Set (or lower) max_moves_per_broker, raise "
                              "the throttle, or lengthen the window"))
         now = datetime.now(timezone.utc)
         window = open_window(gate.cluster, dag_id, now)

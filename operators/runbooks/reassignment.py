@@ -84,8 +84,10 @@ def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
     return {
         "throttle_bytes_per_sec": Param(throttle_default, type="integer", minimum=1, maximum=2**63 - 1,
                                         description="Replication throttle per broker during the move, bytes/s"),
-        "max_moves_per_broker": Param(5, type="integer", minimum=1,
-                                      description="At most this many partition moves per broker in one wave"),
+        "max_moves_per_broker": Param(None, type=["null", "integer"], minimum=1,
+                                      description="At most this many partition moves per broker in one wave "
+                                                  "(default: no cap; the waves are sized by bytes and the "
+                                                  "predicted time, and the plan report says what shaped them)"),
         "sizes_file": Param(None, type=["null", "string"],
                             description="Optional path to `kafka-log-dirs.sh --describe` output (partition sizes)"),
         "capacity_file": Param(None, type=["null", "string"],

@@ -1,7 +1,8 @@
 """What the wave packer and its local search work on: the limits, and each move as an item.
 
-:class:`WaveLimits` are the per-wave limits (slots per broker, bytes, the
-``/admin/reassign_partitions`` payload). :class:`Item` is one move with what packing needs of it
+:class:`WaveLimits` are the per-wave limits (bytes, the ``/admin/reassign_partitions`` payload,
+and slots per broker only when a person sets a cap: by default none, the waves are then sized by
+bytes and the predicted time alone). :class:`Item` is one move with what packing needs of it
 computed once (bytes, per-broker loads, the brokers it keeps busy, its payload bytes);
 :class:`OpenWave` is a wave being filled, with its per-broker loads, slots and peak kept current
 as items come and go. :mod:`planning.kernels.waves` constructs waves from these and
@@ -23,13 +24,16 @@ from planning.model import Move, PlanRefused
 
 ZNODE_WRAPPER = len(b'{"version":1,"partitions":[]}')
 REFERENCE_THROTTLE = 50 * 1024 * 1024  # weighs the per-wave overhead when no throttle is given
+#: the slots a broker has in a wave when no cap is set: more than any plan's moves
+UNCAPPED = 1 << 62
 
 
 @dataclass(frozen=True)
 class WaveLimits:
-    """Per-wave limits; ``throttle_bytes_per_s`` only feeds the time prediction."""
+    """Per-wave limits; ``throttle_bytes_per_s`` only feeds the time prediction;
+    ``max_moves_per_broker`` None (the default): no cap on a broker's moves in a wave."""
 
-    max_moves_per_broker: int = 5
+    max_moves_per_broker: int | None = None
     max_wave_bytes: int | None = None
     max_znode_bytes: int = ADMIN_BATCH_BYTES
     throttle_bytes_per_s: int | None = None
@@ -39,8 +43,13 @@ class WaveLimits:
         """The per-wave overhead as bytes at the throttle (the runbook default when unset)."""
         return self.wave_overhead_s * (self.throttle_bytes_per_s or REFERENCE_THROTTLE)
 
+    @property
+    def slot_cap(self) -> int:
+        """The slots a broker has in one wave: the person's cap, else :data:`UNCAPPED`."""
+        return UNCAPPED if self.max_moves_per_broker is None else self.max_moves_per_broker
+
     def check(self) -> None:
-        if self.max_moves_per_broker < 1:
+        if self.max_moves_per_broker is not None and self.max_moves_per_broker < 1:
             raise PlanRefused(f"max moves per broker {self.max_moves_per_broker} must be ≥ 1")
         if self.max_wave_bytes is not None and self.max_wave_bytes < 1:
             raise PlanRefused(f"max wave bytes {self.max_wave_bytes} must be ≥ 1 (or unset)")
@@ -126,7 +135,7 @@ class OpenWave:
         self.peak = 0
 
     def fits(self, it: Item, limits: WaveLimits) -> bool:
-        slots, cap = self.slots, limits.max_moves_per_broker
+        slots, cap = self.slots, limits.slot_cap
         if any(slots.get(b, 0) >= cap for b in it.brokers):
             return False
         if self.items and limits.max_wave_bytes is not None and self.bytes + it.nbytes > limits.max_wave_bytes:

@@ -71,7 +71,7 @@ def improve(waves: list[OpenWave], limits: WaveLimits, overhead: float, budget: 
     item's brokers are looked at; ``budget`` caps those (item, wave) checks, so the work is
     linear in the moves. Deterministic: fixed orders, strict gains.
     """
-    free = _FreeSlots(waves, limits.max_moves_per_broker)
+    free = _FreeSlots(waves, limits.slot_cap)
     checks = 0
     while checks < budget:
         changed = False

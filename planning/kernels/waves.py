@@ -12,8 +12,12 @@ Limits (after Cruise Control's ExecutionTaskPlanner, counted where the bytes flo
 charges one slot on the broker it copies from (the partition's leader) and one on each
 destination; a broker that only drops a replica does no replication I/O and is not charged (in
 a decommission the removed brokers are demoted first, so they lead nothing). A wave holds at
-most ``max_moves_per_broker`` slots per broker, at most ``max_wave_bytes`` new-replica bytes, and its
-``/admin/reassign_partitions`` payload stays ≤ ``max_znode_bytes``.
+most ``max_moves_per_broker`` slots per broker when a person sets that cap (by default there is
+none), at most ``max_wave_bytes`` new-replica bytes, and its ``/admin/reassign_partitions`` payload
+stays ≤ ``max_znode_bytes``. Without a cap the slot bound below is 1: a move joins the wave where it
+costs least and a new wave opens only when no wave has room for it (payload or bytes), so the
+waves are as few as those limits allow, each as long as its busiest broker's bytes at the throttle
+(what shaped them: :mod:`planning.kernels.wave_shape`).
 
 Objective: the predicted total, ``sum over waves of (busiest broker's bytes ÷ throttle +
 wave_overhead_s)``; the overhead (default 10 s: a progress poll, the controller's reassignment
@@ -86,7 +90,7 @@ def _construct(items: Sequence[Item], limits: WaveLimits, overhead: float) -> li
     waves that fit. A new wave is opened when none fits, or, while there are fewer waves than
     the slot bound, when joining would cost more than a new wave does.
     """
-    cap, max_wave, max_znode = limits.max_moves_per_broker, limits.max_wave_bytes, limits.max_znode_bytes
+    cap, max_wave, max_znode = limits.slot_cap, limits.max_wave_bytes, limits.max_znode_bytes
     uses: dict[int, int] = {}
     for it in items:
         for b in it.brokers:

@@ -157,7 +157,7 @@ def _at_the_opening_waited_for(window: OpenWindow, now: datetime, predicted_s: f
                                f"{left:.0f}s left: it waited for this opening and was resumed {late:.0f}s after it "
                                f"(opened {_t(window.opens)}), more than the {allowance:.0f}s a resume may be late; "
                                "waiting again could miss again forever. Nothing of it was written. Widen the window and "
-                               "clear the step to resume at this wave, or plan again with smaller waves (a lower "
+                               "clear the step to resume at this wave, or plan again with smaller waves (set or lower "
                                "max_moves_per_broker)", window, stop=True)
 
 
