@@ -22,8 +22,11 @@ keeps the populated server up and prints both commands (for timing them from out
 stdin closes; ``--zookeeper HOST:PORT`` then times against that server (no load: at 1m the load
 takes 1–2 min). Figures only, no assertions.
 
+``--max-moves-per-broker N`` passes a cap (the hashes recorded before issue 38 were made with the
+then default, 5); ``--ours-only`` skips Kafka's logic (its columns then repeat ours).
+
 Usage: ``python bench/bench_plan_zk.py [--shape 20k|100k|1m|100k-skew|1m-skew] [--runs 3] [--workdir D] [--zk-heap 4g]
-[--serve | --zookeeper HOST:PORT]``.
+[--max-moves-per-broker N] [--ours-only] [--serve | --zookeeper HOST:PORT]``.
 """
 
 from __future__ import annotations
@@ -126,6 +129,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--zk-heap", default=None, help="the embedded ZooKeeper's heap, -Xmx (default: 4g for 1m, "
                     "else 512m)")
     ap.add_argument("--serve", action="store_true")
+    ap.add_argument("--max-moves-per-broker", type=int, default=None, help="pass this cap to the plan (default: "
+                    "none, the command's default: waves sized by bytes and time); 5 was the default before issue 38")
+    ap.add_argument("--ours-only", action="store_true", help="time only kafka-runbook plan (not Kafka's logic)")
     ap.add_argument("--zookeeper", default=None, help="time against this server, already populated by a "
                     "`--serve` run of the same --shape and --workdir (still serving): no load, no embedded server")
     args = ap.parse_args(argv)
@@ -160,6 +166,8 @@ def main(argv: list[str] | None = None) -> None:
         ours = [sys.executable, "-W", "ignore", "-m", "cli.main", "plan", "decommission", "--zookeeper",
                 server.connect_string, "--brokers", removed, "--sizes", sizes_path, "--throttle", "50000000",
                 "--out", out]
+        if args.max_moves_per_broker is not None:
+            ours += ["--max-moves-per-broker", str(args.max_moves_per_broker)]
         kafkas = [sys.executable, "bench/kafka_generate.py", "--zookeeper", server.connect_string, "--remove", removed,
                   "--out", os.path.join(args.workdir, f"generate-{args.shape}.txt")]
         if args.serve:
@@ -175,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
             shutil.rmtree(out, ignore_errors=True)
             loads.append(os.getloadavg()[0])
             mine = _timed(ours, env)
-            theirs = _timed(kafkas, env)
+            theirs = mine if args.ours_only else _timed(kafkas, env)
             if run:         # the first pair is the warm-up (and writes the compiled modules)
                 figures["ours"].append(mine)
                 figures["kafka"].append(theirs)
@@ -209,6 +217,7 @@ def main(argv: list[str] | None = None) -> None:
           f"(before {_pct(summary['balance_before']['bytes_relative_spread_within_rack'])}); predicted "
           f"{summary['predicted_seconds']:.0f} s at the throttle in {summary['waves']} waves; plan hash "
           f"{summary['plan_hash'][:12]}; notes: {summary['notes'] or 'none'}")
+    print(f"cap: {args.max_moves_per_broker or 'none'}; waves: {(summary.get('waves_shaped_by') or {}).get('text')}")
 
 
 if __name__ == "__main__":

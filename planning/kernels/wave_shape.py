@@ -66,7 +66,7 @@ def shaped_text(waves: int, fewest: dict[str, int], binding: Sequence[str], time
     cap = limits.max_moves_per_broker
     uncapped = "no cap on moves per broker (none set)"
     if waves <= 1:
-        return f"1 wave: every move fits in one ({uncapped if cap is None else f'cap of {cap} per broker'})" \
+        return f"1 wave: every move fits in one; {uncapped if cap is None else f'cap of {cap} per broker'}" \
             if waves else "no wave"
     kinds, parts = [], []
     for k in binding:

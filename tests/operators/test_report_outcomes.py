@@ -162,3 +162,22 @@ def test_notify_ends_a_rejected_run_as_rejected_not_success(folder: RunFolder, t
     assert "REJECTED" in folder.notification.read_text().splitlines()[0]
     assert ti.pushed["run_note"].splitlines()[:2] == ["REJECTED: rejected by bob.sre at 2026-11-23T21:00:00Z",
                                                       "written: nothing written"]
+
+
+def test_the_plan_report_and_the_approval_say_what_shaped_the_waves(folder: RunFolder) -> None:
+    """Issue 38: no per-broker cap unless a person sets one; the reader is told which limits gave
+    the plan its waves (summary.json's ``waves_shaped_by``, planning/kernels/wave_shape.py)."""
+    from operators.reports.final import plan_values
+
+    _plan(folder, True)
+    summary = json.loads((folder.plan_dir / "summary.json").read_text())
+    text = ("3 waves, shaped by bytes: the /admin/reassign_partitions limit (524,288 B) needs 3; "
+            "no cap on moves per broker (none set)")
+    summary.update(waves=3, waves_shaped_by={"text": text}, partitions_total=1, replica_moves_lower_bound=1,
+                   empty_after=[], notes=[], balance_after={"replica_spread": 0, "leader_spread": 0,
+                                                            "bytes_relative_spread": 0.0})
+    (folder.plan_dir / "summary.json").write_text(json.dumps(summary))
+    values = plan_values(folder, _context(), False, None)
+    assert f"- waves: {text}\n" in render("approval_body.md.j2", zk="zk", report_path=None, **values)
+    assert f"- Waves: **3** — {text}\n" in render("plan_report.md.j2", **values)
+    assert f"<li>Waves shaped: {text}</li>" in render("plan_report.html.j2", **values)
