@@ -9,7 +9,7 @@ lower bound, what shaped the waves (summary.json's ``waves_shaped_by``), the pla
 command's wall and CPU seconds (user + system of the process and its children: robust to a loaded
 machine where wall time is not) with the load average. Figures only, no assertions.
 
-Run: ``PYTHONPATH=. .venv/bin/python bench/bench_wave_defaults.py [--shapes 20k,100k,1m] [--workdir D]``.
+Run: ``PYTHONPATH=. .venv/bin/python bench/bench_wave_defaults.py [--shapes 20k,100k,1m] [--caps none,5] [--workdir D]``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default="20k,100k,1m")
     ap.add_argument("--workdir", default="/tmp/bench-wave-defaults")
+    ap.add_argument("--caps", default="none,5", help="the caps to plan with (none: no cap)")
     args = ap.parse_args(argv)
     os.makedirs(args.workdir, exist_ok=True)
     print("| shape | cap | waves | predicted copying s | estimated run s | lower bound s | plan hash | wall s "
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for shape in args.shapes.split(","):
         snap, sizes = inputs(shape, args.workdir)
-        for cap in (None, 5):
+        for cap in (None if c == "none" else int(c) for c in args.caps.split(",")):
             r = plan(shape, snap, sizes, args.workdir, cap)
             s = r["summary"]
             est = (s.get("estimate") or {}).get("total_s")

@@ -14,10 +14,9 @@ destination; a broker that only drops a replica does no replication I/O and is n
 a decommission the removed brokers are demoted first, so they lead nothing). A wave holds at
 most ``max_moves_per_broker`` slots per broker when a person sets that cap (by default there is
 none), at most ``max_wave_bytes`` new-replica bytes, and its ``/admin/reassign_partitions`` payload
-stays ≤ ``max_znode_bytes``. Without a cap the slot bound below is 1: a move joins the wave where it
-costs least and a new wave opens only when no wave has room for it (payload or bytes), so the
-waves are as few as those limits allow, each as long as its busiest broker's bytes at the throttle
-(what shaped them: :mod:`planning.kernels.wave_shape`).
+stays ≤ ``max_znode_bytes``. Without a cap the bound below is the fewest waves the bytes allow, so
+the waves are about as few as those limits allow, each a balanced slice as long as its busiest
+broker's bytes at the throttle (what shaped them: :mod:`planning.kernels.wave_shape`).
 
 Objective: the predicted total, ``sum over waves of (busiest broker's bytes ÷ throttle +
 wave_overhead_s)``; the overhead (default 10 s: a progress poll, the controller's reassignment
@@ -28,7 +27,8 @@ Packing, in two steps:
 1. Construct — moves by decreasing bytes, each into the wave whose busiest-broker bytes grow
    least (zero when it fits under the wave's current maximum), among the first ``WINDOW``
    waves that have a slot on every broker of the move. Until there are as many waves as the
-   slot bound (the busiest broker's slot uses ÷ ``max_moves_per_broker``), a move opens a new
+   bound (the most of: the busiest broker's slot uses ÷ ``max_moves_per_broker``, the moves'
+   payload ÷ one node's room, their bytes ÷ ``max_wave_bytes``), a move opens a new
    wave when joining would add more than the per-wave overhead: a large partition then gets a
    wave of its own, which later, smaller moves fill at no cost, instead of stretching a wave
    that was already waiting for another large partition on the same broker. After the slot
@@ -96,6 +96,14 @@ def _construct(items: Sequence[Item], limits: WaveLimits, overhead: float) -> li
         for b in it.brokers:
             uses[b] = uses.get(b, 0) + 1
     slot_bound = -(-max(uses.values(), default=0) // cap)
+    # the fewest waves the bytes allow too (the payload, a wave byte limit): without a cap these are
+    # the bound, and a move opening a new wave up to it keeps each wave a balanced slice (filling
+    # one wave to its payload limit before opening the next put the largest moves together: at 1M
+    # partitions that was 4.9x the lower bound)
+    room = max_znode - ZNODE_WRAPPER
+    slot_bound = max(slot_bound, -(-sum(it.zbytes for it in items) // room))
+    if max_wave is not None:
+        slot_bound = max(slot_bound, -(-sum(it.nbytes for it in items) // max_wave))
     waves: list[OpenWave] = []
     free: dict[int, list[int]] = {}
     free_set: dict[int, set[int]] = {}

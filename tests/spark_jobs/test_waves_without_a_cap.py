@@ -85,3 +85,20 @@ def test_the_plan_job_defaults_to_no_cap_and_names_what_shaped_its_waves(tmp_pat
         capped["waves_shaped_by"]["text"]
     saved = json.loads((tmp_path / "free" / "summary.json").read_text())
     assert saved["waves_shaped_by"] == free["waves_shaped_by"]
+
+
+def test_without_a_cap_the_waves_the_payload_forces_are_balanced_slices_even_before_the_search(monkeypatch) -> None:
+    """At 1M partitions the search's fixed budget reaches few moves, so the construction must give
+    balanced waves by itself: it opens waves up to the fewest the payload allows instead of filling
+    one wave to the payload limit before the next (largest moves together: 4.9x the lower bound at
+    1M; 1.27-1.36x here before)."""
+    from spark_jobs.kernels import waves as waves_module
+
+    monkeypatch.setattr(waves_module, "search_budget", lambda moves: 0)       # the construction alone
+    for seed in (3, 8):
+        snap = synthetic_cluster(24, 3, 20, 50, 3, seed=seed)
+        plan = plan_decommission(snap, [2, 7, 13], synthetic_sizes(snap, seed=seed + 1), seed=seed)
+        limits = WaveLimits(None, None, 4096, THROTTLE)
+        waves = pack_waves(plan.moves, limits)
+        assert len(waves) == waves_shaped_by(waves, waves, limits)["fewest_waves"]["payload"] > 1
+        assert wave_bounds(plan.moves, waves, limits).ratio < 1.2, seed
