@@ -92,7 +92,7 @@ def test_without_a_cap_the_waves_the_payload_forces_are_balanced_slices_even_bef
     balanced waves by itself (waves.py's _construct_uncapped: as many waves as the payload needs,
     each broker's bytes spread evenly over them). Filling one wave to the payload limit before the
     next gave 1.27-1.36x here and 4.9x at 1M; first fit under each wave's peak 2.95x at 1M."""
-    from spark_jobs.kernels import waves as waves_module
+    from planning.kernels import waves as waves_module
 
     monkeypatch.setattr(waves_module, "search_budget", lambda moves: 0)       # the construction alone
     for seed in (3, 8):
