@@ -11,8 +11,8 @@ import os
 
 from cli.main import main
 from cli.plan import add_parser, job_argv
-from kafka_zk.snapshot_file import write_snapshot
-from kafka_zk.sizes_file import write_sizes_file
+from formats.snapshot_file import write_snapshot
+from formats.sizes_file import write_sizes_file
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
 
 

@@ -13,7 +13,7 @@ from cli.main import main
 from kafka_sim.from_snapshot import unfinishable_replays
 from kafka_zk.codecs import ReassignmentEntry, ReassignmentRequest, TopicPartition
 from kafka_zk.model import Broker, ClusterSnapshot, Partition, Topic
-from kafka_zk.snapshot_file import write_snapshot
+from formats.snapshot_file import write_snapshot
 from spark_jobs import plan_job
 
 GiB = 1024 ** 3

@@ -14,8 +14,8 @@ from planning.kernels.decommission import plan_decommission
 from planning.kernels.wave_shape import waves_shaped_by
 from planning.kernels.waves import ZNODE_WRAPPER, WaveLimits, entry_bytes, pack_waves, wave_bounds
 from spark_jobs.synthetic import synthetic_cluster, synthetic_sizes
-from kafka_zk.sizes_file import write_sizes_file
-from kafka_zk.snapshot_file import write_snapshot
+from formats.sizes_file import write_sizes_file
+from formats.snapshot_file import write_snapshot
 
 THROTTLE = 50 * 1024 ** 2
 
