@@ -23,6 +23,7 @@ from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from kafka_sim.control import CommandQueue
 from procedures.restart.gates import offline
 from kafka_zk.snapshot import read_snapshot
+from tests.zk_helpers import ZkSampler, sampling_client
 
 REPO = Path(__file__).resolve().parents[1]
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
@@ -68,32 +69,29 @@ def restart_action(connect: str) -> str:
 
 
 class OfflineSampler:
-    """Samples every partition's state on a thread; ``offline`` holds what any sample found offline."""
+    """Samples every partition's state on a thread (a :class:`~tests.zk_helpers.ZkSampler`: it outlives
+    a session expiry under load); ``offline`` holds what any sample found offline."""
 
     def __init__(self, connect: str) -> None:
-        self.client = KazooClient(hosts=connect, timeout=10)
-        self.client.start(timeout=10)
-        self.samples = 0
         self.offline: set[str] = set()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="offline-sampler")
+        self._sampler = ZkSampler(sampling_client(connect), self._sample, name="offline-sampler")
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            snap = read_snapshot(self.client, with_configs=False)
-            self.offline.update(map(str, offline(snap)))
-            self.samples += 1
-            self._stop.wait(0.05)
+    @property
+    def samples(self) -> int:
+        return self._sampler.samples
+
+    def _sample(self, zk: KazooClient) -> None:
+        self.offline.update(map(str, offline(read_snapshot(zk, with_configs=False))))
 
     def __enter__(self) -> "OfflineSampler":
-        self._thread.start()
+        self._sampler.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        self.client.stop()
-        self.client.close()
+        try:
+            self._sampler.stop()
+        finally:
+            self._sampler.close()
 
 
 def preferred_leaders(zk: KazooClient) -> dict[str, tuple[int | None, int | None]]:
