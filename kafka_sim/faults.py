@@ -287,19 +287,11 @@ class FaultsMixin:
     def stall_replica(self, topic: str, partition: int, broker: int, stalled: bool = True) -> None:
         """Stop (or resume) the replica's fetching; an in-sync one leaves the ISR after
         replica.lag.time.max.ms (10 s simulated)."""
-        self._broker(broker)
-        tp = TopicPartition(topic, partition)
-        eng = self._engine
-
-        def apply() -> None:
-            pd = eng.model.parts.get(tp)
-            if pd is None:
-                raise InvalidInput(f"stall-replica: partition {topic}-{partition} does not exist in this cluster; "
-                                   "name a partition of an existing topic (kafka-runbook topics --describe)")
-            eng.model.set_stalled(tp, broker, stalled)
-            if stalled and pd is not None and broker in pd.isr and broker != pd.leader:
-                eng.schedule_lag_check(tp, broker)
-        eng.call(apply)
+        def apply(tp: TopicPartition, pd) -> None:
+            self._engine.model.set_stalled(tp, broker, stalled)
+            if stalled and broker in pd.isr and broker != pd.leader:
+                self._engine.schedule_lag_check(tp, broker)
+        self._on_replica("stall-replica", topic, partition, broker, apply)
 
     def fail_append(self, topic: str, partition: int, broker: int, failing: bool = True) -> None:
         """Broker ``broker``'s replica of the partition fails to append what it fetches (as a
@@ -309,21 +301,30 @@ class FaultsMixin:
         that adds it never finishes. The cause is recorded in the history (kind
         ``append_failed``), as it would be in that broker's server.log; ``failing=False`` ends it
         (the operator raised max.message.bytes back)."""
-        self._broker(broker)
-        tp = TopicPartition(topic, partition)
-        eng = self._engine
-
-        def apply() -> None:
-            pd = eng.model.parts.get(tp)
-            if pd is None:
-                raise InvalidInput(f"{topic}-{partition} does not exist")
+        def apply(tp: TopicPartition, pd) -> None:
+            eng = self._engine
             eng.model.set_stalled(tp, broker, failing)
             eng.history("append_failed" if failing else "append_resumed", tp, broker,
                         "RecordTooLargeException: fetched batch larger than the topic's max.message.bytes"
                         if failing else "")
             if failing and broker in pd.isr and broker != pd.leader:
                 eng.schedule_lag_check(tp, broker)
-        eng.call(apply)
+        self._on_replica("fail-append", topic, partition, broker, apply)
+
+    def _on_replica(self, verb: str, topic: str, partition: int, broker: int, apply) -> None:
+        """Run ``apply(tp, partition data)`` on the engine's thread for an existing partition of a
+        known broker; a partition that does not exist is refused, naming it and the fix."""
+        self._broker(broker)
+        tp = TopicPartition(topic, partition)
+        eng = self._engine
+
+        def checked() -> None:
+            pd = eng.model.parts.get(tp)
+            if pd is None:
+                raise InvalidInput(f"{verb}: partition {topic}-{partition} does not exist in this cluster; "
+                                   "name a partition of an existing topic (kafka-runbook topics --describe)")
+            apply(tp, pd)
+        eng.call(checked)
 
     def corrupt_record(self, topic: str, partition: int, broker: int, offset: int, how: str = "value") -> None:
         """Broker ``broker``'s replica of the partition serves, from now on, another (valid)

@@ -16,7 +16,7 @@ Failure: every refusal raises a :mod:`kafka_zk.errors` type carrying Kafka's own
 from __future__ import annotations
 
 import random
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
 
 from kafka_zk.codecs import TopicAssignment
 from kafka_zk.errors import (BrokerNotAvailable, InvalidInput, InvalidReplicaAssignment,
@@ -68,21 +68,25 @@ def _start_values(n: int, fixed_start_index: int, rng: random.Random | None) -> 
     return start, shift
 
 
-def _unaware(ids: Sequence[int], n_partitions: int, rf: int, fixed_start_index: int,
-             start_partition_id: int, rng: random.Random | None) -> dict[int, tuple[int, ...]]:
-    n = len(ids)
+def _walk(n: int, n_partitions: int, fixed_start_index: int, start_partition_id: int,
+          rng: random.Random | None) -> Iterator[tuple[int, int, int]]:
+    """Kafka's walk over the partitions: (partition id, its first replica's index, the shift), the
+    shift growing by one each time the ids wrap round the broker list."""
     start, shift = _start_values(n, fixed_start_index, rng)
     pid = max(0, start_partition_id)
-    out: dict[int, tuple[int, ...]] = {}
     for _ in range(n_partitions):
         if pid > 0 and pid % n == 0:
             shift += 1
-        first = (pid + start) % n
-        replicas = [ids[first]]
-        for j in range(rf - 1):
-            replicas.append(ids[_replica_index(first, shift, j, n)])
-        out[pid] = tuple(replicas)
+        yield pid, (pid + start) % n, shift
         pid += 1
+
+
+def _unaware(ids: Sequence[int], n_partitions: int, rf: int, fixed_start_index: int,
+             start_partition_id: int, rng: random.Random | None) -> dict[int, tuple[int, ...]]:
+    n = len(ids)
+    out: dict[int, tuple[int, ...]] = {}
+    for pid, first, shift in _walk(n, n_partitions, fixed_start_index, start_partition_id, rng):
+        out[pid] = (ids[first], *(ids[_replica_index(first, shift, j, n)] for j in range(rf - 1)))
     return out
 
 
@@ -91,13 +95,8 @@ def _aware(racks: Mapping[int, str], n_partitions: int, rf: int, fixed_start_ind
     arranged = rack_alternated_broker_list(racks)
     n = len(arranged)
     num_racks = len(set(racks.values()))
-    start, shift = _start_values(n, fixed_start_index, rng)
-    pid = max(0, start_partition_id)
     out: dict[int, tuple[int, ...]] = {}
-    for _ in range(n_partitions):
-        if pid > 0 and pid % n == 0:
-            shift += 1
-        first = (pid + start) % n
+    for pid, first, shift in _walk(n, n_partitions, fixed_start_index, start_partition_id, rng):
         leader = arranged[first]
         replicas = [leader]
         racks_used = {racks[leader]}
@@ -114,7 +113,6 @@ def _aware(racks: Mapping[int, str], n_partitions: int, rf: int, fixed_start_ind
                     brokers_used.add(b)
                     break
         out[pid] = tuple(replicas)
-        pid += 1
     return out
 
 
