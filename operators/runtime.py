@@ -109,7 +109,7 @@ def require_approval(folder: RunFolder) -> ApprovalRecord:
     record = ApprovalRecord.load(folder)
     if record is None or not record.allows_execution:
         state = "no approval record" if record is None else f"decision {record.decision!r}"
-        raise ApprovalMissing(f"{folder.approval}: {state}; execution needs an approved plan. Re-run the "
+        raise ApprovalMissing(f"missing approval — {folder.approval}: {state}; execution needs an approved plan. Re-run the "
                               "approve task and have another person approve it (docs/maintenance-windows.md: pre-approval "
                               "is a policy of the windows file, for scheduled runs only)")
     current = plan_hash(folder.plan_dir)

@@ -385,6 +385,8 @@ class FinalReportOperator(OutcomeReportOperator, DecommissionStep):
         waves_done = sum(1 for w in values["waves"] if w["status"] == "done")
         summary = (f"{waves_done}/{len(values['waves'])} wave(s) done; final verify: {values['verify_text']}"
                    + (f"; drained: {values['drained_text']}" if values["removed"] else ""))
+        if "kept after the failure" in values["throttles_text"] or "KEPT" in values["throttles_text"]:
+            summary += f"; throttles: {values['throttles_text']}"   # a failed wave's throttles, in the notice too
         return Facts(what=values["what"] + (f" — {values['subject']}" if values["subject"] else ""),
                      summary=summary, cause=values["reasons"][0] if values["reasons"] else "",
                      details_md=render("final_report.md.j2", **values),

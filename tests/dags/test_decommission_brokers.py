@@ -117,7 +117,7 @@ def test_happy_path_with_a_human_approval(spark_run) -> None:
     assert "- controller: on broker" in (folder / "final_report.md").read_text()      # it has the step
     final_html = (folder / "final_report.html").read_text()
     assert "at the snapshot vs now" in final_html and "broker 6 (removed)" in final_html
-    assert (folder / "notification.txt").read_text().startswith("[kafka-runbooks] decommission_brokers succeeded")
+    assert (folder / "notification.txt").read_text().startswith("Decommission — brokers 6: SUCCEEDED")
 
 
 @pytest.mark.parametrize("zk_via", ["3.5", "3.4"], indirect=True)

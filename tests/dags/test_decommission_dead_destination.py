@@ -127,7 +127,7 @@ def test_a_destination_dead_for_good_is_notified_when_seen_and_the_failure_at_on
 
         folder = result.run_folder
         why = next(line for line in (folder / "final_report.md").read_text().splitlines()
-                   if line.startswith("**Why it failed:**"))
+                   if line.startswith("**Why:**"))
         assert named in why, why
 
         # end state, plain kazoo: the wave ended after the fix, the teardown removed our throttles

@@ -113,7 +113,7 @@ def test_a_follower_that_cannot_append_is_named_in_the_stall_warning_and_classif
         stalled = [line for line in log.splitlines() if "WaveStalled" in line and "made no progress" in line]
         assert stalled and name in stalled[0] and "ETA unknown" in stalled[0], stalled[:1]
         report = (result.run_folder / "final_report.md").read_text()
-        why = next(line for line in report.splitlines() if line.startswith("**Why it failed:**"))
+        why = next(line for line in report.splitlines() if line.startswith("**Why:**"))
         assert "wave 0 stalled: wave 0 made no progress for" in why and f"{name}: follower(s) on broker(s)" in why
 
         # the stall reached people: the webhook got the trigger's stall notification, then the failure

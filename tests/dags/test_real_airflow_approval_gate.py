@@ -93,7 +93,8 @@ def test_marking_guards_and_approve_success_writes_nothing_and_fails_naming_the_
                 assert audited_writes(runs, dag_id, run_id) == [], dag_id
                 assert znodes(zk) == before, dag_id
                 note = airflow.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}")["note"]    # the scheduler's listener
-                assert note and note.startswith("FAILED") and "nothing written" in note.splitlines()[0], note
+                assert note and note.startswith("REFUSED") and "missing approval" in note.splitlines()[0], note
+                assert "written: nothing written" in note.splitlines(), note
     finally:
         zk.stop()
         zk.close()
