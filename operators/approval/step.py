@@ -49,7 +49,7 @@ from typing import Any, Sequence
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from procedures.run_folder import RunFolder
 from procedures.approval.policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
-                                       check_responder, policy_decision)
+                                       check_responder, duration_text, policy_decision)
 from operators.approval.retry import RetriedApprovalOperator, answered_since, decision_event, request_still_open
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
@@ -310,14 +310,6 @@ def four_eyes_text(triggered_by: str | None, approvers: Sequence[str]) -> str:
                 "\"Access Denied\") and the request keeps waiting for them.")
     return (f"Four eyes: {triggered_by} triggered this run and cannot approve it; anyone else who may run this "
             f"runbook can answer. An Approve from {triggered_by} is refused: the run fails and nothing is written.")
-
-
-def duration_text(span: timedelta) -> str:
-    """``12 h``, ``1.5 h``, ``30 min``, ``10 s``: a duration as a person reads it (never ``12:00:00``)."""
-    s = span.total_seconds()
-    if s >= 3600:
-        return f"{s / 3600:.0f} h" if s % 3600 == 0 else f"{s / 3600:.1f} h"
-    return f"{s / 60:.0f} min" if s >= 60 and s % 60 == 0 else f"{s / 60:.1f} min" if s >= 60 else f"{s:.0f} s"
 
 
 def expiry_text(now: datetime, expiry: timedelta) -> str:

@@ -108,11 +108,19 @@ def check_responder(triggered_by: str | None, responder: str | None) -> None:
                                 "was written: trigger it again and have another person approve")
 
 
+def duration_text(span: timedelta) -> str:
+    """``12 h``, ``1.5 h``, ``30 min``, ``10 s``: a duration as a person reads it (never ``12:00:00``)."""
+    s = span.total_seconds()
+    if s >= 3600:
+        return f"{s / 3600:.0f} h" if s % 3600 == 0 else f"{s / 3600:.1f} h"
+    return f"{s / 60:.0f} min" if s >= 60 and s % 60 == 0 else f"{s / 60:.1f} min" if s >= 60 else f"{s:.0f} s"
+
+
 def check_not_expired(requested_at: datetime, responded_at: datetime, expiry: timedelta) -> None:
     """Refuse an answer that came after the request expired."""
     if responded_at - requested_at > expiry:
         raise ApprovalExpired(f"the approval was requested at {requested_at.isoformat(timespec='seconds')} and "
-                              f"expired after {expiry}; the answer at {responded_at.isoformat(timespec='seconds')} "
+                              f"expired after {duration_text(expiry)}; the answer at {responded_at.isoformat(timespec='seconds')} "
                               "came too late and nothing was written: trigger the run again for a fresh plan")
 
 
