@@ -17,7 +17,7 @@ from __future__ import annotations
 from airflow.sdk import Param
 
 from operators.guides import runbook_guide
-from operators.plan.ops import AddBrokersPlanOperator
+from operators.plan.balance_ops import AddBrokersPlanOperator
 from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import broker_ids_param, ids_text, zk_conn_param
 

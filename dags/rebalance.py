@@ -15,7 +15,7 @@ from __future__ import annotations
 from airflow.sdk import Param
 
 from operators.guides import runbook_guide
-from operators.plan.ops import RebalancePlanOperator
+from operators.plan.balance_ops import RebalancePlanOperator
 from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import zk_conn_param
 

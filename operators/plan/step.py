@@ -3,7 +3,7 @@
 :class:`SparkPlanOperator` is the step every reassignment runbook shares (throttle and limits
 checked, ``plan_from`` copied or the plan job run, the plan hash returned); a runbook's subclass
 names its plan operation and checks its own Params (:class:`DecommissionPlanOperator` here; the
-others beside their DAGs' needs in :mod:`operators.plan.ops`).
+others beside their DAGs' needs in :mod:`operators.plan.balance_ops`).
 
 Where the job runs follows the Airflow Spark connection (:func:`spark_target`):
 

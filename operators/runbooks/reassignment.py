@@ -39,7 +39,7 @@ The API (read by every runbook file):
 Writing a new runbook: subclass :class:`operators.plan.step.SparkPlanOperator` (set ``operation`` to a
 key of ``spark_jobs/operations.py`` — add the kernel call there and any flag to
 ``spark_jobs/plan_job.py`` — and override ``check_inputs`` / ``job_args`` /
-``check_plan_matches``; examples: :mod:`operators.plan.ops`); reports title themselves from
+``check_plan_matches``; examples: :mod:`operators.plan.balance_ops`); reports title themselves from
 :data:`procedures.reports.titles.WHAT` (default: the DAG id, capitalised); the DAG file needs its
 guide ``docs/runbooks/<dag_id>.md`` (its ``doc_md`` is ``operators.guides.runbook_guide(dag_id)``) and a
 description on every Param (``tests/dags/test_all_dags.py`` checks both); ``tests/dags/moving_runbook.py`` has the

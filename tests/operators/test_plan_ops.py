@@ -12,7 +12,7 @@ import pytest
 from kafka_zk.errors import BrokerNotAvailable, InvalidInput
 from procedures.run_folder import RunFolder
 from formats.snapshot_file import write_snapshot
-from operators.plan.ops import AddBrokersPlanOperator, RebalancePlanOperator, check_new_brokers
+from operators.plan.balance_ops import AddBrokersPlanOperator, RebalancePlanOperator, check_new_brokers
 from tests.operators.test_plan_params import _snapshot
 
 
