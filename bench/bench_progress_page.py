@@ -4,10 +4,10 @@ per request, and the executor's write of one poll — for runs of 7, 73 and 500 
 The run folders are written here as the executor and the plan write them (``waves.json`` with the
 plan's partitions, ``plan/waves.json`` with predictions, ``live_progress.json`` with one poll per
 started wave, ``windows.json`` with a pause): a third of the waves done, one copying, the rest
-pending. Timings are the median of ``--repeat`` calls of :func:`procedures.reports.live_progress.render_progress_page`
+pending. Timings are the median of ``--repeat`` calls of :func:`procedures.live_progress.render_progress_page`
 (what the reports app runs for ``/kafka-runbooks/runs/<dag>/<run>/progress``, without Airflow's
 login check and DB lookup) — just after ``waves.json`` changed (parsed again) and on a refresh
-(parsed ``waves.json`` reused) — and of :func:`procedures.reports.live_progress.record_poll`.
+(parsed ``waves.json`` reused) — and of :func:`procedures.waves.poll_record.record_poll`.
 
 Usage: ``python bench/bench_progress_page.py [--repeat 30]``. Prints a table; asserts nothing.
 """
@@ -26,7 +26,8 @@ sys.path.insert(0, str(REPO))
 
 from kafka_zk.codecs import TopicPartition  # noqa: E402
 from procedures.run_folder import RunFolder  # noqa: E402
-from procedures.reports.live_progress import _BOOKS, record_poll, render_progress_page  # noqa: E402
+from procedures.live_progress import _BOOKS, render_progress_page  # noqa: E402
+from procedures.waves.poll_record import record_poll  # noqa: E402
 from procedures.waves.book import FROM_LOG_SIZES, WaveBook, WaveMove, WaveProgress, WaveSpec  # noqa: E402
 
 MIB = 1024 ** 2

@@ -2,7 +2,7 @@
 while it copies, one when it is done — instead of minutes of silence.
 
 :class:`ProgressPrinter` is a daemon thread that reads the newest run folder of a DAG under a run
-root with :func:`procedures.reports.live_progress.run_progress` (the same files the live progress page reads)
+root with :func:`procedures.live_progress.run_progress` (the same files the live progress page reads)
 and prints what changed; :func:`progress_lines` is the pure part (two views in, lines out).
 
 Failure: none raised; a folder that cannot be read yet is skipped until the next look.
@@ -17,7 +17,7 @@ from typing import Callable
 
 from kafka_zk.errors import KafkaZkError
 from procedures.run_folder import RunFolder
-from procedures.reports.live_progress import RunProgress, WaveRow, duration_text, rate_text, run_progress
+from procedures.live_progress import RunProgress, WaveRow, duration_text, rate_text, run_progress
 from procedures.waves.book import human_bytes
 
 

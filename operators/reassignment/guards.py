@@ -41,7 +41,7 @@ from kafka_zk.snapshot import read_snapshot
 from planning.wave_time import WaveCosts
 from operators.base import DecommissionStep, as_bool
 from operators.errors import OutsideWindow
-from procedures.waves.throttles import resolve_rate
+from procedures.throttles import resolve_rate
 from procedures.windows.calendar import next_opening, open_window
 from operators.windows.config import configured_windows
 from procedures.windows.guard import run_wave_seconds, too_long_for_every_window, window_gate

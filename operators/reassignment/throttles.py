@@ -38,7 +38,7 @@ from kafka_zk.authority import OwnThrottlesOnly, WriteAuthority
 from kafka_zk.health.owners import REMOVED_MARKER
 from planning.plan_folder.read import load_plan_artifacts
 from procedures.run_folder import RunFolder
-from procedures.waves.throttles import record_then_apply, resolve_rate
+from procedures.throttles import record_then_apply, resolve_rate
 from operators.base import RunbookOperator
 from operators.deferral import not_before
 from operators.errors import VerificationFailed

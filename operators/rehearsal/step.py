@@ -42,7 +42,7 @@ from kafka_zk.validation import check_brokers_to_remove
 from operators.approval.step import plan_size
 from operators.base import RunbookOperator, as_bool
 from procedures.child_process import ChildJob
-from procedures.waves.throttles import resolve_rate
+from procedures.throttles import resolve_rate
 from procedures.rehearsal.report import FILE as REPORT_FILE, RehearsalReport, read_report
 from operators.notifications.pages import report_link
 from operators.reports.links import PlanReportLink, RunPageLink

@@ -5,7 +5,7 @@ the API server by the project's plugin (:mod:`operators.plugin`) at ``/kafka-run
 
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/`` lists the run's reports and records;
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/progress`` is the live progress page
-  (:mod:`procedures.reports.live_progress`), refreshing itself while the run is queued or running;
+  (:mod:`procedures.live_progress`), refreshing itself while the run is queued or running;
 - ``GET /kafka-runbooks/runs/{dag_id}/{run_id}/{name}`` serves one of them (``plan_report.html``
   with its chart, ``final_report.html``, ``rehearsal_report.html``, the Markdown forms,
   ``approval.json``, ``audit.jsonl``…); ``X.html`` of a report written only as ``X.md`` is that
@@ -35,7 +35,7 @@ from airflow.api_fastapi.core_api.security import requires_access_dag
 
 from procedures.run_folder import RunFolder, default_run_root
 from procedures.approval.answers import refused_answers
-from procedures.reports.live_progress import render_progress_page
+from procedures.live_progress import render_progress_page
 from procedures.outcome.render import markdown_page
 from procedures.reports.locations import URL_PREFIX
 
@@ -70,7 +70,7 @@ def _folder(dag_id: str, run_id: str) -> RunFolder:
 
 @app.get("/runs/{dag_id}/{run_id}/progress", response_class=HTMLResponse, dependencies=[can_read_runs])
 def run_progress_page(dag_id: str, run_id: str) -> HTMLResponse:
-    """The live progress page (:mod:`procedures.reports.live_progress`), refreshing itself while the run is active."""
+    """The live progress page (:mod:`procedures.live_progress`), refreshing itself while the run is active."""
     run_root, state = _run(dag_id, run_id)
     folder = RunFolder.for_run(run_root, dag_id, run_id)
     links = {"all reports of this run": "./"}

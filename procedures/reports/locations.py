@@ -1,7 +1,7 @@
 """Where reports come from and where people find them: the templates folder and the reports app's URLs.
 
 A leaf (no project imports), so that the report writers (:mod:`operators.reports.final`,
-:mod:`procedures.reports.live_progress`), the links (:mod:`operators.reports.links`) and the app
+:mod:`procedures.live_progress`), the links (:mod:`operators.reports.links`) and the app
 that serves them (:mod:`operators.reports.app`) share these without importing each other.
 
 Failure: none (a path and string formatting).

@@ -47,13 +47,13 @@ from kafka_zk.snapshot import read_snapshot
 from kafka_zk.writer import ZkWriter
 from procedures.errors import OutsideWindow, PlanHashMismatch, WaveStalled, WaveTimeout, WaveWaitFailed
 from procedures.inline_wait import wait_inline
-from procedures.reports.live_progress import record_poll
+from procedures.waves.poll_record import record_poll
 from procedures.reports.state_change import remember_broker_logs, write_stall_excerpt
 from procedures.run_folder import RunFolder
 from procedures.waves.book import (DONE, SUBMITTED, WaveBook, WaveMove, WaveSpec, WaveStatus, live_partitions,
                                    partition_done, wave_state)
 from procedures.waves.stall_causes import blocking_causes
-from procedures.waves.throttles import record_then_apply, resolve_rate
+from procedures.throttles import record_then_apply, resolve_rate
 from procedures.windows.guard import (WindowGate, decide_wave, measured_factor, run_costs, run_wave_seconds,
                                       too_long_for_every_window)
 from procedures.windows.pause import WindowBook, pause_throttles, resume_throttles

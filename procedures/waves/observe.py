@@ -147,7 +147,7 @@ class Notify:
 
 @dataclass(frozen=True)
 class Record:
-    """One line of the live progress page (:func:`procedures.reports.live_progress.record_poll`)."""
+    """One line of the live progress page (:func:`procedures.waves.poll_record.record_poll`)."""
 
     rate: float
     quiet: float

@@ -29,7 +29,7 @@ from kafka_zk.outage import ZK_OUTAGE_S, zk_cause
 from kafka_zk.snapshot import read_snapshot
 from procedures.plan.log_dirs_source import LogDirsSource, read_log_dirs
 from procedures.reports.history import record_outage
-from procedures.reports.live_progress import record_poll
+from procedures.waves.poll_record import record_poll
 from procedures.reports.state_change import write_stall_excerpt
 from procedures.run_folder import RunFolder
 from procedures.waves.book import WaveBook, wave_state

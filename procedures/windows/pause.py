@@ -25,7 +25,7 @@ from typing import Any
 from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles
 from procedures.run_folder import RunFolder
 from kafka_zk.writer import ZkWriter
-from procedures.waves.throttles import record_then_apply, resolve_rate
+from procedures.throttles import record_then_apply, resolve_rate
 from procedures.windows.guard import WaveDecision
 from planning.plan_folder.read import load_plan_artifacts
 

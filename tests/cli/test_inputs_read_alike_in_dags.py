@@ -166,7 +166,7 @@ def cli_throttle(files, text: str) -> int:
 
 
 def dag_throttle(value: object) -> int:
-    from procedures.waves.throttles import resolve_rate
+    from procedures.throttles import resolve_rate
 
     check_param("throttle_bytes_per_sec", value)
     return resolve_rate(value, None)      # what set_throttles, guards and the waves apply

@@ -10,7 +10,8 @@ from cli.demo_progress import progress_lines
 from kafka_zk.codecs import TopicPartition
 from procedures.run_folder import RunFolder
 from operators.approval.step import expiry_text
-from procedures.reports.live_progress import record_poll, render_progress_page, run_progress
+from procedures.live_progress import render_progress_page, run_progress
+from procedures.waves.poll_record import record_poll
 from procedures.waves.book import FROM_LOG_SIZES, WaveBook, WaveMove, WaveProgress, WaveSpec
 
 MiB = 1024 ** 2

@@ -12,7 +12,7 @@ from procedures.run_folder import RunFolder
 from procedures.batches.book import BatchBook, BatchState
 from operators.batches.deletion import PROGRESS_FILE as DELETION, DeletionBatch
 from operators.batches.election import PROGRESS_FILE as ELECTION, ElectionBatch
-from procedures.reports.live_progress import batch_progress, render_progress_page
+from procedures.live_progress import batch_progress, render_progress_page
 from procedures.restart.roll import RestartBatch
 from operators.restart.steps import PROGRESS as ROLL
 

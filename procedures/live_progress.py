@@ -1,14 +1,14 @@
-"""The live progress of a run — its waves, or its batches — what the wait writes at every poll, and the page.
+"""The live progress of a run — its waves, or its batches — read from its run folder, and the page.
 
-While a wave copies, :class:`~operators.triggers.reassignment.WaveDoneTrigger` records its last poll
-with :func:`record_poll` in the run folder's ``live_progress.json`` (one entry per wave: partitions
-done, bytes remaining of the planned bytes, what the bytes were judged from, the measured rate, the
-throttle in force, how long nothing moved and, when it stalls, the cause). :func:`run_progress`
-reads that file with ``waves.json`` (statuses and times), the plan's ``plan/waves.json`` (predicted
-seconds per wave), ``windows.json`` (window pauses, ``outside_window``) and ``wave_failure.json`` (the
-cause a wait ended on) into a :class:`RunProgress`, which :func:`render_progress_page` shows as
-HTML: a bar per wave, predicted against measured rate, the ETA of the wave and of the run. The
-reports app serves it at ``/kafka-runbooks/runs/<dag>/<run>/progress`` (:mod:`operators.reports.app`).
+While a wave copies, the wait records its last poll with :func:`procedures.waves.poll_record.record_poll`
+in the run folder's ``live_progress.json`` (one entry per wave: partitions done, bytes remaining of
+the planned bytes, what the bytes were judged from, the measured rate, the throttle in force, how
+long nothing moved and, when it stalls, the cause). :func:`run_progress` reads that file with
+``waves.json`` (statuses and times), the plan's ``plan/waves.json`` (predicted seconds per wave),
+``windows.json`` (window pauses, ``outside_window``) and ``wave_failure.json`` (the cause a wait
+ended on) into a :class:`RunProgress`, which :func:`render_progress_page` shows as HTML: a bar per
+wave, predicted against measured rate, the ETA of the wave and of the run. The reports app serves it
+at ``/kafka-runbooks/runs/<dag>/<run>/progress`` (:mod:`operators.reports.app`).
 
 The ETA of the running wave is what remains at the measured rate (else the plan's prediction less
 the time spent); the run's ETA adds the pending waves' predictions scaled by how the finished waves
@@ -29,54 +29,18 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafka_zk.errors import InvalidPayload
-from kafka_zk.files import read_json, write_json_atomic
+from kafka_zk.files import read_json
 from procedures.run_folder import RunFolder
-from procedures.waves.book import DONE, SUBMITTED, WaveProgress, human_bytes
+from procedures.waves.book import DONE, SUBMITTED, human_bytes
+from procedures.waves.poll_record import FILE
 from procedures.reports.locations import TEMPLATES
 
-FILE = "live_progress.json"
 REFRESH_S = 5
-
-
-@dataclass(frozen=True)
-class PollRecord:
-    """One wave's last poll, as :func:`record_poll` writes it."""
-
-    done: int
-    total: int
-    bytes_remaining: int
-    bytes_total: int
-    source: str
-    rate_bps: float
-    quiet_s: float
-    throttle_bps: int | None
-    stalled: bool = False
-    causes: str = ""
-    at: float = 0.0
-
-
-def record_poll(run_dir: str | Path, progress: WaveProgress, rate_bps: float, quiet_s: float,
-                throttle_bps: float | None, now: float, stalled: bool = False, causes: str = "") -> bool:
-    """Write wave ``progress.wave_id``'s last poll into ``live_progress.json`` (atomic replace).
-
-    The page is a view: a write that fails (disk full, folder gone) is returned as False, never
-    raised into the wait."""
-    path = Path(run_dir) / FILE
-    try:
-        doc = read_json(path) or {"waves": {}}
-        doc["waves"][str(progress.wave_id)] = asdict(PollRecord(
-            progress.done, progress.total, progress.bytes_remaining, progress.bytes_total, progress.source,
-            round(rate_bps, 1), round(quiet_s, 1), None if throttle_bps is None else int(throttle_bps), stalled,
-            causes, round(now, 3)))
-        write_json_atomic(path, doc)
-    except (OSError, InvalidPayload):
-        return False
-    return True
 
 
 @dataclass(frozen=True)
