@@ -18,16 +18,11 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 
-from operators.guides import runbook_guide
 from operators.reassignment.controller import MoveControllerOperator
 from operators.plan.step import DecommissionPlanOperator
 from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 from operators.runbook_dag import broker_ids_param, ids_text, zk_conn_param
 from operators.reassignment.verify import VerifyDrainedOperator
-
-DAG_ID = "decommission_brokers"
-
-DOC_MD = runbook_guide("decommission_brokers")
 
 SHARED = reassignment_params()
 PARAMS = {
@@ -66,9 +61,9 @@ PARAMS = {
 }
 
 dag = reassignment_runbook(ReassignmentRunbook(
-    dag_id=DAG_ID,
+    dag_id="decommission_brokers",
     description="Move all replicas and leadership off brokers, in throttled, approved, resumable waves",
-    params=PARAMS, doc_md=DOC_MD,
+    params=PARAMS,
     plan=lambda args: DecommissionPlanOperator(
         brokers_to_remove="{{ params.brokers_to_remove }}", allow_extra_moves="{{ params.allow_extra_moves }}",
         allow_rack_removal="{{ params.allow_rack_removal }}", replace_with="{{ params.replace_with }}", **args),

@@ -43,6 +43,12 @@ def broker_ids_param(description: str, example: str = "4, 5") -> Param:
                  description=f"{description}: type the ids separated by commas, e.g. {example}")
 
 
+def topics_param(description: str) -> Param:
+    """A required list of topic names; the form shows one per line (the REST API takes a JSON list)."""
+    return Param([], type="array", items={"type": "string"}, minItems=1,
+                 description=f"{description}, one per line (a JSON list through the REST API)")
+
+
 def ids_text(expr: str) -> str:
     """Jinja for a broker-id Param as ``4, 5`` whether it was given as a list or as text."""
     return f"{{{{ {expr} if {expr} is string else {expr} | join(', ') }}}}"

@@ -5,9 +5,8 @@ its plan; its file in ``dags/`` says only what differs and calls :func:`reassign
 
     from operators.runbooks.reassignment import ReassignmentRunbook, reassignment_params, reassignment_runbook
 
-    PARAMS = {"zk_conn_id": zk_conn_param(), "new_brokers": Param(...), **reassignment_params()}
     dag = reassignment_runbook(ReassignmentRunbook(
-        dag_id="add_brokers", description="...", params=PARAMS, doc_md=DOC_MD,
+        dag_id="add_brokers", description="...", params={"new_brokers": Param(...)},
         plan=lambda plan_args: AddBrokersPlanOperator(new_brokers="{{ params.new_brokers }}", **plan_args),
         approval_title="Add brokers {{ params.new_brokers | join(', ') }}"))
 
@@ -15,9 +14,11 @@ The API (read by every runbook file):
 
 * :func:`reassignment_params` — the Params every data-moving runbook takes (throttle, moves per
   broker, sizes, capacity, dry run, Spark connection, run root, ``plan_from``, wave
-  timeout, polling and stall settings, state-change logs), each with a description. A runbook
-  adds ``zk_conn_id`` (:func:`operators.runbook_dag.zk_conn_param`) and its own Params.
-* :class:`ReassignmentRunbook` — what differs: ``plan`` (a callable given the shared plan-step
+  timeout, polling and stall settings, state-change logs), each with a description.
+* :class:`ReassignmentRunbook` — what differs: ``params`` (the runbook's own; the skeleton puts
+  ``zk_conn_id`` (:func:`operators.runbook_dag.zk_conn_param`) first and :func:`reassignment_params`
+  after them, each where the runbook has not placed it itself, as decommission does to order its
+  form), ``doc_md`` (default: the guide, ``operators.guides.runbook_guide(dag_id)``), ``plan`` (a callable given the shared plan-step
   arguments, see :data:`PLAN_ARGS`, returning a :class:`operators.plan.step.SparkPlanOperator` subclass
   instance; the skeleton sets ``task_id="plan"``), ``approval_title`` (Jinja; the skeleton adds
   ": approve plan <hash>"), ``brokers_to_remove`` (the Jinja expression or literal the guards,
@@ -41,7 +42,7 @@ key of ``spark_jobs/operations.py`` — add the kernel call there and any flag t
 ``spark_jobs/plan_job.py`` — and override ``check_inputs`` / ``job_args`` /
 ``check_plan_matches``; examples: :mod:`operators.plan.balance_ops`); reports title themselves from
 :data:`procedures.reports.titles.WHAT` (default: the DAG id, capitalised); the DAG file needs its
-guide ``docs/runbooks/<dag_id>.md`` (its ``doc_md`` is ``operators.guides.runbook_guide(dag_id)``) and a
+guide ``docs/runbooks/<dag_id>.md`` (the skeleton's default ``doc_md``) and a
 description on every Param (``tests/dags/test_all_dags.py`` checks both); ``tests/dags/moving_runbook.py`` has the
 shared end-to-end checks (dry run, rejection, stale plan, throttles after a failure mid-wave).
 
@@ -59,13 +60,14 @@ from airflow.sdk import DAG, BaseOperator, Param
 
 from operators.approval.step import PlanApprovalOperator
 from operators.deferral import DEFERRING_RETRIES
+from operators.guides import runbook_guide
 from operators.reassignment.leadership import DemoteOperator, ElectPreferredLeadersOperator
 from operators.reassignment.guards import GuardsOperator
 from operators.reassignment.execute import ExecuteWavesOperator
 from operators.rehearsal.step import RehearsalReportLink, RehearseOperator, rehearse_param
 from operators.reports.final import FinalReportOperator, RenderPlanReportOperator
 from operators.reports.outcome import OutcomeNotifyOperator
-from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag
+from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 from operators.plan.snapshot import SnapshotOperator
 from operators.reassignment.throttles import RemoveThrottlesOperator, SetThrottlesOperator
 from operators.reassignment.verify import FinalVerifyOperator
@@ -80,7 +82,7 @@ StepFactory = Callable[[dict[str, Any]], BaseOperator]
 
 
 def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
-    """The Params every data-moving runbook takes (a runbook adds ``zk_conn_id`` and its own)."""
+    """The Params every data-moving runbook takes (the skeleton adds them after the runbook's own)."""
     return {
         "throttle_bytes_per_sec": Param(throttle_default, type="integer", minimum=1, maximum=2**63 - 1,
                                         description="Replication throttle per broker during the move, bytes/s"),
@@ -151,9 +153,9 @@ class ReassignmentRunbook:
     dag_id: str
     description: str
     params: Mapping[str, Param]
-    doc_md: str
     plan: Callable[[dict[str, Any]], BaseOperator]
     approval_title: str
+    doc_md: str | None = None
     brokers_to_remove: Any = field(default_factory=list)
     guards: StepFactory = _default_guards
     demote: bool = False
@@ -167,8 +169,10 @@ class ReassignmentRunbook:
 
 def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
     """The DAG of ``spec``: the shared steps around its plan, guards and checks."""
-    params = dict(spec.params)
-    params.setdefault("rehearse", rehearse_param())     # the rehearse step reads it in every data-moving runbook
+    # zk_conn_id first, then the runbook's own, then the shared ones it has not placed itself
+    params = {"zk_conn_id": zk_conn_param(), **spec.params}
+    for name, param in reassignment_params().items():
+        params.setdefault(name, param)
     if spec.verify_data and "verify_data" not in params:
         raise ValueError(f"{spec.dag_id}: verify_data=True needs a 'verify_data' Param")
     zk = dict(ZK_STEP_ARGS)
@@ -176,7 +180,8 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
     removing = dict(ZK_STEP_ARGS, brokers_to_remove=spec.brokers_to_remove)
     snapshot_args = {k: f"{{{{ params.{k} }}}}" for k in ("sizes_file", "capacity_file", "disk_threshold_pct")
                      if k in params}
-    with runbook_dag(spec.dag_id, spec.description, params, spec.doc_md, tags=spec.tags) as dag:
+    doc_md = runbook_guide(spec.dag_id) if spec.doc_md is None else spec.doc_md
+    with runbook_dag(spec.dag_id, spec.description, params, doc_md, tags=spec.tags) as dag:
         snapshot = SnapshotOperator(task_id="snapshot", zk_conn_id="{{ params.zk_conn_id }}",
                                     run_root="{{ params.run_root }}", **snapshot_args)
         plan = spec.plan(dict(PLAN_ARGS, task_id="plan"))
