@@ -18,6 +18,7 @@ end of the wait is an event (``observe``'s module docstring).
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, AsyncIterator, Protocol
@@ -87,6 +88,23 @@ class WaveWatch:
         self.dead_end_s = float(dead_end_s)
         self.blocked_notice_s = max(BLOCKED_NOTICE_S, 3 * self.poll_interval)
         self.controller_evidence_s = min(CONTROLLER_EVIDENCE_S, self.dead_end_s)
+        self._book_read: tuple[tuple[int, int, int, int], WaveBook] | None = None
+
+    def _book(self) -> WaveBook | None:
+        """The run's ``waves.json``, parsed again only when the file changed (another inode, mtime or
+        size: the executor replaces it atomically), not at every poll; ``None`` when it is missing."""
+        path = RunFolder(Path(self.run_dir)).wave_progress
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+        cached = getattr(self, "_book_read", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        book = WaveBook.load(path)
+        self._book_read = None if book is None else (key, book)
+        return book
 
     # -- the blocking reads, run in a worker thread ------------------------------------------
 
@@ -96,7 +114,7 @@ class WaveWatch:
                       self.dead_end_s, self.blocked_notice_s, self.controller_evidence_s)
 
     def _poll(self) -> Poll:
-        book = WaveBook.load(RunFolder(Path(self.run_dir)).wave_progress)
+        book = self._book()
         if book is None:
             raise KafkaZkError(f"{self.run_dir}/waves.json is missing: the execute_waves task writes it "
                                "before it waits; re-run execute_waves")
@@ -117,7 +135,10 @@ class WaveWatch:
 
     def _diagnose(self) -> list[StallCause]:
         """The likely cause of each stopped partition (a snapshot with config overrides)."""
-        book = WaveBook.load(RunFolder(Path(self.run_dir)).wave_progress)
+        book = self._book()
+        if book is None:
+            raise KafkaZkError(f"{self.run_dir}/waves.json is missing: the execute_waves task writes it "
+                               "before it waits; re-run execute_waves")
         wave = book.wave(self.wave_id)
         snap = read_snapshot(self._client(), topics={m.tp.topic for m in wave.moves}, with_configs=True)
         return stall_causes(snap, wave)
