@@ -4,7 +4,9 @@
 * :func:`alter_config` — read-modify-write of the whole override map (add/overwrite keys, then
   delete keys), then ONE v2 change notification, through :meth:`ZkWriter.write_config`.
   Topic keys and values are checked against Kafka 2.4's catalogue; broker entities are a
-  broker id or ``<default>`` and accept the three throttle rates.
+  broker id or ``<default>`` and accept the three throttle rates (``kafka-configs --zookeeper`` on
+  running brokers), or with ``dynamic=True`` (the broker_configs runbook) the other dynamic broker
+  configs of :mod:`kafka_zk.broker_configs` and not the throttles.
 
 Failure: deleting a key that is not set raises :class:`InvalidConfig` ``Invalid config(s): k``;
 unknown keys or bad values raise :class:`InvalidConfig`; a missing topic raises
@@ -20,6 +22,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from kafka_zk import codecs, paths
+from kafka_zk.broker_configs import check_override, validate_dynamic_broker_config
 from kafka_zk.errors import InvalidConfig, InvalidInput, TopicNotFound, translate
 from kafka_zk.topic_configs import validate_broker_config, validate_topic_config
 from kafka_zk.validation import check_entity_name, validate_topic_name
@@ -66,8 +69,12 @@ def list_entities(client: KazooClient, entity_type: str) -> list[str]:
 
 
 def alter_config(writer: ZkWriter, entity_type: str, entity_name: str,
-                 add: Mapping[str, str] | None = None, delete: Iterable[str] = ()) -> dict[str, str]:
-    """Apply ``add`` then ``delete`` to the stored overrides; returns the new override map."""
+                 add: Mapping[str, str] | None = None, delete: Iterable[str] = (),
+                 dynamic: bool = False) -> dict[str, str]:
+    """Apply ``add`` then ``delete`` to the stored overrides; returns the new override map.
+
+    ``dynamic`` (brokers only): check the keys as the broker_configs runbook may change them
+    (:func:`kafka_zk.broker_configs.check_override`) instead of the three throttle rates."""
     add = {str(k): str(v) for k, v in (add or {}).items()}
     delete = list(dict.fromkeys(delete))
     check_entity(entity_type, entity_name)
@@ -77,6 +84,10 @@ def alter_config(writer: ZkWriter, entity_type: str, entity_name: str,
         if writer.client.exists(paths.topic(entity_name)) is None:
             raise TopicNotFound(f"Topic \"{entity_name}\" does not exist.")
         validate_topic_config(add)
+    elif dynamic:
+        validate_dynamic_broker_config(entity_name, add)
+        for key in delete:
+            check_override(entity_name, key, None)
     else:
         validate_broker_config(add)
     current = describe_config(writer.client, entity_type, entity_name)

@@ -28,9 +28,9 @@ import yaml
 from kafka_zk.errors import InvalidInput
 from kafka_zk.topic_configs import validate_topic_config
 from kafka_zk.validation import INT_MAX, validate_topic_name
+from procedures.plan.declarative import compose_spec
 from procedures.reports.yaml_lines import LineReader
 
-MAX_SPEC_BYTES = 1 << 20
 _TOPIC_KEYS = {"partitions", "replication_factor", "configs", "delete"}
 
 
@@ -51,17 +51,7 @@ class TopicSpec:
 
 def parse_topic_spec(text: str, path: str = "topic spec") -> tuple[TopicSpec, ...]:
     """Parse and check the whole spec (see module docstring)."""
-    if len(text.encode("utf-8")) > MAX_SPEC_BYTES:
-        raise TopicSpecError(f"{path}: larger than {MAX_SPEC_BYTES} bytes; split it")
-    try:
-        root = yaml.compose(text)
-    except yaml.MarkedYAMLError as e:
-        line = e.problem_mark.line + 1 if e.problem_mark else "?"
-        raise TopicSpecError(f"{path}, line {line}: not valid YAML ({e.problem}); fix the syntax there") from None
-    except yaml.YAMLError as e:
-        raise TopicSpecError(f"{path}: not valid YAML ({e}); fix the syntax") from None
-    if root is None:
-        raise TopicSpecError(f"{path}, line 1: the spec is empty; declare topics under 'topics:'")
+    root = compose_spec(text, path, TopicSpecError, "declare topics under 'topics:'")
     reader = LineReader(path, TopicSpecError)
     top = reader.mapping(root, "the spec", {"topics"}, required={"topics"})
     topics = reader.mapping(top["topics"], "topics", None)

@@ -1,4 +1,4 @@
-"""Every one of the 13 runbooks ends through the outcome contract (issue 36), whatever machine runs it.
+"""Every one of the 14 runbooks ends through the outcome contract (issue 36), whatever machine runs it.
 
 Walked on the DAG objects (no run): each DAG's last task is the shared notify step
 (:class:`operators.reports.outcome.OutcomeNotifyOperator`, ``all_done``, after every other task),
@@ -40,8 +40,8 @@ def _upstream(task) -> set[str]:
     return seen
 
 
-def test_there_are_13_runbooks() -> None:
-    assert len(DAG_FILES) == 13, DAG_FILES
+def test_there_are_14_runbooks() -> None:
+    assert len(DAG_FILES) == 14, DAG_FILES
 
 
 @pytest.mark.parametrize("dag_id", DAG_FILES)

@@ -195,4 +195,4 @@ def test_every_task_that_writes_sits_behind_the_shared_gates(dagbag) -> None:
     assert {"decommission_brokers.execute_waves", "delete_topics.delete_batches",
             "preferred_leader_election.elect_batches", "rolling_restart.roll", "stuck_reassignment.rewrite",
             "stuck_reassignment.force_election", "stuck_reassignment.remove_throttles",
-            "topic_changes.apply"} <= checked, sorted(checked)
+            "topic_changes.apply", "broker_configs.apply"} <= checked, sorted(checked)

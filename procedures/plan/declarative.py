@@ -1,0 +1,71 @@
+"""What the declarative-spec runbooks share (topic_changes, broker_configs): the spec's source, its
+YAML, the stale-diff check at apply time, the bounded read-back.
+
+* :func:`spec_text` — exactly one of the ``spec`` (YAML text) and ``spec_file`` (a path) Params;
+* :func:`compose_spec` — the YAML node tree of a spec (size-capped; a syntax error names its line);
+* :func:`require_same_diff` — the diff recomputed on the live cluster at apply time must be the one
+  approved, else :class:`~kafka_zk.errors.StalePlan` (nothing written);
+* :func:`wait_until_seen` — poll a read-back until it finds nothing missing, bounded.
+
+Failure: :class:`~kafka_zk.errors.InvalidInput` (or the caller's subclass) naming the problem and
+the fix; :class:`~kafka_zk.errors.StalePlan`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from kafka_zk.errors import InvalidInput, StalePlan
+
+MAX_SPEC_BYTES = 1 << 20
+
+
+def spec_text(spec: Any, spec_file: Any) -> tuple[str, str]:
+    """(text, where it came from): exactly one of the ``spec`` and ``spec_file`` Params."""
+    has_text = isinstance(spec, str) and spec.strip() != ""
+    has_file = isinstance(spec_file, str) and spec_file.strip() not in ("", "None")
+    if has_text == has_file:
+        raise InvalidInput("give exactly one of spec (the YAML text) and spec_file (a path to it)")
+    if has_text:
+        return spec, "spec"
+    try:
+        return Path(spec_file).read_text(encoding="utf-8"), spec_file
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidInput(f"spec_file={spec_file}: cannot read it ({e}); fix the path") from None
+
+
+def compose_spec(text: str, path: str, error: type[InvalidInput], declare: str) -> yaml.Node:
+    """The YAML node tree of a spec (see module docstring); ``declare`` says what an empty spec lacks."""
+    if len(text.encode("utf-8")) > MAX_SPEC_BYTES:
+        raise error(f"{path}: larger than {MAX_SPEC_BYTES} bytes; split it")
+    try:
+        root = yaml.compose(text)
+    except yaml.MarkedYAMLError as e:
+        line = e.problem_mark.line + 1 if e.problem_mark else "?"
+        raise error(f"{path}, line {line}: not valid YAML ({e.problem}); fix the syntax there") from None
+    except yaml.YAMLError as e:
+        raise error(f"{path}: not valid YAML ({e}); fix the syntax") from None
+    if root is None:
+        raise error(f"{path}, line 1: the spec is empty; {declare}")
+    return root
+
+
+def require_same_diff(now: dict, approved: dict) -> None:
+    """The live cluster still gives the approved diff; else :class:`StalePlan`."""
+    if now != approved:
+        raise StalePlan("the cluster changed since the diff was approved (the diff is now different); run "
+                        "again for a fresh diff and approval")
+
+
+def wait_until_seen(missing: Callable[[], list[str]], timeout_s: float, poll_s: float = 0.5) -> list[str]:
+    """Call ``missing`` until it returns nothing (``[]``) or ``timeout_s`` passed (what it still lacks)."""
+    deadline = time.monotonic() + float(timeout_s)
+    while True:
+        lacking = missing()
+        if not lacking or time.monotonic() >= deadline:
+            return lacking
+        time.sleep(poll_s)
