@@ -1,7 +1,7 @@
 """CONTRIBUTING.md stays true: every path, command, module and test id it names exists (the one
 checker of tests/test_references.py), its table of the layers is tests/test_layers.py's FORBIDDEN
-word for word, and its "add a runbook" recipe, walked on rolling_restart, names a real file of each
-kind the recipe asks for (the DAG, the procedure, the adapters, the contract filled, the guide, the
+word for word, and its "add a runbook" recipe, walked on the most recent runbook added by following
+it (the one the section names), names a real file of each kind the recipe asks for (the DAG, the procedure, the adapters, the contract filled, the guide, the
 end-to-end and bad-input tests, the walks over every runbook)."""
 
 from __future__ import annotations
@@ -41,19 +41,23 @@ def walked(runbook: str) -> dict[str, str]:
     return {kind: path for kind, path in rows if kind != "file kind" and path != f"{runbook}'s file"}
 
 
-def test_the_runbook_recipe_walked_on_rolling_restart_names_a_real_file_of_every_kind() -> None:
-    files = walked("rolling_restart")
+def test_the_runbook_recipe_walked_on_the_latest_runbook_names_a_real_file_of_every_kind() -> None:
+    recipe = section("How to add a runbook")
+    [runbook] = re.findall(r"The most recent one added this way is\s+`([a-z_]+)`", recipe)
+    assert f"The recipe walked on `{runbook}`:" in recipe
+    files = walked(runbook)
     assert set(files) == {"the DAG file", "the procedure", "its Airflow adapters", "the outcome contract filled",
                           "the guide", "the end-to-end `dag.test()` on the emulator", "the bad-input test",
-                          "the 13-runbook walks"}, sorted(files)
+                          "the walks over every runbook"}, sorted(files)
     text = {kind: (REPO / path).read_text(encoding="utf-8") for kind, path in files.items()}
-    assert files["the DAG file"] == "dags/rolling_restart.py" and 'DAG_ID = "rolling_restart"' in text["the DAG file"]
+    assert files["the DAG file"] == f"dags/{runbook}.py" and f'DAG_ID = "{runbook}"' in text["the DAG file"]
     assert files["the procedure"].startswith("procedures/")
     assert not {m for m in imports_of(REPO / files["the procedure"]) if m.split(".")[0] == "airflow"}
     assert files["its Airflow adapters"].startswith("operators/")
-    assert re.search(r"class \w+\(OutcomeReportOperator\)", text["the outcome contract filled"])
-    assert files["the guide"] == "docs/runbooks/rolling_restart.md"
+    assert re.search(r"class \w+\(.*OutcomeReportOperator\)", text["the outcome contract filled"])
+    assert files["the guide"] == f"docs/runbooks/{runbook}.md"
     e2e = text["the end-to-end `dag.test()` on the emulator"]
-    assert "run_dag" in e2e and "rolling_restart" in e2e
+    assert "run_dag" in e2e and runbook in e2e
     assert re.search(r"def test_bad_input\w*", text["the bad-input test"])
-    assert '(REPO / "dags").glob("*.py")' in text["the 13-runbook walks"]
+    assert '(REPO / "dags").glob("*.py")' in text["the walks over every runbook"]
+    assert f"test_there_are_{len(list((REPO / 'dags').glob('[!_]*.py')))}_runbooks" in text["the walks over every runbook"]
