@@ -28,48 +28,52 @@ from procedures.broker_configs.run import apply_changes, plan_changes, unverifie
 from procedures.broker_configs.spec import parse_broker_config_spec
 
 
-class _BrokerConfigFiles:
+class _BrokerConfigs:
+    """The broker_configs runbook's files, words and procedure, for every step."""
+
     NAME = "broker_configs"
     SPEC = "broker_config_spec.yaml"
     DIFF = "broker_config_diff.json"
     DIFF_MD = "broker_config_diff.md"
     TITLE = "Broker configs: diff against the cluster"
     SEEN_BY = "the read-back of /config/brokers"
+    SUBJECT = "Broker configs: approve the diff"
+    ALLOWS = ("for each entity listed, one write of its /config/brokers node with exactly the keys set and "
+              "deleted shown (every other key kept), then one change notification.")
+    WHAT = "Broker configs"
 
     def parse(self, text: str, where: str) -> Any:
         return parse_broker_config_spec(text, where)
 
-
-class BrokerConfigDiffOperator(_BrokerConfigFiles, SpecDiffOperator):
-    """Parse the spec and write its diff against the live overrides."""
-
     def diff(self, client: Any, spec: Any) -> Any:
         return plan_changes(client, spec)
 
-
-class BrokerConfigsApprovalOperator(_BrokerConfigFiles, SpecApprovalOperator):
-    """The diff, approved (skipped when it writes nothing)."""
-
-    SUBJECT = "Broker configs: approve the diff"
-    ALLOWS = ("for each entity listed, one write of its /config/brokers node with exactly the keys set and "
-              "deleted shown (every other key kept), then one change notification.")
-
-
-class ApplyBrokerConfigsOperator(_BrokerConfigFiles, SpecApplyOperator):
-    """Apply the approved diff, one entity at a time, if the cluster still gives the same diff."""
-
     def apply(self, client: Any, writer: Any, spec: Any, approved: dict) -> list[dict]:
         return apply_changes(writer, spec, approved)
-
-
-class VerifyBrokerConfigsOperator(_BrokerConfigFiles, SpecVerifyOperator):
-    """The overrides read back as the approved diff says."""
 
     def missing(self, client: Any, approved: dict) -> list[str]:
         return unverified(client, approved)
 
 
-class BrokerConfigsReportOperator(_BrokerConfigFiles, SpecReportOperator):
+class BrokerConfigDiffOperator(_BrokerConfigs, SpecDiffOperator):
+    """Parse the spec and write its diff against the live overrides (the plan report)."""
+
+
+class BrokerConfigsApprovalOperator(_BrokerConfigs, SpecApprovalOperator):
+    """The diff, approved by another person in time (skipped when it writes nothing)."""
+
+
+class ApplyBrokerConfigsOperator(_BrokerConfigs, SpecApplyOperator):
+    """Apply the approved diff, one entity at a time, if the cluster still gives the same diff."""
+
+
+class VerifyBrokerConfigsOperator(_BrokerConfigs, SpecVerifyOperator):
+    """The overrides read back as the approved diff says."""
+
+
+class BrokerConfigsReportOperator(_BrokerConfigs, SpecReportOperator):
     """The broker configs' part of the outcome contract."""
 
-    WHAT = "Broker configs"
+
+STEPS = (BrokerConfigDiffOperator, BrokerConfigsApprovalOperator, ApplyBrokerConfigsOperator,
+         VerifyBrokerConfigsOperator, BrokerConfigsReportOperator)

@@ -1,7 +1,9 @@
 """The Airflow steps every declarative-spec runbook shares (topic_changes, broker_configs):
 diff → approve → apply → verify → final report, over a procedure that says what the spec is.
 
-A runbook subclasses each base and names its files and its procedure:
+A runbook subclasses each base and names its files and its procedure; its DAG file takes the
+shared Params from :func:`spec_params` and builds the DAG with :func:`spec_runbook` (its guide as
+``doc_md``, the gates' Params, the five steps wired by :func:`spec_steps`):
 
 * :class:`SpecDiffOperator` reads the spec (:func:`procedures.plan.declarative.spec_text`), parses it
   (:meth:`~SpecDiffOperator.parse`, refused with line and fix), diffs it against the live cluster
@@ -24,12 +26,17 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Sequence
 
+from airflow.sdk import DAG, BaseOperator, Param
+
 from kafka_zk.audit import utc_now_iso
 from kafka_zk.authority import WriteAuthority
 from kafka_zk.errors import KafkaZkError
 from operators.approval.change import ChangeApprovalOperator, require_change_approval
 from operators.base import RunbookOperator
+from operators.batches.runbook import gate_params, gated
+from operators.guides import runbook_guide
 from operators.reports.outcome import Facts, OutcomeReportOperator
+from operators.runbook_dag import ZK_STEP_ARGS, run_root_param, runbook_dag, zk_conn_param
 from operators.runtime import change_approval
 from procedures.plan.declarative import spec_text, wait_until_seen
 from procedures.run_folder import RunFolder
@@ -181,3 +188,37 @@ class SpecReportOperator(SpecFiles, OutcomeReportOperator):
                               else "no change applied"),
                      cause="" if not verify or verify.get("ok") else f"not verified in {self.SEEN_BY}: "
                                                                      f"{verify.get('missing')}")
+
+
+def spec_params(spec: str, spec_file: str, verify_timeout_s: int, verify: str) -> dict[str, Param]:
+    """A declarative runbook's Params, each described by its DAG file (``spec``, ``spec_file``, ``verify``)."""
+    return {
+        "zk_conn_id": zk_conn_param(),
+        "spec": Param(None, type=["null", "string"], description=spec),
+        "spec_file": Param(None, type=["null", "string"], description=spec_file),
+        "dry_run": Param(False, type="boolean", description="Diff, approve and plan every write (audit log); write nothing"),
+        "verify_timeout_s": Param(verify_timeout_s, type="integer", minimum=1, description=verify),
+        "run_root": run_root_param(),
+    }
+
+
+def spec_steps(steps: Sequence[type], what: str) -> list[BaseOperator]:
+    """diff → approve → window → apply → verify → final_report → notify, from the runbook's five step
+    classes (diff, approval, apply, verify, report), inside its ``runbook_dag`` context."""
+    diff_cls, approve_cls, apply_cls, verify_cls, report_cls = steps
+    diff = diff_cls(task_id="diff", spec="{{ params.spec }}", spec_file="{{ params.spec_file }}", **ZK_STEP_ARGS)
+    approve = approve_cls(task_id="approve", run_root="{{ params.run_root }}", zk_conn_id="{{ params.zk_conn_id }}",
+                          dry_run="{{ params.dry_run }}")
+    apply = apply_cls(task_id="apply", trigger_rule="none_failed", **ZK_STEP_ARGS)
+    verify = verify_cls(task_id="verify", timeout_s="{{ params.verify_timeout_s }}", **ZK_STEP_ARGS)
+    report = report_cls(task_id="final_report", trigger_rule="all_done", **ZK_STEP_ARGS)
+    return gated([diff, approve, apply, verify, report], first_write=apply, what=what,
+                 needed="{{ not ti.xcom_pull(task_ids='diff')['writes_nothing'] }}")
+
+
+def spec_runbook(dag_id: str, description: str, params: dict[str, Param], steps: Sequence[type], what: str) -> DAG:
+    """The runbook's DAG: ``docs/runbooks/<dag_id>.md`` as its ``doc_md``, ``params`` with the gates'
+    Params, the steps wired by :func:`spec_steps`."""
+    with runbook_dag(dag_id, description, gate_params(params, dag_id), runbook_guide(dag_id)) as dag:
+        spec_steps(steps, what)
+    return dag

@@ -120,3 +120,7 @@ class TopicChangesReportOperator(_TopicFiles, SpecReportOperator):
     """The topic changes' part of the outcome contract: the diff, what was applied and verified."""
 
     WHAT = "Topic changes"
+
+
+STEPS = (TopicDiffOperator, TopicChangesApprovalOperator, ApplyTopicChangesOperator, VerifyTopicChangesOperator,
+         TopicChangesReportOperator)

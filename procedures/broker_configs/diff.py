@@ -24,11 +24,13 @@ from kafka_zk.broker_configs import where
 from kafka_zk.errors import InvalidInput
 from kafka_zk import paths
 from procedures.broker_configs.spec import EntitySpec
+from procedures.plan.declarative import SpecDiff
 
 
 @dataclass
-class BrokerConfigDiff:
-    """The writes a spec makes, one entry per entity that changes (see module docstring)."""
+class BrokerConfigDiff(SpecDiff):
+    """The writes a spec makes: ``changes``, one entry per entity written; ``already_unset``, keys to
+    delete that are not set; ``unchanged``, entities already as the spec says."""
 
     changes: list[dict] = field(default_factory=list)
     already_unset: list[dict] = field(default_factory=list)
@@ -37,10 +39,6 @@ class BrokerConfigDiff:
     @property
     def writes_nothing(self) -> bool:
         return not self.changes
-
-    def to_json(self) -> dict:
-        return {"changes": self.changes, "already_unset": self.already_unset, "unchanged": self.unchanged,
-                "writes_nothing": self.writes_nothing}
 
     def text(self) -> str:
         lines = []

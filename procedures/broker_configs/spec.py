@@ -32,7 +32,7 @@ from kafka_zk import paths
 from kafka_zk.admin.configs import check_entity
 from kafka_zk.broker_configs import check_override
 from kafka_zk.errors import InvalidInput
-from procedures.plan.declarative import compose_spec
+from procedures.plan.declarative import spec_entries
 from procedures.reports.yaml_lines import LineReader
 
 _ENTITY_KEYS = {"set", "delete"}
@@ -53,12 +53,8 @@ class EntitySpec:
 
 def parse_broker_config_spec(text: str, path: str = "broker config spec") -> tuple[EntitySpec, ...]:
     """Parse and check the whole spec (see module docstring)."""
-    root = compose_spec(text, path, BrokerConfigSpecError, "declare entities under 'brokers:'")
-    reader = LineReader(path, BrokerConfigSpecError)
-    top = reader.mapping(root, "the spec", {"brokers"}, required={"brokers"})
-    entities = reader.mapping(top["brokers"], "brokers", None)
-    if not entities:
-        raise reader.error(top["brokers"], "'brokers' is empty", "name a broker id or default")
+    reader, entities = spec_entries(text, path, BrokerConfigSpecError, "brokers", "broker ids or default",
+                                    "name a broker id or default")
     out = [_entity(reader, name, node) for name, node in entities.items()]
     seen: dict[str, str] = {}
     for (name, node), spec in zip(entities.items(), out):

@@ -2,7 +2,10 @@
 YAML, the stale-diff check at apply time, the bounded read-back.
 
 * :func:`spec_text` — exactly one of the ``spec`` (YAML text) and ``spec_file`` (a path) Params;
-* :func:`compose_spec` — the YAML node tree of a spec (size-capped; a syntax error names its line);
+* :func:`spec_entries` — the entries under a spec's one top-level key, each a YAML node, and the
+  :class:`~procedures.reports.yaml_lines.LineReader` that names their lines (size-capped; a syntax
+  error names its line; an empty spec or an empty list of entries refused);
+* :class:`SpecDiff` — a diff document's JSON (its fields and ``writes_nothing``);
 * :func:`require_same_diff` — the diff recomputed on the live cluster at apply time must be the one
   approved, else :class:`~kafka_zk.errors.StalePlan` (nothing written);
 * :func:`wait_until_seen` — poll a read-back until it finds nothing missing, bounded.
@@ -14,12 +17,14 @@ the fix; :class:`~kafka_zk.errors.StalePlan`.
 from __future__ import annotations
 
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable
 
 import yaml
 
 from kafka_zk.errors import InvalidInput, StalePlan
+from procedures.reports.yaml_lines import LineReader
 
 MAX_SPEC_BYTES = 1 << 20
 
@@ -38,8 +43,20 @@ def spec_text(spec: Any, spec_file: Any) -> tuple[str, str]:
         raise InvalidInput(f"spec_file={spec_file}: cannot read it ({e}); fix the path") from None
 
 
-def compose_spec(text: str, path: str, error: type[InvalidInput], declare: str) -> yaml.Node:
-    """The YAML node tree of a spec (see module docstring); ``declare`` says what an empty spec lacks."""
+def spec_entries(text: str, path: str, error: type[InvalidInput], key: str, what: str,
+                 name_one: str) -> tuple[LineReader, dict[str, yaml.Node]]:
+    """(reader, {name: node}) of the entries under ``key``, the spec's one top-level key (see module
+    docstring); ``what`` the entries are called, ``name_one`` the fix for an empty list."""
+    root = _compose(text, path, error, f"declare {what} under '{key}:'")
+    reader = LineReader(path, error)
+    top = reader.mapping(root, "the spec", {key}, required={key})
+    entries = reader.mapping(top[key], key, None)
+    if not entries:
+        raise reader.error(top[key], f"'{key}' is empty", name_one)
+    return reader, entries
+
+
+def _compose(text: str, path: str, error: type[InvalidInput], declare: str) -> yaml.Node:
     if len(text.encode("utf-8")) > MAX_SPEC_BYTES:
         raise error(f"{path}: larger than {MAX_SPEC_BYTES} bytes; split it")
     try:
@@ -52,6 +69,17 @@ def compose_spec(text: str, path: str, error: type[InvalidInput], declare: str) 
     if root is None:
         raise error(f"{path}, line 1: the spec is empty; {declare}")
     return root
+
+
+class SpecDiff:
+    """A dataclass diff whose JSON (``to_json``, what the approval pins) is its fields, then ``writes_nothing``."""
+
+    @property
+    def writes_nothing(self) -> bool:
+        raise NotImplementedError
+
+    def to_json(self) -> dict:
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "writes_nothing": self.writes_nothing}
 
 
 def require_same_diff(now: dict, approved: dict) -> None:

@@ -25,11 +25,12 @@ from typing import Sequence
 from kafka_zk.errors import InvalidInput
 from kafka_zk.model import ClusterSnapshot
 from planning.topic_deletion import select_topics
+from procedures.plan.declarative import SpecDiff
 from procedures.plan.topic_spec import TopicSpec
 
 
 @dataclass
-class TopicDiff:
+class TopicDiff(SpecDiff):
     """The changes a spec makes (see module docstring)."""
 
     create: list[dict] = field(default_factory=list)
@@ -41,10 +42,6 @@ class TopicDiff:
     @property
     def writes_nothing(self) -> bool:
         return not (self.create or self.grow or self.configs or self.delete)
-
-    def to_json(self) -> dict:
-        return {"create": self.create, "grow": self.grow, "configs": self.configs, "delete": self.delete,
-                "rf_handoff": self.rf_handoff, "writes_nothing": self.writes_nothing}
 
     def text(self) -> str:
         lines = []

@@ -28,7 +28,7 @@ import yaml
 from kafka_zk.errors import InvalidInput
 from kafka_zk.topic_configs import validate_topic_config
 from kafka_zk.validation import INT_MAX, validate_topic_name
-from procedures.plan.declarative import compose_spec
+from procedures.plan.declarative import spec_entries
 from procedures.reports.yaml_lines import LineReader
 
 _TOPIC_KEYS = {"partitions", "replication_factor", "configs", "delete"}
@@ -51,12 +51,7 @@ class TopicSpec:
 
 def parse_topic_spec(text: str, path: str = "topic spec") -> tuple[TopicSpec, ...]:
     """Parse and check the whole spec (see module docstring)."""
-    root = compose_spec(text, path, TopicSpecError, "declare topics under 'topics:'")
-    reader = LineReader(path, TopicSpecError)
-    top = reader.mapping(root, "the spec", {"topics"}, required={"topics"})
-    topics = reader.mapping(top["topics"], "topics", None)
-    if not topics:
-        raise reader.error(top["topics"], "'topics' is empty", "name at least one topic")
+    reader, topics = spec_entries(text, path, TopicSpecError, "topics", "topics", "name at least one topic")
     return tuple(_topic(reader, name, node) for name, node in topics.items())
 
 

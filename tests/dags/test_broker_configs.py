@@ -37,24 +37,27 @@ SPEC = """brokers:
 
 @pytest.fixture
 def env(zk_server, tmp_path: Path) -> Iterator[tuple]:
+    """The emulator's three brokers; a default connection limit and broker 3's throttle already set."""
     chroot = new_chroot(zk_server)
-    cluster = EmulatedCluster(zk_server.connect_string + chroot, ClusterSpec(brokers=BROKERS, speed=3600.0,
-                                                                             seed=0)).start()
-    zk = plain_client(zk_server, chroot)
-    zk.create("/config/brokers/<default>", b'{"version":1,"config":{"max.connections.per.ip":"100"}}',
-              makepath=True)
-    zk.create("/config/brokers/3", b'{"version":1,"config":{"leader.replication.throttled.rate":"5000000"}}')
-    yield cluster, zk, zk_connection(zk_server, chroot), tmp_path / "runs"
-    zk.stop()
-    zk.close()
-    cluster.stop()
+    spec = ClusterSpec(brokers=BROKERS, speed=3600.0, seed=0)
+    with EmulatedCluster(zk_server.connect_string + chroot, spec) as cluster:
+        zk = plain_client(zk_server, chroot)
+        try:
+            zk.create("/config/brokers/<default>", b'{"version":1,"config":{"max.connections.per.ip":"100"}}',
+                      makepath=True)
+            zk.create("/config/brokers/3", b'{"version":1,"config":{"leader.replication.throttled.rate":"5000000"}}')
+            yield cluster, zk, zk_connection(zk_server, chroot), tmp_path / "runs"
+        finally:
+            zk.stop()
+            zk.close()
 
 
-def run(conn_id: str, run_root: Path, spec: str = SPEC, answer: str | None = "Approve", **params):
+def run(env: tuple, answer: str | None = "Approve", spec: str = SPEC, **params):
+    """One dag.test() of the runbook on ``env``'s cluster, the approval answered with ``answer``."""
     from cli.local_run import run_dag
 
-    return run_dag(DAG_ID, {"zk_conn_id": conn_id, "run_root": str(run_root), "spec": spec,
-                            "verify_timeout_s": 30, **params}, answer=answer)
+    conf = dict(zk_conn_id=env[2], run_root=str(env[3]), spec=spec, verify_timeout_s=30, **params)
+    return run_dag(DAG_ID, conf, answer=answer)
 
 
 def run_note(run_id: str) -> str | None:
@@ -76,10 +79,10 @@ def reloads(cluster, broker: int) -> int:
 
 
 def test_an_approved_spec_is_written_entity_by_entity_and_a_second_run_writes_nothing(env) -> None:
-    cluster, zk, conn_id, run_root = env
+    cluster, zk = env[:2]
     assert cluster.wait_idle(30)
     loaded = reloads(cluster, 3)
-    first = run(conn_id, run_root)
+    first = run(env)
     assert first.state == "success", first.task_states
     assert config(zk, "brokers", "<default>") == {"log.cleaner.threads": "2", "log.retention.ms": "604800000"}
     assert config(zk, "brokers", "3") == {"leader.replication.throttled.rate": "5000000", "num.io.threads": "16"}
@@ -98,7 +101,7 @@ def test_an_approved_spec_is_written_entity_by_entity_and_a_second_run_writes_no
     assert json.loads((first.run_folder / "outcome.json").read_text())["written"] == 4
     assert cluster.wait_idle(30) and reloads(cluster, 3) > loaded     # broker 3 read its node on the notification
     before = data_tree(zk), notifications(zk)
-    second = run(conn_id, run_root, answer=None)
+    second = run(env, answer=None)
     assert second.state == "success", second.task_states
     assert second.task_states["approve"] == "skipped"
     assert not zk_writes(audit(second.run_folder))
@@ -108,14 +111,14 @@ def test_an_approved_spec_is_written_entity_by_entity_and_a_second_run_writes_no
 
 
 def test_dry_run_and_rejection_write_nothing(env) -> None:
-    cluster, zk, conn_id, run_root = env
+    cluster, zk = env[:2]
     before = data_tree(zk), notifications(zk)
-    dry = run(conn_id, run_root, answer=None, dry_run=True)
+    dry = run(env, answer=None, dry_run=True)
     assert dry.state == "success", dry.task_states
     planned = zk_writes(audit(dry.run_folder))
     assert len(planned) == 4 and all(r["dry_run"] for r in planned)
     assert (data_tree(zk), notifications(zk)) == before
-    rejected = run(conn_id, run_root, answer="Reject")
+    rejected = run(env, answer="Reject")
     assert rejected.task_states["apply"] == "skipped", rejected.task_states
     assert not zk_writes(audit(rejected.run_folder))
     assert (data_tree(zk), notifications(zk)) == before
@@ -128,9 +131,9 @@ def test_dry_run_and_rejection_write_nothing(env) -> None:
     ("brokers:\n  9:\n    set:\n      num.io.threads: '8'\n", "broker 9 is not in the cluster (registered: 1, 2, 3)"),
 ], ids=["read-only key", "unknown broker"])
 def test_bad_input_is_refused_at_diff_with_nothing_written(env, capfd, spec, words) -> None:
-    cluster, zk, conn_id, run_root = env
+    cluster, zk = env[:2]
     before = data_tree(zk), notifications(zk)
-    result = run(conn_id, run_root, spec=spec, answer=None)
+    result = run(env, answer=None, spec=spec)
     assert result.state == "failed" and result.task_states["diff"] == "failed", result.task_states
     assert words in capfd.readouterr().out
     assert (data_tree(zk), notifications(zk)) == before

@@ -22,16 +22,8 @@ from procedures.broker_configs.spec import BrokerConfigSpecError, parse_broker_c
 from tests.dags.scenario import data_tree
 
 KEYBOARD = PersonAtKeyboard("the test")
-SPEC = """brokers:
-  default:
-    set:
-      log.cleaner.threads: "2"
-    delete: [log.retention.ms]
-  2:
-    set:
-      num.io.threads: "16"
-      advertised.listeners: PLAINTEXT://kafka-2:9092
-"""
+SPEC = ("brokers:\n  default: {set: {log.cleaner.io.max.bytes.per.second: '1e7'}, delete: [log.retention.ms]}\n"
+        "  2: {set: {num.network.threads: '6', advertised.listeners: 'PLAINTEXT://kafka-2:9092'}}\n")
 
 
 @pytest.fixture
@@ -62,8 +54,8 @@ def test_the_spec_is_applied_one_entity_at_a_time_and_a_second_plan_writes_nothi
     audit = AuditLog(tmp_path / "audit.jsonl")
     applied = apply_changes(ZkWriter(zk, audit=audit, authority=KEYBOARD), spec, diff)
     assert [a["entity"] for a in applied] == ["<default>", "2"]
-    assert stored(zk, "<default>") == {"log.cleaner.threads": "2"}
-    assert stored(zk, "2") == {"leader.replication.throttled.rate": "100", "num.io.threads": "16",
+    assert stored(zk, "<default>") == {"log.cleaner.io.max.bytes.per.second": "1e7"}
+    assert stored(zk, "2") == {"leader.replication.throttled.rate": "100", "num.network.threads": "6",
                                "advertised.listeners": "PLAINTEXT://kafka-2:9092"}    # the throttle kept
     assert notifications(zk) == [{"version": 2, "entity_path": "brokers/<default>"},
                                  {"version": 2, "entity_path": "brokers/2"}]
