@@ -82,7 +82,7 @@ def test_a_diff_that_went_stale_is_refused_with_nothing_written(cluster) -> None
     zk = cluster
     spec = parse_broker_config_spec(SPEC)
     diff = plan_changes(zk, spec).to_json()
-    zk.set("/config/brokers/2", b'{"version":1,"config":{"num.io.threads":"8"}}')     # someone, by hand
+    zk.set("/config/brokers/2", b'{"version":1,"config":{"num.network.threads":"8"}}')   # someone, by hand
     before = data_tree(zk)
     with pytest.raises(StalePlan, match="run again for a fresh diff"):
         apply_changes(ZkWriter(zk, authority=KEYBOARD), spec, diff)
