@@ -108,8 +108,8 @@ class SpecApprovalOperator(SpecFiles, ChangeApprovalOperator):
         return not doc["writes_nothing"]
 
     def writes_text(self, doc: dict, folder: RunFolder) -> str:
-        return (folder.root / self.DIFF_MD).read_text(encoding="utf-8") + f"\n\n**This approval allows exactly " \
-                                                                           f"these writes**, each audited: {self.ALLOWS}"
+        diff = (folder.root / self.DIFF_MD).read_text(encoding="utf-8")
+        return f"{diff}\n\n**This approval allows exactly these writes**, each audited: {self.ALLOWS}"
 
 
 class SpecApplyOperator(SpecFiles, RunbookOperator):

@@ -1,2 +1,2 @@
 """Plan inputs and checks without Airflow: the log-dirs source, broker removal, retiring brokers,
-topic specs and their diff against the cluster."""
+topic specs and their diff against the cluster, and what the declarative specs share (declarative.py)."""
