@@ -14,16 +14,15 @@ a controller that does not move in time raises :class:`EmulatorError`.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Callable
 
-from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import KazooException
-from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.client import KazooClient
 
 from kafka_sim import zk_io
+from kafka_sim.session_close import close_session, session_ended
 from kafka_zk import paths
 from kafka_zk.codecs import TopicPartition
+from kafka_zk.connect import parse_connect_string
 from kafka_zk.errors import InvalidInput, KafkaZkError
 
 if TYPE_CHECKING:
@@ -228,10 +227,10 @@ class FaultsMixin:
         """Expire the broker's ZooKeeper session (as ZooKeeper does after a long pause); the
         broker keeps running and registers again with a new session.
 
-        The session is closed from a second client that joins it. On a slow ZooKeeper that
-        client's connection can drop (ConnectionLoss) or time out; the attempt is repeated until
-        the broker's session is gone or ``timeout`` wall seconds have passed (then
-        :class:`EmulatorError`)."""
+        A second client joins the session and closes it (:func:`kafka_sim.session_close.close_session`:
+        always stopped, so it never goes on holding the session; an attempt the broker's client
+        outran is tried again). Returns once the broker's client has seen its session end;
+        :class:`EmulatorError` if it has not within ``timeout`` wall seconds."""
         b = self._broker(broker_id)
         eng = self._engine
         client = eng.call(lambda: b.client if b.alive else None)
@@ -239,27 +238,11 @@ class FaultsMixin:
             raise InvalidInput(f"broker {broker_id} is not running: restart_broker({broker_id}) first")
         session_id, password = client.client_id
 
-        def expired() -> bool:
-            return client.client_id is None or client.client_id[0] != session_id or client.state == KazooState.LOST
-
-        deadline = time.monotonic() + timeout
-        while True:
-            other = KazooClient(hosts=self.connect_string, client_id=(session_id, password), timeout=10,
-                                **eng.credentials.kazoo_kwargs())
-            try:
-                other.start(timeout=10)
-                other.stop()
-                return
-            except (KazooException, KazooTimeoutError) as exc:
-                if expired():
-                    return
-                if time.monotonic() >= deadline:
-                    raise EmulatorError(f"could not expire broker {broker_id}'s session within {timeout:g}s "
-                                        f"({type(exc).__name__}: {exc}); is ZooKeeper at {self.connect_string} "
-                                        "overloaded?") from exc
-                time.sleep(0.2)
-            finally:
-                other.close()
+        why = close_session(parse_connect_string(self.connect_string).hosts_text, (session_id, password),
+                            lambda: session_ended(client, session_id), timeout, eng.credentials.kazoo_kwargs())
+        if why is not None:
+            raise EmulatorError(f"could not expire broker {broker_id}'s session within {timeout:g}s "
+                                f"({why}); is ZooKeeper at {self.connect_string} overloaded?")
 
     def move_controller(self, to: int | None = None, timeout: float = 30.0) -> int:
         """Delete ``/controller`` (as an operator would); ``to`` wins the election when live."""
