@@ -102,7 +102,9 @@ def test_stalled_follower_leaves_and_rejoins_the_isr(make_cluster, zk):
     cluster = make_cluster(speed=100.0)
     cluster.create_topic("t", {0: [0, 1, 2]}, sizes={0: 10 * MB})
     cluster.stall_replica("t", 0, 2)
-    wait_for(lambda: state(zk, "t", 0)["isr"] == [0, 1], what="lagging follower dropped by its leader")
+    # the engine records the shrink just after its write commits: wait for the record too (load ~20)
+    wait_for(lambda: state(zk, "t", 0)["isr"] == [0, 1] and any(e.kind == "isr_shrink" for e in cluster.history()),
+             what="lagging follower dropped by its leader")
     assert state(zk, "t", 0)["leader_epoch"] == 0                     # leader-driven: no bump
     shrink = [e for e in cluster.history() if e.kind == "isr_shrink"][0].time
     assert shrink - [e for e in cluster.history() if e.kind == "controller_elected"][0].time >= 10.0
