@@ -1,14 +1,15 @@
 """tests/zk_helpers.ZkSampler, the thread tests read ZooKeeper with while a run goes on, keeps
 sampling after its session expires (what a load spike does to a starved kazoo client): the session
 is expired for real, on the test ZooKeeper, by a second client that takes it over and closes it,
-and the sampler sees a node created after that."""
+and the sampler sees a node created after that (:func:`kafka_sim.session_close.close_session`: the
+second client always stopped, so it never goes on holding the session)."""
 
 from __future__ import annotations
 
 import time
 
-from kazoo.client import KazooClient
-
+from kafka_sim.session_close import close_session, session_ended
+from kafka_zk.connect import parse_connect_string
 from tests.zk_helpers import ZkSampler, sampling_client
 
 
@@ -25,10 +26,9 @@ def test_the_sampler_sees_nodes_created_after_its_session_expired(zk, zk_connect
         assert "before" in seen
 
         first = sampler.zk.client_id
-        thief = KazooClient(hosts=zk_connect, timeout=10, client_id=first)
-        thief.start(timeout=10)
-        thief.stop()                    # closes the shared session: the sampler's session is expired
-        thief.close()
+        # a second client joins the session and closes it: the sampler's session is expired
+        assert close_session(parse_connect_string(zk_connect).hosts_text, first,
+                             lambda: session_ended(sampler.zk, first[0]), timeout=60) is None
 
         zk.create("/after")
         deadline = time.monotonic() + 90
