@@ -18,33 +18,50 @@ from __future__ import annotations
 
 import math
 import select
+import threading
 from typing import Any, Sequence
 
 from kazoo.handlers.threading import SequentialThreadingHandler
 from kazoo.handlers.utils import fileobj_to_fd
 
 _IN, _OUT = select.POLLIN, select.POLLOUT
+_KEPT_PER_THREAD = 8          # poll objects kept per thread (a connection thread uses one or two)
+_kept = threading.local()
 
 
 def poll_select(rlist: Sequence[Any], wlist: Sequence[Any], xlist: Sequence[Any],
                 timeout: float | None = None) -> tuple[list, list, list]:
     """``kazoo.handlers.utils.selector_select``'s contract over one ``poll(2)``: the objects of
-    ``rlist`` readable and of ``wlist`` writable within ``timeout`` seconds (``None``: no limit)."""
+    ``rlist`` readable and of ``wlist`` writable within ``timeout`` seconds (``None``: no limit).
+
+    The poll object for a set of descriptors is kept per thread and used again (a connection
+    thread asks about the same two descriptors every time): ``poll(2)`` is handed the registered
+    descriptors at each call, so a kept object asks exactly what a new one would."""
     if timeout is not None:
         if not isinstance(timeout, (int, float)):
             raise TypeError("timeout must be a number")
         if timeout < 0:
             raise ValueError("timeout must be non-negative")
-    masks: dict[int, int] = {}
-    objs: dict[int, list] = {}
-    for mask, fileobjs in ((_IN, rlist), (_OUT, wlist)):
-        for fileobj in fileobjs:
-            fd = fileobj_to_fd(fileobj)
-            masks[fd] = masks.get(fd, 0) | mask
-            objs.setdefault(fd, []).append(fileobj)
-    poller = select.poll()
-    for fd, mask in masks.items():
-        poller.register(fd, mask)
+    rfds = tuple(fileobj_to_fd(f) for f in rlist)
+    wfds = tuple(fileobj_to_fd(f) for f in wlist)
+    key = (rfds, wfds)
+    pollers = getattr(_kept, "pollers", None)
+    if pollers is None:
+        pollers = _kept.pollers = {}
+    kept = pollers.get(key)
+    if kept is None:
+        masks: dict[int, int] = {}
+        for fd in rfds:
+            masks[fd] = masks.get(fd, 0) | _IN
+        for fd in wfds:
+            masks[fd] = masks.get(fd, 0) | _OUT
+        poller = select.poll()
+        for fd, mask in masks.items():
+            poller.register(fd, mask)
+        if len(pollers) >= _KEPT_PER_THREAD:
+            pollers.clear()
+        kept = pollers[key] = (poller, masks)
+    poller, masks = kept
     # selectors rounds a timeout up to the millisecond, as epoll and poll both count in them
     ready = poller.poll(None if timeout is None else math.ceil(timeout * 1e3))
     revents: list = []
@@ -56,9 +73,13 @@ def poll_select(rlist: Sequence[Any], wlist: Sequence[Any], xlist: Sequence[Any]
         # where asked for; selector_select then files a socket under readable when it is, else writable
         asked = masks[fd]
         if event & ~_OUT and asked & _IN:
-            revents.extend(objs[fd])
+            target = revents
         elif event & ~_IN and asked & _OUT:
-            wevents.extend(objs[fd])
+            target = wevents
+        else:
+            continue
+        target.extend(f for f, d in zip(rlist, rfds) if d == fd)     # every object on the descriptor,
+        target.extend(f for f, d in zip(wlist, wfds) if d == fd)     # rlist's first, as selectors keeps them
     return revents, wevents, []
 
 

@@ -83,3 +83,24 @@ def test_handler_uses_it():
     finally:
         a.close()
         b.close()
+
+
+def test_a_kept_poll_object_answers_as_a_new_one_when_a_descriptor_number_comes_back():
+    """The poll object kept for a set of descriptors (per thread) answers for whatever socket now
+    holds those numbers: the second pair, given the first pair's numbers, is asked afresh."""
+    a, b = socket.socketpair()
+    fds = (a.fileno(), b.fileno())
+    b.send(b"x")
+    assert both([a, b], [], [], 0) == (([a], [], []), ([a], [], []))
+    a.close()
+    b.close()
+    c, d = socket.socketpair()
+    try:
+        assert (c.fileno(), d.fileno()) == fds          # the numbers came back (lowest free first)
+        assert both([c, d], [], [], 0) == (([], [], []), ([], [], []))     # nothing sent on this pair
+        c.send(b"y")
+        assert both([c, d], [], [], 0) == (([d], [], []), ([d], [], []))
+        assert both([c, d], [c], [], 0) == (([d], [c, c], []), ([d], [c, c], []))     # c on both lists: kazoo files it twice
+    finally:
+        c.close()
+        d.close()
