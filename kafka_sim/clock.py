@@ -88,6 +88,11 @@ class SimClock:
         with self._lock:
             self._limit = None if sim_at is None else max(float(sim_at), self._base)
 
+    def limit_at(self) -> float | None:
+        """The tool's wake-up the clock stops at (:meth:`limit`), or ``None``."""
+        with self._lock:
+            return self._limit
+
     def suspend_holds(self) -> int:
         """Lift every hold at once (a tool about to sleep: nobody else works); returns how many, for
         :meth:`restore_holds`."""

@@ -317,12 +317,22 @@ class EmulatedCluster(FaultsMixin):
         eng.woken, eng.wake_on = False, frozenset(wake_on)
         clock.limit(sim_at)
         holds = clock.suspend_holds()
+        eng.post(("wake",))                 # the engine waits again knowing the limit (wait_for_clock)
         try:
             yield
         finally:
             clock.restore_holds(holds)
             eng.wake_on = frozenset()
             clock.limit(None)
+
+    def wait_for_clock(self, sim_at: float, timeout: float, woken: bool = False) -> bool:
+        """Inside :meth:`clock_runs_until` (``sim_at`` its own): block until simulated time has reached
+        ``sim_at`` (or, with ``woken``, the clock stopped at a ``wake_on`` event), at most ``timeout``
+        wall seconds; whether it got there. The engine tells the waiter when it does (it wakes at the
+        limit), so a sleeping tool waits here instead of polling the clock in slices."""
+        eng = self._engine
+        with eng.tool_wake:
+            return eng.tool_wake.wait_for(lambda: eng.clock.now() >= sim_at or (woken and eng.woken), timeout)
 
     def woken(self) -> bool:
         """Whether the current :meth:`clock_runs_until` stopped at one of its ``wake_on`` events."""

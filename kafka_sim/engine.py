@@ -114,6 +114,7 @@ class Engine:
         self.stopping = False
         self.wake_on: frozenset[str] = frozenset()   # history kinds that stop a tool's sleep (clock_runs_until)
         self.woken = False
+        self.tool_wake = threading.Condition()   # notified when a sleeping tool's clock reached its limit or woke
 
     # ------------------------------------------------------------------ plumbing
     def start(self) -> None:
@@ -179,10 +180,16 @@ class Engine:
         if kind in self.wake_on and not self.woken:
             self.woken = True                  # the sleeping tool wakes here: the clock stops at this event
             self.clock.limit(event.time)
+            self.wake_tool()
 
     def history_items(self) -> list[SimEvent]:
         with self._events_lock:
             return list(self.events)
+
+    def wake_tool(self) -> None:
+        """Tell a tool waiting in :meth:`kafka_sim.cluster.EmulatedCluster.wait_for_clock` to look again."""
+        with self.tool_wake:
+            self.tool_wake.notify_all()
 
     def idle(self) -> bool:
         """No event queued (and, seen from another thread, none being handled)."""
@@ -215,6 +222,12 @@ class Engine:
             wait = min(wait, self.clock.wall_delay(due))
         if self.pending_joins:
             wait = min(wait, 0.05)
+        limit = self.clock.limit_at()          # a sleeping tool's wake-up: it is told there, it does not poll
+        if limit is not None:
+            if self.clock.now() >= limit:
+                self.wake_tool()
+            else:
+                wait = min(wait, self.clock.wall_delay(limit))
         self.clock.resume(until=due)
         try:
             item = self._queue.get(timeout=max(wait, 0.0005))
@@ -222,6 +235,9 @@ class Engine:
             return
         finally:
             self.clock.pause()
+            limit = self.clock.limit_at()
+            if limit is not None and self.clock.now() >= limit:
+                self.wake_tool()
         self.busy = True
         try:
             self._step()

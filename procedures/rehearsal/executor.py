@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
@@ -60,6 +59,10 @@ log = logging.getLogger(__name__)
 WAVE_END = frozenset({"reassign_node_deleted"})
 
 
+#: the longest a sleeping step waits on the engine's word before it looks at the clock itself (wall s)
+WAKE_CHECK_S = 0.5
+
+
 class SimEpochClock:
     """The emulator's simulated seconds as epoch seconds from ``epoch0`` (the Clock protocol of
     :class:`procedures.waves.watch.Clock`); a sleep lasts until that much simulated time has passed, or
@@ -75,21 +78,19 @@ class SimEpochClock:
         return self.epoch0 + self.cluster.now()
 
     async def sleep(self, seconds: float) -> None:
-        """The only time a drive lets simulated time run (see :func:`drive`), to exactly the wake-up."""
+        """The only time a drive lets simulated time run (see :func:`drive`), to exactly the wake-up. It
+        waits for the engine's word that the clock got there (``wait_for_clock``), not in slices."""
         until = self.cluster.now() + max(0.0, float(seconds))
         with self.cluster.clock_runs_until(until, self.wake_on):
-            while (left := until - self.cluster.now()) > 0 and not (self.wake_on and self.cluster.woken()):
-                await asyncio.sleep(self._slice(left))
+            while until - self.cluster.now() > 0 and not (self.wake_on and self.cluster.woken()):
+                await asyncio.to_thread(self.cluster.wait_for_clock, until, WAKE_CHECK_S, bool(self.wake_on))
 
     def sleep_sync(self, seconds: float) -> None:
         """:meth:`sleep` for a step's blocking polls (the demote and election steps' waits)."""
         until = self.cluster.now() + max(0.0, float(seconds))
         with self.cluster.clock_runs_until(until):
-            while (left := until - self.cluster.now()) > 0:
-                time.sleep(self._slice(left))
-
-    def _slice(self, left: float) -> float:
-        return min(0.05, max(0.0005, left / self.cluster.spec.speed))
+            while until - self.cluster.now() > 0:
+                self.cluster.wait_for_clock(until, WAKE_CHECK_S)
 
 
 #: how long a disk sample waits for the emulator's engine (wall seconds). One engine event can be
