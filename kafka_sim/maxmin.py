@@ -85,29 +85,42 @@ def allocate_classes(counts: Mapping[Keys, int], caps: Mapping[Key, float],
     count: dict[Key, int] = {}
     rates: dict[Keys, float] = {}
     taken: dict[Key, float] = {}
+    # the same arithmetic in the same order as the plain loop it replaced (equal rates to the bit:
+    # BENCHMARKS.md, "rehearsal speed, third pass"); names bound once: it runs at every catch-up
+    keep_get = keep.get if keep is not None else None
+    taken_get, count_get, users_get = taken.get, count.get, users.get
     for cls, n in counts.items():
         if n <= 0:
             continue
-        if keep is not None:
-            old = keep.get(cls)
+        if keep_get is not None:
+            old = keep_get(cls)
             if old is not None and old < below:
                 rates[cls] = old
+                use = old * n
                 for k in cls:
                     if k in caps:
-                        taken[k] = taken.get(k, 0.0) + old * n
+                        taken[k] = taken_get(k, 0.0) + use
                 continue
         for k in cls:
             if k in caps:
-                users.setdefault(k, []).append(cls)
-                count[k] = count.get(k, 0) + n
-    remaining = {k: float(caps[k]) - taken.get(k, 0.0) for k in count}
+                us = users_get(k)
+                if us is None:
+                    users[k] = [cls]
+                else:
+                    us.append(cls)
+                count[k] = count_get(k, 0) + n
+    remaining = {k: float(caps[k]) - taken_get(k, 0.0) for k in count}
     heap = [(max(0.0, remaining[k]) / n, k) for k, n in count.items()]
     heapq.heapify(heap)
+    heappop, heappush = heapq.heappop, heapq.heappush
     while heap:
-        share, key = heapq.heappop(heap)
-        n = count.get(key)
-        if not n or share != max(0.0, remaining[key]) / n:
-            continue                         # stale: the key is done, or its share moved since
+        share, key = heappop(heap)
+        n = count_get(key)
+        if not n:
+            continue                         # stale: the key is done
+        left = remaining[key]
+        if share != (left if left > 0.0 else 0.0) / n:
+            continue                         # stale: its share moved since
         touched: set[Key] = set()
         for cls in users[key]:
             if cls in rates:
@@ -115,17 +128,21 @@ def allocate_classes(counts: Mapping[Keys, int], caps: Mapping[Key, float],
             rates[cls] = share
             m = counts[cls]
             for k in cls:
-                if k in count:
+                c = count_get(k)
+                if c is not None:
                     remaining[k] -= share * m
-                    count[k] -= m
-                    if count[k]:
+                    c -= m
+                    if c:
+                        count[k] = c
                         touched.add(k)
                     else:
                         del count[k]
                         touched.discard(k)
         for k in touched:
-            if k in count:
-                heapq.heappush(heap, (max(0.0, remaining[k]) / count[k], k))
+            c = count_get(k)
+            if c is not None:
+                left = remaining[k]
+                heappush(heap, ((left if left > 0.0 else 0.0) / c, k))
     for cls, n in counts.items():
         if n > 0 and cls not in rates:
             rates[cls] = math.inf
