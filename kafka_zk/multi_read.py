@@ -16,13 +16,16 @@ from typing import Iterable
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import EXCEPTIONS, NoNodeError, UnimplementedError
-from kazoo.protocol.serialization import (GetData, MultiHeader, int_struct, multiheader_struct,
-                                          read_buffer, stat_struct)
+from kazoo.protocol.serialization import GetData, MultiHeader, int_struct, multiheader_struct, stat_struct
 from kazoo.protocol.states import ZnodeStat
 
 from kafka_zk.in_flight import Gathered, keep_in_flight
 
 OPCODE = 22
+_GET_HEADER = bytes(MultiHeader(GetData.type, False, -1).serialize())   # each op's header
+_NO_STRING = int_struct.pack(-1)                                        # kazoo's write_string of ""
+_NO_WATCH = bytes([0])                                                  # GetData's watch flag, unset
+_DONE = multiheader_struct.pack(-1, True, -1)
 
 
 class MultiReadUnsupported(Exception):
@@ -36,29 +39,50 @@ class MultiReadRequest(namedtuple("MultiReadRequest", "paths")):
     type = OPCODE
 
     def serialize(self) -> bytearray:
+        """Byte for byte what kazoo's ``MultiHeader`` + ``GetData(path, None)`` write per op, then
+        the done header; the constant op header packed once (every poll of a wave reads thousands)."""
         b = bytearray()
+        head, pack = _GET_HEADER, int_struct.pack
         for path in self.paths:
-            b.extend(MultiHeader(GetData.type, False, -1).serialize())
-            b.extend(GetData(path, None).serialize())
-        b.extend(multiheader_struct.pack(-1, True, -1))
+            b += head
+            if path:
+                raw = path.encode("utf-8")
+                b += pack(len(raw))
+                b += raw
+            else:
+                b += _NO_STRING
+            b += _NO_WATCH
+        b += _DONE
         return b
 
     @classmethod
     def deserialize(cls, data: bytes, offset: int) -> list:
         results: list = []
-        header, offset = MultiHeader.deserialize(data, offset)
-        while not header.done:
-            if header.type == GetData.type:
-                value, offset = read_buffer(data, offset)
-                results.append((value, ZnodeStat._make(stat_struct.unpack_from(data, offset))))
-                offset += stat_struct.size
-            elif header.type == -1:
-                err = int_struct.unpack_from(data, offset)[0]
-                offset += int_struct.size
+        unpack_head, head_size = multiheader_struct.unpack_from, multiheader_struct.size
+        unpack_int, int_size = int_struct.unpack_from, int_struct.size
+        unpack_stat, stat_size, make_stat = stat_struct.unpack_from, stat_struct.size, ZnodeStat._make
+        get_data = GetData.type
+        kind, done, _ = unpack_head(data, offset)
+        offset += head_size
+        while done != 1:                       # kazoo's MultiHeader.deserialize: done == 1
+            if kind == get_data:
+                length = unpack_int(data, offset)[0]      # kazoo's read_buffer
+                offset += int_size
+                if length < 0:
+                    value = None
+                else:
+                    value = data[offset:offset + length]
+                    offset += length
+                results.append((value, make_stat(unpack_stat(data, offset))))
+                offset += stat_size
+            elif kind == -1:
+                err = unpack_int(data, offset)[0]
+                offset += int_size
                 results.append(EXCEPTIONS[err]())
             else:
-                raise ValueError(f"multiRead: unexpected result type {header.type}")
-            header, offset = MultiHeader.deserialize(data, offset)
+                raise ValueError(f"multiRead: unexpected result type {kind}")
+            kind, done, _ = unpack_head(data, offset)
+            offset += head_size
         return results
 
 
