@@ -65,6 +65,7 @@ from kafka_sim.timeline import wave_spans
 from kafka_zk.capacity import read_capacity_file
 from kafka_zk.codecs import TopicPartition
 from kafka_zk.connect import close, connect
+from kafka_sim.zk_handler import EmulatorHandler
 from kafka_sim.zookeeper_server import EmbeddedZooKeeper
 from kafka_zk.errors import InvalidInput, KafkaZkError, ZkUnavailable
 from planning.plan_folder.read import load_plan_artifacts
@@ -198,7 +199,8 @@ def rehearse(inp: RehearsalInput, zookeeper: str | None = None) -> RehearsalRepo
             cluster.start(connect_timeout=PRIVATE_CONNECT_TIMEOUT_S)
             seeded = seed_from_snapshot(cluster, snapshot, sizes, who="kafka-runbook rehearse", only=only)
             cluster.wait_idle(600)
-            client = connect(connect_string, timeout=PRIVATE_CONNECT_TIMEOUT_S)
+            # the executor's session on the private copy selects as the emulator's do (zk_handler.py)
+            client = connect(connect_string, timeout=PRIVATE_CONNECT_TIMEOUT_S, handler=EmulatorHandler())
         except ZkUnavailable as exc:
             raise ZkUnavailable(f"{exc} ({server.describe()})" if server is not None else str(exc)) from None
         timings["seed"] = time.monotonic() - wall0 - timings["inputs_and_zookeeper"]

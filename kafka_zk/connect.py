@@ -23,7 +23,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import (AuthFailedError, ConnectionClosedError, ConnectionLoss, SASLException,
                               SessionClosedRequireSaslError)
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.interfaces import IAsyncResult
+from kazoo.interfaces import IAsyncResult, IHandler
 from kazoo.protocol.states import KazooState
 from kazoo.retry import KazooRetry
 
@@ -80,14 +80,17 @@ def retry_policy(deadline: float = 30.0) -> KazooRetry:
 
 def connect(connect_string: str, timeout: float = 10.0, session_timeout: float = 10.0,
             auth: list[tuple[str, str]] | None = None, read_only: bool = False,
-            credentials: ZkCredentials | None = None) -> KazooClient:
+            credentials: ZkCredentials | None = None, handler: IHandler | None = None) -> KazooClient:
     """A started kazoo client for the chrooted cluster, or :class:`ZkUnavailable` after ``timeout``
-    (:class:`ZkAuthFailed` when the server refuses the credentials or requires some)."""
+    (:class:`ZkAuthFailed` when the server refuses the credentials or requires some). ``handler``:
+    kazoo's handler for the session (default kazoo's own; a rehearsal gives the emulator's)."""
     cs = parse_connect_string(connect_string)
     creds = credentials or NO_AUTH
     kwargs = creds.kazoo_kwargs()
     if auth:
         kwargs["auth_data"] = list(auth) + kwargs.get("auth_data", [])
+    if handler is not None:
+        kwargs["handler"] = handler
     client = KazooClient(hosts=str(cs), timeout=session_timeout, read_only=read_only,
                          connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
                          command_retry=retry_policy(), **kwargs)
