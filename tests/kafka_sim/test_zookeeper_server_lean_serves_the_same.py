@@ -28,14 +28,16 @@ def _session(server: EmbeddedZooKeeper) -> list:
     seen: list = []
     try:
         fired = threading.Event()
+        events: list = []     # kazoo calls the watch on its own thread: kept apart, added in a fixed place
         client.create("/a", b"1")
-        client.get("/a", watch=lambda event: (seen.append((event.type, event.path)), fired.set()))
+        client.get("/a", watch=lambda event: (events.append((event.type, event.path)), fired.set()))
         tx = client.transaction()
         tx.check("/a", 0)
         tx.set_data("/a", b"2")
         tx.create("/a/b", b"x")
         seen.append([_plain(r) for r in tx.commit()])
         assert fired.wait(30)
+        seen.extend(events)
         tx = client.transaction()
         tx.check("/a", 0)                      # the version moved: the whole multi refused
         tx.set_data("/a", b"3")
