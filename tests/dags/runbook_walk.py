@@ -67,6 +67,7 @@ class Scenario:
     state: str = "success"                         # the run's end state
     has_approval: bool = True                      # False: refused before its approval is asked
     run_id: str = ""
+    note: str = ""
     answered: set = field(default_factory=set)
 
     @property
@@ -301,20 +302,39 @@ class Walk:
         self._check_mail(s, base)
         if self.ui is None:
             return
-        self._click(s, REPORT_TASK.get(s.dag_id, "final_report"), "Final report", "final-report",
-                    lambda url: url.startswith(base) and url.endswith("report.html"))
+        self._in_browser(s, "the run's page", lambda: self._note_shown(s))
+        self._in_browser(s, "the final report's task page", lambda: self._click(
+            s, REPORT_TASK.get(s.dag_id, "final_report"), "Final report", "final-report",
+            lambda url: url.startswith(base) and url.endswith("report.html")))
         approvals = [t for t in APPROVAL_TASKS.get(s.dag_id, ("approve",)) if st.tasks.get(t, {}).get("state")
                      not in (None, "skipped", "upstream_failed")]
         if s.has_approval and approvals:
-            page = self._click(s, approvals[0], "Live progress", "progress", lambda url: url == base + "progress")
-            if page is not None and s.state in ENDED:
-                text = _body(page)
-                if not re.search(r"\bfinished\b", text, re.I):
-                    self.problem(s, f"the live progress page of the ended run does not say 'finished': {text[:300]!r}")
+            self._in_browser(s, "the approval's task page", lambda: self._progress(s, approvals[0], base))
+
+    def _in_browser(self, s: Scenario, what: str, step: Callable[[], None]) -> None:
+        """``step`` in the browser, once more after a page that did not load (a loaded machine); a
+        second time out is listed as what the person saw."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        for attempt in (1, 2):
+            try:
+                step()
+                return
+            except PlaywrightError as e:
+                if attempt == 2:
+                    self.problem(s, f"{what} did not load: {str(e).splitlines()[0]}")
+                    self.ui.shot(f"{s.dag_id}-{s.case}-not-loaded")
+
+    def _progress(self, s: Scenario, task: str, base: str) -> None:
+        page = self._click(s, task, "Live progress", "progress", lambda url: url == base + "progress")
+        if page is not None:
+            text = _body(page)
+            if not re.search(r"\bfinished\b", text, re.I):
+                self.problem(s, f"the live progress page of the ended run does not say 'finished': {text[:300]!r}")
 
     def _check_note(self, s: Scenario) -> None:
         note = None
-        deadline = time.monotonic() + 20             # the scheduler's listener writes it as the run ends
+        deadline = time.monotonic() + 30             # the scheduler's listener writes it as the run ends
         while note is None and time.monotonic() < deadline:
             note = self.api("GET", f"/dags/{s.dag_id}/dagRuns/{s.run_id}", None, "bob").get("note")
             if note is None:
@@ -327,14 +347,19 @@ class Walk:
             self.problem(s, f"the note's first line does not state the outcome /{s.outcome}/: {first!r}")
         if s.cause and not re.search(s.cause, note, re.I | re.S):
             self.problem(s, f"the note does not name the cause /{s.cause}/: {note!r}")
-        if self.ui is not None:
-            self.ui.open_run(s.dag_id, s.run_id)
-            shown = first[:40]
-            try:
-                self.ui.wait_text(self.ui.page, lambda t: shown in t, 30, "the run's note")
-            except AssertionError:
-                self.problem(s, f"the run's page does not show its note {shown!r}")
-            self.ui.shot(f"{s.dag_id}-{s.case}-run")
+        s.note = note
+
+    def _note_shown(self, s: Scenario) -> None:
+        """The run's page shows the note's first words."""
+        if not s.note:
+            return
+        self.ui.open_run(s.dag_id, s.run_id)
+        shown = s.note.splitlines()[0][:40]
+        try:
+            self.ui.wait_text(self.ui.page, lambda t: shown in t, 60, "the run's note")
+        except AssertionError:
+            self.problem(s, f"the run's page does not show its note {shown!r}")
+        self.ui.shot(f"{s.dag_id}-{s.case}-run")
 
     def _check_mail(self, s: Scenario, base: str) -> None:
         mails = self.mails(s)
@@ -368,11 +393,12 @@ class Walk:
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         ui = self.ui
+        page = ui.page                                 # the task's page, its Details tab (where the links are)
+        page.goto(f"{ui.base}/dags/{s.dag_id}/runs/{s.run_id}/tasks/{task}/details")
+        page.get_by_text(task).first.wait_for()
         try:
-            page = ui.page                             # the task's page, its Details tab (where the links are)
-            page.goto(f"{ui.base}/dags/{s.dag_id}/runs/{s.run_id}/tasks/{task}/details")
             link = page.get_by_role("link", name=link_name, exact=True).first
-            link.wait_for(timeout=15_000)
+            link.wait_for(timeout=45_000)
         except PlaywrightTimeout:
             self.problem(s, f"no {link_name!r} link on the {task} task's page")
             ui.shot(f"{s.dag_id}-{s.case}-{task}-no-link")
