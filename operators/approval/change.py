@@ -7,7 +7,8 @@ diff): the step reads a JSON document the run wrote (``document``, in the run fo
 exactly which writes the approval allows (:meth:`writes_text`). The document's sha256 is recorded
 with the request; the answer must come from someone other than the person who triggered the run
 and before the expiry (the windows file's ``approval_expires_after`` for the cluster, default
-12 h), and the document must still hash the same. The decision goes to ``approval_<name>.json``
+12 h), and the document must still hash the same. A request nobody answered in time is recorded as expired
+(``expired``, ``expires_at``: the outcome contract's EXPIRED, not a refusal). The decision goes to ``approval_<name>.json``
 and the audit log; :func:`require_change_approval` is what the writing step checks. Asking a human
 notifies ``approval_requested`` to the run's ``notify_conn_ids`` (as the plan approval does).
 
@@ -30,7 +31,8 @@ from airflow.sdk.exceptions import AirflowSkipException
 from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from kafka_zk.errors import KafkaZkError
 from procedures.run_folder import RunFolder
-from procedures.approval.policy import check_no_bypass_param, check_not_expired, check_responder
+from procedures.approval.policy import (ApprovalExpired, check_no_bypass_param, check_not_expired,
+                                        check_responder)
 from operators.approval.retry import RetriedApprovalOperator, answered_since, decision_event, request_still_open
 from operators.approval.step import duration_text, expiry_text, four_eyes_text
 from operators.base import as_bool
@@ -51,6 +53,15 @@ def require_change_approval(folder: RunFolder, name: str, document: str) -> dict
     if record.get("document_sha256") != document_hash(folder, document):
         raise PlanHashMismatch(f"{document} changed after {record.get('by')} approved it; run again")
     return record
+
+
+def expires_at_of(request: dict) -> str:
+    """When the request expires(d), ISO 8601 (``requested_at`` + ``expiry_s``), or "unknown"."""
+    try:
+        requested = datetime.fromisoformat(str(request["requested_at"]))
+        return (requested + timedelta(seconds=float(request["expiry_s"]))).isoformat()
+    except (KeyError, TypeError, ValueError):
+        return "unknown"
 
 
 class ChangeApprovalOperator(RetriedApprovalOperator):
@@ -130,6 +141,12 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
     def answered(self, context: Any, event: dict[str, Any]) -> Any:
         folder = run_folder(context, self.run_root)
         request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
+        if event.get("error_type") == "timeout" or ("error" in event and "timeout" in str(event.get("error"))):
+            expires_at = expires_at_of(request)
+            self._record(context, folder, "rejected", None, datetime.now(timezone.utc),
+                         f"no answer before the approval expired ({expires_at})", request, expired=True)
+            raise ApprovalExpired(f"nobody answered before the approval of {self.document} expired at {expires_at}; "
+                                  "nothing was written: trigger the run again for a fresh request")
         if "error" not in event and event.get("chosen_options"):
             user = event.get("responded_by_user") or {}
             by = (user.get("name") or user.get("id")) if isinstance(user, dict) else str(user)
@@ -144,7 +161,8 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
                     if document_hash(folder, self.document) != request.get("document_sha256"):
                         raise PlanHashMismatch(f"{self.document} changed while the approval waited; run again")
                 except KafkaZkError as refused:
-                    self._record(context, folder, "rejected", by, at, f"approval refused: {refused}", request)
+                    self._record(context, folder, "rejected", by, at, f"approval refused: {refused}", request,
+                                 expired=isinstance(refused, ApprovalExpired))
                     raise
             self._record(context, folder, decision, by, at, "", request)
         result = super().answered(context, event)
@@ -165,12 +183,15 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
             check_responder(triggered_by, record.get("by"))
         return record
 
-    def _record(self, context: Any, folder: RunFolder, decision: str, by: str, at: datetime, note: str,
-                request: dict) -> None:
+    def _record(self, context: Any, folder: RunFolder, decision: str, by: str | None, at: datetime, note: str,
+                request: dict, expired: bool = False) -> None:
         doc = {"change": self.name, "decision": decision, "by": by, "at": at.isoformat(), "note": note,
                "document": self.document, "document_sha256": request.get("document_sha256")}
+        if expired:                     # the outcome contract reads it as EXPIRED, not refused
+            doc.update(expired=True, expires_at=expires_at_of(request))
         path = folder.root / f"approval_{self.name}.json"
         folder.write_json(path, doc)
         AuditLog(folder.audit, run_id=context["run_id"], task=self.task_id).append(AuditRecord(
-            path=str(path), op="approve" if decision == "approved" else "reject", before=None, after=doc, actor=by,
+            path=str(path), op="approve" if decision == "approved" else "reject", before=None, after=doc,
+            actor=by or "policy",
             run_id=context["run_id"], task=self.task_id, dry_run=False, time=utc_now_iso()))

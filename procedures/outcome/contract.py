@@ -54,7 +54,11 @@ class StepFailure:
     at: str = ""
 
     def sentence(self) -> str:
-        """The failure in one sentence: the step and the error's first line."""
+        """The failure in one sentence: the step and the error's first line (a step Airflow failed
+        without an error of the step's own says so, instead of "unknown")."""
+        if not self.message and self.error in ("", "unknown"):
+            return (f"{self.task}: failed by Airflow, not by an error of its own (killed, timed out, or a "
+                    "human-in-the-loop answer lost to the scheduler's race); its task log says which")
         first = " ".join((self.message or self.error).split("\n", 1)[0].split())
         return f"{self.task}: {first[:400]}"
 

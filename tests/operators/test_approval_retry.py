@@ -184,3 +184,35 @@ def test_a_task_cleared_after_a_refusal_asks_afresh_instead_of_rereading_the_ref
     assert op._earlier_decision(folder, digest, "alice") is None       # a refusal is no person's answer
     with pytest.raises(ImportError, match="SUPERVISOR_COMMS"):   # asks afresh: writes Airflow's request (no
         op.execute(context(folder))                                 # task supervisor here), defers to no trigger
+
+
+def test_a_change_approval_nobody_answered_is_recorded_and_judged_expired_not_refused(tmp_path: Path) -> None:
+    """The roll's (every change document's) approval timing out: EXPIRED in the outcome contract, as the plan
+    approval's expiry is, not a refusal of the rules."""
+    from operators.approval.change import ChangeApprovalOperator
+    from procedures.outcome.contract import approval_outcome, judge
+
+    folder = RunFolder.for_run(tmp_path, "rolling_restart", RUN_ID).ensure()
+    folder.write_json(folder.root / "restart_plan.json", {"brokers": [1]})
+    requested = datetime(2026, 11, 23, 21, 0, 0, tzinfo=timezone.utc)
+    folder.write_json(folder.root / "approval_rolling_restart_request.json", {
+        "requested_at": requested.isoformat(), "expiry_s": 10.0, "triggered_by": "alice",
+        "document": "restart_plan.json", "document_sha256": "x"})
+    op = ChangeApprovalOperator(task_id="approve", name="rolling_restart", document="restart_plan.json",
+                                run_root=str(tmp_path), zk_conn_id="zk", subject="s", body="b")
+    with pytest.raises(ApprovalRefused, match="expired at 2026-11-23T21:00:10"):
+        op.execute_complete({**context(folder), "dag": SimpleNamespace(dag_id="rolling_restart")},
+                            {"error": "Response timeout", "error_type": "timeout"})
+    record = json.loads((folder.root / "approval_rolling_restart.json").read_text())
+    assert record["expired"] is True and record["expires_at"] == "2026-11-23T21:00:10+00:00"
+    assert record["decision"] == REJECTED and record["by"] is None
+    assert approval_outcome(record) == ("expired", "approval expired at 2026-11-23T21:00:10+00:00")
+    assert judge(approvals=[record])[0] == "expired"
+
+
+def test_a_step_airflow_failed_without_an_error_of_its_own_is_said_so_not_unknown() -> None:
+    from procedures.outcome.contract import StepFailure, judge
+
+    kind, cause = judge(failures=[StepFailure("approve", "unknown", "")], failed_steps=["approve"])
+    assert kind == "failed" and cause.startswith("approve: failed by Airflow, not by an error of its own")
+    assert "unknown" not in cause
