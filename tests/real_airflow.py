@@ -98,6 +98,9 @@ class RealAirflow:
             "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
+            # SQLite's writers wait up to 60 s for the lock (sqlite3's default is 5 s): on a loaded machine a
+            # held lock outlasted 5 s and the scheduler loop died of "database is locked" (the walk, 8 slots)
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": "real_airflow_db.CONNECT_ARGS",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__PARALLELISM": "2",
             "AIRFLOW__CORE__AUTH_MANAGER":
@@ -139,6 +142,8 @@ class RealAirflow:
         (self.home / "passwords.json").write_text(json.dumps(self.passwords))
         (self.home / "config").mkdir(exist_ok=True)
         (self.home / "config" / "airflow_local_settings.py").write_text(preload_settings(dag_imports(self.dag_ids)))
+        (self.home / "config" / "real_airflow_db.py").write_text(   # $AIRFLOW_HOME/config is on sys.path
+            "# written by tests/real_airflow.py: the SQLite connection's arguments\nCONNECT_ARGS = {'timeout': 60}\n")
         for dag_id in self.dag_ids:   # "airflow" and "dag" in the text: the processor's safe mode parses it
             (self.dags / f"{dag_id}.py").write_text(f"# airflow dag shim\nfrom dags.{dag_id} import dag  # noqa: F401\n")
         subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, cwd=self.home, check=True,
