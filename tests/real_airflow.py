@@ -98,8 +98,9 @@ class RealAirflow:
             "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
-            # SQLite's writers wait up to 60 s for the lock (sqlite3's default is 5 s): on a loaded machine a
-            # held lock outlasted 5 s and the scheduler loop died of "database is locked" (the walk, 8 slots)
+            # SQLite's writers wait up to 60 s for a busy lock (sqlite3's default is 5 s). A reader that must
+            # become a writer while another writes still fails at once (SQLite's deadlock rule): the walk's
+            # scheduler died of "database is locked" twice with 6-8 slots at load 20, so it keeps 4
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": "real_airflow_db.CONNECT_ARGS",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__PARALLELISM": "2",
