@@ -1,6 +1,6 @@
 """Every runbook walked in Chromium through its outcomes, on one real Airflow (issue 36).
 
-Every runbook ``dags/`` defines (listed from the folder, never counted by hand) runs to success; a
+Every runbook ``dags/`` defines (listed from the folder, never counted by hand: 14 with broker_configs) runs to success; a
 reassignment (move_topics), a batch (delete_topics) and the roll (rolling_restart) are also rejected
 by bob, left to expire (their cluster's windows-file entry says ``approval_expires_after: 10s``) and
 refused at their first task (a conf key that is no Param: ``skip_approval``); the roll also fails
@@ -60,6 +60,7 @@ CLUSTERS = {
     "roll": ClusterSetup(R3, RF3, commands=True),
     "delete": ClusterSetup(R3, {"t": ON_123, "old-1": {0: [1, 2]}, "old-2": {0: [2, 3]}}),
     "elect": ClusterSetup(R3, {"t": ON_123}),
+    "configs": ClusterSetup(R3, {"t": ON_123}),
     # the runs that write nothing (reject, expiry, refusal) share one cluster per runbook; the expiry
     # reaches it through a connection whose windows-file entry expires approvals after 10 s
     "move_no": ClusterSetup(R4, {"t": ON_123}),
@@ -110,6 +111,9 @@ def successes(walk: Walk) -> list[Scenario]:
                                               "poll_interval_s": 0.2}, "delete", **OK),
         Scenario("preferred_leader_election", "success", {"zk_conn_id": c("elect"), "topics": ["t"],
                                                           "poll_interval_s": 0.2}, "elect", **OK),
+        Scenario("broker_configs", "success",
+                 {"zk_conn_id": c("configs"), "verify_timeout_s": 60,
+                  "spec": "brokers:\n  default:\n    set:\n      log.cleaner.threads: \"2\"\n"}, "configs", **OK),
     ]
 
 
