@@ -416,10 +416,19 @@ class Walk:
         ui = self.ui
         page = ui.page                                 # the task's page, its Details tab (where the links are)
         page.goto(f"{ui.base}/dags/{s.dag_id}/runs/{s.run_id}/tasks/{task}/details")
+        link = page.get_by_role("link", name=link_name, exact=True).first
         try:
-            link = page.get_by_role("link", name=link_name, exact=True).first
             link.wait_for(timeout=45_000)
         except PlaywrightTimeout:
+            link = None
+        if link is None and "No Task Instance found" in _body(page):    # the UI's fetch lost under load
+            page.reload()
+            link = page.get_by_role("link", name=link_name, exact=True).first
+            try:
+                link.wait_for(timeout=45_000)
+            except PlaywrightTimeout:
+                link = None
+        if link is None:
             self.problem(s, f"no {link_name!r} link on the {task} task's page")
             ui.shot(f"{s.dag_id}-{s.case}-{task}-no-link")
             return None
