@@ -303,3 +303,12 @@ class RealAirflow:
         """Every attempt's log text of one task (from the log folder)."""
         root = self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}"
         return "\n".join(p.read_text(errors="replace") for p in sorted(root.rglob("*.log"))) if root.exists() else ""
+
+
+def status_without_login(url: str) -> int:
+    """The HTTP status ``url`` answers a request that carries no login (401 for a served report)."""
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            return resp.status
+    except urllib.error.HTTPError as e:
+        return e.code

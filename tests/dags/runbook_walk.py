@@ -43,7 +43,7 @@ from kafka_sim.cluster import ClusterSpec, EmulatedCluster
 from procedures.reports.locations import report_url
 from tests.conftest import new_chroot
 from tests.notify_servers import SmtpSink
-from tests.real_airflow import RealAirflow
+from tests.real_airflow import RealAirflow, status_without_login
 
 MIB = 1024 * 1024
 ENDED = ("success", "failed")
@@ -401,7 +401,7 @@ class Walk:
             if not url.startswith(base):
                 self.problem(s, f"the mail links {url}, not a report of this run ({base})")
                 continue
-            status = _status(url)
+            status = status_without_login(url)
             if status != 401:
                 self.problem(s, f"{url} answers {status} without a login, not 401")
             status = self.ui.context.request.get(url).status      # with the browser's login (its cookies)
@@ -444,14 +444,6 @@ class Walk:
         """Close a tab a link opened (the walk's own tab stays)."""
         if page is not None and page is not self.ui.page:
             page.close()
-
-
-def _status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=60) as resp:
-            return resp.status
-    except urllib.error.HTTPError as e:
-        return e.code
 
 
 def _logged_in_status(page: Any) -> int:

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Iterator
 
@@ -40,7 +38,7 @@ from tests.airflow_ui import AirflowBrowser
 from tests.conftest import new_chroot
 from tests.dags.conftest import plain_client
 from tests.dags.scenario import RACKS, TOPICS, assignment
-from tests.real_airflow import RealAirflow
+from tests.real_airflow import RealAirflow, status_without_login
 
 # a shared 2-core machine: twelve forms through a real UI, or a Spark plan and three waves, may take longer
 # than the suite's 900 s per test (measured: 260 s and 320 s loaded). method="thread": Playwright's sync
@@ -125,14 +123,6 @@ def test_every_trigger_form_submits_with_its_defaults_plus_the_required_fields(s
             ui.shot(f"run-{dag_id}")                  # the DAG's page, the new run queued in its grid
 
 
-def _unauthenticated(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=60) as resp:
-            return resp.status
-    except urllib.error.HTTPError as e:
-        return e.code
-
-
 def _moved(text: str) -> tuple[int, int] | None:
     """(moved, total) from the progress page's "n/m partitions moved", or None before the first wave."""
     m = re.search(r"(\d+)/(\d+) partitions moved", text)
@@ -193,4 +183,4 @@ def test_a_decommission_is_followed_from_its_form_to_the_final_report_by_clicks(
         assert "no longer active" in end and _moved(end) == (11, 11), end
         bob.shot("progress-end")
     for name in ("", "progress", "plan_report.html", "final_report.html"):
-        assert _unauthenticated(base + name) == 401, name
+        assert status_without_login(base + name) == 401, name
