@@ -24,6 +24,7 @@ Failure: what the procedure raises (refusals before any write, :class:`~kafka_zk
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Sequence
 
 from airflow.sdk import DAG, BaseOperator, Param
@@ -46,8 +47,9 @@ class ChangesNotVisible(KafkaZkError):
     """The applied changes did not show up in the read-back within the wait."""
 
 
-class SpecFiles:
-    """The run-folder files and approval name of one declarative runbook (class attributes)."""
+class SpecFiles(ABC):
+    """The run-folder files and approval name of one declarative runbook (class attributes); each
+    runbook's subclasses supply the procedure hooks marked abstract."""
 
     NAME: ClassVar[str]            # the approval's name: approval_<NAME>.json
     SPEC: ClassVar[str]            # the spec as given
@@ -55,9 +57,9 @@ class SpecFiles:
     DIFF_MD: ClassVar[str]         # the diff, Markdown (the plan report)
     TITLE: ClassVar[str]           # the Markdown's title
 
+    @abstractmethod
     def parse(self, text: str, where: str) -> Any:
         """The checked spec (the procedure's parser)."""
-        raise NotImplementedError
 
     def spec_of(self, folder: RunFolder) -> Any:
         path = folder.root / self.SPEC
@@ -77,9 +79,9 @@ class SpecDiffOperator(SpecFiles, RunbookOperator):
         self.spec = spec
         self.spec_file = spec_file
 
+    @abstractmethod
     def diff(self, client: Any, spec: Any) -> Any:
         """The procedure's diff of ``spec`` against the live cluster (``to_json``, ``text``, ``writes_nothing``)."""
-        raise NotImplementedError
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -118,9 +120,9 @@ class SpecApplyOperator(SpecFiles, RunbookOperator):
     def write_authority(self, folder: RunFolder) -> WriteAuthority:
         return change_approval(folder, self.NAME, self.DIFF)
 
+    @abstractmethod
     def apply(self, client: Any, writer: Any, spec: Any, approved: dict) -> list[dict]:
         """The procedure's apply: check the diff still holds, write it; the changes written."""
-        raise NotImplementedError
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -148,9 +150,9 @@ class SpecVerifyOperator(SpecFiles, RunbookOperator):
         super().__init__(**kwargs)
         self.timeout_s = timeout_s
 
+    @abstractmethod
     def missing(self, client: Any, approved: dict) -> list[str]:
         """What the read-back does not show yet."""
-        raise NotImplementedError
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
