@@ -17,6 +17,7 @@ the fix; :class:`~kafka_zk.errors.StalePlan`.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable
@@ -71,12 +72,13 @@ def _compose(text: str, path: str, error: type[InvalidInput], declare: str) -> y
     return root
 
 
-class SpecDiff:
+class SpecDiff(ABC):
     """A dataclass diff whose JSON (``to_json``, what the approval pins) is its fields, then ``writes_nothing``."""
 
     @property
+    @abstractmethod
     def writes_nothing(self) -> bool:
-        raise NotImplementedError
+        """True when applying the diff writes nothing."""
 
     def to_json(self) -> dict:
         return {**{f.name: getattr(self, f.name) for f in fields(self)}, "writes_nothing": self.writes_nothing}
