@@ -99,7 +99,7 @@ class WaveWatch:
         except FileNotFoundError:
             return None
         key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-        cached = getattr(self, "_book_read", None)
+        cached = self._book_read             # set by _configure, the one place every watch is built
         if cached is not None and cached[0] == key:
             return cached[1]
         book = WaveBook.load(path)
