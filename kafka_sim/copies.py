@@ -12,7 +12,8 @@ a 2,000-partition copy holds ~4,200 znodes, which one-by-one deletes would cross
 each. These writes stay inside the copy's own chroot: they are the emulator's, not a cluster's
 (the write gate, :mod:`kafka_zk.writer`, guards writes to Kafka clusters).
 
-Failure: a vanished node is fine (someone else removed it); a ZooKeeper error raises kazoo's.
+Failure: a vanished node is fine (someone else removed it); a ZooKeeper error raises kazoo's, and
+a request unanswered for :data:`REQUEST_TIMEOUT_S` raises kazoo's timeout error.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from kazoo.exceptions import NoNodeError, NotEmptyError
 #: Seconds a copy with no live broker must have existed before it is taken for stale (a copy is
 #: created a moment before its brokers register).
 STALE_AFTER_S = 600.0
+#: Seconds one pipelined request may take before the removal gives up (kazoo's timeout error):
+#: a ZooKeeper that stopped answering must not hold a rehearsal's end forever.
+REQUEST_TIMEOUT_S = 60.0
 
 
 def _levels(client: KazooClient, root: str) -> list[list[str]]:
@@ -35,7 +39,7 @@ def _levels(client: KazooClient, root: str) -> list[list[str]]:
         below = []
         for path, ask in asks:
             try:
-                below += [f"{path.rstrip('/')}/{name}" for name in ask.get()]
+                below += [f"{path.rstrip('/')}/{name}" for name in ask.get(timeout=REQUEST_TIMEOUT_S)]
             except NoNodeError:
                 pass
         levels.append(below)
@@ -54,7 +58,7 @@ def remove_copy(client: KazooClient, chroot: str) -> int:
             for level in reversed(levels):
                 for ask in [client.delete_async(path) for path in level]:
                     try:
-                        ask.get()
+                        ask.get(timeout=REQUEST_TIMEOUT_S)
                         count += 1
                     except NoNodeError:
                         pass

@@ -223,9 +223,34 @@ class RealAirflow:
                 time.sleep(1)
         raise AssertionError(f"{dag_id} not served by the API within {timeout:g}s\n{self.logs()}")
 
-    def trigger(self, dag_id: str, conf: Mapping[str, Any], as_user: str | None = None) -> str:
-        run = self.api("POST", f"/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": dict(conf)}, as_user)
-        return run["dag_run_id"]
+    def api_retried(self, method: str, path: str, body: Any, as_user: str | None = None,
+                    done_if: int | None = None, tries: int = 8) -> Any:
+        """:meth:`api`, tried again on a 5xx or no answer (the one uvicorn worker waiting on SQLite's lock
+        on a loaded machine answers 500, or not within the timeout: seen on triggers in CI); ``done_if``:
+        the status that means an earlier try already took effect (the answer is then None)."""
+        for attempt in range(tries):
+            try:
+                return self.api(method, path, body, as_user)
+            except urllib.error.HTTPError as e:
+                if e.code == done_if:
+                    return None
+                if e.code < 500 or attempt == tries - 1:
+                    raise
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                self._check_alive()
+                if attempt == tries - 1:
+                    raise
+            time.sleep(1 + attempt)
+        raise AssertionError("unreachable")
+
+    def trigger(self, dag_id: str, conf: Mapping[str, Any], as_user: str | None = None,
+                run_id: str | None = None) -> str:
+        """A manual run of ``dag_id`` with ``conf``; its run id. The id is chosen here, so a retried POST
+        whose first try went through after all (409) makes no second run."""
+        run_id = run_id or f"manual__{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}_{secrets.token_hex(4)}"
+        self.api_retried("POST", f"/dags/{dag_id}/dagRuns", {"dag_run_id": run_id, "logical_date": None,
+                                                             "conf": dict(conf)}, as_user, done_if=409)
+        return run_id
 
     def answer(self, dag_id: str, run_id: str, task_id: str, option: str, as_user: str) -> Any:
         """Record ``option`` on the task's required action as ``as_user`` (the UI's call)."""

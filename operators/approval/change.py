@@ -33,7 +33,8 @@ from kafka_zk.errors import KafkaZkError
 from procedures.run_folder import RunFolder
 from procedures.approval.policy import (ApprovalExpired, check_no_bypass_param, check_not_expired,
                                         check_responder)
-from operators.approval.retry import RetriedApprovalOperator, answered_since, decision_event, request_still_open
+from operators.approval.retry import (RetriedApprovalOperator, answered_since, decision_event, expired_event,
+                                      request_still_open)
 from operators.approval.step import duration_text, expiry_text, four_eyes_text
 from operators.base import as_bool
 from operators.errors import ApprovalMissing, PlanHashMismatch
@@ -141,7 +142,7 @@ class ChangeApprovalOperator(RetriedApprovalOperator):
     def answered(self, context: Any, event: dict[str, Any]) -> Any:
         folder = run_folder(context, self.run_root)
         request = folder.read_json(folder.root / f"approval_{self.name}_request.json") or {}
-        if event.get("error_type") == "timeout" or ("error" in event and "timeout" in str(event.get("error"))):
+        if expired_event(event):
             expires_at = expires_at_of(request)
             self._record(context, folder, "rejected", None, datetime.now(timezone.utc),
                          f"no answer before the approval expired ({expires_at})", request, expired=True)

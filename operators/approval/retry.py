@@ -116,6 +116,13 @@ def decision_event(option: str, by: str | None, at: str | None) -> dict[str, Any
                            "responded_by_user": {"id": by, "name": by} if by else None})
 
 
+def expired_event(event: dict[str, Any]) -> bool:
+    """Whether Airflow resumed the task because nobody answered before the request's timeout: its
+    human-in-the-loop trigger's failure payload with ``error_type`` "timeout" (no defaults are set,
+    so an expired request never picks an option)."""
+    return "error" in event and event.get("error_type") == "timeout"
+
+
 def recorded_event(event: dict[str, Any]) -> dict[str, Any]:
     """The trigger's event as the answer event Airflow resumes a task with (``responded_at`` a datetime)."""
     at = event.get("responded_at")

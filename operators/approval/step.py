@@ -50,7 +50,8 @@ from kafka_zk.audit import AuditLog, AuditRecord, utc_now_iso
 from procedures.run_folder import RunFolder
 from procedures.approval.policy import (ApprovalExpired, ApprovalFacts, check_no_bypass_param, check_not_expired,
                                        check_responder, duration_text, policy_decision)
-from operators.approval.retry import RetriedApprovalOperator, answered_since, decision_event, request_still_open
+from operators.approval.retry import (RetriedApprovalOperator, answered_since, decision_event, expired_event,
+                                      request_still_open)
 from operators.base import as_bool
 from operators.errors import PlanHashMismatch
 from operators.notifications.runbook import notify_event
@@ -210,7 +211,7 @@ class PlanApprovalOperator(RetriedApprovalOperator):
         request = folder.read_json(folder.root / REQUEST_FILE) or {}
         requested = request.get("plan_hash")
         run_id = context["run_id"]
-        if event.get("error_type") == "timeout" or ("error" in event and "timeout" in str(event.get("error"))):
+        if expired_event(event):
             record_decision(folder, ApprovalRecord(REJECTED, requested or "", None, utc_now_iso(),
                                                    f"no answer before the approval expired "
                                                    f"({request.get('expires_at')})", expired=True,

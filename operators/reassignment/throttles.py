@@ -37,6 +37,7 @@ from kafka_zk.admin.throttles import ThrottleRecord, remove_throttles, throttles
 from kafka_zk.authority import OwnThrottlesOnly, WriteAuthority
 from kafka_zk.health.owners import REMOVED_MARKER
 from planning.plan_folder.read import load_plan_artifacts
+from procedures.approval.policy import duration_text
 from procedures.run_folder import RunFolder
 from procedures.throttles import record_then_apply, resolve_rate
 from operators.base import RunbookOperator
@@ -111,7 +112,8 @@ class RemoveThrottlesOperator(RunbookOperator):
                              body=f"{len(listed)} partition(s) of this run are still being reassigned "
                                   f"({', '.join(listed[:10])}{' ...' if len(listed) > 10 else ''}): the throttles stay "
                                   "on until they finish, then this step removes them and tells you. It gives up "
-                                  f"after {float(self.janitor_timeout_s):.0f}s.",
+                                  f"after {duration_text(timedelta(seconds=float(self.janitor_timeout_s)))} "
+                                  "(the throttle_janitor_s Param).",
                              fields={"still copying": len(listed)})
                 self.defer(trigger=ReassignmentGoneTrigger(self.zk_conn_id, str(folder.root), deadline,
                                                            float(self.poll_interval_s), not_before()),
@@ -125,7 +127,8 @@ class RemoveThrottlesOperator(RunbookOperator):
         if event.get("status") != "done":
             listed = event.get("listed") or doc.get("in_flight") or []
             raise VerificationFailed(
-                f"partitions of this run still being reassigned after {float(self.janitor_timeout_s):.0f}s: "
+                f"partitions of this run still being reassigned after "
+                f"{duration_text(timedelta(seconds=float(self.janitor_timeout_s)))} (throttle_janitor_s): "
                 f"{', '.join(listed[:10])}; the throttles are kept. Once /admin/reassign_partitions no longer "
                 "lists them, clear remove_throttles (or remove them with kafka-runbook throttle and the run's "
                 "throttles.json)")

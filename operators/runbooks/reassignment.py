@@ -133,6 +133,11 @@ def reassignment_params(throttle_default: int = 52428800) -> dict[str, Param]:
                                              "throttle, at least 60 s)"),
         "stall_timeout_s": Param(None, type=["null", "integer"], minimum=1,
                                  description="Fail a wave that made no progress for this many seconds (null: never)"),
+        "throttle_janitor_s": Param(7 * 24 * 3600, type="integer", minimum=60,
+                                    description="How long remove_throttles keeps the throttles while a partition of "
+                                                "this run is still being reassigned (a failed or stopped wave), "
+                                                "removing them as soon as it finishes; past this it gives up and "
+                                                "keeps them, failing with the partitions named (default 7 days)"),
         "rehearse": rehearse_param(),
         "broker_logs": Param(None, type=["null", "string"],
                              description="Where the brokers' state-change logs are, as seen from the worker and the "
@@ -224,6 +229,7 @@ def reassignment_runbook(spec: ReassignmentRunbook) -> DAG:
             upstream >> downstream
         remove_throttles = RemoveThrottlesOperator(task_id="remove_throttles",
                                                    poll_interval_s="{{ params.poll_interval_s }}",
+                                                   janitor_timeout_s="{{ params.throttle_janitor_s }}",
                                                    **zk)   # defers while a wave of ours still copies
         final_verify >> remove_throttles.as_teardown(setups=set_throttles)
         before_election: list[BaseOperator] = [final_verify]

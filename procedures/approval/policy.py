@@ -109,8 +109,11 @@ def check_responder(triggered_by: str | None, responder: str | None) -> None:
 
 
 def duration_text(span: timedelta) -> str:
-    """``12 h``, ``1.5 h``, ``30 min``, ``10 s``: a duration as a person reads it (never ``12:00:00``)."""
+    """``7 days``, ``12 h``, ``1.5 h``, ``30 min``, ``10 s``: a duration as a person reads it (never
+    ``12:00:00`` nor ``168 h``)."""
     s = span.total_seconds()
+    if s >= 2 * 86400 and s % 86400 == 0:
+        return f"{s / 86400:.0f} days"
     if s >= 3600:
         return f"{s / 3600:.0f} h" if s % 3600 == 0 else f"{s / 3600:.1f} h"
     return f"{s / 60:.0f} min" if s >= 60 and s % 60 == 0 else f"{s / 60:.1f} min" if s >= 60 else f"{s:.0f} s"

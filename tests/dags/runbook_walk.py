@@ -208,29 +208,9 @@ class Walk:
 
     # -- driving the runs --------------------------------------------------------------------
 
-    def api(self, method: str, path: str, body: Any, as_user: str, done_if: int | None = None) -> Any:
-        """A REST call, tried again on a 5xx or no answer (SQLite locked under load answers 500; seen
-        on a trigger); ``done_if``: the status that means an earlier try already took effect."""
-        for attempt in range(8):
-            try:
-                return self.airflow.api(method, path, body, as_user)
-            except urllib.error.HTTPError as e:
-                if e.code == done_if:
-                    return None
-                if e.code < 500 or attempt == 7:
-                    raise
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                if attempt == 7:
-                    raise
-            time.sleep(1 + attempt)
-        raise AssertionError("unreachable")
-
     def trigger(self, s: Scenario, conf: Mapping[str, Any]) -> str:
         """Trigger as alice with a run id of our own, so a retried call cannot make a second run."""
-        run_id = f"walk__{s.dag_id}__{s.case}__{time.time_ns()}"
-        self.api("POST", f"/dags/{s.dag_id}/dagRuns", {"dag_run_id": run_id, "logical_date": None, "conf": dict(conf)},
-                 "alice", done_if=409)
-        return run_id
+        return self.airflow.trigger(s.dag_id, conf, "alice", run_id=f"walk__{s.dag_id}__{s.case}__{time.time_ns()}")
 
     def drive(self, scenarios: list[Scenario], timeout: float, reaction_s: float = 3.0) -> None:
         """Trigger every scenario as alice; answer their approvals as bob on a thread (REST only, as the
@@ -284,8 +264,9 @@ class Walk:
                             continue
                         asked.setdefault((s.name, *key), time.monotonic())
                         if time.monotonic() - asked[(s.name, *key)] >= reaction_s:
-                            self.api("PATCH", f"/dags/{s.dag_id}/dagRuns/{s.run_id}/taskInstances/{ti['task_id']}/-1/"
-                                     "hitlDetails", {"chosen_options": [s.answer]}, "bob", done_if=409)
+                            self.airflow.api_retried(
+                                "PATCH", f"/dags/{s.dag_id}/dagRuns/{s.run_id}/taskInstances/{ti['task_id']}/-1/"
+                                "hitlDetails", {"chosen_options": [s.answer]}, "bob", done_if=409)
                             s.answered.add(key)
                     time.sleep(1)
                 for s in pending.values():
@@ -366,7 +347,7 @@ class Walk:
         note = None
         deadline = time.monotonic() + 30             # the scheduler's listener writes it as the run ends
         while note is None and time.monotonic() < deadline:
-            note = self.api("GET", f"/dags/{s.dag_id}/dagRuns/{s.run_id}", None, "bob").get("note")
+            note = self.airflow.api_retried("GET", f"/dags/{s.dag_id}/dagRuns/{s.run_id}", None, "bob").get("note")
             if note is None:
                 time.sleep(1)
         if not note:

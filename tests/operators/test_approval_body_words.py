@@ -25,7 +25,8 @@ def test_an_unassigned_request_says_anyone_else_may_answer_and_the_triggerers_ap
     assert four_eyes_text(None, []) == "The person who triggered the run cannot approve it (four eyes)."
 
 
-@pytest.mark.parametrize("span, words", [(timedelta(hours=12), "12 h"), (timedelta(minutes=90), "1.5 h"),
+@pytest.mark.parametrize("span, words", [(timedelta(days=7), "7 days"), (timedelta(hours=48), "2 days"),
+                                         (timedelta(hours=36), "36 h"), (timedelta(hours=12), "12 h"), (timedelta(minutes=90), "1.5 h"),
                                          (timedelta(minutes=30), "30 min"), (timedelta(seconds=10), "10 s")])
 def test_durations_read_as_words(span: timedelta, words: str) -> None:
     assert duration_text(span) == words
