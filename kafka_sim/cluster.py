@@ -31,6 +31,7 @@ from kafka_sim.engine import Engine, SimEvent
 from kafka_sim.faults import EmulatorError, FaultsMixin
 from kafka_sim.phases import Phase
 from kafka_sim.spec import ClusterSpec
+from kafka_sim.wait import wait_until
 from kafka_zk import paths
 from kafka_zk.codecs import EntityConfig, TopicAssignment, TopicPartition, decode_controller
 from kafka_zk.connect import close, connect, parse_connect_string
@@ -348,13 +349,7 @@ class EmulatedCluster(FaultsMixin):
         self._engine.call(lambda: self._engine.clock.skip(seconds))
 
     def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while True:
-            if predicate():
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.02)
+        return wait_until(predicate, timeout)
 
     def wait_idle(self, timeout: float, quiet: float = 0.25) -> bool:
         """No reassignment, election or deletion pending, nothing copying or about to start

@@ -27,6 +27,8 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
+from kafka_sim.wait import wait_until
+
 ATTEMPT_S = 10.0        # wall seconds one join may take
 SEEN_S = 5.0            # wall seconds the owner has to see its session end after a close
 RETRY_S = 0.2
@@ -53,16 +55,6 @@ def session_ended(client: KazooClient, session_id: int) -> bool:
     return client.state == KazooState.CONNECTED and now is not None and now[0] != session_id
 
 
-def _seen(gone: Callable[[], bool], within: float) -> bool:
-    deadline = time.monotonic() + within
-    while True:
-        if gone():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-
-
 def close_session(hosts: str, session: tuple[int, bytes], gone: Callable[[], bool], timeout: float,
                   client_kwargs: dict[str, Any] | None = None) -> str | None:
     """Close ``session`` (id, password) on the servers ``hosts`` (``host:port,...``, no chroot).
@@ -83,7 +75,7 @@ def close_session(hosts: str, session: tuple[int, bytes], gone: Callable[[], boo
             why = f"{type(exc).__name__}: {exc}"
         finally:
             discard(other)          # sends the close when connected; ends any reconnecting
-        if _seen(gone, min(SEEN_S, max(deadline - time.monotonic(), 0.0))):
+        if wait_until(gone, min(SEEN_S, max(deadline - time.monotonic(), 0.0))):
             return None
         if time.monotonic() >= deadline:
             return why
