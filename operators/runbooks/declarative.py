@@ -122,7 +122,8 @@ class SpecApplyOperator(SpecFiles, RunbookOperator):
 
     @abstractmethod
     def apply(self, client: Any, writer: Any, spec: Any, approved: dict) -> list[dict]:
-        """The procedure's apply: check the diff still holds, write it; the changes written."""
+        """The procedure's apply: check the diff still holds (:func:`~procedures.plan.declarative.still_to_write`),
+        write what is left of it; the changes, those an earlier try had written marked ``found_applied``."""
 
     def execute(self, context: Any) -> dict:
         folder = self.folder(context)
@@ -135,6 +136,10 @@ class SpecApplyOperator(SpecFiles, RunbookOperator):
         spec = self.spec_of(folder)
         with self.session(context) as (client, writer):
             applied = self.apply(client, writer, spec, approved)
+        found = sum(1 for a in applied if a.get("found_applied"))
+        if found:
+            self.log.warning("%d of the %d approved change(s) were already written (an earlier try of this step, "
+                             "stopped mid-way): not written again", found, len(applied))
         folder.write_json(folder.root / "applied.json", {"at": utc_now_iso(), "dry_run": self.is_dry_run,
                                                          "changes": applied})
         return {"applied": len(applied)}
@@ -180,8 +185,10 @@ class SpecReportOperator(SpecFiles, OutcomeReportOperator):
         verify = folder.read_json(folder.root / "verify.json")
         diff = diff_md.read_text(encoding="utf-8") if diff_md.exists() else ""
         lines = [diff.replace("# ", "## ", 1) or "No diff was made (the diff step did not finish).", "", "## Applied"]
+        found = sum(1 for a in applied["changes"] if a.get("found_applied")) if applied else 0
         lines.append(f"- applied: {len(applied['changes'])} change(s){' (dry run: planned only)' if applied['dry_run'] else ''}"
-                     if applied else "- applied: nothing")
+                     + (f", {found} of them written by an earlier try of the apply step that was stopped mid-way"
+                        if found else "") if applied else "- applied: nothing")
         if verify:
             lines.append(f"- verified in {self.SEEN_BY}" if verify.get("ok") else f"- NOT verified: {verify.get('missing')}")
         return Facts(what=self.WHAT, approvals=(f"approval_{self.NAME}.json",), details_md="\n".join(lines),

@@ -8,7 +8,8 @@ The shared steps of a declarative runbook (:mod:`operators.runbooks.declarative`
 * **TopicChangesApprovalOperator** — the diff, approved by another person in time; skipped when
   the diff writes nothing.
 * **ApplyTopicChangesOperator** recomputes the diff on the live cluster (any difference from the
-  approved one is refused as stale), then applies it through the write gate with the same
+  approved one is refused as stale; what an earlier try of the step already wrote is not written
+  again), then applies the rest through the write gate with the same
   functions as the command line (:mod:`kafka_zk.admin.topics`, :mod:`kafka_zk.admin.configs`):
   create (config node, then topic node; Kafka's rack-aware assignment), grow (Kafka's
   assignment for new partitions), config overrides (with the change notification brokers read),
@@ -31,7 +32,7 @@ from kafka_zk.admin.topics import add_partitions, create_topic, delete_topic
 from kafka_zk.snapshot import read_snapshot
 from operators.runbooks.declarative import (SpecApplyOperator, SpecApprovalOperator,
                                             SpecDiffOperator, SpecReportOperator, SpecVerifyOperator)
-from procedures.plan.declarative import require_same_diff
+from procedures.plan.declarative import still_to_write
 from procedures.plan.topic_diff import topic_diff
 from procedures.plan.topic_spec import parse_topic_spec
 
@@ -70,21 +71,37 @@ class ApplyTopicChangesOperator(_TopicFiles, SpecApplyOperator):
     """Apply the approved diff, if the cluster still gives the same diff."""
 
     def apply(self, client: Any, writer: Any, spec: Any, approved: dict) -> list[dict]:
-        require_same_diff(_live(client, spec).to_json(), approved)
-        applied = []
-        for c in approved["create"]:
+        resume = still_to_write(_live(client, spec).to_json(), approved, CHANGE_KEYS)
+        applied = [{**_record(kind, e), "found_applied": True} for kind in CHANGE_KEYS for e in resume.found[kind]]
+        todo = resume.todo
+        for c in todo["create"]:
             create_topic(writer, None, c["topic"], c["partitions"], c["replication_factor"], c["configs"])
-            applied.append({"create": c["topic"]})
-        for g in approved["grow"]:
+            applied.append(_record("create", c))
+        for g in todo["grow"]:
             add_partitions(writer, g["topic"], g["to"])
-            applied.append({"grow": g["topic"], "to": g["to"]})
-        for c in approved["configs"]:
+            applied.append(_record("grow", g))
+        for c in todo["configs"]:
             alter_config(writer, "topics", c["topic"], add=c["set"])
-            applied.append({"configs": c["topic"], "set": c["set"]})
-        for name in approved["delete"]:
+            applied.append(_record("configs", c))
+        for name in todo["delete"]:
             delete_topic(writer, None, name)
-            applied.append({"delete": name})
+            applied.append(_record("delete", name))
         return applied
+
+
+#: The topic diff's lists of writes (the others describe, and write nothing).
+CHANGE_KEYS = ("create", "grow", "configs", "delete")
+
+
+def _record(kind: str, entry: Any) -> dict:
+    """One line of ``applied.json`` for a change of ``kind``."""
+    if kind == "create":
+        return {"create": entry["topic"]}
+    if kind == "grow":
+        return {"grow": entry["topic"], "to": entry["to"]}
+    if kind == "configs":
+        return {"configs": entry["topic"], "set": entry["set"]}
+    return {"delete": entry}
 
 
 class VerifyTopicChangesOperator(_TopicFiles, SpecVerifyOperator):

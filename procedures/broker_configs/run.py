@@ -3,7 +3,8 @@
 * :func:`plan_changes` — the live overrides of the spec's entities and the registered brokers,
   then :func:`~procedures.broker_configs.diff.broker_config_diff`;
 * :func:`apply_changes` — recompute the diff (any difference from the approved one is stale,
-  nothing written), then per entity, in the diff's order, ONE read-modify-write of
+  nothing written; the entities an earlier try of the same apply already wrote are not written
+  again), then per entity still to write, in the diff's order, ONE read-modify-write of
   ``/config/brokers/<entity>`` and ONE change notification, as Kafka 2.4's
   ``AdminZkClient.changeBrokerConfig`` does: :func:`kafka_zk.admin.configs.alter_config` (the
   ``kafka-runbook configs`` writer) through the session's write gate, which audits, honours a dry
@@ -28,7 +29,7 @@ from kafka_zk.broker_configs import where
 from kafka_zk.writer import ZkWriter
 from procedures.broker_configs.diff import BrokerConfigDiff, broker_config_diff
 from procedures.broker_configs.spec import EntitySpec
-from procedures.plan.declarative import require_same_diff
+from procedures.plan.declarative import still_to_write
 
 
 def registered_brokers(client: KazooClient) -> list[int]:
@@ -47,9 +48,10 @@ def plan_changes(client: KazooClient, spec: Sequence[EntitySpec]) -> BrokerConfi
 
 def apply_changes(writer: ZkWriter, spec: Sequence[EntitySpec], approved: dict) -> list[dict]:
     """Apply the approved diff if the live cluster still gives it; the changes written, in order."""
-    require_same_diff(plan_changes(writer.client, spec).to_json(), approved)
-    applied = []
-    for c in approved["changes"]:
+    resume = still_to_write(plan_changes(writer.client, spec).to_json(), approved, ("changes",))
+    applied = [{"entity": c["entity"], "set": c["set"], "delete": c["delete"], "found_applied": True}
+               for c in resume.found["changes"]]
+    for c in resume.todo["changes"]:
         after = alter_config(writer, "brokers", c["entity"], add=c["set"], delete=c["delete"], dynamic=True)
         applied.append({"entity": c["entity"], "set": c["set"], "delete": c["delete"], "after": after})
     return applied

@@ -6,8 +6,9 @@ YAML, the stale-diff check at apply time, the bounded read-back.
   :class:`~procedures.reports.yaml_lines.LineReader` that names their lines (size-capped; a syntax
   error names its line; an empty spec or an empty list of entries refused);
 * :class:`SpecDiff` — a diff document's JSON (its fields and ``writes_nothing``);
-* :func:`require_same_diff` — the diff recomputed on the live cluster at apply time must be the one
-  approved, else :class:`~kafka_zk.errors.StalePlan` (nothing written);
+* :func:`still_to_write` — the diff recomputed on the live cluster at apply time must be the one
+  approved, less the changes an earlier try of the same apply already wrote (:class:`Resume`), else
+  :class:`~kafka_zk.errors.StalePlan` (nothing written);
 * :func:`wait_until_seen` — poll a read-back until it finds nothing missing, bounded.
 
 Failure: :class:`~kafka_zk.errors.InvalidInput` (or the caller's subclass) naming the problem and
@@ -18,9 +19,9 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import yaml
 
@@ -84,11 +85,36 @@ class SpecDiff(ABC):
         return {**{f.name: getattr(self, f.name) for f in fields(self)}, "writes_nothing": self.writes_nothing}
 
 
-def require_same_diff(now: dict, approved: dict) -> None:
-    """The live cluster still gives the approved diff; else :class:`StalePlan`."""
-    if now != approved:
+@dataclass(frozen=True)
+class Resume:
+    """Where an apply stands against the approved diff: ``todo`` (the approved diff holding only the
+    changes still to write) and ``found`` (per change list, the approved changes the cluster shows
+    done already: an earlier try of this apply wrote them before it was stopped)."""
+
+    todo: dict
+    found: dict[str, list]
+
+    @property
+    def found_count(self) -> int:
+        return sum(len(v) for v in self.found.values())
+
+
+def still_to_write(now: dict, approved: dict, change_keys: Sequence[str]) -> Resume:
+    """What of the ``approved`` diff is left to write, given the diff recomputed on the live cluster
+    (``now``); else :class:`StalePlan`, nothing written.
+
+    Each change list (``change_keys``) of ``now`` must hold only approved entries, unchanged (their
+    ``before`` values included: nobody else touched them); an approved entry missing from ``now`` is
+    already as the spec says — an earlier try of the same apply (killed by Airflow mid-way, seen
+    under load) wrote it — and is not written again. With nothing found done, ``now`` must equal
+    ``approved`` in full, as before any write."""
+    foreign = [e for k in change_keys for e in now.get(k, []) if e not in approved.get(k, [])]
+    found = {k: [e for e in approved.get(k, []) if e not in now.get(k, [])] for k in change_keys}
+    if foreign or (not any(found.values()) and now != approved):
         raise StalePlan("the cluster changed since the diff was approved (the diff is now different); run "
                         "again for a fresh diff and approval")
+    todo = {**approved, **{k: [e for e in approved.get(k, []) if e in now.get(k, [])] for k in change_keys}}
+    return Resume(todo, found)
 
 
 def wait_until_seen(missing: Callable[[], list[str]], timeout_s: float, poll_s: float = 0.5) -> list[str]:

@@ -89,6 +89,37 @@ def test_a_diff_that_went_stale_is_refused_with_nothing_written(cluster) -> None
     assert data_tree(zk) == before and zk.get_children("/config/changes") == []
 
 
+def test_an_apply_stopped_after_its_first_entity_is_finished_by_the_retry_writing_only_the_rest(cluster,
+                                                                                                 tmp_path) -> None:
+    zk = cluster
+    spec = parse_broker_config_spec(SPEC)
+    diff = plan_changes(zk, spec).to_json()
+    first = diff["changes"][0]                 # what the first try wrote before Airflow killed it (CI, load ~9)
+    alter_config(ZkWriter(zk, authority=KEYBOARD), "brokers", first["entity"], add=first["set"],
+                 delete=first["delete"], dynamic=True)
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    applied = apply_changes(ZkWriter(zk, audit=audit, authority=KEYBOARD), spec, diff)
+    assert [(a["entity"], bool(a.get("found_applied"))) for a in applied] == [("<default>", True), ("2", False)]
+    writes = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert [(w["op"], w["path"].rsplit("/", 1)[-1][:14]) for w in writes if w["op"] in ("create", "set")] == [
+        ("set", "2"), ("create", "config_change_")]                 # the default not written again
+    assert unverified(zk, diff) == [] and len(notifications(zk)) == 2
+
+
+def test_a_retry_that_finds_its_own_writes_still_refuses_a_change_someone_else_made(cluster) -> None:
+    zk = cluster
+    spec = parse_broker_config_spec(SPEC)
+    diff = plan_changes(zk, spec).to_json()
+    first = diff["changes"][0]
+    alter_config(ZkWriter(zk, authority=KEYBOARD), "brokers", first["entity"], add=first["set"],
+                 delete=first["delete"], dynamic=True)
+    zk.set("/config/brokers/2", b'{"version":1,"config":{"num.network.threads":"8"}}')   # someone, by hand
+    before = data_tree(zk), zk.get_children("/config/changes")
+    with pytest.raises(StalePlan, match="run again for a fresh diff"):
+        apply_changes(ZkWriter(zk, authority=KEYBOARD), spec, diff)
+    assert (data_tree(zk), zk.get_children("/config/changes")) == before
+
+
 BAD = [
     ("unknown key", "1:\n    set:\n      num.io.thread: '8'", "num.io.thread is not a Kafka 2.4 broker config",
      "check the spelling"),
