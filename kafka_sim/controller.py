@@ -486,9 +486,11 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
     def on_isr_notifications(self) -> None:
         kids = sorted(self.zk.get_children(paths.ISR_CHANGE_NOTIFICATION, watch=self.watcher("isr")))
         tps: set[TopicPartition] = set()
-        for k in kids:
+        # pipelined, in order, as 2.4's getPartitionsFromIsrChangeNotifications sends its batch of reads
+        pending = [self.zk.get_async(f"{paths.ISR_CHANGE_NOTIFICATION}/{k}") for k in kids]
+        for res in pending:
             try:
-                data, _ = self.zk.get(f"{paths.ISR_CHANGE_NOTIFICATION}/{k}")
+                data, _ = res.get(timeout=30)
                 tps.update(decode_isr_change(data).partitions)
             except (NoNodeError, InvalidPayload):
                 continue
