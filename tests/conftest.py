@@ -96,6 +96,12 @@ from tests.airflow_env import configure_env  # noqa: E402
 
 configure_env()
 
+# one migrated metadata DB per run for the real-Airflow stacks, shared by the xdist workers (made in
+# the controller's temp folder: the workers inherit its name)
+from tests.airflow_db_template import configure_templates  # noqa: E402
+
+configure_templates()
+
 
 #: Test files by measured wall time, slowest first (``--durations=0`` of a full run, per file).
 #: pytest-xdist hands whole files to workers in collection order, so these start first instead of

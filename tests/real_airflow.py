@@ -18,6 +18,9 @@ instead of importing them again: that import was ~75% of every task process's CP
 tests/dags/test_real_airflow_race.py, 2026-11-27). The DAG file itself still runs in each task
 process; Airflow and the start method (fork) are as configured.
 
+The metadata DB is ``airflow db migrate``'s, made once per test run and copied into each home
+(:mod:`tests.airflow_db_template`).
+
 Failure: a component that exits, or a run that does not end before its deadline, raises
 :class:`AssertionError` with the tail of each component's log.
 """
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kafka_sim.zookeeper_server import free_port
+from tests.airflow_db_template import migrated_home
 
 REPO = Path(__file__).resolve().parents[1]
 COMPONENTS = ("api-server", "dag-processor", "scheduler", "triggerer")
@@ -147,8 +151,7 @@ class RealAirflow:
             "# written by tests/real_airflow.py: the SQLite connection's arguments\nCONNECT_ARGS = {'timeout': 60}\n")
         for dag_id in self.dag_ids:   # "airflow" and "dag" in the text: the processor's safe mode parses it
             (self.dags / f"{dag_id}.py").write_text(f"# airflow dag shim\nfrom dags.{dag_id} import dag  # noqa: F401\n")
-        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, cwd=self.home, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        migrated_home(self.home, self.env)     # `airflow db migrate`'s DB, made once per test run
         for name in COMPONENTS:
             log = open(self.home / f"{name}.log", "wb")
             self.procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", name], env=self.env,
