@@ -47,6 +47,10 @@ from tests.real_airflow import RealAirflow, status_without_login
 
 MIB = 1024 * 1024
 ENDED = ("success", "failed")
+#: Seconds between bob's rounds: two list calls each, served by the API server on the CPU the runs need
+#: (a list of task instances ~0.03-0.04 CPU s, BENCHMARKS 2026-11-27); rounds of 1 s made ~1,200 calls in
+#: a 10-minute walk. An answer still comes ``reaction_s`` after the request is first seen.
+ROUND_S = 2.0
 #: The task whose "Final report" link a person clicks, where it is not ``final_report``.
 REPORT_TASK = {"cluster_health": "report"}
 #: The approval tasks of a runbook, where they are not ``approve``.
@@ -268,7 +272,7 @@ class Walk:
                                 "PATCH", f"/dags/{s.dag_id}/dagRuns/{s.run_id}/taskInstances/{ti['task_id']}/-1/"
                                 "hitlDetails", {"chosen_options": [s.answer]}, "bob", done_if=409)
                             s.answered.add(key)
-                    time.sleep(1)
+                    time.sleep(ROUND_S)
                 for s in pending.values():
                     self.found.append(f"{s.name} ({s.run_id}): did not end within {timeout:g}s: "
                                       f"{self.airflow._state_or_none(s.dag_id, s.run_id)}")
@@ -320,6 +324,18 @@ class Walk:
                      not in (None, "skipped", "upstream_failed")]
         if s.has_approval and approvals:
             self._in_browser(s, "the approval's task page", lambda: self._progress(s, approvals[0], base))
+        self._park()
+
+    def _park(self) -> None:
+        """Leave the walk's tab on a blank page until the next run has ended: an Airflow task page left
+        open kept Chromium's renderer busy while a run was active (4.8 CPU s in 30 s, about:blank 0.2;
+        BENCHMARKS "CI under 25 min"), on the CPU the runs need. The next walk opens its pages by URL."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        try:
+            self.ui.page.goto("about:blank")
+        except PlaywrightError:
+            pass                                       # nothing to park: the next walk opens its page by URL
 
     def _in_browser(self, s: Scenario, what: str, step: Callable[[], None]) -> None:
         """``step`` in the browser, once more after a page that did not load (a loaded machine); a
