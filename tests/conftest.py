@@ -108,8 +108,8 @@ configure_templates()
 #: ending the run alone on one worker; every other file keeps its place after them.
 SLOWEST_FIRST = (    # seconds per file, a full run on 2026-11-26 (4 workers, 2 loaded cores): the
     # longest files start first so no long file starts last and runs alone at the end
-    "tests/dags/test_ui_trigger_forms.py",                            # 668 s
-    "tests/dags/test_ui_every_runbook_says_how_it_ended.py",          # 441-616 s alone at load 8-11 (one Airflow; issue 36)
+    "tests/dags/test_ui_trigger_forms.py",                            # 668 s; 604 s beside the walk (2026-12-02)
+    "tests/dags/test_ui_every_runbook_says_how_it_ended.py",          # 441-704 s alone at load 3-14 (one Airflow; issue 36)
     "tests/campaign/test_fault_campaign.py",                          # 608 s
     "tests/dags/test_real_airflow_proposals.py",                      # 606 s (alone, -n 0, 2026-12-02)
     "tests/dags/test_decommission_brokers.py",                        # 540 s
