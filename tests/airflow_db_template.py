@@ -5,7 +5,7 @@ and 15-30 s of wall on a loaded machine (nine stacks in the suite). The first st
 a template home under a lock every pytest-xdist worker shares; each stack then copies its DB and its
 ``airflow.cfg`` (the template home's path replaced by its own). The copy is the same file
 ``airflow db migrate`` would have made: same Airflow, same settings (the template is keyed by every
-``AIRFLOW__*`` setting a stack passes, bar the ones naming the stack itself).
+``AIRFLOW__*`` setting a stack passes, bar the ones that name the stack or reach no table).
 
 :func:`configure_templates` (``tests/conftest.py`` calls it at import) names the run's folder in
 ``KR_TEST_DB_TEMPLATES``; xdist workers inherit it from the controller, which removes it at exit.
@@ -30,11 +30,16 @@ from pathlib import Path
 from typing import Mapping
 
 VAR = "KR_TEST_DB_TEMPLATES"
-#: Settings that name the stack itself (its home, port, secrets), not what the migration makes.
+#: Settings that name the stack itself (its home, port, secrets) or shape how it runs, which the
+#: migration writes nowhere: the DB holds no users (the simple auth manager keeps them in its file),
+#: no DAG, and its default pool's size is not the parallelism; the generated ``airflow.cfg`` holds
+#: Airflow's defaults, not these variables (checked on 2026-12-02's stacks).
 PER_STACK = ("AIRFLOW_HOME", "AIRFLOW__CORE__DAGS_FOLDER", "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN",
              "AIRFLOW__API__BASE_URL", "AIRFLOW__CORE__EXECUTION_API_SERVER_URL", "AIRFLOW__API__PORT",
              "AIRFLOW__API__SECRET_KEY", "AIRFLOW__API_AUTH__JWT_SECRET",
-             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE")
+             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE", "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS",
+             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "AIRFLOW__CORE__PARALLELISM",
+             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION")
 
 
 def configure_templates() -> Path:
@@ -49,7 +54,8 @@ def configure_templates() -> Path:
 
 
 def _key(env: Mapping[str, str]) -> str:
-    settings = {k: v for k, v in env.items() if k.startswith("AIRFLOW") and k not in PER_STACK}
+    # AIRFLOW_CONN_* are read from the environment when used, never written to the DB
+    settings = {k: v for k, v in env.items() if k.startswith("AIRFLOW__") and k not in PER_STACK}
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -64,8 +70,11 @@ def _make(template: Path, env: Mapping[str, str], home: Path) -> None:
                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{building / 'airflow.db'}"}
         subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, cwd=home, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
-        with sqlite3.connect(building / "airflow.db") as db:      # everything in the main file
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db = sqlite3.connect(building / "airflow.db")
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")         # everything in the main file
+        finally:
+            db.close()
         (building / "home.txt").write_text(str(building))
         os.rename(building, template)
     except BaseException:
