@@ -15,8 +15,10 @@ Failure: :meth:`WaveLimits.check` raises :class:`PlanRefused` for a non-positive
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from operator import attrgetter
 
 from kafka_zk.limits import ADMIN_BATCH_BYTES
@@ -133,6 +135,16 @@ class OpenWave:
         self.bytes = 0
         self.znode = ZNODE_WRAPPER
         self.peak = 0
+
+    @classmethod
+    def of(cls, items: list[Item], inb: dict[int, int], out: dict[int, int], nbytes: int, znode: int,
+           peak: int) -> "OpenWave":
+        """A wave holding ``items`` whose loads, bytes, payload and peak the caller kept (slots counted here)."""
+        w = cls()
+        w.items = dict.fromkeys(items)
+        w.inb, w.out, w.bytes, w.znode, w.peak = inb, out, nbytes, znode, peak
+        w.slots = dict(Counter(chain.from_iterable(it.brokers for it in items)))
+        return w
 
     def fits(self, it: Item, limits: WaveLimits) -> bool:
         slots, cap = self.slots, limits.slot_cap

@@ -14,10 +14,10 @@ destination; a broker that only drops a replica does no replication I/O and is n
 a decommission the removed brokers are demoted first, so they lead nothing). A wave holds at
 most ``max_moves_per_broker`` slots per broker when a person sets that cap (by default there is
 none), at most ``max_wave_bytes`` new-replica bytes, and its ``/admin/reassign_partitions`` payload
-stays ≤ ``max_znode_bytes``. Without a cap the construction is :func:`_construct_uncapped`: as
-many waves as the bytes need, each a balanced slice (every broker's bytes spread evenly over
-them), as long as its busiest broker's bytes at the throttle; then the same search (what shaped
-them: :mod:`planning.kernels.wave_shape`).
+stays ≤ ``max_znode_bytes``. Without a cap the construction is
+:mod:`planning.kernels.wave_uncapped`'s: as many waves as the bytes need, each a balanced slice
+(every broker's bytes spread evenly over them), as long as its busiest broker's bytes at the
+throttle; then the same search (what shaped them: :mod:`planning.kernels.wave_shape`).
 
 Objective: the predicted total, ``sum over waves of (busiest broker's bytes ÷ throttle +
 wave_overhead_s)``; the overhead (default 10 s: a progress poll, the controller's reassignment
@@ -54,6 +54,7 @@ from planning.model import Move, PlanRefused, Wave
 from planning.kernels.wave_items import (ZNODE_WRAPPER, Item, OpenWave, WaveLimits, entry_bytes,  # noqa: F401
                                           move_loads)
 from planning.kernels.wave_search import improve, search_budget
+from planning.kernels.wave_uncapped import construct_uncapped
 
 WINDOW = 32                     # feasible waves a move compares while packing
 _NBYTES, _TP = attrgetter("nbytes"), attrgetter("tp")
@@ -78,7 +79,7 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
         it.rank = rank
     overhead = limits.overhead_bytes()
     waves = _construct(items, limits, overhead) if limits.max_moves_per_broker is not None else \
-        _construct_uncapped(items, limits)
+        construct_uncapped(items, limits)
     improve(waves, limits, overhead, search_budget(len(items)))
     return [_finish(i, w, limits) for i, w in enumerate(w for w in waves if w.items)]
 
@@ -159,50 +160,6 @@ def _construct(items: Sequence[Item], limits: WaveLimits, overhead: float) -> li
                 free[b].remove(best)
                 free_set[b].discard(best)
     return waves
-
-
-def _construct_uncapped(items: Sequence[Item], limits: WaveLimits) -> list[OpenWave]:
-    """Without a cap: as many waves as the bytes need (:func:`fewest_waves_for_bytes`), each move by
-    decreasing bytes into the wave with room where the wave's busiest-broker bytes grow least and,
-    among equals, where the move's own brokers hold least — so each broker's bytes spread evenly over
-    the waves and every wave is a balanced slice (1M partitions, 31 waves: 1.15x the lower bound,
-    where first fit under the wave's peak gave 2.95x). A wave is opened when no wave has room."""
-    max_wave, max_znode = limits.max_wave_bytes, limits.max_znode_bytes
-    waves = [OpenWave() for _ in range(fewest_waves_for_bytes(items, limits))]
-    for it in items:
-        best, best_key = -1, None
-        nbytes, zbytes = it.nbytes, it.zbytes
-        inbound, outbound = tuple(it.inbound.items()), tuple(it.outbound.items())
-        for i, w in enumerate(waves):
-            if (w.items and max_wave is not None and w.bytes + nbytes > max_wave) or w.znode + zbytes > max_znode:
-                continue
-            top, own = w.peak, 0
-            loads = w.inb
-            for b, v in inbound:
-                x = loads.get(b, 0) + v
-                if x > own:
-                    own = x
-            loads = w.out
-            for b, v in outbound:
-                x = loads.get(b, 0) + v
-                if x > own:
-                    own = x
-            key = (max(top, own) - top, own)
-            if best_key is None or key < best_key:
-                best, best_key = i, key
-        if best < 0:
-            waves.append(OpenWave())
-            best = len(waves) - 1
-        waves[best].add(it)
-    return waves
-
-
-def fewest_waves_for_bytes(items: Sequence[Item], limits: WaveLimits) -> int:
-    """The fewest waves the payload and a wave byte limit allow for ``items`` (at least 1)."""
-    n = -(-sum(it.zbytes for it in items) // (limits.max_znode_bytes - ZNODE_WRAPPER))
-    if limits.max_wave_bytes is not None:
-        n = max(n, -(-sum(it.nbytes for it in items) // limits.max_wave_bytes))
-    return max(1, n)
 
 
 def _finish(index: int, w: OpenWave, limits: WaveLimits) -> Wave:

@@ -89,7 +89,7 @@ def test_the_plan_job_defaults_to_no_cap_and_names_what_shaped_its_waves(tmp_pat
 
 def test_without_a_cap_the_waves_the_payload_forces_are_balanced_slices_even_before_the_search(monkeypatch) -> None:
     """At 1M partitions the search's fixed budget reaches few moves, so the construction must give
-    balanced waves by itself (waves.py's _construct_uncapped: as many waves as the payload needs,
+    balanced waves by itself (planning/kernels/wave_uncapped.py: as many waves as the payload needs,
     each broker's bytes spread evenly over them). Filling one wave to the payload limit before the
     next gave 1.27-1.36x here and 4.9x at 1M; first fit under each wave's peak 2.95x at 1M."""
     from planning.kernels import waves as waves_module
