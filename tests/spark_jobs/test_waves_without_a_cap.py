@@ -48,6 +48,8 @@ def test_without_a_cap_the_payload_alone_splits_waves_and_the_plan_says_so() -> 
     assert free_t <= wave_bounds(plan.moves, capped, free).predicted_seconds
     shaped = waves_shaped_by(waves, waves, free)
     assert shaped["binding"] == ["payload"] and shaped["fewest_waves"]["payload"] > 1
+    # read off the packed waves' payloads: what encoding every entry again gives
+    assert shaped["fewest_waves"]["payload"] == -(-payload // (znode - ZNODE_WRAPPER))
     assert len(waves) == shaped["fewest_waves"]["payload"] + shaped["time_waves"]
     assert shaped["text"].startswith(f"{len(waves)} waves, shaped by bytes") and "no cap" in shaped["text"]
     assert "/admin/reassign_partitions limit (4,096 B) needs" in shaped["text"]
