@@ -102,9 +102,10 @@ def slot_brokers(m: Move) -> tuple[int, ...]:
 
 
 class Item:
-    """A move with what packing needs of it, computed once; ``rank`` = its place by decreasing bytes."""
+    """A move with what packing needs of it, computed once; ``rank`` = its place by decreasing bytes,
+    ``pos`` its place in (topic, partition) order when :func:`~planning.kernels.waves.pack_waves` knows it."""
 
-    __slots__ = ("move", "size", "nbytes", "inbound", "outbound", "brokers", "zbytes", "rank")
+    __slots__ = ("move", "size", "nbytes", "inbound", "outbound", "brokers", "zbytes", "rank", "pos")
 
     def __init__(self, m: Move) -> None:
         dests, size = m.destinations, m.size
@@ -119,7 +120,7 @@ class Item:
         else:
             self.outbound, self.brokers = {}, ()
         self.zbytes = entry_bytes(m)
-        self.rank = 0
+        self.rank = self.pos = 0
 
 
 class OpenWave:

@@ -57,7 +57,7 @@ from planning.kernels.wave_search import improve, search_budget
 from planning.kernels.wave_uncapped import construct_uncapped
 
 WINDOW = 32                     # feasible waves a move compares while packing
-_NBYTES, _TP = attrgetter("nbytes"), attrgetter("tp")
+_NBYTES, _TP, _POS = attrgetter("nbytes"), attrgetter("tp"), attrgetter("pos")
 #: from this many moves the bounds, loads, disk walk (planning.kernels.move_columns) and validation
 #: (planning.kernels.validate_columns) work over numpy arrays; below it numpy's import costs more
 COLUMNAR_MIN_MOVES = 20_000
@@ -71,7 +71,10 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
         if ZNODE_WRAPPER + it.zbytes > limits.max_znode_bytes:
             raise PlanRefused(f"{it.move.tp}: its reassignment entry ({it.zbytes} B) alone exceeds the "
                               f"znode budget {limits.max_znode_bytes} B; raise max_znode_bytes")
-    if all(a.move.tp < b.move.tp for a, b in zip(items, items[1:])):
+    in_tp_order = all(a.move.tp < b.move.tp for a, b in zip(items, items[1:]))
+    if in_tp_order:
+        for pos, it in enumerate(items):
+            it.pos = pos                        # a wave's moves are put in (topic, partition) order by it
         items.sort(key=_NBYTES, reverse=True)   # stable: equal bytes stay in (topic, partition) order
     else:
         items.sort(key=lambda it: (-it.nbytes, it.move.tp))
@@ -81,7 +84,7 @@ def pack_waves(moves: Iterable[Move], limits: WaveLimits) -> list["Wave"]:
     waves = _construct(items, limits, overhead) if limits.max_moves_per_broker is not None else \
         construct_uncapped(items, limits)
     improve(waves, limits, overhead, search_budget(len(items)))
-    return [_finish(i, w, limits) for i, w in enumerate(w for w in waves if w.items)]
+    return [_finish(i, w, limits, in_tp_order) for i, w in enumerate(w for w in waves if w.items)]
 
 
 def _construct(items: Sequence[Item], limits: WaveLimits, overhead: float) -> list[OpenWave]:
@@ -162,14 +165,18 @@ def _construct(items: Sequence[Item], limits: WaveLimits, overhead: float) -> li
     return waves
 
 
-def _finish(index: int, w: OpenWave, limits: WaveLimits) -> Wave:
+def _finish(index: int, w: OpenWave, limits: WaveLimits, by_pos: bool = False) -> Wave:
+    """The :class:`Wave` of ``w``, its moves in (topic, partition) order (``by_pos``: the items' ``pos``
+    is that order, as :func:`pack_waves` sets it for moves given in it: integers sort faster)."""
     per_broker: dict[int, int] = {}
     for b in set(w.inb) | set(w.out):
         per_broker[b] = max(w.inb.get(b, 0), w.out.get(b, 0))
     busiest = max(sorted(per_broker), key=lambda b: per_broker[b], default=None)
     peak = per_broker.get(busiest, 0) if busiest is not None else 0
     seconds = None if not limits.throttle_bytes_per_s else peak / limits.throttle_bytes_per_s
-    return Wave(index, tuple(sorted((it.move for it in w.items), key=_TP)), w.bytes, busiest,
+    moves = tuple(it.move for it in sorted(w.items, key=_POS)) if by_pos else \
+        tuple(sorted((it.move for it in w.items), key=_TP))
+    return Wave(index, moves, w.bytes, busiest,
                 peak, seconds, w.znode - 1 if w.items else w.znode, dict(sorted(w.inb.items())),
                 dict(sorted(w.out.items())))
 
