@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 
 from kafka_sim import elections
 from kafka_sim.deletion import DeletionMixin
@@ -66,6 +67,19 @@ class TopicMeta:
 CHILD_WATCH_KINDS = {paths.BROKER_IDS: "brokers", paths.BROKER_TOPICS: "topics", paths.DELETE_TOPICS: "delete_topics",
                      paths.ISR_CHANGE_NOTIFICATION: "isr"}
 NODE_WATCH_KINDS = {paths.REASSIGN_PARTITIONS: "reassign", paths.PREFERRED_REPLICA_ELECTION: "preferred"}
+
+
+def _fire_if_written_meanwhile(result, path: str, version: int, watch: Callable) -> None:
+    """The asynchronous re-watch of a state read from this event's copy (``version``) came back: when
+    another session wrote the znode before ZooKeeper set the watch, that write fires nothing, so the
+    watch is called here, as Kafka's controller — which reads and watches in one request — would have
+    seen the newer data (lost otherwise under load: a reassignment's ISR change never noticed)."""
+    try:
+        _data, stat = result.get(block=False)
+    except Exception:            # the session's troubles reach the engine by its own path
+        return
+    if stat.version != version:
+        watch(WatchedEvent(EventType.CHANGED, KeeperState.CONNECTED, path))
 
 
 class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
@@ -201,9 +215,10 @@ class Controller(MembershipMixin, ReassignMixin, DeletionMixin, PreferredMixin):
         reads = self.engine.reads
         known = reads.get(path)
         if known is not None:
-            if watch is not None and reads.needs_watch(path, watch):
-                self.zk.get_async(path, watch=watch)
             data, version = known
+            if watch is not None and reads.needs_watch(path, watch):
+                pending = self.zk.get_async(path, watch=watch)
+                pending.rawlink(lambda res: _fire_if_written_meanwhile(res, path, version, watch))
         else:
             try:
                 data, stat = self.zk.get(path, watch=watch)
