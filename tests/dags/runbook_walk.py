@@ -51,8 +51,6 @@ ENDED = ("success", "failed")
 #: (a list of task instances ~0.03-0.04 CPU s, BENCHMARKS 2026-11-27); rounds of 1 s made ~1,200 calls in
 #: a 10-minute walk. An answer still comes ``reaction_s`` after the request is first seen.
 ROUND_S = 2.0
-#: The longest wait for the DAG processor to serve one more runbook (as RealAirflow.wait_dag's).
-SERVED_WITHIN_S = 240.0
 #: The task whose "Final report" link a person clicks, where it is not ``final_report``.
 REPORT_TASK = {"cluster_health": "report"}
 #: The approval tasks of a runbook, where they are not ``approve``.
@@ -218,42 +216,19 @@ class Walk:
         """Trigger as alice with a run id of our own, so a retried call cannot make a second run."""
         return self.airflow.trigger(s.dag_id, conf, "alice", run_id=f"walk__{s.dag_id}__{s.case}__{time.time_ns()}")
 
-    def _served(self) -> set[str]:
-        """The DAG ids the API serves now (the DAG processor has parsed them), each unpaused."""
-        try:
-            dags = self.airflow.api("GET", "/dags?limit=100")["dags"]
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return set()                               # not answering yet: asked again a second later
-        for dag in dags:
-            if dag.get("is_paused"):
-                self.airflow.api_retried("PATCH", f"/dags/{dag['dag_id']}", {"is_paused": False})
-        return {dag["dag_id"] for dag in dags}
-
     def drive(self, scenarios: list[Scenario], timeout: float, reaction_s: float = 3.0) -> None:
         """Trigger every scenario as alice; answer their approvals as bob on a thread (REST only, as the
         UI's call); walk each run in the browser, on this thread, as soon as it has ended."""
         import queue
 
         started = time.monotonic()
-        # each runbook's runs as soon as the DAG processor has served it, in whatever order it parses the
-        # files (one at a time: 50 s for the 14 at load 8, 240 s at load 28); a runbook runs one run at a
-        # time, so among the runbooks served together, the most runs (the longest queues) first
+        # each runbook's runs as soon as the DAG processor has served it (it parses one file at a time);
+        # a runbook runs one run at a time, so the runbooks with the most runs (the longest queues) first
         count = {d: sum(1 for s in scenarios if s.dag_id == d) for d in {s.dag_id for s in scenarios}}
-        waiting = sorted(scenarios, key=lambda s: -count[s.dag_id])
-        stalled_at = time.monotonic() + SERVED_WITHIN_S
-        while waiting:
-            self.airflow._check_alive()
-            served = self._served()
-            for s in (s for s in waiting if s.dag_id in served):
-                conf = {"run_root": str(self.run_root), "notify_conn_ids": [self.smtp.conn_id], **s.conf}
-                s.run_id = self.trigger(s, conf)
-                stalled_at = time.monotonic() + SERVED_WITHIN_S
-            waiting = [s for s in waiting if not s.run_id]
-            if waiting and time.monotonic() > stalled_at:
-                raise AssertionError(f"{sorted({s.dag_id for s in waiting})} not served by the API within "
-                                     f"{SERVED_WITHIN_S:g}s of the last one\n{self.airflow.logs()}")
-            if waiting:
-                time.sleep(1)
+        for s in sorted(scenarios, key=lambda s: -count[s.dag_id]):
+            self.airflow.wait_dag(s.dag_id)
+            conf = {"run_root": str(self.run_root), "notify_conn_ids": [self.smtp.conn_id], **s.conf}
+            s.run_id = self.trigger(s, conf)
         self.timings["all triggered"] = time.monotonic() - started
         ended: "queue.Queue[tuple[Scenario, Any] | None]" = queue.Queue()
         failed: list[BaseException] = []
