@@ -94,10 +94,6 @@ class Resume:
     todo: dict
     found: dict[str, list]
 
-    @property
-    def found_count(self) -> int:
-        return sum(len(v) for v in self.found.values())
-
 
 def still_to_write(now: dict, approved: dict, change_keys: Sequence[str]) -> Resume:
     """What of the ``approved`` diff is left to write, given the diff recomputed on the live cluster
