@@ -18,7 +18,7 @@ import queue
 import threading
 from typing import Any
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import NoNodeError
 
 from kafka_sim import zk_io
@@ -42,7 +42,12 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 class CommandQueue:
-    """Emulator side: collects new command nodes (watch thread) for the main loop to run."""
+    """Emulator side: collects new command nodes (watch thread) for the main loop to run.
+
+    The children watch is set again whenever the session connects: a session that expired (a
+    ZooKeeper outage longer than its timeout, a process starved that long) lost its watches, and
+    the commands sent meanwhile are found by listing again (CI 2026-12-02: a roll's next restart
+    never answered after its 6 s outage)."""
 
     def __init__(self, client: KazooClient) -> None:
         self.client = client
@@ -50,7 +55,12 @@ class CommandQueue:
         self._seen: set[str] = set()
         self._lock = threading.Lock()
         zk_io.ensure_path(client, COMMANDS_PATH)
+        client.add_listener(self._on_state)
         self._watch()
+
+    def _on_state(self, state: str) -> None:
+        if state == KazooState.CONNECTED:     # a listener must not block: list on kazoo's handler
+            self.client.handler.spawn(self._watch)
 
     def _watch(self, event: Any = None) -> None:
         try:

@@ -42,7 +42,7 @@ def test_a_seeded_run_under_each_fault_keeps_the_invariants_and_ends_as_the_faul
     sc = draw(SHORT_PROFILE[fault], fault)
     outcome = run_one(sc, zk_server.host, zk_server.port, tmp_path)
     context = (f"{sc.describe()}\n{outcome.line()}\ntask states: {outcome.task_states}\n"
-               f"repro: {repro(sc.seed, fault)}")
+               f"end state: {outcome.end_state_problems}\nrepro: {repro(sc.seed, fault)}")
     assert outcome.fault_injected or fault == "none", f"the fault never landed ({outcome.fault_note})\n{context}"
     assert outcome.invariant_problems == [], context
     assert outcome.observed == outcome.expected and outcome.end_state_problems == [], context
