@@ -10,7 +10,9 @@ in the per-broker baseline, by their replica lists. So, in this order:
 
 1. the sizes (``--sizes``: raw ``kafka-log-dirs.sh --describe`` output parsed, or a
    ``sizes.jsonl`` checked) start in a forked child process: they need nothing from ZooKeeper;
-   a second child is forked with it (both before any thread starts) for step 3;
+   the child hands them back once checked and writes the staged ``sizes.jsonl`` after
+   (:func:`spark_jobs.sizes_input.start`); a second child is forked with it (both before any
+   thread starts) for step 3;
 2. the assignments: live brokers, topic znodes, configs, admin nodes, and no partition state
    (:func:`kafka_zk.snapshot.read_snapshot` with ``states=False``);
 3. a thread reads the touched partitions' states while the job builds its kernel input
@@ -107,10 +109,11 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
 
     path = job_args.snapshot
     wanted = selection(job_args)
-    # forked before any thread starts: the sizes worker, and one for the states (step 3)
-    workers = plan_job._sizes_worker(2 if job_args.sizes else 1)
-    sizes_pending = workers.submit(sizes_input.prepare, job_args.sizes, job_args.out, True) \
-        if job_args.sizes else workers.submit(os.getpid)
+    # forked before any thread starts: the sizes child (it hands the sizes back before it writes
+    # the staged sizes.jsonl), and a worker for the states (step 3)
+    sizes_pending = sizes_input.start(job_args.sizes, job_args.out) if job_args.sizes else None
+    workers = plan_job._sizes_worker(1)
+    workers.submit(os.getpid)
     succeeded = False
     try:
         t0 = time.monotonic()
@@ -168,7 +171,7 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
 
                 recorded = None if forked else pool.submit(_rewrite, assignments, read, path)
                 try:
-                    prepared = sizes_pending.result() if job_args.sizes else None
+                    prepared = sizes_pending.result() if sizes_pending is not None else None
                     summary = plan_job.execute(job_args, spark, sizes=prepared,
                                                states=states_then_record if forked else read.result,
                                                timings=timings, snapshot=assignments if direct else None)
@@ -191,7 +194,7 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
             if collecting:
                 gc.enable()
     finally:
-        if job_args.sizes and not succeeded and sizes_pending.exception() is None:
+        if sizes_pending is not None and not succeeded and sizes_pending.exception() is None:
             sizes_input.finish(sizes_pending.result(), succeeded=False)   # a staged conversion goes
         workers.shutdown()
     if excluded:
