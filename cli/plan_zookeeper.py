@@ -106,6 +106,7 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
     from kafka_zk.connect import close, connect
     from kafka_zk.snapshot import read_partition_states, read_snapshot
     from formats.snapshot_file import write_snapshot
+    from spark_jobs.direct_input import input_layout
 
     path = job_args.snapshot
     wanted = selection(job_args)
@@ -171,10 +172,13 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
 
                 recorded = None if forked else pool.submit(_rewrite, assignments, read, path)
                 try:
+                    # what the input needs of the assignments alone, built while the sizes child parses
+                    layout = input_layout(assignments, wanted) if direct and sizes_pending is not None else None
                     prepared = sizes_pending.result() if sizes_pending is not None else None
                     summary = plan_job.execute(job_args, spark, sizes=prepared,
                                                states=states_then_record if forked else read.result,
-                                               timings=timings, snapshot=assignments if direct else None)
+                                               timings=timings, snapshot=assignments if direct else None,
+                                               layout=layout)
                     succeeded = True
                 finally:
                     if read.exception() is None:

@@ -20,6 +20,7 @@ read from ZooKeeper always has its cluster header).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -42,17 +43,43 @@ def _header_slice(snapshot: ClusterSnapshot, names: list[str]) -> Slice:
     return build_slice({c: [r.get(c) for r in records] for c in _COLUMNS})
 
 
-def input_from_snapshot(snapshot: ClusterSnapshot, sizes: PartitionSizes | None,
-                        selection: Selection = Selection.every()) -> PlanInput:
-    """The kernel input for ``selection`` from ``snapshot`` and the checked ``sizes`` columns."""
+@dataclass(frozen=True)
+class InputLayout:
+    """What :func:`input_from_snapshot` builds from the snapshot before it needs the sizes: the
+    header slice and, for a large selection on brokers, the partitions as arrays with the picked
+    ones marked (:func:`input_layout`; ``kafka-runbook plan --zookeeper`` builds it while the sizes
+    child is still parsing)."""
+
+    snapshot: ClusterSnapshot
+    selection: Selection
+    names: list[str]
+    head: Slice
+    arrays: "_BrokerArrays | None" = None
+
+
+def input_layout(snapshot: ClusterSnapshot, selection: Selection = Selection.every()) -> InputLayout:
+    """The sizes-free part of :func:`input_from_snapshot` for ``selection``."""
     names = sorted(snapshot.topics)
     head = _header_slice(snapshot, names)
+    arrays = None
     if selection.brokers is not None and sum(len(t.partitions) for t in snapshot.topics.values()) \
             >= COLUMNAR_MIN_PARTITIONS:
-        return _on_brokers_over_arrays(snapshot, sizes, selection.brokers, names, head)
+        arrays = _broker_arrays(snapshot, selection.brokers, names)
+    return InputLayout(snapshot, selection, names, head, arrays)
+
+
+def input_from_snapshot(snapshot: ClusterSnapshot, sizes: PartitionSizes | None,
+                        selection: Selection = Selection.every(), layout: InputLayout | None = None) -> PlanInput:
+    """The kernel input for ``selection`` from ``snapshot`` and the checked ``sizes`` columns
+    (``layout``: :func:`input_layout` of the same snapshot and selection, already built)."""
+    if layout is None or layout.snapshot is not snapshot or layout.selection != selection:
+        layout = input_layout(snapshot, selection)
+    names, head = layout.names, layout.head
+    if layout.arrays is not None:
+        return _on_brokers_over_arrays(layout.arrays, sizes, names, head)
+    picks = selection.picker()
     size_of: dict[tuple[str, int], int] = {} if sizes is None else dict(
         zip(zip(sizes.topics, sizes.partitions), sizes.sizes))
-    picks = selection.picker()
     touched_sizes: dict[TopicPartition, int] = {}
     replicas: dict[int, int] = {}
     bytes_: dict[int, int] = {}
@@ -101,11 +128,21 @@ class _Index(dict):
         return -1
 
 
-def _on_brokers_over_arrays(snapshot: ClusterSnapshot, sizes: PartitionSizes | None, brokers: tuple[int, ...],
-                            names: list[str], head: Slice) -> PlanInput:
-    """:func:`input_from_snapshot` for a selection on brokers, with the picking, the sizes' join
-    and the baseline's sums over numpy arrays (one row per partition, topics by name, partitions
-    by id): the same touched partitions, sizes and baseline."""
+@dataclass(frozen=True)
+class _BrokerArrays:
+    """The partitions as arrays (topics by name, partitions by id), those with a replica on the
+    selection's brokers marked."""
+
+    plist: list[Partition]
+    topic_ix: Any
+    pid: Any
+    n_rep: Any
+    rep: Any
+    owner: Any
+    picked: Any
+
+
+def _broker_arrays(snapshot: ClusterSnapshot, brokers: tuple[int, ...], names: list[str]) -> _BrokerArrays:
     # local: numpy only for snapshots this large
     import numpy as np
 
@@ -122,6 +159,19 @@ def _on_brokers_over_arrays(snapshot: ClusterSnapshot, sizes: PartitionSizes | N
     owner = np.repeat(np.arange(n, dtype=np.int64), n_rep)
     picked = np.zeros(n, dtype=bool)
     picked[owner[np.isin(rep, np.asarray(brokers, dtype=np.int64))]] = True
+    return _BrokerArrays(plist, topic_ix, pid, n_rep, rep, owner, picked)
+
+
+def _on_brokers_over_arrays(arrays: _BrokerArrays, sizes: PartitionSizes | None, names: list[str],
+                            head: Slice) -> PlanInput:
+    """:func:`input_from_snapshot` for a selection on brokers, with the picking, the sizes' join
+    and the baseline's sums over numpy arrays (one row per partition, topics by name, partitions
+    by id): the same touched partitions, sizes and baseline."""
+    import numpy as np
+
+    plist, topic_ix, pid, n_rep, rep, owner, picked = (arrays.plist, arrays.topic_ix, arrays.pid, arrays.n_rep,
+                                                       arrays.rep, arrays.owner, arrays.picked)
+    n = len(plist)
     size = np.zeros(n, dtype=np.int64)
     if sizes is not None and len(sizes):
         index = _Index((name, i) for i, name in enumerate(names))

@@ -53,7 +53,7 @@ from planning.plan_folder.write import write_plan_artifacts
 from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_broker_ids, parse_throttle
 from spark_jobs import sizes_input
-from spark_jobs.direct_input import input_from_snapshot
+from spark_jobs.direct_input import InputLayout, input_from_snapshot
 from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
 from planning.kernels.capacity import plan_disk
 from planning.kernels.decommission import with_leaders
@@ -189,7 +189,7 @@ def engine_of(args: argparse.Namespace, spark=None, in_memory: bool = False) -> 
 
 def execute(args: argparse.Namespace, spark=None, sizes: sizes_input.SizesInput | None = None,
             states: StatesLater | None = None, timings: Mapping[str, float] | None = None,
-            snapshot: ClusterSnapshot | None = None) -> dict[str, Any]:
+            snapshot: ClusterSnapshot | None = None, layout: InputLayout | None = None) -> dict[str, Any]:
     """Plan: in the driver (no JVM) or with Spark, as :func:`engine_of` chooses.
 
     With Spark: :func:`run` in ``spark``, or in a session started here (and stopped after) while
@@ -197,13 +197,14 @@ def execute(args: argparse.Namespace, spark=None, sizes: sizes_input.SizesInput 
     checking or converting the sizes file then overlaps the JVM's start on another core, and
     the raw output's text and objects never live in the driver. ``sizes``: already prepared by
     the caller (the CLI prepares them while it reads ZooKeeper). ``states``, ``timings``,
-    ``snapshot``: see :func:`run`; ``snapshot`` is used when the engine is the driver
+    ``snapshot``, ``layout``: see :func:`run`; ``snapshot`` is used when the engine is the driver
     (:func:`engine_of` with ``in_memory``), else Spark reads ``args.snapshot``.
     """
     capacity_of(args)               # a bad capacity file is refused before Spark starts
     choice = engine_of(args, spark, in_memory=snapshot is not None)
     if choice.engine == "driver":
-        return run(None, args, sizes=sizes, engine=choice, states=states, timings=timings, snapshot=snapshot)
+        return run(None, args, sizes=sizes, engine=choice, states=states, timings=timings, snapshot=snapshot,
+                   layout=layout)
     if spark is not None:
         return run(spark, args, sizes=sizes, engine=choice, states=states, timings=timings)
     if not args.sizes or sizes is not None:
@@ -232,13 +233,15 @@ def execute(args: argparse.Namespace, spark=None, sizes: sizes_input.SizesInput 
 def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         sizes: sizes_input.SizesInput | None = None, engine: EngineChoice | None = None,
         states: StatesLater | None = None, timings: Mapping[str, float] | None = None,
-        snapshot: ClusterSnapshot | None = None) -> dict[str, Any]:
+        snapshot: ClusterSnapshot | None = None, layout: InputLayout | None = None) -> dict[str, Any]:
     """Plan with an existing session (``spark`` None: read in the driver); write artifacts; return
     the summary (with plan_hash).
 
     ``snapshot``: the snapshot ``args.snapshot`` would hold, already objects in this process
     (``kafka-runbook plan --zookeeper``); the driver builds the kernel input from it
     (:mod:`spark_jobs.direct_input`, phase ``driver_input``) and reads no file. Ignored with Spark.
+    ``layout``: :func:`spark_jobs.direct_input.input_layout` of ``snapshot``, when the caller built
+    it while it waited for the sizes.
 
     ``states``: when the snapshot file holds assignments only (``kafka-runbook plan --zookeeper``
     reads partition states while the input is loaded), a call that returns the states of the
@@ -279,7 +282,7 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
 
         direct = spark is None and snapshot is not None
         if direct:
-            data = input_from_snapshot(snapshot, sizes.columns, selection(args))
+            data = input_from_snapshot(snapshot, sizes.columns, selection(args), layout)
         elif spark is None:
             # local: pyarrow (and the pandas it loads) only when a file is read
             from spark_jobs.driver_io import load_input_in_driver

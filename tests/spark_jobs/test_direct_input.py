@@ -15,7 +15,7 @@ from kafka_zk.codecs import PreferredElectionRequest, ReassignmentEntry, Reassig
 from kafka_zk.log_dirs import PartitionSizes
 from kafka_zk.model import Partition
 from formats.snapshot_file import write_snapshot
-from spark_jobs.direct_input import input_from_snapshot
+from spark_jobs.direct_input import input_from_snapshot, input_layout
 from spark_jobs.driver_io import load_input_in_driver
 from spark_jobs.selection import Selection
 from spark_jobs.synthetic import synthetic_cluster
@@ -60,6 +60,8 @@ def test_input_from_the_snapshot_in_memory_equals_the_input_read_from_its_file(c
     path = str(tmp_path / "snapshot.jsonl")
     write_snapshot(snap, path)
     assert input_from_snapshot(snap, sizes, selection) == load_input_in_driver(path, sizes, selection)
+    assert input_from_snapshot(snap, sizes, selection, input_layout(snap, selection)) == \
+        load_input_in_driver(path, sizes, selection)
 
 
 @settings(max_examples=80, deadline=None)
@@ -75,5 +77,7 @@ def test_a_selection_on_brokers_over_arrays_gives_the_same_input(case, brokers) 
     direct_input.COLUMNAR_MIN_PARTITIONS = 0
     try:
         assert input_from_snapshot(snap, sizes, selection) == plain
+        # the layout built before the sizes came (kafka-runbook plan --zookeeper) gives the same input
+        assert input_from_snapshot(snap, sizes, selection, direct_input.input_layout(snap, selection)) == plain
     finally:
         direct_input.COLUMNAR_MIN_PARTITIONS = saved
