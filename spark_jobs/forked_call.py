@@ -1,6 +1,6 @@
 """Work run in a forked copy of this process while this one goes on: the CLI's ``snapshot.jsonl``
-(1M partitions: ~1.6 s of CPU) written beside the kernel (cli/plan_zookeeper.py), off the GIL
-the kernel holds.
+(1M partitions: ~1.6 s of CPU) written beside the kernel (cli/plan_zookeeper.py), a large plan's
+move files beside its summary (spark_jobs/plan_job.py), off the GIL this process holds.
 
 :func:`start` forks; the child runs the call and reports through a pipe: done, with the call's
 short text result, or not. :meth:`Pending.wait` reads it; on anything but "done" — a call that
@@ -10,10 +10,10 @@ given here must be safe to run twice (a file written to a temporary name and ren
 child touches no lock, logger or connection (pure computation and its own file on a
 copy-on-write image) and leaves with ``os._exit``.
 
-Measured and not kept (BENCHMARKS.md): validating a 1M plan beside its wave packing and writing
-its move files beside its summary the same way made the plan slower on the shared 2-core
-machine (the main process waited 9–23 s more for the children), so the plan job runs both
-in-process.
+The plan job writes a large plan's move files beside its summary this way only when the machine
+has a core to spare (:func:`spark_jobs.plan_job.write_beside`): on a busy 2-core machine the child
+took the core the main process needed (the main process waited 9–23 s more; BENCHMARKS.md), as
+validating a 1M plan beside its wave packing did (that one is in-process).
 
 Failure: none of its own; the call's own exception, from :meth:`Pending.wait`.
 """
@@ -50,6 +50,16 @@ class Pending:
             self.result = self.call()   # here: its exception (or its result, after a lost child) is this process's
         self.finished = True
         return self.result
+
+
+    def discard(self) -> None:
+        """Wait for the child to end (its outcome unread, the call not run here): nothing of it
+        runs on after this returns."""
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)
+            os.waitpid(self.pid, 0)
+        self.finished = True
 
 
 def start(call: Callable[[], str | None], fork: bool = True) -> Pending:

@@ -49,10 +49,10 @@ from spark_jobs.argv import ArgvParser
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
-from planning.plan_folder.write import write_plan_artifacts
+from planning.plan_folder.write import remove_move_files, write_move_files, write_plan_artifacts
 from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_broker_ids, parse_throttle
-from spark_jobs import sizes_input
+from spark_jobs import forked_call, sizes_input
 from spark_jobs.direct_input import InputLayout, input_from_snapshot
 from spark_jobs.engine import DRIVER_MAX_SNAPSHOT_BYTES, ENGINES, EngineChoice, choose_engine
 from planning.kernels.capacity import plan_disk
@@ -312,10 +312,16 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
         waves, disk = plan_disk(before.bytes, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
                                 capacity_of(args), bool(data.sizes), limits)
-        summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline,
-                                data.partitions_total, before)
-        summary["disk"] = disk
-        summary["waves_shaped_by"] = waves_shaped_by(packed, waves, limits)
+        final = waves
+        moving = forked_call.start(lambda: write_move_files(args.out, plan, final, args.throttle),
+                                   fork=write_beside(len(plan.moves)))
+        try:
+            summary = _summary(data, plan, waves, packed, disk, limits, before)
+        except BaseException:
+            if moving.pid is not None:      # the child's files go with the failed plan
+                moving.discard()
+                remove_move_files(args.out)
+            raise
         if engine is not None:
             summary["engine"] = {"engine": engine.engine, "reason": engine.reason}
         summary["timings_s"] = {**(timings or {}), **({} if spark_start_s is None else {"spark_start": round(spark_start_s, 3)}),
@@ -328,11 +334,35 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         summary["timings_s"]["waves_summary"] = round(wall["waves_summary"], 3)
         summary["cpu_s"] = {k: round(cpu[k], 3) for k in ("input", "states_wait", "kernel_and_validate",
                                                           "waves_summary") if k in cpu}
-        digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle)
+        digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle, move_files=moving.wait)
         summary["plan_hash"] = digest
         succeeded = True
     finally:
         sizes_input.finish(sizes, succeeded)
+    return summary
+
+
+#: from this many moves the move files may be written in a forked child beside the summary
+BESIDE_MIN_MOVES = 50_000
+
+
+def write_beside(moves: int) -> bool:
+    """Whether the move files (plan, rollback, waves, throttles: ~2.8 s of CPU at 200k moves) are
+    written in a forked child while this process builds the summary: for a large plan, when the
+    machine has a core to spare — the 1-minute load average (this process included) below the
+    processors this process may run on. On a busy machine the child only takes the core this
+    process needs (at load 5 the 1M plan took 45 s beside, 39 s in-process; BENCHMARKS.md)."""
+    if moves < BESIDE_MIN_MOVES or not hasattr(os, "getloadavg"):
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores > 1 and os.getloadavg()[0] < cores
+
+
+def _summary(data, plan, waves, packed, disk, limits: WaveLimits, before) -> dict[str, Any]:
+    summary = build_summary(data.snapshot, plan, waves, limits, data.sizes, data.baseline, data.partitions_total,
+                            before)
+    summary["disk"] = disk
+    summary["waves_shaped_by"] = waves_shaped_by(packed, waves, limits)
     return summary
 
 

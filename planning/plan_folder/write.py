@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 from operator import attrgetter
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import msgspec
 
@@ -213,10 +213,23 @@ def write_move_files(out_dir: str, plan: Plan, waves: Sequence[Wave], throttle: 
     return digest
 
 
+MOVE_FILES = ("plan.json", "rollback.json", "waves.json", "throttles.json")
+
+
+def remove_move_files(out_dir: str) -> None:
+    """Remove what :func:`write_move_files` writes (a plan that failed after they were written)."""
+    for name in MOVE_FILES:
+        path = os.path.join(out_dir, name)
+        if os.path.exists(path):
+            os.unlink(path)
+
+
 def write_plan_artifacts(out_dir: str, plan: Plan, waves: Sequence[Wave], summary: Mapping[str, Any],
-                         throttle: int | None) -> str:
-    """Write every artifact; return the plan hash. The hash file is written last."""
-    digest = write_move_files(out_dir, plan, waves, throttle)
+                         throttle: int | None, move_files: Callable[[], str] | None = None) -> str:
+    """Write every artifact; return the plan hash. The hash file is written last. ``move_files``:
+    waits for :func:`write_move_files` of the same plan written elsewhere (a forked child) and
+    returns its hash; by default they are written here."""
+    digest = move_files() if move_files is not None else write_move_files(out_dir, plan, waves, throttle)
     _write(out_dir, "election.json", _dump({"version": 1, "batches": [
         [{"topic": tp.topic, "partition": tp.partition} for tp in b] for b in plan.election]}))
     _write(out_dir, "deletion.json", _dump({"version": 1, "batches": [list(b) for b in plan.deletion]}))
