@@ -99,7 +99,25 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
                         retiring_file: str | None = None) -> dict[str, Any]:
     """Read, overlapped as the module says, and plan; returns the job's summary (its
     ``timings_s`` start with the reads: ``zk_assignments``, ``zk_states``). With ``retiring_file``,
-    this cluster's retiring brokers are left out of the assignments (:func:`_without_retiring`)."""
+    this cluster's retiring brokers are left out of the assignments (:func:`_without_retiring`).
+
+    No cyclic GC while the plan runs: reading a million partitions allocates ~5M long-lived
+    objects with no cycle among them, and every full collection that allocation (and then the
+    kernel's) triggers re-traverses them all — at 1M the read took 3.6 s without, 6-11 s with
+    (BENCHMARKS.md). Reference counting still frees everything else. Collection resumes once the
+    plan's objects are gone (resumed while they were still held, its first full collection took
+    0.6 s at 1M)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _plan_from_zookeeper(connect_string, job_args, spark, retiring_file)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark,
+                         retiring_file: str | None) -> dict[str, Any]:
     import time
 
     # local: a subcommand loads only what it runs (CLI start-up)
@@ -119,12 +137,6 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
     try:
         t0 = time.monotonic()
         client = connect(connect_string)
-        # No cyclic GC while the plan runs: reading a million partitions allocates ~5M long-lived
-        # objects with no cycle among them, and every full collection that allocation (and then the
-        # kernel's) triggers re-traverses them all — at 1M the read took 3.6 s without, 6-11 s with
-        # (BENCHMARKS.md). Reference counting still frees everything else; collection resumes after.
-        collecting = gc.isenabled()
-        gc.disable()
         try:
             assignments = read_snapshot(client, states=False)
             excluded: tuple = ()
@@ -143,6 +155,8 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
             timings: dict[str, float] = {"zk_assignments": round(t_assign, 3)}
             in_child = workers.submit(_states_in_child, connect_string, {n: p for n, p in by_topic.items() if p}) \
                 if len(touched) >= STATES_IN_CHILD_MIN else None
+            if in_child is None:
+                workers.shutdown(wait=False)      # the worker leaves now, not at the end (0.6 s at 10⁶)
 
             def states() -> dict[TopicPartition, PartitionState | None]:
                 t = time.monotonic()
@@ -150,6 +164,7 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
                     got = read_partition_states(client, touched)
                 else:
                     rows, _ = in_child.result()
+                    workers.shutdown(wait=False)  # its one task done: it leaves beside the kernel
                     got = dict(zip(touched, [None if r is None else PartitionState(*r) for r in rows]))
                 timings["zk_states"] = round(time.monotonic() - t, 3)
                 return got
@@ -195,8 +210,6 @@ def plan_from_zookeeper(connect_string: str, job_args: argparse.Namespace, spark
                             os.replace(staged, path)
         finally:
             close(client)
-            if collecting:
-                gc.enable()
     finally:
         if sizes_pending is not None and not succeeded and sizes_pending.exception() is None:
             sizes_input.finish(sizes_pending.result(), succeeded=False)   # a staged conversion goes
