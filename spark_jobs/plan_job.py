@@ -49,7 +49,7 @@ from spark_jobs.argv import ArgvParser
 from kafka_zk.errors import InvalidInput, KafkaZkError
 from kafka_zk.limits import ADMIN_BATCH_BYTES
 from kafka_zk.model import ClusterSnapshot
-from planning.plan_folder.write import remove_move_files, write_move_files, write_plan_artifacts
+from planning.plan_folder.write import remove_move_files, write_plan_artifacts, write_plan_files, write_wave_files
 from kafka_zk.snapshot import with_states
 from kafka_zk.validation import parse_broker_ids, parse_throttle
 from spark_jobs import forked_call, sizes_input
@@ -312,14 +312,16 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         before = cluster_loads(data.snapshot.partitions(), ids, data.sizes, data.baseline)
         waves, disk = plan_disk(before.bytes, ids, sorted(plan.removed), rack_map(data.snapshot.brokers), waves,
                                 capacity_of(args), bool(data.sizes), limits)
-        final = waves
-        moving = forked_call.start(lambda: write_move_files(args.out, plan, final, args.throttle),
-                                   fork=write_beside(len(plan.moves)))
+        final, beside = waves, write_beside(len(plan.moves))
+        # beside: two children (the plan files with the hash, the wave files), the summary here
+        moving = [forked_call.start(lambda: write_plan_files(args.out, plan, final), fork=beside),
+                  forked_call.start(lambda: write_wave_files(args.out, plan, final, args.throttle), fork=beside)]
         try:
             summary = _summary(data, plan, waves, packed, disk, limits, before)
         except BaseException:
-            if moving.pid is not None:      # the child's files go with the failed plan
-                moving.discard()
+            if beside:                      # the children's files go with the failed plan
+                for child in moving:
+                    child.discard()
                 remove_move_files(args.out)
             raise
         if engine is not None:
@@ -334,7 +336,8 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
         summary["timings_s"]["waves_summary"] = round(wall["waves_summary"], 3)
         summary["cpu_s"] = {k: round(cpu[k], 3) for k in ("input", "states_wait", "kernel_and_validate",
                                                           "waves_summary") if k in cpu}
-        digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle, move_files=moving.wait)
+        digest = write_plan_artifacts(args.out, plan, waves, summary, args.throttle,
+                                      move_files=lambda: [child.wait() for child in moving][0])
         summary["plan_hash"] = digest
         succeeded = True
     finally:
@@ -342,13 +345,13 @@ def run(spark, args: argparse.Namespace, spark_start_s: float | None = None,
     return summary
 
 
-#: from this many moves the move files may be written in a forked child beside the summary
+#: from this many moves the move files may be written in forked children beside the summary
 BESIDE_MIN_MOVES = 50_000
 
 
 def write_beside(moves: int) -> bool:
     """Whether the move files (plan, rollback, waves, throttles: ~2.8 s of CPU at 200k moves) are
-    written in a forked child while this process builds the summary: for a large plan, when the
+    written in two forked children while this process builds the summary: for a large plan, when the
     machine has a core to spare — the 1-minute load average (this process included) below the
     processors this process may run on. On a busy machine the child only takes the core this
     process needs (at load 5 the 1M plan took 45 s beside, 39 s in-process; BENCHMARKS.md)."""

@@ -202,15 +202,28 @@ def throttles_json(waves: Sequence[Wave], throttle: int | None, dead: frozenset[
 
 def write_move_files(out_dir: str, plan: Plan, waves: Sequence[Wave], throttle: int | None) -> str:
     """The files made from the moves and waves (``plan.json``, ``rollback.json``, ``waves.json``,
-    ``throttles.json``); returns the plan hash. The first half of :func:`write_plan_artifacts`."""
+    ``throttles.json``); returns the plan hash. The first half of :func:`write_plan_artifacts`;
+    its two halves (:func:`write_plan_files`, :func:`write_wave_files`) may run in two processes."""
+    digest = write_plan_files(out_dir, plan, waves)
+    write_wave_files(out_dir, plan, waves, throttle)
+    return digest
+
+
+def write_plan_files(out_dir: str, plan: Plan, waves: Sequence[Wave]) -> str:
+    """``plan.json`` and ``rollback.json``; returns the plan hash."""
     os.makedirs(out_dir, exist_ok=True)
     digest = plan_hash(plan, waves)
     target, rollback = _plan_files(plan)
     _write(out_dir, "plan.json", target)
     _write(out_dir, "rollback.json", rollback)
+    return digest
+
+
+def write_wave_files(out_dir: str, plan: Plan, waves: Sequence[Wave], throttle: int | None) -> None:
+    """``waves.json`` and ``throttles.json``."""
+    os.makedirs(out_dir, exist_ok=True)
     _write(out_dir, "waves.json", waves_json(waves))
     _write(out_dir, "throttles.json", throttles_json(waves, throttle, plan.dead))
-    return digest
 
 
 MOVE_FILES = ("plan.json", "rollback.json", "waves.json", "throttles.json")

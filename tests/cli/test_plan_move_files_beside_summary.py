@@ -1,7 +1,7 @@
-"""A large plan's move files (plan, rollback, waves, throttles) are written by a forked child while
+"""A large plan's move files (plan, rollback, waves, throttles) are written by two forked children while
 the plan's process builds the summary, when the machine has a core to spare
 (:func:`spark_jobs.plan_job.write_beside`): the plan folder is byte for byte the one written
-in-process; a plan that fails after the child started leaves none of the child's files."""
+in-process; a plan that fails after the children started leaves none of their files."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_move_files_written_beside_the_summary_are_the_files_written_in_process(
     _beside(monkeypatch, forked)
     assert main([*args, "--out", str(tmp_path / "beside")]) == 0
     beside = json.loads(capsys.readouterr().out)
-    assert forked == [True]
+    assert forked == [True, True]
     assert _bytes(str(tmp_path / "beside")) == _bytes(str(tmp_path / "here"))
     assert beside["plan_hash"] == here["plan_hash"]
 
@@ -55,5 +55,5 @@ def test_a_plan_failing_while_the_child_writes_leaves_none_of_its_files(
     out = tmp_path / "out"
     assert main([*PLAN, "--out", str(out), "--zookeeper", zk_connect]) != 0
     assert "summary broke" in capsys.readouterr().err
-    assert forked == [True]
+    assert forked == [True, True]
     assert not [name for name in ARTIFACTS if os.path.exists(out / name)]
