@@ -7,21 +7,15 @@ unanswered for 60 s and the roll stopped).
 
 from __future__ import annotations
 
-import threading
-
-from kafka_sim.control import CommandQueue, send_command
+from kafka_sim.control import send_command
 from kafka_sim.session_close import close_session, session_ended
+from tests.kafka_sim.command_server import serving_commands
 from tests.kafka_sim.zk_read import wait_for
 
 
 def test_a_command_sent_after_the_queues_session_expired_is_served(make_cluster, zk, zk_server):
     cluster = make_cluster(speed=20.0)
-    queue = CommandQueue(cluster.tool_client)
-    stop = threading.Event()
-    server = threading.Thread(target=lambda: [queue.run_pending(cluster, 0.2) for _ in iter(stop.is_set, True)],
-                              daemon=True)
-    server.start()
-    try:
+    with serving_commands(cluster):
         client = cluster.tool_client
         old = client.client_id[0]
         why = close_session(zk_server.connect_string, client.client_id, lambda: session_ended(client, old), 30)
@@ -29,6 +23,3 @@ def test_a_command_sent_after_the_queues_session_expired_is_served(make_cluster,
         wait_for(lambda: client.connected and client.client_id[0] != old, what="the queue's new session")
         send_command(zk, "kill-broker", {"broker": 3}, timeout=20)
         assert zk.exists("/brokers/ids/3") is None
-    finally:
-        stop.set()
-        server.join(5)

@@ -10,13 +10,12 @@ same restart is reachable from another process as ``kafka-runbook sim fault rest
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from kafka_sim.control import CommandQueue, send_command
+from kafka_sim.control import send_command
 from kafka_sim.faults import CONTROLLED_SHUTDOWN_RETRY_S, SHUTDOWN_EXIT_S, START_TO_REGISTRATION_S
 from kafka_zk.errors import InvalidInput
+from tests.kafka_sim.command_server import serving_commands
 from tests.kafka_sim.zk_read import state, wait_for
 
 
@@ -52,12 +51,7 @@ def test_the_restart_is_a_fault_command_other_processes_send(make_cluster, zk):
     cluster = make_cluster(speed=20.0)
     cluster.move_controller(1)
     cluster.create_topic("td", {0: [2, 3]})
-    queue = CommandQueue(cluster.tool_client)
-    stop = threading.Event()
-    server = threading.Thread(target=lambda: [queue.run_pending(cluster, 0.2) for _ in iter(stop.is_set, True)],
-                              daemon=True)
-    server.start()
-    try:
+    with serving_commands(cluster):
         moved, gone, back = _restart_times(cluster, zk, 2, lambda: send_command(zk, "restart", {
             "broker": 2, "stop_s": 4.0, "start_s": 3.0}))
         assert 4.0 <= gone < CONTROLLED_SHUTDOWN_RETRY_S and back >= 7.0
@@ -66,6 +60,3 @@ def test_the_restart_is_a_fault_command_other_processes_send(make_cluster, zk):
         cluster.kill_broker(3)
         with pytest.raises(InvalidInput, match="broker 3 is not running"):
             send_command(zk, "restart", {"broker": 3})
-    finally:
-        stop.set()
-        server.join(5)
