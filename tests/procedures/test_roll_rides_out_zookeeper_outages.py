@@ -100,7 +100,12 @@ def test_a_6_s_outage_while_a_broker_is_down_for_its_restart_is_ridden_out(tmp_p
         assert {b: after.get(b, 0) - starts.get(b, 0) for b in range(1, 7)} == {
             b: (1 if b in BROKERS else 0) for b in range(1, 7)}                     # each exactly once
         assert book.batch(0).outages >= 1
-        assert all(pref == leader for pref, leader in preferred_leaders(watcher).values())
+        # a broker whose session ZooKeeper expired in the outage (a loaded machine: the emulator's record)
+        # lost its leaderships by ZooKeeper's rule, not the roll's doing (as the fault campaign judges it)
+        expired = {e.broker for e in cluster.history() if e.kind == "session_expired"}
+        away = {tp: (pref, leader) for tp, (pref, leader) in preferred_leaders(watcher).items()
+                if pref != leader and pref not in expired}
+        assert away == {}, f"preferred leaders not leading (preferred, leader): {away}; sessions expired: {expired}"
         plan = RestartPlan(tuple((b,) for b in BROKERS), {}, {}, "broker", "restart {broker}", None)
         assert "ZooKeeper outage(s) waited out" in report_md(plan, book)
 
