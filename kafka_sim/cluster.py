@@ -187,9 +187,16 @@ class EmulatedCluster(FaultsMixin):
         snapshot: the cluster as it was found, kafka_sim/as_found.py); returns what it wrote."""
         self._require_started()
         eng = self._engine
-        # a controller that was on a broker just stopped (a seeded copy's down broker) moves first
-        if not self.wait_until(lambda: eng.call(lambda: eng.controller is not None and eng.controller.loaded), timeout):
-            raise EmulatorError(f"no controller loaded the cluster within {timeout:g}s to write the partitions' states")
+        # a controller that was on a broker just stopped (a seeded copy's down broker) moves first, and
+        # the controller's live brokers are the registered ones: a broker just stopped is not taken for live
+        # (its partitions' snapshot leaders are then skipped, not written as "unchanged"; CI 2026-12-02)
+        def ready() -> bool:
+            ctrl = eng.controller
+            return ctrl is not None and ctrl.loaded and \
+                ctrl.live_set() == {b for b, broker in eng.brokers.items() if broker.registered}
+        if not self.wait_until(lambda: eng.call(ready), timeout):
+            raise EmulatorError(f"no controller loaded the cluster and saw its live brokers within {timeout:g}s "
+                                "to write the partitions' states")
 
         def restore() -> Restored:
             if eng.controller is None:
