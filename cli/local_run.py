@@ -323,6 +323,33 @@ def check_param_schemas_once() -> None:
     jsonschema.validate = validate_checking_each_schema_once
 
 
+def sync_triggered_dags(dag) -> None:
+    """Write the DAGs ``dag`` triggers (``TriggerDagRunOperator``) to the metadata DB, as the DAG
+    processor has them in a deployment. ``dag.test()`` writes only the bundles it walks to find
+    ``dag`` — with one bundle per runbook (:func:`runbook_bundles`), not a later one — so
+    ``cluster_health``'s hand-off found ``preferred_leader_election`` only when an earlier run in the
+    same process had written it (CI 2026-12-02: "Dag with dag_id … not found")."""
+    targets = sorted({t.trigger_dag_id for t in dag.tasks
+                      if isinstance(getattr(t, "trigger_dag_id", None), str) and "{{" not in t.trigger_dag_id})
+    if not targets:
+        return
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.dag_processing.dagbag import BundleDagBag, sync_bag_to_db
+    from airflow.models.dag_version import DagVersion
+
+    manager = DagBundlesManager()
+    manager.sync_bundles_to_db()
+    bundles = {b.name: b for b in manager.get_all_dag_bundles()}
+    for target in targets:
+        bundle = bundles.get(f"runbook-{target}")
+        if bundle is None or DagVersion.get_version(target) is not None:
+            continue
+        if not bundle.is_initialized:
+            bundle.initialize()
+        sync_bag_to_db(BundleDagBag(dag_folder=bundle.path, bundle_path=bundle.path, bundle_name=bundle.name),
+                       bundle.name, bundle.version)
+
+
 def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, approver: str = "sre-on-call",
             approval_task: str | Sequence[str] = "approve", answer_timeout: float = 3600.0, when=None,
             answer_delay: float = 0.0, mark_success: str | None = None) -> RunResult:
@@ -338,6 +365,7 @@ def run_dag(dag_id: str, conf: Mapping[str, Any], answer: str | None = None, app
     """
 
     dag = load_dag(dag_id)
+    sync_triggered_dags(dag)
     shorten_dag_test_idle_polls()
     check_param_schemas_once()
     errors: list[str] = []
