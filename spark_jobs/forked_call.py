@@ -51,7 +51,6 @@ class Pending:
         self.finished = True
         return self.result
 
-
     def discard(self) -> None:
         """Wait for the child to end (its outcome unread, the call not run here): nothing of it
         runs on after this returns."""

@@ -65,23 +65,14 @@ def prepare(sizes: str | None, out: str, keep_columns: bool = False) -> SizesInp
     ``keep_columns`` the checked sizes come back too (the in-driver reader joins them)."""
     if not sizes:
         return NO_SIZES
-    started = time.monotonic()
-    form = sizes_form(sizes)
-    if form == "partition_sizes":
-        columns = read_sizes_columns(sizes)
-        return SizesInput(sizes, form, len(columns), time.monotonic() - started,
-                          columns=columns if keep_columns else None)
-    columns = log_dirs_file_columns(sizes)     # refuses anything that is not log-dirs output
-    created = None if os.path.isdir(out) else out
-    staged = os.path.join(out, f"{CONVERTED_NAME}.staged-{os.getpid()}")
-    try:
-        os.makedirs(out, exist_ok=True)
-        n = write_sizes_file(columns, staged)
-    except BaseException:
-        _remove(staged, created)
-        raise
-    return SizesInput(os.path.abspath(staged), form, n, time.monotonic() - started, True,
-                      None if created is None else os.path.abspath(created), columns if keep_columns else None)
+    got = _checked(sizes, out)
+    if got.staged:
+        try:
+            write_sizes_file(got.columns, got.path)
+        except BaseException:
+            _remove(got.path, got.created_out)
+            raise
+    return got if keep_columns else replace(got, columns=None)
 
 
 def _checked(sizes: str, out: str) -> SizesInput:
@@ -89,8 +80,9 @@ def _checked(sizes: str, out: str) -> SizesInput:
     names where it goes, ``partitions`` is its count)."""
     started = time.monotonic()
     if sizes_form(sizes) == "partition_sizes":
-        return prepare(sizes, out, keep_columns=True)
-    columns = log_dirs_file_columns(sizes)
+        columns = read_sizes_columns(sizes)
+        return SizesInput(sizes, "partition_sizes", len(columns), time.monotonic() - started, columns=columns)
+    columns = log_dirs_file_columns(sizes)     # refuses anything that is not log-dirs output
     created = None if os.path.isdir(out) else out
     os.makedirs(out, exist_ok=True)
     staged = os.path.join(out, f"{CONVERTED_NAME}.staged-{os.getpid()}")
@@ -134,10 +126,10 @@ class SizesLater:
         got = None
         if self.fd is not None:
             head = self._read(8)
-            body = self._read(struct.unpack("<Q", head)[0]) if len(head) == 8 else b""
-            got = pickle.loads(body) if body and len(head) == 8 and len(body) == struct.unpack("<Q", head)[0] \
-                else None
-            if got is None:
+            size = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+            body = self._read(size) if size > 0 else b""
+            got = pickle.loads(body) if len(body) == size else None
+            if got is None:               # the child raised or died before handing the sizes back
                 self._close()
         try:
             if got is None:       # here: its exception is this process's (or the child was lost)
